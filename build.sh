@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpuguard needs (when missing) and builds it in build/.
+#   ./build.sh                 release build with tests
+#   GPUGUARD_SANITIZE=ON BUILD_DIR=build-asan ./build.sh   ASan+UBSan build
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
+          libre2-dev libgtest-dev libgmock-dev libbenchmark-dev openssl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
+  -DGPUGUARD_SANITIZE="${GPUGUARD_SANITIZE:-OFF}" ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"

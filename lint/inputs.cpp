@@ -1,0 +1,102 @@
+#include "lint/inputs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+namespace gpuguard::lint {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool hasManifestExtension(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+bool matchHere(std::string_view pattern, std::string_view path) {
+  while (!pattern.empty()) {
+    if (pattern.starts_with("**")) {
+      pattern.remove_prefix(2);
+      if (pattern.starts_with("/")) pattern.remove_prefix(1);
+      for (std::size_t i = 0; i <= path.size(); ++i) {
+        if ((i == 0 || path[i - 1] == '/') && matchHere(pattern, path.substr(i))) return true;
+      }
+      return false;
+    }
+    if (pattern.front() == '*') {
+      pattern.remove_prefix(1);
+      for (std::size_t i = 0; i <= path.size(); ++i) {
+        if (matchHere(pattern, path.substr(i))) return true;
+        if (i < path.size() && path[i] == '/') return false;
+      }
+      return false;
+    }
+    if (path.empty() || (pattern.front() != '?' && pattern.front() != path.front()) ||
+        (pattern.front() == '?' && path.front() == '/')) {
+      return false;
+    }
+    pattern.remove_prefix(1);
+    path.remove_prefix(1);
+  }
+  return path.empty();
+}
+
+bool selected(const std::string& path, const std::vector<std::string>& include,
+              const std::vector<std::string>& exclude) {
+  auto matches = [&](const std::string& g) { return globMatch(g, path); };
+  if (!include.empty() && std::none_of(include.begin(), include.end(), matches)) return false;
+  return std::none_of(exclude.begin(), exclude.end(), matches);
+}
+
+void walkDirectory(const fs::path& root, const std::vector<std::string>& include,
+                   const std::vector<std::string>& exclude, std::vector<std::string>& out) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (it->is_directory(ec)) {
+      if (name.size() > 1 && name.front() == '.') it.disable_recursion_pending();
+      continue;
+    }
+    if (hasManifestExtension(p) && it->is_regular_file(ec) && selected(p.generic_string(), include, exclude)) {
+      found.push_back(p.generic_string());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  out.insert(out.end(), found.begin(), found.end());
+}
+
+}  // namespace
+
+bool globMatch(std::string_view pattern, std::string_view path) {
+  if (pattern.starts_with("./")) pattern.remove_prefix(2);
+  if (path.starts_with("./")) path.remove_prefix(2);
+  if (pattern.find('/') == std::string_view::npos) {
+    const std::size_t slash = path.rfind('/');
+    return matchHere(pattern, slash == std::string_view::npos ? path : path.substr(slash + 1));
+  }
+  return matchHere(pattern, path);
+}
+
+ExpandedInputs expandInputs(const std::vector<std::string>& paths, const std::vector<std::string>& include,
+                            const std::vector<std::string>& exclude) {
+  ExpandedInputs out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (p == "-") {
+      out.files.push_back(p);
+    } else if (fs::is_directory(p, ec)) {
+      walkDirectory(p, include, exclude, out.files);
+    } else if (fs::exists(p, ec)) {
+      out.files.push_back(p);  // named explicitly: linted whatever its name
+    } else {
+      out.problems.push_back(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuguard::lint

@@ -1,0 +1,36 @@
+// gpuguard-lint's command line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuguard::lint {
+
+enum class Format { Text, Json };
+
+struct Options {
+  std::vector<std::string> paths;
+  Format format = Format::Text;
+  std::optional<std::string> output;   // --output FILE
+  std::optional<std::string> config;   // --config FILE
+  bool showSuppressed = false;
+  enum class Color { Auto, Always, Never } color = Color::Auto;
+  unsigned jobs = 0;                   // 0: all cores
+  bool listRules = false;
+  std::optional<std::string> explain;  // --explain RULE
+  bool rulesMarkdown = false;
+  bool version = false;
+  bool help = false;
+};
+
+struct ParsedOptions {
+  Options options;
+  std::string error;  // non-empty: bad usage
+};
+
+ParsedOptions parseOptions(const std::vector<std::string>& args);
+
+extern const char* const kUsage;
+
+}  // namespace gpuguard::lint

@@ -1,0 +1,49 @@
+// --format text: "path:line:col: error: field: message [rule-id]", like a compiler.
+#include "lint/report.h"
+
+namespace gpuguard::lint {
+namespace {
+
+const char* const kBold = "\033[1m";
+const char* const kRed = "\033[1;31m";
+const char* const kYellow = "\033[1;33m";
+const char* const kGrey = "\033[2m";
+const char* const kReset = "\033[0m";
+
+std::string plural(std::size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void writeText(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options) {
+  auto paint = [&](const char* code, const std::string& s) {
+    return options.color ? std::string(code) + s + kReset : s;
+  };
+  for (const FileReport& r : reports) {
+    for (const InputError& e : r.errors) {
+      out << paint(kBold, e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ":") << " "
+          << paint(kRed, "error:") << " " << e.message << "\n";
+    }
+    for (const Located& l : r.findings) {
+      const Finding& f = l.finding;
+      if (f.suppressed && !options.showSuppressed) continue;
+      const std::string where = r.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ":";
+      std::string label = f.suppressed ? "suppressed:" : std::string(severityName(f.severity)) + ":";
+      const char* colour = f.suppressed ? kGrey : f.severity == Severity::Error ? kRed : kYellow;
+      out << paint(kBold, where) << " " << paint(colour, label) << " " << f.fieldError() << " "
+          << paint(kGrey, "[" + f.rule + "]");
+      if (f.suppressed) out << " (" << f.suppressionReason << ")";
+      out << "\n";
+    }
+  }
+  const RunSummary s = summarize(reports);
+  if (s.errors || s.warnings || s.suppressed || s.inputErrors) {
+    out << plural(s.errors, "error") << ", " << plural(s.warnings, "warning") << ", " << s.suppressed
+        << " suppressed in " << plural(s.documents, "object") << " (" << plural(s.files, "file");
+    if (s.inputErrors) out << ", " << s.inputErrors << " unreadable";
+    out << ")\n";
+  }
+}
+
+}  // namespace gpuguard::lint

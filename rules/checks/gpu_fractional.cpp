@@ -1,0 +1,67 @@
+// gpu-fractional: an extended-resource quantity that is not a whole number.
+#include <algorithm>
+
+#include "rules/checks/checks.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-fractional",
+    .defaultSeverity = Severity::Error,
+    .summary = "A fractional GPU (or any extended resource) count such as 0.5 or 500m.",
+    .description =
+        "Extended resources are counted in whole units: a device plugin hands out devices, not shares. The API "
+        "server rejects a Pod or workload template whose extended-resource quantity is not an integer "
+        "(\"must be an integer\"), but not a custom resource that embeds one: RayCluster, PyTorchJob, JobSet and "
+        "friends are accepted and fail when their operator creates the pods. Values within a thousandth below "
+        "a whole number (0.9999) are rounded up and admitted by the API server; gpuguard still flags them, "
+        "because nobody means 0.9999 GPUs.",
+    .remediation =
+        "Ask for whole GPUs (1, 2, 1000m). To share a GPU, use a MIG profile (nvidia.com/mig-1g.10gb) or "
+        "time-slicing/MPS (nvidia.com/gpu.shared), configured in the device plugin.",
+    .wrongExample = "resources:\n  limits:\n    nvidia.com/gpu: 0.5\n",
+    .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+};
+
+class GpuFractional final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, false);
+        for (const auto* list : {&r.limits, &r.requests}) {
+          for (const ResourceEntry& e : *list) checkEntry(ctx, e, out);
+        }
+      }
+    }
+  }
+
+ private:
+  static void checkEntry(const CheckContext& ctx, const ResourceEntry& e, Reporter& out) {
+    if (!isExtendedResourceName(e.name) && !ctx.policy.isGpuResource(e.name)) return;
+    const QuantityValue q = decodeQuantity(*e.value);
+    if (!q.quantity || q.quantity->isNegative() || q.quantity->isWholeNumber()) return;
+    const std::string shown = renderValue(*e.value);
+    std::string message = "Invalid value: " + shown + ": must be an integer; " + e.name +
+                          " is counted in whole units: ask for " +
+                          std::to_string(std::max<long long>(1, q.quantity->ceilToInt64()));
+    if (ctx.policy.isGpuResource(e.name)) {
+      message += ", or share a GPU through MIG (nvidia.com/mig-1g.10gb) or time-slicing (nvidia.com/gpu.shared)";
+    }
+    if (q.quantity->isIntegerAfterDefaulting()) {
+      message += " (the API server rounds " + q.text + " up to " + std::to_string(q.quantity->ceilToInt64()) +
+                 " and admits it)";
+    }
+    out.report(e.path, shown, message);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuFractional() { return std::make_unique<GpuFractional>(); }
+
+}  // namespace gpuguard::checks

@@ -1,0 +1,59 @@
+// gpu-invalid-quantity: an extended-resource quantity that does not parse as
+// a resource.Quantity, or is negative.
+#include "rules/checks/checks.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-invalid-quantity",
+    .defaultSeverity = Severity::Error,
+    .summary = "A GPU (extended resource) quantity that is not a valid Kubernetes quantity, or is negative.",
+    .description =
+        "The API server decodes every resource value with resource.ParseQuantity. Text such as \"1 GPU\", "
+        "\"1K\" or \"1,000\" fails to decode, and a negative count fails validation. Inside a custom resource "
+        "(RayCluster, PyTorchJob, JobSet...) nobody checks: the operator's pod creation fails later, far from "
+        "the author.",
+    .remediation = "Write the count as a plain whole number, e.g. nvidia.com/gpu: 1.",
+    .wrongExample = "resources:\n  limits:\n    nvidia.com/gpu: \"1 GPU\"\n",
+    .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+};
+
+class GpuInvalidQuantity final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, false);
+        for (const auto* list : {&r.limits, &r.requests}) {
+          for (const ResourceEntry& e : *list) checkEntry(ctx, e, out);
+        }
+      }
+    }
+  }
+
+ private:
+  static void checkEntry(const CheckContext& ctx, const ResourceEntry& e, Reporter& out) {
+    if (!isExtendedResourceName(e.name) && !ctx.policy.isGpuResource(e.name)) return;
+    const QuantityValue q = decodeQuantity(*e.value);
+    const std::string shown = renderValue(*e.value);
+    if (!q.quantity) {
+      out.report(e.path, shown,
+                 "Invalid value: " + shown + ": " + std::string(quantityErrorMessage(q.error)) +
+                     "; write a whole number of " + e.name + ", e.g. 1");
+    } else if (q.quantity->isNegative()) {
+      out.report(e.path, shown,
+                 "Invalid value: " + shown + ": must be greater than or equal to 0; write a whole number of " +
+                     e.name + ", e.g. 1");
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuInvalidQuantity() { return std::make_unique<GpuInvalidQuantity>(); }
+
+}  // namespace gpuguard::checks

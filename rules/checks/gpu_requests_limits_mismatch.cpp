@@ -1,0 +1,55 @@
+// gpu-requests-limits-mismatch: requests and limits both set and not equal.
+#include "rules/checks/checks.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-requests-limits-mismatch",
+    .defaultSeverity = Severity::Error,
+    .summary = "GPU (extended resource) requests and limits that are both set and differ.",
+    .description =
+        "Extended resources cannot be overcommitted, so the API server requires requests to equal limits "
+        "(\"must be equal to nvidia.com/gpu limit of 1\"). Quantities are compared by value: 1 equals 1000m. "
+        "Custom resources that embed pod templates are not checked by the API server; their pods fail later.",
+    .remediation = "Set requests equal to limits, or drop requests: they default to limits.",
+    .wrongExample = "resources:\n  requests:\n    nvidia.com/gpu: 2\n  limits:\n    nvidia.com/gpu: 1\n",
+    .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+};
+
+class GpuRequestsLimitsMismatch final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, false);
+        for (const ResourceEntry& request : r.requests) checkEntry(ctx, r, request, out);
+      }
+    }
+  }
+
+ private:
+  static void checkEntry(const CheckContext& ctx, const ContainerResources& r, const ResourceEntry& request,
+                         Reporter& out) {
+    if (!isExtendedResourceName(request.name) && !ctx.policy.isGpuResource(request.name)) return;
+    const ResourceEntry* limit = r.limit(request.name);
+    if (!limit) return;
+    const QuantityValue req = decodeQuantity(*request.value);
+    const QuantityValue lim = decodeQuantity(*limit->value);
+    if (!req.quantity || !lim.quantity || *req.quantity == *lim.quantity) return;
+    // Like the API server: the path is ...resources.requests, without the key.
+    out.report(r.path.field("requests"), renderValue(*request.value),
+               "Invalid value: \"" + req.text + "\": must be equal to " + request.name + " limit of " + lim.text +
+                   "; extended resources cannot be overcommitted: set requests equal to limits, or drop requests "
+                   "(they default to limits)");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuRequestsLimitsMismatch() { return std::make_unique<GpuRequestsLimitsMismatch>(); }
+
+}  // namespace gpuguard::checks

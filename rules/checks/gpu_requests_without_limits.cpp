@@ -1,0 +1,48 @@
+// gpu-requests-without-limits: an extended resource requested with no limit.
+#include "rules/checks/checks.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-requests-without-limits",
+    .defaultSeverity = Severity::Error,
+    .summary = "A GPU (extended resource) in requests with no limit.",
+    .description =
+        "The API server requires a limit for every resource that cannot be overcommitted (\"Limit must be set "
+        "for non overcommitable resources\"). The reverse is fine: limits alone are valid, because requests "
+        "default to limits. Custom resources that embed pod templates are not checked by the API server.",
+    .remediation = "Move the count from requests to limits (requests then default to it).",
+    .wrongExample = "resources:\n  requests:\n    nvidia.com/gpu: 1\n",
+    .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+};
+
+class GpuRequestsWithoutLimits final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, false);
+        for (const ResourceEntry& request : r.requests) {
+          if (!isExtendedResourceName(request.name) && !ctx.policy.isGpuResource(request.name)) continue;
+          if (r.limit(request.name)) continue;
+          const std::string shown = decodeQuantity(*request.value).text;
+          // Like the API server: the path is ...resources.limits, without the key.
+          out.report(r.path.field("limits"), "",
+                     "Required value: Limit must be set for non overcommitable resources: " + request.name +
+                         " is requested (" + shown + ") without a limit; set limits." + request.name + ": " + shown +
+                         " (requests then default to it)");
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuRequestsWithoutLimits() { return std::make_unique<GpuRequestsWithoutLimits>(); }
+
+}  // namespace gpuguard::checks

@@ -1,0 +1,172 @@
+#include "rules/pod_specs.h"
+
+namespace gpuguard {
+namespace {
+
+using nlohmann::json;
+
+// Deeper than any real manifest; bounds the recursion on hostile input.
+constexpr int kMaxDepth = 64;
+
+struct Ancestor {
+  const json* node;
+  FieldPath path;
+};
+
+struct Walker {
+  std::vector<PodSite> sites;
+  std::vector<Ancestor> chain;  // enclosing objects, outermost first
+  std::string ownerKind;
+  std::string ownerApiVersion;
+  std::size_t ownerChainIndex = 0;
+  const json* specOfPod = nullptr;  // spec of the enclosing v1 Pod, if the owner is one
+
+  static bool isKubernetesObject(const json& node) {
+    auto kind = node.find("kind");
+    auto apiVersion = node.find("apiVersion");
+    return kind != node.end() && kind->is_string() && apiVersion != node.end() && apiVersion->is_string();
+  }
+
+  static bool isPodSpec(const json& node) {
+    auto containers = node.find("containers");
+    if (containers == node.end() || !containers->is_array() || containers->empty()) return false;
+    for (const json& c : *containers) {
+      if (!c.is_object()) return false;
+    }
+    return true;
+  }
+
+  static bool isLoneContainer(const json& node) {
+    auto resources = node.find("resources");
+    if (resources == node.end() || !resources->is_object()) return false;
+    auto limits = resources->find("limits");
+    auto requests = resources->find("requests");
+    return (limits != resources->end() && limits->is_object()) ||
+           (requests != resources->end() && requests->is_object());
+  }
+
+  static PodField fieldOf(const json& holder, const FieldPath& path, const char* name) {
+    auto it = holder.find(name);
+    return {it == holder.end() || it->is_null() ? nullptr : &*it, path.field(name)};
+  }
+
+  void addContainers(PodSite& site, const json& spec, const char* listName, ContainerKind kind) {
+    auto list = spec.find(listName);
+    if (list == spec.end() || !list->is_array()) return;
+    const FieldPath listPath = site.specPath.field(listName);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const json& c = (*list)[i];
+      if (!c.is_object()) continue;
+      ContainerKind k = kind;
+      if (kind == ContainerKind::Init) {
+        auto policy = c.find("restartPolicy");
+        if (policy != c.end() && policy->is_string() && *policy == "Always") k = ContainerKind::Sidecar;
+      }
+      site.containers.push_back({&c, listPath.index(i), k});
+    }
+  }
+
+  PodSite newSite(const json& spec, const FieldPath& path) const {
+    PodSite site;
+    site.specPath = path;
+    site.spec = &spec;
+    site.ownerKind = ownerKind;
+    site.ownerApiVersion = ownerApiVersion;
+    return site;
+  }
+
+  void addPodSpec(const json& spec, const FieldPath& path) {
+    PodSite site = newSite(spec, path);
+    // Only a Pod's own spec is defaulted by the API server (limits -> requests).
+    site.isPod = &spec == specOfPod;
+    addContainers(site, spec, "initContainers", ContainerKind::Init);
+    addContainers(site, spec, "containers", ContainerKind::App);
+    addContainers(site, spec, "ephemeralContainers", ContainerKind::Ephemeral);
+    site.nodeSelector = fieldOf(spec, path, "nodeSelector");
+    site.affinity = fieldOf(spec, path, "affinity");
+    site.tolerations = fieldOf(spec, path, "tolerations");
+    site.resourceClaims = fieldOf(spec, path, "resourceClaims");
+    site.podResources = fieldOf(spec, path, "resources");
+    sites.push_back(std::move(site));
+  }
+
+  // The nearest enclosing object (the holder itself first) that sets `name`,
+  // without leaving the enclosing Kubernetes object.
+  PodField nearest(const json& holder, const FieldPath& holderPath, const char* name) const {
+    PodField own = fieldOf(holder, holderPath, name);
+    if (own.value) return own;
+    for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
+      if (!chain[i].node->is_object()) continue;
+      PodField f = fieldOf(*chain[i].node, chain[i].path, name);
+      if (f.value) return f;
+    }
+    return own;  // absent: report where the holder would carry it
+  }
+
+  void addLoneContainer(const json& holder, const FieldPath& path) {
+    PodSite site = newSite(holder, path);
+    site.containers.push_back({&holder, path, ContainerKind::Lone});
+    site.nodeSelector = nearest(holder, path, "nodeSelector");
+    site.affinity = nearest(holder, path, "affinity");
+    site.tolerations = nearest(holder, path, "tolerations");
+    sites.push_back(std::move(site));
+  }
+
+  void walk(const json& node, const FieldPath& path, int depth) {
+    if (depth > kMaxDepth) return;
+    if (node.is_array()) {
+      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), depth + 1);
+      return;
+    }
+    if (!node.is_object()) return;
+
+    const std::string savedKind = ownerKind, savedApiVersion = ownerApiVersion;
+    const json* savedSpecOfPod = specOfPod;
+    const std::size_t savedOwnerIndex = ownerChainIndex;
+    if (isKubernetesObject(node)) {
+      ownerKind = node["kind"].get<std::string>();
+      ownerApiVersion = node["apiVersion"].get<std::string>();
+      auto spec = node.find("spec");
+      specOfPod = ownerKind == "Pod" && ownerApiVersion == "v1" && spec != node.end() ? &*spec : nullptr;
+      ownerChainIndex = chain.size();
+    }
+
+    if (isPodSpec(node)) {
+      addPodSpec(node, path);
+    } else {
+      if (isLoneContainer(node)) addLoneContainer(node, path);
+      chain.push_back({&node, path});
+      for (const auto& [key, child] : node.items()) {
+        // Nothing a pod runs lives in metadata (managedFields can be large) or status.
+        if (key == "metadata" || key == "status" || key == "resources") continue;
+        if (child.is_object() || child.is_array()) walk(child, path.field(key), depth + 1);
+      }
+      chain.pop_back();
+    }
+
+    ownerKind = savedKind;
+    ownerApiVersion = savedApiVersion;
+    specOfPod = savedSpecOfPod;
+    ownerChainIndex = savedOwnerIndex;
+  }
+};
+
+}  // namespace
+
+std::string_view ContainerRef::name() const {
+  auto it = container->find("name");
+  return it != container->end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : "";
+}
+
+std::string_view ContainerRef::image() const {
+  auto it = container->find("image");
+  return it != container->end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : "";
+}
+
+std::vector<PodSite> findPodSites(const json& object) {
+  Walker w;
+  w.walk(object, FieldPath{}, 0);
+  return std::move(w.sites);
+}
+
+}  // namespace gpuguard

@@ -1,0 +1,68 @@
+// Where the pods are. Kubernetes objects hold pod specs in many places:
+// Pod.spec, Deployment.spec.template.spec, CronJob.spec.jobTemplate..., and
+// custom resources nobody validates (RayCluster head and worker groups,
+// PyTorchJob replica specs, JobSet replicated jobs, KServe predictors, Argo
+// templates...). We find them generically instead of by a list of kinds:
+//   - a pod spec is any object with a `containers` list of objects;
+//   - a lone container is any other object whose `resources` holds `limits`
+//     or `requests` (Argo `container`, KServe `model`, NIMService `spec`);
+//     its pod-level fields come from the nearest enclosing object that has
+//     them (an Argo template, then the Workflow spec).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/field_path.h"
+
+namespace gpuguard {
+
+enum class ContainerKind {
+  App,        // spec.containers
+  Init,       // spec.initContainers, run to completion before the app
+  Sidecar,    // spec.initContainers with restartPolicy: Always (runs beside the app)
+  Ephemeral,  // spec.ephemeralContainers
+  Lone,       // a container-like object outside any pod spec
+};
+
+struct ContainerRef {
+  const nlohmann::json* container = nullptr;
+  FieldPath path;
+  ContainerKind kind = ContainerKind::App;
+
+  std::string_view name() const;
+  std::string_view image() const;  // "" when absent or not a string
+};
+
+// A pod-level field (nodeSelector, affinity, tolerations...) and where it is.
+struct PodField {
+  const nlohmann::json* value = nullptr;  // null when the pod does not set it
+  FieldPath path;                          // where it is, or would be written
+};
+
+struct PodSite {
+  FieldPath specPath;                      // the pod spec (or the lone container's holder)
+  const nlohmann::json* spec = nullptr;
+  std::vector<ContainerRef> containers;
+  PodField nodeSelector;
+  PodField affinity;
+  PodField tolerations;
+  PodField resourceClaims;                 // DRA
+  PodField podResources;                   // pod-level spec.resources
+  bool isPod = false;                      // a v1 Pod: the API server copies limits to requests
+  std::string ownerKind;                   // kind of the enclosing Kubernetes object
+  std::string ownerApiVersion;
+  // Pods that together run one replica of the workload, when the object says
+  // so (LeaderWorkerSet size; a Ray cluster's worker hosts). Used by the
+  // tensor-parallel checks.
+  std::optional<long long> podsInGroup;
+};
+
+// All pod sites in an object, in document order. Depth-limited, never throws.
+std::vector<PodSite> findPodSites(const nlohmann::json& object);
+
+}  // namespace gpuguard

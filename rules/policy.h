@@ -1,0 +1,70 @@
+// The policy: which rules run at which severity, and the cluster facts the
+// rules need (GPU resource names, GPU taints, driver pin labels...). One
+// schema serves the linter (.gpuguard.yaml) and the webhook (--policy).
+//
+//   rules: {gpu-missing-driver-pin: warning, gpu-count-exceeds-node: off}
+//   gpuResources: [nvidia.com/gpu, nvidia.com/gpu.shared, "nvidia.com/mig-*"]
+//   gpuTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]   # value omitted: any value
+//   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
+//   maxGpusPerNode: 8
+//   assumeExtendedResourceToleration: false
+//   allowSuppressions: true          # webhook default: false
+//   exemptNamespaces: [kube-system]  # webhook only
+//   include: ["**/*.yaml"]           # linter only: path globs
+//   exclude: ["charts/**"]
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/finding.h"
+
+namespace gpuguard {
+
+class PolicyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class RuleSetting { Error, Warning, Off };
+
+struct Taint {
+  std::string key;
+  std::optional<std::string> value;  // nullopt: the node's value is unknown, any value
+  std::string effect;                // NoSchedule, PreferNoSchedule, NoExecute
+};
+
+struct Policy {
+  std::map<std::string, RuleSetting, std::less<>> rules;  // overrides of default severities
+  std::vector<std::string> gpuResources{"nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"};
+  std::vector<Taint> gpuTaints{{"nvidia.com/gpu", std::nullopt, "NoSchedule"}};
+  std::vector<std::string> driverPinLabels{"nvidia.com/cuda.driver-version.major",
+                                           "nvidia.com/cuda.driver-version.full",
+                                           "nvidia.com/cuda.driver.major"};
+  long long maxGpusPerNode = 8;
+  bool assumeExtendedResourceToleration = false;
+  bool allowSuppressions = true;
+  std::vector<std::string> exemptNamespaces;
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+
+  // Reads a policy document (already decoded from YAML or JSON). Unknown keys,
+  // unknown rule ids and values of the wrong type throw PolicyError naming
+  // the key and `source` (the file name).
+  static Policy fromJson(const nlohmann::json& doc, std::string_view source);
+
+  // The severity a rule runs at, or nullopt when it is off.
+  std::optional<Severity> severityOf(std::string_view ruleId, Severity defaultSeverity) const;
+
+  // True for names in gpuResources; an entry ending in '*' matches a prefix.
+  bool isGpuResource(std::string_view resourceName) const;
+  bool isDriverPinLabel(std::string_view labelKey) const;
+};
+
+}  // namespace gpuguard

@@ -1,0 +1,44 @@
+#include "rules/registry.h"
+
+#include <memory>
+
+#include "rules/checks/checks.h"
+
+namespace gpuguard {
+namespace {
+
+std::vector<std::unique_ptr<Rule>> makeAll() {
+  std::vector<std::unique_ptr<Rule>> rules;
+  // Quantities and requests/limits: what the API server enforces for Pods
+  // and workload templates, and nobody enforces inside custom resources.
+  rules.push_back(checks::makeGpuInvalidQuantity());
+  rules.push_back(checks::makeGpuFractional());
+  rules.push_back(checks::makeGpuRequestsLimitsMismatch());
+  rules.push_back(checks::makeGpuRequestsWithoutLimits());
+  // Scheduling onto GPU nodes.
+  rules.push_back(checks::makeGpuMissingToleration());
+  rules.push_back(checks::makeGpuMissingDriverPin());
+  rules.push_back(checks::makeLabelValueNotString());
+  return rules;
+}
+
+}  // namespace
+
+const std::vector<const Rule*>& allRules() {
+  static const auto owned = makeAll();
+  static const auto view = [] {
+    std::vector<const Rule*> v;
+    for (const auto& r : owned) v.push_back(r.get());
+    return v;
+  }();
+  return view;
+}
+
+const Rule* findRule(std::string_view id) {
+  for (const Rule* r : allRules()) {
+    if (r->id() == id) return r;
+  }
+  return nullptr;
+}
+
+}  // namespace gpuguard

@@ -1,0 +1,67 @@
+// The contract between the engine and one check. Each check lives in its own
+// file under rules/checks/, has a public id, a default severity and its
+// documentation (with a wrong and a right example), and is registered once in
+// rules/registry.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/field_path.h"
+#include "rules/finding.h"
+#include "rules/pod_specs.h"
+#include "rules/policy.h"
+
+namespace gpuguard {
+
+struct RuleDoc {
+  std::string_view id;            // public API: configs, suppressions and CI gates use it
+  Severity defaultSeverity;
+  std::string_view summary;       // one line: what it catches
+  std::string_view description;   // why it matters: what Kubernetes / NVIDIA do
+  std::string_view remediation;   // what to do
+  std::string_view wrongExample;  // YAML that triggers it
+  std::string_view rightExample;  // the same YAML, fixed
+};
+
+// What a front end may know about the text behind a JSON value. The linter
+// knows how a YAML scalar was written (010 vs 8); the webhook knows nothing.
+class SourceHints {
+ public:
+  virtual ~SourceHints() = default;
+  // The plain (unquoted) scalar text at `pointer`, when the front end has it.
+  virtual const std::string* writtenText(std::string_view pointer) const = 0;
+};
+
+// One Kubernetes object under judgement, with its pod specs already found.
+struct CheckContext {
+  const nlohmann::json& object;
+  const std::vector<PodSite>& sites;
+  const Policy& policy;
+  const SourceHints* hints = nullptr;  // may be null
+
+  const std::string* writtenText(const FieldPath& path) const {
+    return hints ? hints->writtenText(path.jsonPointer()) : nullptr;
+  }
+};
+
+// Collects what a check finds; the engine fills in rule id and severity.
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void report(const FieldPath& path, std::string value, std::string message) = 0;
+};
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  virtual const RuleDoc& doc() const = 0;
+  virtual void check(const CheckContext& ctx, Reporter& out) const = 0;
+  std::string_view id() const { return doc().id; }
+};
+
+}  // namespace gpuguard

@@ -1,0 +1,228 @@
+#include "rules/semantics.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace gpuguard {
+namespace {
+
+using nlohmann::json;
+
+bool isAlnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool isLowerAlnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'); }
+
+// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
+bool isQualifiedNamePart(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+// RFC 1123 subdomain: lowercase labels [a-z0-9]([-a-z0-9]*[a-z0-9])? joined by '.'.
+bool isDns1123Subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = s.find('.', start);
+    std::string_view label = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty() || !isLowerAlnum(label.front()) || !isLowerAlnum(label.back())) return false;
+    if (!std::all_of(label.begin(), label.end(), [](char c) { return isLowerAlnum(c) || c == '-'; })) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+const std::string* stringField(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  return it != obj.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+
+std::string stringOr(const json& obj, const char* name) {
+  const std::string* s = stringField(obj, name);
+  return s ? *s : std::string();
+}
+
+void collect(const json& resources, const char* list, const FieldPath& base, std::vector<ResourceEntry>& out) {
+  auto it = resources.find(list);
+  if (it == resources.end() || !it->is_object()) return;
+  const FieldPath listPath = base.field(list);
+  for (const auto& [name, value] : it->items()) out.push_back({name, &value, listPath.key(name), false});
+}
+
+const ResourceEntry* findEntry(const std::vector<ResourceEntry>& entries, std::string_view name) {
+  for (const ResourceEntry& e : entries) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool isNativeResourceName(std::string_view name) {
+  return name.find('/') == std::string_view::npos || name.find("kubernetes.io/") != std::string_view::npos;
+}
+
+bool isQualifiedName(std::string_view name) {
+  std::size_t slash = name.find('/');
+  if (slash == std::string_view::npos) return isQualifiedNamePart(name);
+  if (name.find('/', slash + 1) != std::string_view::npos) return false;
+  return isDns1123Subdomain(name.substr(0, slash)) && isQualifiedNamePart(name.substr(slash + 1));
+}
+
+bool isExtendedResourceName(std::string_view name) {
+  if (isNativeResourceName(name) || name.starts_with("requests.")) return false;
+  return isQualifiedName("requests." + std::string(name));
+}
+
+bool isValidLabelValue(std::string_view v) {
+  return v.empty() || isQualifiedNamePart(v);
+}
+
+QuantityValue decodeQuantity(const json& value) {
+  QuantityValue out;
+  switch (value.type()) {
+    case json::value_t::string:
+      out.text = value.get_ref<const std::string&>();
+      out.quantity = Quantity::parseTrimmed(out.text, &out.error);
+      return out;
+    case json::value_t::number_integer:
+      out.text = std::to_string(value.get<std::int64_t>());
+      break;
+    case json::value_t::number_unsigned:
+      out.text = std::to_string(value.get<std::uint64_t>());
+      break;
+    case json::value_t::number_float: {
+      // The shortest text that reads back as the same double: what a YAML or
+      // JSON author wrote, as far as a double can tell (0.5, 1, 1e+21).
+      char buf[64];
+      auto res = std::to_chars(buf, buf + sizeof buf, value.get<double>());
+      out.text.assign(buf, res.ptr);
+      break;
+    }
+    case json::value_t::null:
+      out.text = "null";
+      out.quantity = Quantity::parse("0");
+      return out;
+    default:
+      out.text = value.dump();
+      out.error = QuantityError::FormatWrong;
+      return out;
+  }
+  out.quantity = Quantity::parse(out.text, &out.error);
+  return out;
+}
+
+std::string renderValue(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+const ResourceEntry* ContainerResources::limit(std::string_view name) const { return findEntry(limits, name); }
+const ResourceEntry* ContainerResources::request(std::string_view name) const { return findEntry(requests, name); }
+
+ContainerResources resourcesOf(const ContainerRef& container, bool podDefaulting) {
+  ContainerResources out;
+  out.path = container.path.field("resources");
+  auto it = container.container->find("resources");
+  if (it == container.container->end() || !it->is_object()) return out;
+  collect(*it, "limits", out.path, out.limits);
+  collect(*it, "requests", out.path, out.requests);
+  // SetDefaults_Pod: containers and init containers only, per missing key.
+  const bool defaults = podDefaulting && container.kind != ContainerKind::Ephemeral;
+  if (defaults) {
+    for (const ResourceEntry& l : out.limits) {
+      if (!out.request(l.name)) out.requests.push_back({l.name, l.value, l.path, true});
+    }
+  }
+  return out;
+}
+
+long long requestedUnits(const ContainerResources& resources, std::string_view name) {
+  const ResourceEntry* e = resources.limit(name);
+  if (!e) e = resources.request(name);
+  if (!e) return 0;
+  QuantityValue q = decodeQuantity(*e->value);
+  if (!q.quantity || q.quantity->isNegative()) return 0;
+  return q.quantity->ceilToInt64();
+}
+
+long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting) {
+  const ContainerResources r = resourcesOf(container, podDefaulting);
+  long long total = 0;
+  for (const auto* list : {&r.limits, &r.requests}) {
+    for (const ResourceEntry& e : *list) {
+      if (!policy.isGpuResource(e.name)) continue;
+      if (list == &r.requests && r.limit(e.name)) continue;  // counted with its limit
+      total += requestedUnits(r, e.name);
+    }
+  }
+  return total;
+}
+
+long long podGpus(const PodSite& site, const Policy& policy) {
+  long long appAndSidecars = 0, biggestInit = 0;
+  for (const ContainerRef& c : site.containers) {
+    const long long n = containerGpus(c, policy, site.isPod);
+    switch (c.kind) {
+      case ContainerKind::Init: biggestInit = std::max(biggestInit, n); break;
+      case ContainerKind::Ephemeral: break;  // ephemeral containers get no resources
+      default: appAndSidecars += n; break;
+    }
+  }
+  return std::max(appAndSidecars, biggestInit);
+}
+
+bool requestsGpu(const PodSite& site, const Policy& policy) {
+  return std::any_of(site.containers.begin(), site.containers.end(), [&](const ContainerRef& c) {
+    return c.kind != ContainerKind::Ephemeral && containerGpus(c, policy, site.isPod) > 0;
+  });
+}
+
+bool toleratesTaint(const json& toleration, const Taint& taint) {
+  if (!toleration.is_object()) return false;
+  const std::string effect = stringOr(toleration, "effect");
+  if (!effect.empty() && effect != taint.effect) return false;
+  const std::string key = stringOr(toleration, "key");
+  if (!key.empty() && key != taint.key) return false;
+  const std::string op = stringOr(toleration, "operator");
+  if (op == "Exists") return true;
+  if (op.empty() || op == "Equal") return taint.value && stringOr(toleration, "value") == *taint.value;
+  if ((op == "Lt" || op == "Gt") && taint.value) {
+    // Kubernetes >= 1.35 (alpha gate): canonical decimal integers on both sides.
+    auto parse = [](const std::string& s) -> std::optional<long long> {
+      if (s.empty() || (s.size() > 1 && s[0] == '0') || s[0] == '+') return std::nullopt;
+      long long v = 0;
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (ec != std::errc() || p != s.data() + s.size() || s == "-0") return std::nullopt;
+      return v;
+    };
+    auto t = parse(*taint.value), v = parse(stringOr(toleration, "value"));
+    if (!t || !v) return false;
+    return op == "Lt" ? *t < *v : *t > *v;
+  }
+  return false;
+}
+
+std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy) {
+  std::vector<Taint> missing;
+  for (const Taint& taint : policy.gpuTaints) {
+    bool tolerated = false;
+    if (site.tolerations.value && site.tolerations.value->is_array()) {
+      for (const json& t : *site.tolerations.value) tolerated = tolerated || toleratesTaint(t, taint);
+    }
+    // ExtendedResourceToleration adds {key: <resource>, Exists, NoSchedule}
+    // for each extended resource a Pod requests.
+    if (!tolerated && policy.assumeExtendedResourceToleration && taint.effect == "NoSchedule") {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, true);
+        if (r.request(taint.key) || r.limit(taint.key)) tolerated = true;
+      }
+    }
+    if (!tolerated) missing.push_back(taint);
+  }
+  return missing;
+}
+
+std::string describeTaint(const Taint& taint) {
+  return taint.key + (taint.value ? "=" + *taint.value : "") + ":" + taint.effect;
+}
+
+}  // namespace gpuguard

@@ -1,0 +1,88 @@
+// Kubernetes semantics the checks share, each following the API server's own
+// code: resource-name classes (pkg/apis/core/helper), how a JSON value decodes
+// into a Quantity (Quantity.UnmarshalJSON), Pod defaulting of requests from
+// limits (SetDefaults_Pod), and taint toleration (Toleration.ToleratesTaint).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/field_path.h"
+#include "rules/pod_specs.h"
+#include "rules/policy.h"
+#include "rules/quantity.h"
+
+namespace gpuguard {
+
+// IsNativeResource: no '/' or contains "kubernetes.io/".
+bool isNativeResourceName(std::string_view name);
+// IsExtendedResourceName: not native, not "requests.*", and
+// "requests." + name is a qualified name.
+bool isExtendedResourceName(std::string_view name);
+// IsQualifiedName (label key syntax): [prefix/]name.
+bool isQualifiedName(std::string_view name);
+// IsValidLabelValue: <= 63 chars, empty or alnum at both ends, [-_.A-Za-z0-9] inside.
+bool isValidLabelValue(std::string_view value);
+
+// A JSON value as Quantity.UnmarshalJSON reads it: strings are trimmed and
+// parsed; numbers are parsed from their text; null is zero; anything else is
+// a format error.
+struct QuantityValue {
+  std::optional<Quantity> quantity;
+  QuantityError error = QuantityError::None;
+  std::string text;  // what was written, for messages ("500m", "0.5", "true")
+};
+QuantityValue decodeQuantity(const nlohmann::json& value);
+
+// A value rendered like the API server's field errors: strings quoted, the
+// rest as JSON ("500m" -> "\"500m\"", 535 -> "535").
+std::string renderValue(const nlohmann::json& value);
+
+struct ResourceEntry {
+  std::string name;
+  const nlohmann::json* value = nullptr;
+  FieldPath path;          // ...resources.limits[nvidia.com/gpu]
+  bool defaulted = false;  // a Pod request copied from the limit by the API server
+};
+
+// A container's limits and requests, as the API server sees them after
+// defaulting: in a Pod (site.isPod), a limit without a request also becomes
+// the request.
+struct ContainerResources {
+  FieldPath path;  // ...resources
+  std::vector<ResourceEntry> limits;
+  std::vector<ResourceEntry> requests;
+
+  const ResourceEntry* limit(std::string_view name) const;
+  const ResourceEntry* request(std::string_view name) const;
+};
+ContainerResources resourcesOf(const ContainerRef& container, bool podDefaulting);
+
+// The whole-unit count a container asks of a resource: the limit if set,
+// else the request; fractional values round up; unparseable ones count 0.
+long long requestedUnits(const ContainerResources& resources, std::string_view name);
+
+// GPUs (policy.gpuResources) one container asks for, summed over GPU names.
+long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting);
+
+// The pod's effective GPU request, as the scheduler computes it: the larger
+// of the biggest init container and the sum of app containers and sidecars.
+long long podGpus(const PodSite& site, const Policy& policy);
+
+// True when any container asks for more than zero of a GPU resource.
+bool requestsGpu(const PodSite& site, const Policy& policy);
+
+// Toleration.ToleratesTaint. A taint whose value is unknown (nullopt) is only
+// tolerated by operator Exists.
+bool toleratesTaint(const nlohmann::json& toleration, const Taint& taint);
+
+// The GPU taints (from the policy) that no toleration of the site tolerates.
+std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy);
+
+std::string describeTaint(const Taint& taint);
+
+}  // namespace gpuguard

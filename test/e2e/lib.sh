@@ -1,0 +1,264 @@
+# shellcheck shell=bash
+# Helpers for gpuguard's end-to-end tests: a real etcd + kube-apiserver v1.20.2 on
+# 127.0.0.1 with a throw-away PKI.  Source this file; it defines functions only.
+#
+#   e2e_init               make the work dir ($E2E_WORK), install the EXIT trap
+#   e2e_start_cluster      PKI, etcd, kube-apiserver, kubeconfig, wait for /readyz
+#   e2e_bg NAME CMD...     start a background process, remember its PID, log to $E2E_WORK/NAME.log
+#   e2e_stop_pid PID       TERM, wait (bounded), KILL
+#   e2e_cleanup            stop everything e2e_bg started (newest first); called on EXIT
+#   e2e_ns NAME            create a namespace usable for Pods (sa/default, cm/kube-root-ca.crt)
+#   e2e_kubectl ARGS...    kubectl against the test cluster, bounded by a timeout
+#
+# Environment (all optional):
+#   GPUGUARD_E2E_CACHE       build cache (default /var/cache/gpuguard-e2e); the binary is $CACHE/bin/kube-apiserver
+#   KUBE_APISERVER           path to a kube-apiserver binary (default $CACHE/bin/kube-apiserver)
+#   E2E_ETCD_PORT            default 12379 (peer port is +1)
+#   E2E_APISERVER_PORT       default 16443
+#   E2E_KEEP=1               keep the work dir (logs, certs) after the run
+#
+# Every wait is bounded; every process is stopped by its PID, never by name.
+
+E2E_CACHE=${GPUGUARD_E2E_CACHE:-/var/cache/gpuguard-e2e}
+KUBE_APISERVER=${KUBE_APISERVER:-$E2E_CACHE/bin/kube-apiserver}
+E2E_ETCD_PORT=${E2E_ETCD_PORT:-12379}
+E2E_APISERVER_PORT=${E2E_APISERVER_PORT:-16443}
+E2E_PIDS=()
+E2E_PID_NAMES=()
+
+e2e_log() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+e2e_init() {
+    E2E_WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpuguard-e2e.XXXXXX")
+    export E2E_WORK
+    export KUBECONFIG=$E2E_WORK/kubeconfig
+    trap 'e2e_cleanup' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+# e2e_bg NAME CMD... : start CMD in the background, stdout+stderr to $E2E_WORK/NAME.log
+e2e_bg() {
+    local name=$1; shift
+    "$@" >"$E2E_WORK/$name.log" 2>&1 &
+    local pid=$!
+    E2E_PIDS+=("$pid")
+    E2E_PID_NAMES+=("$name")
+    E2E_LAST_PID=$pid
+}
+
+e2e_stop_pid() {
+    local pid=$1 i
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do          # 10 s
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+e2e_cleanup() {
+    local rc=$? i
+    trap - EXIT
+    for ((i = ${#E2E_PIDS[@]} - 1; i >= 0; i--)); do
+        [[ -n ${E2E_PIDS[i]} ]] && e2e_stop_pid "${E2E_PIDS[i]}"
+    done
+    E2E_PIDS=()
+    if [[ -n ${E2E_WORK:-} && -d $E2E_WORK ]]; then
+        if [[ ${E2E_KEEP:-0} == 1 || $rc != 0 ]]; then
+            e2e_log "logs and certs kept in $E2E_WORK"
+        else
+            rm -rf "$E2E_WORK"
+        fi
+    fi
+    exit "$rc"
+}
+
+# forget a PID we stopped ourselves (so cleanup does not try again)
+e2e_forget_pid() {
+    local pid=$1 i
+    for i in "${!E2E_PIDS[@]}"; do
+        [[ ${E2E_PIDS[i]} == "$pid" ]] && E2E_PIDS[i]=""
+    done
+}
+
+e2e_port_free() {
+    # true if nothing listens on 127.0.0.1:$1
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# e2e_wait_for DESC TIMEOUT_S CMD... : poll CMD every 0.25 s until it succeeds
+e2e_wait_for() {
+    local desc=$1 timeout=$2; shift 2
+    local deadline=$((SECONDS + timeout))
+    while ((SECONDS < deadline)); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.25
+    done
+    e2e_log "timed out after ${timeout}s waiting for $desc"
+    return 1
+}
+
+e2e_kubectl() {
+    timeout 60 kubectl --request-timeout=30s "$@"
+}
+
+e2e_require_tools() {
+    local missing=()
+    command -v etcd >/dev/null || missing+=(etcd-server)
+    command -v openssl >/dev/null || missing+=(openssl)
+    command -v curl >/dev/null || missing+=(curl)
+    command -v kubectl >/dev/null || missing+=(kubernetes-client)
+    if ((${#missing[@]})); then
+        e2e_log "installing ${missing[*]}"
+        timeout 600 apt-get update -q >&2 || true
+        DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+    fi
+    [[ -x $KUBE_APISERVER ]] || { e2e_log "no kube-apiserver at $KUBE_APISERVER (run test/e2e/build-apiserver.sh)"; return 1; }
+}
+
+# e2e_make_ca DIR NAME : self-signed CA DIR/NAME.{key,crt}
+e2e_make_ca() {
+    local dir=$1 name=$2
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 \
+        -keyout "$dir/$name.key" -out "$dir/$name.crt" \
+        -subj "/CN=gpuguard-e2e-$name-$RANDOM" \
+        -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
+}
+
+# e2e_make_cert DIR CA NAME SUBJ USAGE [SAN] : DIR/NAME.{key,crt} signed by DIR/CA.{key,crt}
+#   USAGE: serverAuth | clientAuth
+e2e_make_cert() {
+    local dir=$1 ca=$2 name=$3 subj=$4 usage=$5 san=${6:-}
+    local ext=$dir/$name.ext
+    {
+        echo "basicConstraints=critical,CA:FALSE"
+        echo "keyUsage=critical,digitalSignature,keyEncipherment"
+        echo "extendedKeyUsage=$usage"
+        [[ -n $san ]] && echo "subjectAltName=$san"
+    } >"$ext"
+    openssl req -new -newkey rsa:2048 -nodes -sha256 -keyout "$dir/$name.key" \
+        -out "$dir/$name.csr" -subj "$subj" 2>/dev/null
+    openssl x509 -req -sha256 -days 2 -in "$dir/$name.csr" -CA "$dir/$ca.crt" -CAkey "$dir/$ca.key" \
+        -CAcreateserial -out "$dir/$name.crt" -extfile "$ext" 2>/dev/null
+    rm -f "$dir/$name.csr" "$ext"
+}
+
+e2e_make_pki() {
+    local p=$E2E_WORK/pki
+    mkdir -p "$p"
+    e2e_make_ca "$p" ca
+    e2e_make_cert "$p" ca apiserver "/CN=kube-apiserver" serverAuth \
+        "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.96.0.1"
+    e2e_make_cert "$p" ca admin "/O=system:masters/CN=e2e-admin" clientAuth
+    openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
+}
+
+e2e_write_kubeconfig() {
+    local p=$E2E_WORK/pki
+    cat >"$KUBECONFIG" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: https://127.0.0.1:$E2E_APISERVER_PORT
+    certificate-authority: $p/ca.crt
+users:
+- name: e2e-admin
+  user:
+    client-certificate: $p/admin.crt
+    client-key: $p/admin.key
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: e2e-admin, namespace: default}
+current-context: e2e
+EOF
+}
+
+e2e_readyz() {
+    local p=$E2E_WORK/pki
+    [[ $(curl -sS --max-time 3 --cacert "$p/ca.crt" --cert "$p/admin.crt" --key "$p/admin.key" \
+        "https://127.0.0.1:$E2E_APISERVER_PORT/readyz" 2>/dev/null) == ok ]]
+}
+
+e2e_etcd_healthy() {
+    curl -sS --max-time 2 "http://127.0.0.1:$E2E_ETCD_PORT/health" 2>/dev/null | grep -q '"health":"true"'
+}
+
+e2e_start_cluster() {
+    local t0=$SECONDS p=$E2E_WORK/pki port
+    e2e_require_tools
+    for port in "$E2E_ETCD_PORT" $((E2E_ETCD_PORT + 1)) "$E2E_APISERVER_PORT"; do
+        e2e_port_free "$port" || { e2e_log "port 127.0.0.1:$port is in use (another e2e run?)"; return 1; }
+    done
+    e2e_make_pki
+    e2e_write_kubeconfig
+
+    e2e_bg etcd etcd --name e2e --data-dir "$E2E_WORK/etcd-data" \
+        --listen-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
+        --advertise-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
+        --listen-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
+        --initial-cluster "e2e=http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
+        --log-level warn
+    E2E_ETCD_PID=$E2E_LAST_PID
+    if ! e2e_wait_for "etcd /health" 60 e2e_etcd_healthy; then
+        tail -n 30 "$E2E_WORK/etcd.log" >&2; return 1
+    fi
+
+    e2e_bg kube-apiserver "$KUBE_APISERVER" \
+        --etcd-servers="http://127.0.0.1:$E2E_ETCD_PORT" \
+        --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+        --secure-port="$E2E_APISERVER_PORT" --insecure-port=0 \
+        --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" \
+        --client-ca-file="$p/ca.crt" \
+        --service-account-key-file="$p/sa.pub" \
+        --service-account-signing-key-file="$p/sa.key" \
+        --service-account-issuer=https://kubernetes.default.svc \
+        --feature-gates=BoundServiceAccountTokenVolume=true \
+        --service-cluster-ip-range=10.96.0.0/16 \
+        --authorization-mode=RBAC \
+        --enable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultTolerationSeconds,DefaultStorageClass,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota,Priority \
+        --endpoint-reconciler-type=none \
+        --allow-privileged=true \
+        --profiling=false \
+        --v=1
+    E2E_APISERVER_PID=$E2E_LAST_PID
+    local deadline=$((SECONDS + 120))
+    until e2e_readyz; do
+        if ! kill -0 "$E2E_APISERVER_PID" 2>/dev/null; then
+            e2e_log "kube-apiserver exited"; tail -n 30 "$E2E_WORK/kube-apiserver.log" >&2; return 1
+        fi
+        if ((SECONDS >= deadline)); then
+            e2e_log "kube-apiserver not ready after 120 s"; tail -n 30 "$E2E_WORK/kube-apiserver.log" >&2; return 1
+        fi
+        sleep 0.25
+    done
+    # the "default" namespace is created by the apiserver's own bootstrap controller
+    e2e_wait_for "namespace default" 60 e2e_kubectl get namespace default || return 1
+    e2e_ns_prepare default || return 1
+    e2e_log "etcd + kube-apiserver ($("$KUBE_APISERVER" --version)) ready on 127.0.0.1:$E2E_APISERVER_PORT in $((SECONDS - t0)) s"
+}
+
+# Without kube-controller-manager nobody creates sa/default or cm/kube-root-ca.crt;
+# the ServiceAccount admission plugin rejects Pods in a namespace without sa/default.
+e2e_ns_prepare() {
+    local ns=$1
+    e2e_kubectl -n "$ns" get serviceaccount default >/dev/null 2>&1 ||
+        e2e_kubectl -n "$ns" create serviceaccount default >/dev/null || return 1
+    e2e_kubectl -n "$ns" get configmap kube-root-ca.crt >/dev/null 2>&1 ||
+        e2e_kubectl -n "$ns" create configmap kube-root-ca.crt --from-file=ca.crt="$E2E_WORK/pki/ca.crt" >/dev/null || return 1
+}
+
+e2e_ns() {
+    local ns=$1
+    e2e_kubectl get namespace "$ns" >/dev/null 2>&1 || e2e_kubectl create namespace "$ns" >/dev/null || return 1
+    e2e_ns_prepare "$ns"
+}

@@ -1,0 +1,515 @@
+#!/usr/bin/env bash
+# gpuguard end-to-end suite: a real kube-apiserver v1.20.2 + etcd on 127.0.0.1, the real
+# gpuguard-webhook registered through a ValidatingWebhookConfiguration, cases run with kubectl.
+#
+#   bash test/e2e/run.sh            (from anywhere; needs root the first time for apt-get)
+#
+#   GPUGUARD_WEBHOOK      webhook binary (default <repo>/build/gpuguard-webhook)
+#   GPUGUARD_E2E_CACHE    kube-apiserver build cache (default /var/cache/gpuguard-e2e)
+#   E2E_WEBHOOK_PORT      first webhook port (default 18443; the second webhook uses +1)
+#   E2E_KEEP=1            keep the work dir (logs, certs) even on success
+#
+# Prints one line per case ("ok - ..." / "FAIL - ..."), the time taken, and finally
+# "N passed, M failed"; exits non-zero on any failure.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
+
+T_START=$SECONDS
+WEBHOOK=${GPUGUARD_WEBHOOK:-$ROOT/build/gpuguard-webhook}
+[[ $WEBHOOK == /* ]] || WEBHOOK=$ROOT/$WEBHOOK
+CASES=$HERE/cases
+WH_PORT=${E2E_WEBHOOK_PORT:-18443}
+WARN_PORT=$((WH_PORT + 1))
+STRICT=strict.gpuguard.e2e
+WARN=warn.gpuguard.e2e
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+
+summary() {
+    echo "e2e: took $((SECONDS - T_START)) s (apiserver build/cache check included)"
+    if ((FAILED)); then printf 'e2e: failed: %s\n' "${FAILED_NAMES[@]}"; fi
+    echo "$PASSED passed, $FAILED failed"
+}
+
+setup_failed() {
+    echo "FAIL - setup: $*"
+    FAILED=$((FAILED + 1)); FAILED_NAMES+=("setup: $*")
+    for f in "$E2E_WORK"/*.log; do
+        [[ -f $f ]] || continue
+        echo "--- last lines of $(basename "$f")"; tail -n 20 "$f" | sed 's/^/    /'
+    done
+    summary
+    exit 1
+}
+
+# ---- case helpers ------------------------------------------------------------------
+# kc ARGS... : run kubectl, keep the combined stdout+stderr in $OUT and the status in $RC.
+# Lines kubectl adds about client/server version skew are dropped: they are not ours.
+kc() {
+    OUT=$(e2e_kubectl "$@" 2>&1)
+    RC=$?
+    OUT=$(grep -v -e '^WARNING: version difference' -e '^W[0-9]\{4\} .*version' <<<"$OUT")
+    LAST_CMD="kubectl $*"
+}
+
+case_begin() { CASE_NAME=$1; CASE_PROBLEMS=(); CASE_LOG=""; }
+note_output() { CASE_LOG+="\$ $LAST_CMD"$'\n'"$OUT (exit $RC)"$'\n'; }
+problem() { CASE_PROBLEMS+=("$*"); }
+expect_ok() { note_output; ((RC == 0)) || problem "expected success: $LAST_CMD"; }
+expect_fail() { note_output; ((RC != 0)) || problem "expected failure: $LAST_CMD"; }
+expect_out() {
+    local s
+    for s in "$@"; do grep -qF -- "$s" <<<"$OUT" || problem "output lacks: $s"; done
+}
+expect_no_out() {
+    local s
+    for s in "$@"; do grep -qF -- "$s" <<<"$OUT" && problem "output should not contain: $s"; done
+    return 0
+}
+expect_no_rule_warning() {
+    if grep -q '^Warning: .*\[[a-z0-9-]*\]' <<<"$OUT"; then problem "unexpected gpuguard warning"; fi
+}
+case_end() {
+    if ((${#CASE_PROBLEMS[@]} == 0)); then
+        echo "ok - $CASE_NAME"
+        PASSED=$((PASSED + 1))
+    else
+        echo "FAIL - $CASE_NAME"
+        printf '    problem: %s\n' "${CASE_PROBLEMS[@]}"
+        sed 's/^/    | /' <<<"$CASE_LOG"
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("$CASE_NAME")
+    fi
+}
+
+# poll_until DESC TIMEOUT CONDITION_FN : call CONDITION_FN (which runs kc) until it returns 0
+poll_until() {
+    local desc=$1 timeout=$2 fn=$3 deadline=$((SECONDS + $2))
+    while ((SECONDS < deadline)); do
+        "$fn" && return 0
+        sleep 0.5
+    done
+    e2e_log "timed out after ${timeout}s: $desc"
+    return 1
+}
+
+# ---- webhook process and certificates ----------------------------------------------
+WH=                       # set in setup: $E2E_WORK/webhook
+served_serial() {           # served_serial PORT -> "serial=..." of the certificate being served
+    timeout 10 openssl s_client -connect "127.0.0.1:$1" </dev/null 2>/dev/null |
+        openssl x509 -noout -serial 2>/dev/null
+}
+cert_serial() { openssl x509 -noout -serial -in "$1"; }
+webhook_healthy() {         # webhook_healthy PORT : TLS verified against the webhook CA
+    [[ $(curl -sS --max-time 3 --cacert "$WH/ca.crt" "https://127.0.0.1:$1/healthz" 2>/dev/null) == ok* ]]
+}
+
+start_webhook() {           # start_webhook NAME PORT CERT KEY [extra args]
+    local name=$1 port=$2 cert=$3 key=$4; shift 4
+    e2e_port_free "$port" || { e2e_log "port $port in use"; return 1; }
+    e2e_bg "webhook-$name" "$WEBHOOK" --tls-cert-file="$cert" --tls-private-key-file="$key" \
+        --port="$port" --bind-address=127.0.0.1 "$@"
+    eval "PID_$name=$E2E_LAST_PID"
+    local pid=$E2E_LAST_PID deadline=$((SECONDS + 30))
+    until webhook_healthy "$port"; do
+        kill -0 "$pid" 2>/dev/null || { e2e_log "webhook $name exited"; tail -n 20 "$E2E_WORK/webhook-$name.log" >&2; return 1; }
+        ((SECONDS < deadline)) || { e2e_log "webhook $name not healthy after 30 s"; return 1; }
+        sleep 0.2
+    done
+}
+
+# new_serving_cert CA_NAME OUT_PREFIX : key+cert for IP:127.0.0.1 signed by $WH/CA_NAME
+new_serving_cert() {
+    local ca=$1 out=$2
+    e2e_make_cert "$WH" "$ca" "$out" "/CN=gpuguard-webhook-e2e" serverAuth "IP:127.0.0.1"
+}
+
+write_vwc() {               # write_vwc FAILURE_POLICY CABUNDLE_FILE > yaml
+    local fp=$1 bundle
+    bundle=$(base64 -w0 <"$2")
+    local rules='  rules:
+  - apiGroups: ["", apps, batch, ray.io, kubeflow.org, jobset.x-k8s.io]
+    apiVersions: ["*"]
+    operations: [CREATE, UPDATE, DELETE]
+    resources: [pods, deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs, rayclusters, pytorchjobs, jobsets]
+    scope: Namespaced
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  timeoutSeconds: 5'
+    cat <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: gpuguard-e2e
+webhooks:
+- name: $STRICT
+  clientConfig:
+    url: https://127.0.0.1:$WH_PORT/validate
+    caBundle: $bundle
+  namespaceSelector:
+    matchLabels: {gpuguard-e2e: strict}
+  failurePolicy: $fp
+$rules
+- name: $WARN
+  clientConfig:
+    url: https://127.0.0.1:$WARN_PORT/validate
+    caBundle: $bundle
+  namespaceSelector:
+    matchLabels: {gpuguard-e2e: warn}
+  failurePolicy: Fail
+$rules
+EOF
+}
+
+register_webhooks() {       # register_webhooks FAILURE_POLICY CABUNDLE_FILE
+    write_vwc "$1" "$2" >"$E2E_WORK/vwc.yaml"
+    kc apply -f "$E2E_WORK/vwc.yaml"
+    ((RC == 0)) || { echo "$OUT" >&2; return 1; }
+}
+
+# ======================================================================================
+# setup
+# ======================================================================================
+e2e_log "repo: $ROOT; webhook binary: $WEBHOOK"
+bash "$HERE/build-apiserver.sh" || { echo "FAIL - setup: building kube-apiserver"; FAILED=1; summary; exit 1; }
+[[ -x $WEBHOOK ]] || { echo "FAIL - setup: no webhook binary at $WEBHOOK (build the project first, or set GPUGUARD_WEBHOOK)"; FAILED=1; summary; exit 1; }
+
+e2e_init
+e2e_start_cluster || setup_failed "etcd/kube-apiserver did not start"
+
+kc apply -f "$HERE/crds/crds.yaml" || true
+((RC == 0)) || setup_failed "CRDs: $OUT"
+kc wait --for=condition=established --timeout=60s \
+    crd/rayclusters.ray.io crd/pytorchjobs.kubeflow.org crd/jobsets.jobset.x-k8s.io
+((RC == 0)) || setup_failed "CRDs not established: $OUT"
+
+for ns in e2e-strict e2e-warn e2e-legacy e2e-down; do
+    e2e_ns "$ns" || setup_failed "namespace $ns"
+done
+kc label namespace e2e-strict e2e-legacy e2e-down gpuguard-e2e=strict
+((RC == 0)) || setup_failed "label namespaces: $OUT"
+kc label namespace e2e-warn gpuguard-e2e=warn
+((RC == 0)) || setup_failed "label namespaces: $OUT"
+# the API server's REST mapping for new CRDs can lag the Established condition by a moment
+crd_usable() { kc get rayclusters,pytorchjobs,jobsets -n e2e-legacy; ((RC == 0)); }
+poll_until "CRD resources served" 30 crd_usable || setup_failed "CRD resources not served: $OUT"
+
+# Objects admitted before gpuguard existed (bad ones included): later updates must work.
+kc apply -n e2e-legacy -f "$CASES/raycluster-fractional.yaml" -f "$CASES/pytorchjob-mismatch.yaml"
+((RC == 0)) || setup_failed "legacy objects: $OUT"
+
+# webhook PKI: a throw-away CA the API server trusts via caBundle, one serving cert per webhook
+WH=$E2E_WORK/webhook
+mkdir -p "$WH/strict" "$WH/warn-data-1"
+e2e_make_ca "$WH" ca
+e2e_make_ca "$WH" foreign-ca
+new_serving_cert ca strict-1 && mv "$WH/strict-1.crt" "$WH/strict/tls.crt" && mv "$WH/strict-1.key" "$WH/strict/tls.key"
+# the warn webhook reads its files the way a Kubernetes secret volume presents them:
+# tls.crt -> ..data/tls.crt, ..data -> ..<timestamp>/ (swapped atomically on update)
+new_serving_cert ca warn-1 && mv "$WH/warn-1.crt" "$WH/warn-data-1/tls.crt" && mv "$WH/warn-1.key" "$WH/warn-data-1/tls.key"
+mkdir -p "$WH/warn"
+ln -s ../warn-data-1 "$WH/warn/..data"
+ln -s ..data/tls.crt "$WH/warn/tls.crt"
+ln -s ..data/tls.key "$WH/warn/tls.key"
+cp "$WH/ca.crt" "$WH/bundle-0.pem"
+
+cat >"$WH/warn-policy.yaml" <<'EOF'
+# every finding of these rules becomes a warning: the object is admitted, kubectl prints "Warning: ..."
+rules:
+  gpu-fractional: warning
+  gpu-requests-limits-mismatch: warning
+  gpu-requests-without-limits: warning
+  gpu-missing-toleration: warning
+  gpu-missing-driver-pin: warning
+EOF
+
+start_webhook strict "$WH_PORT" "$WH/strict/tls.crt" "$WH/strict/tls.key" || setup_failed "gpuguard-webhook (strict)"
+start_webhook warn "$WARN_PORT" "$WH/warn/tls.crt" "$WH/warn/tls.key" --policy="$WH/warn-policy.yaml" ||
+    setup_failed "gpuguard-webhook (warn)"
+register_webhooks Fail "$WH/bundle-0.pem" || setup_failed "ValidatingWebhookConfiguration"
+
+# wait until the API server actually calls the webhook (its config informer lags a little)
+webhook_active() {
+    kc apply --dry-run=server -n e2e-strict -f "$CASES/raycluster-fractional.yaml"
+    grep -qF "admission webhook \"$STRICT\" denied the request" <<<"$OUT"
+}
+poll_until "webhook registration effective" 30 webhook_active || setup_failed "webhook never called: $OUT"
+e2e_log "setup done in $((SECONDS - T_START)) s"
+
+# ======================================================================================
+# cases
+# ======================================================================================
+denied_by() { echo "admission webhook \"$1\" denied the request:"; }
+
+# ---- custom resources: the API server stores any pod template; only gpuguard judges it --
+case_begin "RayCluster with 500m GPU is denied with gpuguard's field error"
+kc apply -n e2e-strict -f "$CASES/raycluster-fractional.yaml"
+expect_fail
+expect_out "Error from server (Forbidden)" "$(denied_by $STRICT)" \
+    'spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m"' \
+    "[gpu-fractional]"
+kc get raycluster rc-fractional -n e2e-strict
+expect_fail
+expect_out "NotFound"
+case_end
+
+case_begin "PyTorchJob with GPU requests 1 / limits 2 is denied"
+kc apply -n e2e-strict -f "$CASES/pytorchjob-mismatch.yaml"
+expect_fail
+expect_out "$(denied_by $STRICT)" "pytorchReplicaSpecs" ".template.spec.containers[0].resources.requests" \
+    "[gpu-requests-limits-mismatch]"
+case_end
+
+case_begin "JobSet with GPU requests but no limits is denied"
+kc apply -n e2e-strict -f "$CASES/jobset-requests-only.yaml"
+expect_fail
+expect_out "$(denied_by $STRICT)" \
+    "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources" \
+    "[gpu-requests-without-limits]"
+case_end
+
+for f in raycluster-good:raycluster.ray.io/rc-good pytorchjob-good:pytorchjob.kubeflow.org/ptj-good \
+         jobset-good:jobset.jobset.x-k8s.io/js-good; do
+    case_begin "good ${f%%:*} is admitted without warnings"
+    kc apply -n e2e-strict -f "$CASES/${f%%:*}.yaml"
+    expect_ok
+    expect_out "${f#*:} created"
+    expect_no_rule_warning
+    case_end
+done
+
+# ---- built-in kinds ----------------------------------------------------------------
+case_begin "good GPU Pod and Deployment are admitted"
+kc apply -n e2e-strict -f "$CASES/pod-gpu-good.yaml" -f "$CASES/deployment-good.yaml"
+expect_ok
+expect_out "pod/pod-gpu-good created" "deployment.apps/dep-gpu-good created"
+expect_no_rule_warning
+case_end
+
+case_begin "StatefulSet with 250m GPU (not validated by the API server) is denied by gpuguard"
+kc apply -n e2e-strict -f "$CASES/statefulset-fractional.yaml"
+expect_fail
+expect_out "$(denied_by $STRICT)" \
+    'spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "250m"' "[gpu-fractional]"
+case_end
+
+case_begin "Pod with 0.5 GPU is rejected by the API server itself (422) before any webhook"
+kc apply -n e2e-strict -f "$CASES/pod-gpu-fractional.yaml"
+expect_fail
+expect_out 'The Pod "pod-gpu-fractional" is invalid' \
+    "spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value:" "must be an integer"
+expect_no_out "admission webhook"
+case_end
+
+case_begin "Deployment with GPU requests only is rejected by the API server (422)"
+kc apply -n e2e-strict -f "$CASES/deployment-requests-only.yaml"
+expect_fail
+expect_out 'The Deployment "dep-gpu-requests-only" is invalid' \
+    "spec.template.spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"
+expect_no_out "admission webhook"
+case_end
+
+case_begin "Pod with an unquoted integer nodeSelector value fails to decode (400)"
+kc apply -n e2e-strict -f "$CASES/pod-nodeselector-int.yaml"
+expect_fail
+expect_out "Error from server (BadRequest)" "cannot be handled as a Pod" "NodeSelector"
+expect_no_out "admission webhook"
+case_end
+
+# ---- warn-level findings -------------------------------------------------------------
+case_begin "policy at warning: 500m RayCluster is admitted with a Warning: line"
+kc apply -n e2e-warn -f "$CASES/raycluster-fractional.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-fractional created" \
+    'Warning: spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m"' \
+    "[gpu-fractional]"
+case_end
+
+case_begin "policy at warning: missing toleration and driver pin show as Warning: lines"
+kc apply -n e2e-warn -f "$CASES/raycluster-no-toleration.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-no-toleration created" "Warning: " "[gpu-missing-toleration]" "[gpu-missing-driver-pin]"
+case_end
+
+case_begin "policy at warning: the warning also shows on --dry-run=server and nothing is stored"
+kc apply --dry-run=server -n e2e-warn -f "$CASES/jobset-requests-only.yaml"
+expect_ok
+expect_out "jobset.jobset.x-k8s.io/js-requests-only created (server dry run)" "Warning: " "[gpu-requests-without-limits]"
+kc get jobset js-requests-only -n e2e-warn
+expect_fail
+case_end
+
+# ---- server-side dry run -----------------------------------------------------------------
+case_begin "--dry-run=server of a bad JobSet is denied with our message and nothing is stored"
+kc apply --dry-run=server -n e2e-strict -f "$CASES/jobset-requests-only.yaml"
+expect_fail
+expect_out "$(denied_by $STRICT)" "[gpu-requests-without-limits]"
+kc get jobset js-requests-only -n e2e-strict
+expect_fail
+expect_out "NotFound"
+case_end
+
+case_begin "--dry-run=server of a good RayCluster is admitted and nothing is stored"
+kc apply --dry-run=server -n e2e-legacy -f "$CASES/raycluster-good.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-good created (server dry run)"
+kc get raycluster rc-good -n e2e-legacy
+expect_fail
+case_end
+
+# ---- updates -----------------------------------------------------------------------
+case_begin "kubectl label of objects admitted before the webhook existed still works"
+kc label raycluster rc-fractional -n e2e-legacy team=ml
+expect_ok
+expect_out "raycluster.ray.io/rc-fractional labeled"
+kc annotate pytorchjob ptj-mismatch -n e2e-legacy owner=e2e
+expect_ok
+expect_out "pytorchjob.kubeflow.org/ptj-mismatch annotated"
+case_end
+
+case_begin "UPDATE that makes a good RayCluster fractional is denied"
+kc patch raycluster rc-good -n e2e-strict --type=json \
+    -p '[{"op":"replace","path":"/spec/workerGroupSpecs/0/template/spec/containers/0/resources/limits/nvidia.com~1gpu","value":"1500m"},{"op":"replace","path":"/spec/workerGroupSpecs/0/template/spec/containers/0/resources/requests/nvidia.com~1gpu","value":"1500m"}]'
+expect_fail
+expect_out "$(denied_by $STRICT)" 'Invalid value: "1500m"' "[gpu-fractional]"
+case_end
+
+case_begin "UPDATE of a good object (label, re-apply with a change, --dry-run=server) is admitted"
+kc label raycluster rc-good -n e2e-strict team=ml
+expect_ok
+sed 's/replicas: 1$/replicas: 2/' "$CASES/raycluster-good.yaml" >"$E2E_WORK/rc-good-2.yaml"
+kc apply -n e2e-strict -f "$E2E_WORK/rc-good-2.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-good configured"
+expect_no_rule_warning
+kc label pod pod-gpu-good -n e2e-strict --dry-run=server tier=gpu
+expect_ok
+case_end
+
+# ---- deletes -------------------------------------------------------------------------
+case_begin "DELETE is allowed (bad legacy object, Pod, --dry-run=server)"
+kc delete --dry-run=server raycluster rc-good -n e2e-strict
+expect_ok
+kc get raycluster rc-good -n e2e-strict
+expect_ok
+kc delete raycluster rc-fractional -n e2e-legacy --timeout=30s
+expect_ok
+expect_out 'raycluster.ray.io "rc-fractional" deleted'
+kc delete pod pod-gpu-good -n e2e-strict --grace-period=0 --force --timeout=30s
+expect_ok
+kc delete deployment dep-gpu-good -n e2e-strict --timeout=30s
+expect_ok
+case_end
+
+# ---- webhook health endpoints --------------------------------------------------------
+case_begin "webhook serves /healthz, /readyz and /metrics over TLS"
+for ep in healthz readyz metrics; do
+    code=$(curl -sS -o "$E2E_WORK/ep-$ep.out" -w '%{http_code}' --max-time 5 --cacert "$WH/ca.crt" \
+        "https://127.0.0.1:$WH_PORT/$ep" 2>&1)
+    [[ $code == 200 ]] || problem "GET /$ep -> $code"
+done
+[[ -s $E2E_WORK/ep-metrics.out ]] || problem "empty /metrics"
+case_end
+
+# ---- certificate rotation on disk, no restart ---------------------------------------------
+# rotate_strict CA_NAME TAG : write a new key pair for the strict webhook (rename over the files)
+rotate_strict() {
+    new_serving_cert "$1" "strict-$2" || return 1
+    mv -f "$WH/strict-$2.key" "$WH/strict/tls.key"
+    mv -f "$WH/strict-$2.crt" "$WH/strict/tls.crt"
+}
+wait_serving() {            # wait_serving PORT CERTFILE : until the webhook serves CERTFILE
+    local want deadline=$((SECONDS + 60))
+    want=$(cert_serial "$2")
+    while ((SECONDS < deadline)); do
+        [[ $(served_serial "$1") == "$want" ]] && return 0
+        sleep 0.5
+    done
+    e2e_log "port $1 still serves $(served_serial "$1"), want $want"
+    return 1
+}
+probe_strict() { kc apply --dry-run=server -n e2e-strict -f "$CASES/raycluster-fractional.yaml"; }
+strict_denies() { probe_strict; grep -qF "$(denied_by $STRICT)" <<<"$OUT"; }
+strict_untrusted() { probe_strict; grep -qF "x509: certificate signed by unknown authority" <<<"$OUT"; }
+
+case_begin "certificate rotated on disk (same CA) is served and trusted without a restart"
+pid_before=$PID_strict
+rotate_strict ca 2 || problem "could not make a certificate"
+wait_serving "$WH_PORT" "$WH/strict/tls.crt" || problem "webhook did not pick up the new certificate within 60 s"
+webhook_healthy "$WH_PORT" || problem "new certificate does not verify against the CA (curl)"
+poll_until "denial after rotation" 30 strict_denies || problem "API server no longer gets our answer"
+note_output
+kill -0 "$pid_before" 2>/dev/null || problem "webhook process is gone"
+case_end
+
+# Control: a certificate from a CA the API server does not trust must break the call; this
+# proves the API server really verifies the served certificate on fresh connections.
+# A new caBundle (CA + an unrelated CA) gives the API server a new client, so no pooled
+# connection with an older certificate can hide the result.
+case_begin "control: certificate from an untrusted CA is rejected by the API server (x509)"
+e2e_make_ca "$WH" unrelated-ca
+cat "$WH/ca.crt" "$WH/unrelated-ca.crt" >"$WH/bundle-1.pem"
+rotate_strict foreign-ca 3 || problem "could not make a certificate"
+wait_serving "$WH_PORT" "$WH/strict/tls.crt" || problem "webhook did not pick up the new certificate"
+register_webhooks Fail "$WH/bundle-1.pem" || problem "re-register: $OUT"
+poll_until "x509 error" 30 strict_untrusted || problem "API server did not reject the untrusted certificate"
+note_output
+expect_out "failed calling webhook \"$STRICT\"" "x509: certificate signed by unknown authority"
+case_end
+
+case_begin "rotating back to a certificate from the trusted CA restores the webhook, no restart"
+rotate_strict ca 4 || problem "could not make a certificate"
+wait_serving "$WH_PORT" "$WH/strict/tls.crt" || problem "webhook did not pick up the new certificate"
+poll_until "denial after rotation back" 30 strict_denies || problem "API server does not get our answer"
+note_output
+expect_out '[gpu-fractional]'
+kill -0 "$pid_before" 2>/dev/null || problem "webhook process is gone"
+[[ $PID_strict == "$pid_before" ]] || problem "webhook was restarted"
+case_end
+
+case_begin "secret-volume style rotation (..data symlink swap) is picked up too"
+mkdir -p "$WH/warn-data-2"
+new_serving_cert ca warn-2 && mv "$WH/warn-2.crt" "$WH/warn-data-2/tls.crt" && mv "$WH/warn-2.key" "$WH/warn-data-2/tls.key"
+ln -s ../warn-data-2 "$WH/warn/..data_tmp" && mv -T "$WH/warn/..data_tmp" "$WH/warn/..data"
+wait_serving "$WARN_PORT" "$WH/warn-data-2/tls.crt" || problem "warn webhook did not pick up the swapped certificate within 60 s"
+kc apply --dry-run=server -n e2e-warn -f "$CASES/raycluster-fractional.yaml"
+expect_ok
+expect_out "Warning: " "[gpu-fractional]"
+case_end
+
+# ---- webhook down --------------------------------------------------------------------
+case_begin "webhook down + failurePolicy Fail: the API server denies with its connection error"
+e2e_stop_pid "$PID_strict"; e2e_forget_pid "$PID_strict"
+kc apply -n e2e-down -f "$CASES/raycluster-good.yaml"
+expect_fail
+expect_out "Error from server (InternalError)" "Internal error occurred: failed calling webhook \"$STRICT\"" \
+    "Post \"https://127.0.0.1:$WH_PORT/validate?timeout=5s\"" "dial tcp 127.0.0.1:$WH_PORT: connect: connection refused"
+kc get raycluster rc-good -n e2e-down
+expect_fail
+case_end
+
+case_begin "webhook down + failurePolicy Ignore: the object is admitted"
+register_webhooks Ignore "$WH/bundle-1.pem" || problem "re-register: $OUT"
+admitted_while_down() { kc apply --dry-run=server -n e2e-down -f "$CASES/raycluster-good.yaml"; ((RC == 0)); }
+poll_until "Ignore effective" 30 admitted_while_down || problem "dry-run still fails: $OUT"
+kc apply -n e2e-down -f "$CASES/raycluster-good.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-good created"
+kc apply -n e2e-down -f "$CASES/raycluster-fractional.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-fractional created"
+case_end
+
+case_begin "webhook restarted: denials resume"
+register_webhooks Fail "$WH/bundle-1.pem" || problem "re-register: $OUT"
+start_webhook strict "$WH_PORT" "$WH/strict/tls.crt" "$WH/strict/tls.key" || problem "restart failed"
+poll_until "denial after restart" 30 strict_denies || problem "no denial after restart"
+note_output
+case_end
+
+summary
+((FAILED == 0))
