@@ -107,7 +107,7 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
     Collector collector(*rule, *severity, findings);
     rule->check(ctx, collector);
   }
-  if (policy.allowSuppressions) {
+  if (policy.allowSuppressions.value_or(true)) {
     for (Finding& f : findings) applySuppression(object, f);
   }
   return findings;

@@ -19,8 +19,8 @@ struct JudgeOptions {
 
 // Runs every enabled rule on `object`. Findings come in rule order, then in
 // document order within a rule. Suppressed findings are returned too (marked
-// `suppressed`) when the policy allows suppressions, so front ends can list
-// and count them; otherwise annotations are ignored.
+// `suppressed`) when the policy allows suppressions (unset: allowed), so
+// front ends can list and count them; otherwise annotations are ignored.
 std::vector<Finding> judge(const nlohmann::json& object, const Policy& policy, const JudgeOptions& options = {});
 
 // True when any unsuppressed finding is an error.

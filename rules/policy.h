@@ -8,7 +8,7 @@
 //   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
 //   maxGpusPerNode: 8
 //   assumeExtendedResourceToleration: false
-//   allowSuppressions: true          # webhook default: false
+//   allowSuppressions: true          # linter default: true; webhook default: false
 //   exemptNamespaces: [kube-system]  # webhook only
 //   include: ["**/*.yaml"]           # linter only: path globs
 //   exclude: ["charts/**"]
@@ -49,7 +49,10 @@ struct Policy {
                                            "nvidia.com/cuda.driver.major"};
   long long maxGpusPerNode = 8;
   bool assumeExtendedResourceToleration = false;
-  bool allowSuppressions = true;
+  // Honour ignore.gpuguard.io/<rule> annotations. Unset: the front end's
+  // default (the linter honours them; the webhook does not, since anyone who
+  // can create a pod can write an annotation).
+  std::optional<bool> allowSuppressions;
   std::vector<std::string> exemptNamespaces;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
