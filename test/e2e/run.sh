@@ -476,9 +476,9 @@ mkdir -p "$WH/warn-data-2"
 new_serving_cert ca warn-2 && mv "$WH/warn-2.crt" "$WH/warn-data-2/tls.crt" && mv "$WH/warn-2.key" "$WH/warn-data-2/tls.key"
 ln -s ../warn-data-2 "$WH/warn/..data_tmp" && mv -T "$WH/warn/..data_tmp" "$WH/warn/..data"
 wait_serving "$WARN_PORT" "$WH/warn-data-2/tls.crt" || problem "warn webhook did not pick up the swapped certificate within 60 s"
-kc apply --dry-run=server -n e2e-warn -f "$CASES/raycluster-fractional.yaml"
+kc apply --dry-run=server -n e2e-warn -f "$CASES/statefulset-fractional.yaml"
 expect_ok
-expect_out "Warning: " "[gpu-fractional]"
+expect_out "statefulset.apps/sts-gpu-fractional created (server dry run)" "Warning: " "[gpu-fractional]"
 case_end
 
 # ---- webhook down --------------------------------------------------------------------
