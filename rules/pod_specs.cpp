@@ -36,13 +36,19 @@ struct Walker {
     return true;
   }
 
-  static bool isLoneContainer(const json& node) {
-    auto resources = node.find("resources");
-    if (resources == node.end() || !resources->is_object()) return false;
-    auto limits = resources->find("limits");
-    auto requests = resources->find("requests");
-    return (limits != resources->end() && limits->is_object()) ||
-           (requests != resources->end() && requests->is_object());
+  // The key of a ResourceRequirements object directly in `node`, if any.
+  static const char* loneContainerResourcesKey(const json& node) {
+    for (const char* key : {"resources", "resourcesPerNode"}) {
+      auto resources = node.find(key);
+      if (resources == node.end() || !resources->is_object()) continue;
+      auto limits = resources->find("limits");
+      auto requests = resources->find("requests");
+      if ((limits != resources->end() && limits->is_object()) ||
+          (requests != resources->end() && requests->is_object())) {
+        return key;
+      }
+    }
+    return nullptr;
   }
 
   static PodField fieldOf(const json& holder, const FieldPath& path, const char* name) {
@@ -103,9 +109,9 @@ struct Walker {
     return own;  // absent: report where the holder would carry it
   }
 
-  void addLoneContainer(const json& holder, const FieldPath& path) {
+  void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey) {
     PodSite site = newSite(holder, path);
-    site.containers.push_back({&holder, path, ContainerKind::Lone});
+    site.containers.push_back({&holder, path, ContainerKind::Lone, resourcesKey});
     site.nodeSelector = nearest(holder, path, "nodeSelector");
     site.affinity = nearest(holder, path, "affinity");
     site.tolerations = nearest(holder, path, "tolerations");
@@ -134,11 +140,11 @@ struct Walker {
     if (isPodSpec(node)) {
       addPodSpec(node, path);
     } else {
-      if (isLoneContainer(node)) addLoneContainer(node, path);
+      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path, key);
       chain.push_back({&node, path});
       for (const auto& [key, child] : node.items()) {
         // Nothing a pod runs lives in metadata (managedFields can be large) or status.
-        if (key == "metadata" || key == "status" || key == "resources") continue;
+        if (key == "metadata" || key == "status" || key == "resources" || key == "resourcesPerNode") continue;
         if (child.is_object() || child.is_array()) walk(child, path.field(key), depth + 1);
       }
       chain.pop_back();

@@ -4,8 +4,9 @@
 // PyTorchJob replica specs, JobSet replicated jobs, KServe predictors, Argo
 // templates...). We find them generically instead of by a list of kinds:
 //   - a pod spec is any object with a `containers` list of objects;
-//   - a lone container is any other object whose `resources` holds `limits`
-//     or `requests` (Argo `container`, KServe `model`, NIMService `spec`);
+//   - a lone container is any other object whose `resources` (or Kubeflow
+//     TrainJob's `resourcesPerNode`) holds `limits` or `requests` (Argo
+//     `container`, KServe `model`, NIMService `spec`, TrainJob `trainer`);
 //     its pod-level fields come from the nearest enclosing object that has
 //     them (an Argo template, then the Workflow spec).
 #pragma once
@@ -33,6 +34,9 @@ struct ContainerRef {
   const nlohmann::json* container = nullptr;
   FieldPath path;
   ContainerKind kind = ContainerKind::App;
+  // The key holding its ResourceRequirements: "resources", or for Kubeflow
+  // TrainJob's trainer "resourcesPerNode".
+  std::string_view resourcesKey = "resources";
 
   std::string_view name() const;
   std::string_view image() const;  // "" when absent or not a string

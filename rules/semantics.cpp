@@ -120,8 +120,8 @@ const ResourceEntry* ContainerResources::request(std::string_view name) const { 
 
 ContainerResources resourcesOf(const ContainerRef& container, bool podDefaulting) {
   ContainerResources out;
-  out.path = container.path.field("resources");
-  auto it = container.container->find("resources");
+  out.path = container.path.field(container.resourcesKey);
+  auto it = container.container->find(container.resourcesKey);
   if (it == container.container->end() || !it->is_object()) return out;
   collect(*it, "limits", out.path, out.limits);
   collect(*it, "requests", out.path, out.requests);

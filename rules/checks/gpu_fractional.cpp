@@ -45,7 +45,8 @@ class GpuFractional final : public Rule {
     if (!isExtendedResourceName(e.name) && !ctx.policy.isGpuResource(e.name)) return;
     const QuantityValue q = decodeQuantity(*e.value);
     if (!q.quantity || q.quantity->isNegative() || q.quantity->isWholeNumber()) return;
-    const std::string shown = renderValue(*e.value);
+    // Quantities print as strings in API errors, whatever JSON type they had.
+    const std::string shown = renderValue(nlohmann::json(q.text));
     std::string message = "Invalid value: " + shown + ": must be an integer; " + e.name +
                           " is counted in whole units: ask for " +
                           std::to_string(std::max<long long>(1, q.quantity->ceilToInt64()));

@@ -39,7 +39,8 @@ class GpuInvalidQuantity final : public Rule {
   static void checkEntry(const CheckContext& ctx, const ResourceEntry& e, Reporter& out) {
     if (!isExtendedResourceName(e.name) && !ctx.policy.isGpuResource(e.name)) return;
     const QuantityValue q = decodeQuantity(*e.value);
-    const std::string shown = renderValue(*e.value);
+    // Quantities print as strings in API errors, whatever JSON type they had.
+    const std::string shown = renderValue(nlohmann::json(q.text));
     if (!q.quantity) {
       out.report(e.path, shown,
                  "Invalid value: " + shown + ": " + std::string(quantityErrorMessage(q.error)) +

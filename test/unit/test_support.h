@@ -58,3 +58,35 @@ inline Policy onlyRules(std::initializer_list<std::string> ids) {
 }
 
 }  // namespace gpuguard::testing
+
+namespace gpuguard::testing {
+
+// A Pod (or, with kind "Deployment", a Deployment) whose one container has
+// the given `resources:` body, indented under the container. Tolerations and
+// a driver pin are included so that only the resources are under test.
+inline std::string gpuPod(const std::string& resources, const std::string& kind = "Pod") {
+  std::string spec =
+      "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+      "  nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n"
+      "  containers:\n  - name: c\n    image: busybox\n    resources:\n";
+  std::string body;
+  std::size_t start = 0;
+  while (start < resources.size()) {
+    std::size_t nl = resources.find('\n', start);
+    if (nl == std::string::npos) nl = resources.size();
+    body += "      " + resources.substr(start, nl - start) + "\n";
+    start = nl + 1;
+  }
+  if (kind == "Pod") return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + spec + body;
+  std::string indented;
+  for (std::size_t i = 0, s = 0; i <= (spec + body).size(); ++i) {
+    const std::string all = spec + body;
+    if (i == all.size() || all[i] == '\n') {
+      if (i > s) indented += "    " + all.substr(s, i - s) + "\n";
+      s = i + 1;
+    }
+  }
+  return "apiVersion: apps/v1\nkind: " + kind + "\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n" + indented;
+}
+
+}  // namespace gpuguard::testing

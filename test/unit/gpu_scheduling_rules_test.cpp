@@ -1,0 +1,215 @@
+// gpu-missing-toleration, gpu-missing-driver-pin and label-value-not-string:
+// where a GPU pod may run, judged like the scheduler and the API decoder.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "rules/semantics.h"
+#include "test/unit/test_support.h"
+
+namespace gpuguard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::judgeYaml;
+using testing::only;
+using testing::onlyRules;
+using testing::rulesHit;
+
+// A GPU pod with the given extra lines under `spec:` (two-space indented).
+std::string podWith(const std::string& specLines, const std::string& gpus = "1") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + specLines +
+         "  containers:\n  - name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+         "    resources: {limits: {nvidia.com/gpu: " + gpus + "}}\n";
+}
+
+std::vector<std::string> tolerationFindings(const std::string& specLines, const Policy& base = {}) {
+  Policy p = base;
+  p.rules = onlyRules({"gpu-missing-toleration"}).rules;
+  return rulesHit(judgeYaml(podWith(specLines), p));
+}
+
+// --- ToleratesTaint, exactly ----------------------------------------------
+
+struct TolerationCase {
+  const char* toleration;
+  bool tolerates;
+};
+
+class TolerationOfNvidiaGpuPresentNoSchedule : public ::testing::TestWithParam<TolerationCase> {};
+
+// The truth table of kubernetes-gpu-semantics.md §6.1 for the taint
+// nvidia.com/gpu=present:NoSchedule.
+TEST_P(TolerationOfNvidiaGpuPresentNoSchedule, MatchesLikeKubernetes) {
+  const Taint taint{"nvidia.com/gpu", "present", "NoSchedule"};
+  const auto toleration = nlohmann::json::parse(GetParam().toleration);
+  EXPECT_EQ(toleratesTaint(toleration, taint), GetParam().tolerates) << GetParam().toleration;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TruthTable, TolerationOfNvidiaGpuPresentNoSchedule,
+    ::testing::Values(
+        TolerationCase{R"({"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"})", true},
+        TolerationCase{R"({"key":"nvidia.com/gpu","operator":"Exists"})", true},
+        TolerationCase{R"({"operator":"Exists"})", true},
+        TolerationCase{R"({"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"})", true},
+        TolerationCase{R"({"key":"nvidia.com/gpu","operator":"Equal","value":"true","effect":"NoSchedule"})", false},
+        TolerationCase{R"({"key":"nvidia.com/gpu","operator":"Exists","effect":"NoExecute"})", false},
+        TolerationCase{R"({"key":"nvidia.com/GPU","operator":"Exists"})", false},
+        TolerationCase{R"({"key":"nvidia.com/gpu","operator":"Gte","value":"present"})", false}));
+
+TEST(GpuMissingToleration, AGpuPodWithoutTolerationsIsReported) {
+  const auto f = only(judgeYaml(podWith("")), "gpu-missing-toleration");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.tolerations");
+  EXPECT_THAT(f[0].message, HasSubstr("nvidia.com/gpu:NoSchedule"));
+  EXPECT_THAT(f[0].message, HasSubstr("operator: Exists"));
+}
+
+TEST(GpuMissingToleration, ExistsOnTheKeyTolerates) {
+  EXPECT_THAT(tolerationFindings("  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"), IsEmpty());
+}
+
+TEST(GpuMissingToleration, EqualOnlyToleratesAValueThePolicyNames) {
+  const std::string equalTrue = "  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: \"true\"}]\n";
+  EXPECT_THAT(tolerationFindings(equalTrue), ElementsAre("gpu-missing-toleration"));
+  Policy named;
+  named.gpuTaints = {{"nvidia.com/gpu", "true", "NoSchedule"}};
+  EXPECT_THAT(tolerationFindings(equalTrue, named), IsEmpty());
+}
+
+TEST(GpuMissingToleration, AWrongEffectDoesNotTolerate) {
+  EXPECT_THAT(tolerationFindings("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]\n"),
+              ElementsAre("gpu-missing-toleration"));
+}
+
+TEST(GpuMissingToleration, PodsWithoutGpusNeedNoToleration) {
+  Policy p;
+  p.rules = onlyRules({"gpu-missing-toleration"}).rules;
+  EXPECT_THAT(rulesHit(judgeYaml(podWith("", "0"), p)), IsEmpty());
+}
+
+TEST(GpuMissingToleration, TheExtendedResourceTolerationPluginCanBeAssumed) {
+  Policy p;
+  p.assumeExtendedResourceToleration = true;
+  EXPECT_THAT(tolerationFindings("", p), IsEmpty());
+}
+
+TEST(GpuMissingToleration, MigResourcesAreGpusToo) {
+  Policy p;
+  p.rules = onlyRules({"gpu-missing-toleration"}).rules;
+  const std::string yaml =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+      "    resources: {limits: {nvidia.com/mig-1g.10gb: 1}}\n";
+  EXPECT_THAT(rulesHit(judgeYaml(yaml, p)), ElementsAre("gpu-missing-toleration"));
+}
+
+// --- driver pins -------------------------------------------------------------
+
+std::vector<std::string> pinFindings(const std::string& specLines) {
+  Policy p;
+  p.rules = onlyRules({"gpu-missing-driver-pin"}).rules;
+  return rulesHit(judgeYaml(podWith(specLines), p));
+}
+
+TEST(GpuMissingDriverPin, AGpuPodWithoutAPinIsReportedAtNodeSelector) {
+  const auto f = only(judgeYaml(podWith("")), "gpu-missing-driver-pin");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.nodeSelector");
+  EXPECT_THAT(f[0].message, HasSubstr("CUDA driver version is insufficient"));
+}
+
+TEST(GpuMissingDriverPin, ANodeSelectorOnAnyPinLabelPins) {
+  EXPECT_THAT(pinFindings("  nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n"), IsEmpty());
+  EXPECT_THAT(pinFindings("  nodeSelector: {nvidia.com/cuda.driver-version.full: \"550.54.15\"}\n"), IsEmpty());
+  EXPECT_THAT(pinFindings("  nodeSelector: {nvidia.com/cuda.driver.major: \"550\"}\n"), IsEmpty());
+}
+
+TEST(GpuMissingDriverPin, OtherLabelsDoNotPin) {
+  EXPECT_THAT(pinFindings("  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"),
+              ElementsAre("gpu-missing-driver-pin"));
+}
+
+const char* const kRequiredAffinity =
+    "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "        nodeSelectorTerms:\n";
+
+TEST(GpuMissingDriverPin, ARequiredAffinityWithInOrGtPins) {
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                          "values: [\"534\"]}]\n"),
+              IsEmpty());
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: In, "
+                          "values: [\"550\", \"560\"]}]\n"),
+              IsEmpty());
+}
+
+TEST(GpuMissingDriverPin, EveryOredTermMustPin) {
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                          "values: [\"534\"]}]\n"
+                          "        - matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [x]}]\n"),
+              ElementsAre("gpu-missing-driver-pin"));
+}
+
+TEST(GpuMissingDriverPin, ExistsIsNotAPin) {
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: "
+                          "Exists}]\n"),
+              ElementsAre("gpu-missing-driver-pin"));
+}
+
+TEST(GpuMissingDriverPin, PreferredAffinityIsNotAPin) {
+  EXPECT_THAT(pinFindings("  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
+                          "      - weight: 1\n        preference:\n          matchExpressions: [{key: "
+                          "nvidia.com/cuda.driver-version.major, operator: In, values: [\"550\"]}]\n"),
+              ElementsAre("gpu-missing-driver-pin"));
+}
+
+// --- label values must be strings ---------------------------------------------
+
+std::vector<Finding> labelFindings(const std::string& yaml) {
+  Policy p;
+  p.rules = onlyRules({"label-value-not-string"}).rules;
+  return judgeYaml(yaml, p);
+}
+
+TEST(LabelValueNotString, AnUnquotedNumberInNodeSelectorIsReportedWithTheQuotedForm) {
+  const auto f = labelFindings(podWith("  nodeSelector: {nvidia.com/cuda.driver-version.major: 535}\n"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.nodeSelector[nvidia.com/cuda.driver-version.major]");
+  EXPECT_THAT(f[0].message, HasSubstr("write \"535\""));
+}
+
+TEST(LabelValueNotString, Yaml11BooleansAndOctalsAreExplained) {
+  const auto yes = labelFindings(podWith("  nodeSelector: {nvidia.com/mig.capable: yes}\n"));
+  ASSERT_EQ(yes.size(), 1u);
+  EXPECT_THAT(yes[0].message, HasSubstr("write \"yes\" (YAML 1.1 reads yes as true)"));
+  const auto octal = labelFindings(podWith("  nodeSelector: {team: 010}\n"));
+  ASSERT_EQ(octal.size(), 1u);
+  EXPECT_THAT(octal[0].message, HasSubstr("YAML 1.1 reads 010 as 8"));
+}
+
+TEST(LabelValueNotString, QuotedValuesAreFine) {
+  EXPECT_THAT(labelFindings(podWith("  nodeSelector: {nvidia.com/cuda.driver-version.major: \"535\"}\n")), IsEmpty());
+}
+
+TEST(LabelValueNotString, LabelsMatchLabelsAndAffinityValuesAreCheckedToo) {
+  const std::string yaml =
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, labels: {tier: 1}}\nspec:\n"
+      "  selector: {matchLabels: {app: true}}\n  template:\n    metadata: {labels: {gpu: on}}\n    spec:\n"
+      "      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+      "[{matchExpressions: [{key: k, operator: In, values: [535]}]}]}}}\n"
+      "      containers: [{name: c, image: x}]\n";
+  std::vector<std::string> fields;
+  for (const Finding& f : labelFindings(yaml)) fields.push_back(f.field);
+  EXPECT_THAT(fields, ElementsAre("metadata.labels[tier]", "spec.selector.matchLabels[app]",
+                                  "spec.template.metadata.labels[gpu]",
+                                  "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                                  ".nodeSelectorTerms[0].matchExpressions[0].values[0]"));
+}
+
+}  // namespace
+}  // namespace gpuguard

@@ -1,0 +1,198 @@
+// Where the pods are: every kind that carries a pod spec is found, built-in
+// or custom, and a finding names the field the way the API server would.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "rules/pod_specs.h"
+#include "test/unit/test_support.h"
+
+namespace gpuguard {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::judgeYaml;
+using testing::only;
+
+// A container asking for half a GPU, indented to sit at `indent` spaces.
+std::string halfGpuContainer(int indent) {
+  const std::string pad(indent, ' ');
+  return pad + "- name: c\n" + pad + "  image: busybox\n" + pad + "  resources:\n" + pad + "    limits:\n" + pad +
+         "      nvidia.com/gpu: 0.5\n";
+}
+
+struct KindCase {
+  const char* name;
+  std::string yaml;
+  const char* expectedField;
+};
+
+std::vector<KindCase> kindCases() {
+  return {
+      {"Pod", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n" + halfGpuContainer(2),
+       "spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"PodTemplate",
+       "apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t}\ntemplate:\n  spec:\n    containers:\n" +
+           halfGpuContainer(4),
+       "template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"Deployment",
+       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n" +
+           halfGpuContainer(6),
+       "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"ReplicaSet",
+       "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: r}\nspec:\n  template:\n    spec:\n      containers:\n" +
+           halfGpuContainer(6),
+       "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"StatefulSet",
+       "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  template:\n    spec:\n      containers:\n" +
+           halfGpuContainer(6),
+       "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"DaemonSet",
+       "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: s}\nspec:\n  template:\n    spec:\n      containers:\n" +
+           halfGpuContainer(6),
+       "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"Job",
+       "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      containers:\n" +
+           halfGpuContainer(6),
+       "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"CronJob",
+       "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  schedule: '* * * * *'\n  jobTemplate:\n"
+       "    spec:\n      template:\n        spec:\n          containers:\n" +
+           halfGpuContainer(10),
+       "spec.jobTemplate.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"ReplicationController",
+       "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: r}\nspec:\n  template:\n    spec:\n"
+       "      containers:\n" +
+           halfGpuContainer(6),
+       "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"List",
+       "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec:\n"
+       "    containers:\n" +
+           halfGpuContainer(4),
+       "items[0].spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"RayCluster",
+       "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r}\nspec:\n  headGroupSpec:\n    template:\n"
+       "      spec:\n        containers:\n        - {name: head, image: rayproject/ray}\n  workerGroupSpecs:\n"
+       "  - groupName: gpu\n    template:\n      spec:\n        containers:\n" +
+           halfGpuContainer(8),
+       "spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"RayJob",
+       "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec:\n  rayClusterSpec:\n    workerGroupSpecs:\n"
+       "    - template:\n        spec:\n          containers:\n" +
+           halfGpuContainer(10),
+       "spec.rayClusterSpec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"RayService",
+       "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: r}\nspec:\n  rayClusterConfig:\n"
+       "    workerGroupSpecs:\n    - template:\n        spec:\n          containers:\n" +
+           halfGpuContainer(10),
+       "spec.rayClusterConfig.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"PyTorchJob",
+       "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\nspec:\n  pytorchReplicaSpecs:\n"
+       "    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n" +
+           halfGpuContainer(10),
+       "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"TFJob",
+       "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t}\nspec:\n  tfReplicaSpecs:\n    Worker:\n"
+       "      template:\n        spec:\n          containers:\n" +
+           halfGpuContainer(10),
+       "spec.tfReplicaSpecs.Worker.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"MPIJob",
+       "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\nspec:\n  mpiReplicaSpecs:\n"
+       "    Worker:\n      template:\n        spec:\n          containers:\n" +
+           halfGpuContainer(10),
+       "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"TrainJob",
+       "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n  trainer:\n"
+       "    image: pytorch/pytorch\n    resourcesPerNode:\n      limits:\n        nvidia.com/gpu: 0.5\n",
+       "spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]"},
+      {"JobSet",
+       "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: j}\nspec:\n  replicatedJobs:\n"
+       "  - name: w\n    template:\n      spec:\n        template:\n          spec:\n            containers:\n" +
+           halfGpuContainer(12),
+       "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"LeaderWorkerSet",
+       "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: l}\nspec:\n"
+       "  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n      spec:\n        containers:\n" +
+           halfGpuContainer(8),
+       "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"InferenceService",
+       "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: i}\nspec:\n  predictor:\n"
+       "    model:\n      modelFormat: {name: huggingface}\n      resources:\n        limits:\n"
+       "          nvidia.com/gpu: 0.5\n",
+       "spec.predictor.model.resources.limits[nvidia.com/gpu]"},
+      {"VolcanoJob",
+       "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: v}\nspec:\n  tasks:\n  - name: t\n"
+       "    template:\n      spec:\n        containers:\n" +
+           halfGpuContainer(8),
+       "spec.tasks[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+      {"ArgoWorkflow",
+       "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: w-}\nspec:\n  entrypoint: main\n"
+       "  templates:\n  - name: main\n    container:\n      image: nvidia/cuda\n      resources:\n        limits:\n"
+       "          nvidia.com/gpu: 0.5\n",
+       "spec.templates[0].container.resources.limits[nvidia.com/gpu]"},
+  };
+}
+
+class EveryKindWithPods : public ::testing::TestWithParam<KindCase> {};
+
+TEST_P(EveryKindWithPods, HalfAGpuIsFoundAtTheApiServersFieldPath) {
+  const KindCase& c = GetParam();
+  const auto fractional = only(judgeYaml(c.yaml), "gpu-fractional");
+  ASSERT_EQ(fractional.size(), 1u) << c.yaml;
+  EXPECT_EQ(fractional[0].field, c.expectedField);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EveryKindWithPods, ::testing::ValuesIn(kindCases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(PodSites, OnlyAPodsOwnSpecIsDefaultedLikeAPod) {
+  const auto pod = nlohmann::json::parse(R"({"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"c"}]}})");
+  const auto dep = nlohmann::json::parse(
+      R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}})");
+  ASSERT_EQ(findPodSites(pod).size(), 1u);
+  EXPECT_TRUE(findPodSites(pod)[0].isPod);
+  ASSERT_EQ(findPodSites(dep).size(), 1u);
+  EXPECT_FALSE(findPodSites(dep)[0].isPod);
+}
+
+TEST(PodSites, InitContainersWithRestartPolicyAlwaysAreSidecars) {
+  const auto pod = nlohmann::json::parse(R"({"apiVersion":"v1","kind":"Pod","spec":{
+    "initContainers":[{"name":"init"},{"name":"side","restartPolicy":"Always"}],
+    "containers":[{"name":"app"}],"ephemeralContainers":[{"name":"debug"}]}})");
+  const auto sites = findPodSites(pod);
+  ASSERT_EQ(sites.size(), 1u);
+  std::vector<ContainerKind> kinds;
+  for (const auto& c : sites[0].containers) kinds.push_back(c.kind);
+  EXPECT_THAT(kinds, ElementsAre(ContainerKind::Init, ContainerKind::Sidecar, ContainerKind::App,
+                                 ContainerKind::Ephemeral));
+}
+
+TEST(PodSites, AnArgoTemplateTakesTolerationsFromTheNearestEnclosingObject) {
+  const auto wf = nlohmann::json::parse(R"({"apiVersion":"argoproj.io/v1alpha1","kind":"Workflow","spec":{
+    "tolerations":[{"operator":"Exists"}],
+    "templates":[{"name":"a","container":{"image":"x","resources":{"limits":{"nvidia.com/gpu":1}}}},
+                 {"name":"b","nodeSelector":{"k":"v"},
+                  "container":{"image":"x","resources":{"limits":{"nvidia.com/gpu":1}}}}]}})");
+  const auto sites = findPodSites(wf);
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0].tolerations.path.apiPath(), "spec.tolerations");
+  EXPECT_EQ(sites[0].nodeSelector.value, nullptr);
+  EXPECT_EQ(sites[1].nodeSelector.path.apiPath(), "spec.templates[1].nodeSelector");
+}
+
+TEST(PodSites, HostileNestingIsBoundedNotRecursedForever) {
+  nlohmann::json deep = nlohmann::json::object();
+  nlohmann::json* cur = &deep;
+  for (int i = 0; i < 10000; ++i) cur = &((*cur)["a"] = nlohmann::json::object());
+  EXPECT_TRUE(findPodSites(deep).empty());
+}
+
+TEST(PodSites, ManagedFieldsAndStatusAreNotSearched) {
+  const auto pod = nlohmann::json::parse(R"({"apiVersion":"v1","kind":"Pod",
+    "metadata":{"managedFields":[{"fieldsV1":{"containers":[{"name":"x"}]}}]},
+    "status":{"containers":[{"name":"y"}]},
+    "spec":{"containers":[{"name":"c"}]}})");
+  EXPECT_EQ(findPodSites(pod).size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpuguard
