@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <ostream>
 
 namespace gpuguard {
 
@@ -122,25 +123,44 @@ bool parseInt64(std::string_view s, std::int64_t& out) {
 
 // suffixHandler.interpret: decimal table, binary table, then e/E<int>.
 bool interpret(std::string_view suf, Interpreted& out) {
-  if (suf.size() <= 2) {
-    static constexpr struct { std::string_view s; int base; std::int32_t exp; Format f; } kTable[] = {
-        {"", 10, 0, Format::DecimalSI},   {"n", 10, -9, Format::DecimalSI},
-        {"u", 10, -6, Format::DecimalSI}, {"m", 10, -3, Format::DecimalSI},
-        {"k", 10, 3, Format::DecimalSI},  {"M", 10, 6, Format::DecimalSI},
-        {"G", 10, 9, Format::DecimalSI},  {"T", 10, 12, Format::DecimalSI},
-        {"P", 10, 15, Format::DecimalSI}, {"E", 10, 18, Format::DecimalSI},
-        {"Ki", 2, 10, Format::BinarySI},  {"Mi", 2, 20, Format::BinarySI},
-        {"Gi", 2, 30, Format::BinarySI},  {"Ti", 2, 40, Format::BinarySI},
-        {"Pi", 2, 50, Format::BinarySI},  {"Ei", 2, 60, Format::BinarySI},
-    };
-    for (const auto& e : kTable) {
-      if (e.s == suf) {
-        out = {e.base, e.exp, e.f};
-        return true;
-      }
+  if (suf.empty()) {
+    out = {10, 0, Format::DecimalSI};
+    return true;
+  }
+  if (suf.size() == 1) {
+    std::int32_t exp = 0;
+    switch (suf[0]) {
+      case 'n': exp = -9; break;
+      case 'u': exp = -6; break;
+      case 'm': exp = -3; break;
+      case 'k': exp = 3; break;
+      case 'M': exp = 6; break;
+      case 'G': exp = 9; break;
+      case 'T': exp = 12; break;
+      case 'P': exp = 15; break;
+      case 'E': exp = 18; break;
+      default: return false;  // "e" alone, "K", "i"
+    }
+    out = {10, exp, Format::DecimalSI};
+    return true;
+  }
+  if (suf.size() == 2 && suf[1] == 'i') {
+    std::int32_t exp = 0;
+    switch (suf[0]) {
+      case 'K': exp = 10; break;
+      case 'M': exp = 20; break;
+      case 'G': exp = 30; break;
+      case 'T': exp = 40; break;
+      case 'P': exp = 50; break;
+      case 'E': exp = 60; break;
+      default: exp = 0; break;  // "ei", "ki", "mi": maybe e-notation (fails)
+    }
+    if (exp != 0) {
+      out = {2, exp, Format::BinarySI};
+      return true;
     }
   }
-  if (suf.size() > 1 && (suf[0] == 'e' || suf[0] == 'E')) {
+  if (suf[0] == 'e' || suf[0] == 'E') {
     std::int64_t parsed = 0;
     if (!parseInt64(suf.substr(1), parsed)) return false;
     out = {10, wrap32(parsed), Format::DecimalExponent};
@@ -343,6 +363,16 @@ std::optional<Quantity> Quantity::parse(std::string_view text, QuantityError* er
     normalize(q.digits_, q.exp10_);
     roundAwayToScale(q.digits_, q.exp10_, -9);
   } else {
+    // Go takes its int64 fast path only without a fraction and when
+    // precision = 15 - len(num) - exponent*3/10 - 1 >= 0 (and the product
+    // fits); otherwise inf.Dec parses `value`, which needs a digit: "Pi" and
+    // "Ei" alone are ErrNumeric while "Ki" .. "Ti" alone are zero.
+    const std::int64_t precision =
+        15 - static_cast<std::int64_t>(num.size()) - in.exponent * 3 / 10 - 1;
+    if ((denomLen != 0 || precision < 0) && !sc.hasDigits) {
+      fail(error, QuantityError::Numeric);
+      return std::nullopt;
+    }
     // value = (num.denom) * 2^exponent, rounded away from zero to nano, and
     // capped at 2^63-1 in magnitude.
     std::int64_t exp = -denomLen;
@@ -530,5 +560,17 @@ std::strong_ordering Quantity::operator<=>(const Quantity& other) const {
   if (sa < 0) c = -c;
   return c <=> 0;
 }
+
+std::ostream& operator<<(std::ostream& os, QuantityError e) {
+  switch (e) {
+    case QuantityError::None: return os << "None";
+    case QuantityError::FormatWrong: return os << "FormatWrong";
+    case QuantityError::Suffix: return os << "Suffix";
+    case QuantityError::Numeric: return os << "Numeric";
+  }
+  return os << "QuantityError(" << static_cast<int>(e) << ")";
+}
+
+std::ostream& operator<<(std::ostream& os, const Quantity& q) { return os << q.canonical(); }
 
 }  // namespace gpuguard

@@ -20,12 +20,18 @@
 //    (int32(parsed)): "1e4294967296" is 1 and "1e4294967299" is 1000.
 //    The same int32 arithmetic is used where Go subtracts the number of
 //    fractional digits from the exponent.
+//    Where Go would then spend minutes rescaling an inf.Dec by 10^(2^31)
+//    ("1e-2147483648"), the value it is computing is returned at once.
+//  * The scanner is more lenient than its regular expression: a missing
+//    number reads as 0 ("k", "Ki", "e5" are zero), but where Go leaves its
+//    int64 fast path the digitless text is an ErrNumeric (".e-10", "Pi").
 //  * Inputs of 2^31 bytes or more are outside the model (Go wraps their
 //    lengths to int32); they are parsed as if lengths did not wrap.
 #pragma once
 
 #include <compare>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,5 +120,10 @@ class Quantity {
   std::int64_t exp10_ = 0;
   Format format_ = Format::DecimalSI;
 };
+
+// Writes the enumerator name ("FormatWrong").
+std::ostream& operator<<(std::ostream& os, QuantityError e);
+// Writes canonical() (so GoogleTest and logs print "1500m", not bytes).
+std::ostream& operator<<(std::ostream& os, const Quantity& q);
 
 }  // namespace gpuguard
