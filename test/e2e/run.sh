@@ -8,6 +8,7 @@
 #   GPUGUARD_E2E_CACHE    kube-apiserver build cache (default /var/cache/gpuguard-e2e)
 #   E2E_WEBHOOK_PORT      first webhook port (default 18443; the second webhook uses +1)
 #   E2E_KEEP=1            keep the work dir (logs, certs) even on success
+#   E2E_ORACLE=0          skip the oracle part (see oracle.sh); GPUGUARD_LINT, GPUGUARD_CORPUS as there
 #
 # Prints one line per case ("ok - ..." / "FAIL - ..."), the time taken, and finally
 # "N passed, M failed"; exits non-zero on any failure.
@@ -180,6 +181,8 @@ bash "$HERE/build-apiserver.sh" || { echo "FAIL - setup: building kube-apiserver
 
 e2e_init
 e2e_start_cluster || setup_failed "etcd/kube-apiserver did not start"
+WH_PORT=$(e2e_pick_port "$WH_PORT" 2) || setup_failed "no free webhook port"
+WARN_PORT=$((WH_PORT + 1))
 
 kc apply -f "$HERE/crds/crds.yaml" || true
 ((RC == 0)) || setup_failed "CRDs: $OUT"
@@ -510,6 +513,24 @@ start_webhook strict "$WH_PORT" "$WH/strict/tls.crt" "$WH/strict/tls.key" || pro
 poll_until "denial after restart" 30 strict_denies || problem "no denial after restart"
 note_output
 case_end
+
+# ======================================================================================
+# oracle: the API server judges the built-in kinds itself; gpuguard-lint must agree
+# ======================================================================================
+if [[ ${E2E_ORACLE:-1} == 1 ]]; then
+    kc delete validatingwebhookconfiguration gpuguard-e2e
+    LINT=${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}
+    [[ $LINT == /* ]] || LINT=$ROOT/$LINT
+    if [[ -x $LINT ]]; then
+        e2e_oracle "$LINT" "${GPUGUARD_CORPUS:-$ROOT/../shared/corpus/real}" "$E2E_WORK/oracle.md" 0
+        read -r op of <<<"$E2E_ORACLE_COUNTS"
+        PASSED=$((PASSED + op)); FAILED=$((FAILED + of))
+        ((of == 0)) || FAILED_NAMES+=("oracle: $of documents where gpuguard-lint and the API server disagree")
+    else
+        echo "FAIL - oracle: no gpuguard-lint at $LINT (set GPUGUARD_LINT, or E2E_ORACLE=0 to skip)"
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("oracle: no gpuguard-lint")
+    fi
+fi
 
 summary
 ((FAILED == 0))
