@@ -1,5 +1,7 @@
 #include "rules/pod_specs.h"
 
+#include <optional>
+
 namespace gpuguard {
 namespace {
 
@@ -20,6 +22,7 @@ struct Walker {
   std::string ownerApiVersion;
   std::size_t ownerChainIndex = 0;
   const json* specOfPod = nullptr;  // spec of the enclosing v1 Pod, if the owner is one
+  std::optional<long long> groupSize;  // pods per group of the enclosing LeaderWorkerSet
 
   static bool isKubernetesObject(const json& node) {
     auto kind = node.find("kind");
@@ -78,6 +81,7 @@ struct Walker {
     site.spec = &spec;
     site.ownerKind = ownerKind;
     site.ownerApiVersion = ownerApiVersion;
+    site.podsInGroup = groupSize;
     return site;
   }
 
@@ -129,7 +133,9 @@ struct Walker {
     const std::string savedKind = ownerKind, savedApiVersion = ownerApiVersion;
     const json* savedSpecOfPod = specOfPod;
     const std::size_t savedOwnerIndex = ownerChainIndex;
+    const std::optional<long long> savedGroupSize = groupSize;
     if (isKubernetesObject(node)) {
+      groupSize = node["kind"] == "LeaderWorkerSet" ? lwsGroupSize(node) : std::nullopt;
       ownerKind = node["kind"].get<std::string>();
       ownerApiVersion = node["apiVersion"].get<std::string>();
       auto spec = node.find("spec");
@@ -154,6 +160,20 @@ struct Walker {
     ownerApiVersion = savedApiVersion;
     specOfPod = savedSpecOfPod;
     ownerChainIndex = savedOwnerIndex;
+    groupSize = savedGroupSize;
+  }
+
+  // LeaderWorkerSet spec.leaderWorkerTemplate.size: pods per group, leader
+  // included (the API defaults it to 1).
+  static std::optional<long long> lwsGroupSize(const json& lws) {
+    auto spec = lws.find("spec");
+    if (spec == lws.end() || !spec->is_object()) return std::nullopt;
+    auto tmpl = spec->find("leaderWorkerTemplate");
+    if (tmpl == spec->end() || !tmpl->is_object()) return std::nullopt;
+    auto size = tmpl->find("size");
+    if (size == tmpl->end()) return 1;
+    if (size->is_number_integer() && size->get<std::int64_t>() > 0) return size->get<std::int64_t>();
+    return std::nullopt;
   }
 };
 
