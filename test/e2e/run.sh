@@ -369,6 +369,8 @@ case_begin "kubectl label of objects admitted before the webhook existed still w
 kc label raycluster rc-fractional -n e2e-legacy team=ml
 expect_ok
 expect_out "raycluster.ray.io/rc-fractional labeled"
+# the problem the object already had is not the update's fault: it is shown, not denied
+expect_out "Warning: " "[gpu-fractional]"
 kc annotate pytorchjob ptj-mismatch -n e2e-legacy owner=e2e
 expect_ok
 expect_out "pytorchjob.kubeflow.org/ptj-mismatch annotated"
@@ -416,6 +418,29 @@ for ep in healthz readyz metrics; do
     [[ $code == 200 ]] || problem "GET /$ep -> $code"
 done
 [[ -s $E2E_WORK/ep-metrics.out ]] || problem "empty /metrics"
+case_end
+
+# ---- policy file changed on disk, no restart --------------------------------------------
+case_begin "policy file changed on disk takes effect without a restart"
+warn_denies() {
+    kc apply --dry-run=server -n e2e-warn -f "$CASES/statefulset-fractional.yaml"
+    grep -qF "$(denied_by $WARN)" <<<"$OUT"
+}
+warn_admits() {
+    kc apply --dry-run=server -n e2e-warn -f "$CASES/statefulset-fractional.yaml"
+    ((RC == 0))
+}
+cp "$WH/warn-policy.yaml" "$WH/warn-policy.yaml.orig"
+sed 's/gpu-fractional: warning/gpu-fractional: error/' "$WH/warn-policy.yaml.orig" >"$WH/warn-policy.yaml.new"
+mv -f "$WH/warn-policy.yaml.new" "$WH/warn-policy.yaml"
+poll_until "policy reload (error)" 30 warn_denies || problem "gpu-fractional: error in the policy file did not deny within 30 s"
+note_output
+expect_out "[gpu-fractional]"
+cp "$WH/warn-policy.yaml.orig" "$WH/warn-policy.yaml.new" && mv -f "$WH/warn-policy.yaml.new" "$WH/warn-policy.yaml"
+poll_until "policy reload (warning)" 30 warn_admits || problem "restoring the policy file did not admit again within 30 s"
+note_output
+expect_out "Warning: " "[gpu-fractional]"
+kill -0 "$PID_warn" 2>/dev/null || problem "warn webhook process is gone"
 case_end
 
 # ---- certificate rotation on disk, no restart ---------------------------------------------
