@@ -19,6 +19,13 @@ std::vector<std::unique_ptr<Rule>> makeAll() {
   rules.push_back(checks::makeGpuMissingToleration());
   rules.push_back(checks::makeGpuMissingDriverPin());
   rules.push_back(checks::makeLabelValueNotString());
+  // CUDA compatibility, node affinity traps, GPU squatting and tensor parallelism.
+  rules.push_back(checks::makeCudaDriverTooOld());
+  rules.push_back(checks::makeNodeAffinityGtLt());
+  rules.push_back(checks::makeGpuLabelValue());
+  rules.push_back(checks::makeGpuTolerationWithoutRequest());
+  rules.push_back(checks::makeTensorParallelGpuCount());
+  rules.push_back(checks::makeTensorParallelWithoutNvlink());
   return rules;
 }
 

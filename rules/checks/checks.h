@@ -16,4 +16,11 @@ std::unique_ptr<Rule> makeGpuMissingToleration();
 std::unique_ptr<Rule> makeGpuMissingDriverPin();
 std::unique_ptr<Rule> makeLabelValueNotString();
 
+std::unique_ptr<Rule> makeCudaDriverTooOld();
+std::unique_ptr<Rule> makeNodeAffinityGtLt();
+std::unique_ptr<Rule> makeGpuLabelValue();
+std::unique_ptr<Rule> makeGpuTolerationWithoutRequest();
+std::unique_ptr<Rule> makeTensorParallelGpuCount();
+std::unique_ptr<Rule> makeTensorParallelWithoutNvlink();
+
 }  // namespace gpuguard::checks

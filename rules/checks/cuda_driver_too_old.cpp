@@ -1,0 +1,533 @@
+// cuda-driver-too-old: a container's CUDA version needs a newer NVIDIA driver
+// than the pod's node selection guarantees.
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rules/checks/checks.h"
+#include "rules/checks/node_selection.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+using nlohmann::json;
+
+constexpr RuleDoc kDoc{
+    .id = "cuda-driver-too-old",
+    .defaultSeverity = Severity::Error,
+    .summary = "A CUDA image that needs a newer NVIDIA driver than the nodes the pod may land on.",
+    .description =
+        "A CUDA application needs a driver at least as new as its CUDA major version allows under minor-version "
+        "compatibility: CUDA 13.x needs >= 580, 12.x >= 525 (525.60.13), 11.x >= 450 (450.80.02; 11.0: "
+        "450.36.06); 10.x has no minor-version compatibility (10.2 >= 440.33, 10.1 >= 418.39, 10.0 >= 410.48). "
+        "On an older driver the container fails with \"CUDA driver version is insufficient for CUDA runtime "
+        "version\" (or the NVIDIA container runtime refuses to start it). "
+        "The CUDA version comes from the container's NVIDIA_REQUIRE_CUDA (\"cuda>=12.4 ...\") or CUDA_VERSION "
+        "env when set, else from the image reference: nvidia/cuda and nvcr.io/nvidia/cuda tags (12.4.1-...), "
+        "any tag holding cudaX.Y (pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime, "
+        "cuda-sample:vectoradd-cuda12.5.0), and NGC framework tags YY.MM (nvcr.io/nvidia/pytorch, tensorflow, "
+        "tritonserver, sglang) through the NGC release table. Only the table rows seen in NVIDIA release notes "
+        "are encoded exactly (24.05 = CUDA 12.4.1, 25.10 = 13.0.2, 26.05 = 13.2.1); for the other releases only "
+        "the major version is used, and only where it is certain: 23.10 to 25.06 are CUDA 12.x, 25.10 to 26.05 "
+        "CUDA 13.x. Releases outside those spans (25.07 to 25.09 among them, whose CUDA major was not verified) "
+        "and pip-style tags such as cu121 are not read. "
+        "The driver comes from the node selection: nvidia.com/cuda.driver-version.major (or the deprecated "
+        "nvidia.com/cuda.driver.major, or .full \"550.54.15\") in nodeSelector, or the lowest value a required "
+        "node affinity admits (In: the smallest value; Gt N: N+1), the minimum over ORed nodeSelectorTerms. "
+        "nvidia.com/cuda.runtime-version.major/.full, the newest CUDA the node's driver supports, is compared "
+        "too: with minor-version compatibility an image for CUDA 12.4 runs on a driver that reports 12.2, so "
+        "only an older major (an image for 13.0 on runtime-version 12) is reported. "
+        "No finding when the CUDA version is unknown, or when some ORed term does not constrain the driver "
+        "(the pod may land anywhere). The floors are the lenient reading: each CUDA toolkit release ships with "
+        "a newer driver (12.4 with 550), and nvidia/cuda images' NVIDIA_REQUIRE_CUDA only admits older "
+        "drivers on listed LTS branches, so a newer floor may apply on consumer GPUs or non-LTS branches.",
+    .remediation =
+        "Select nodes whose driver is new enough (nodeSelector nvidia.com/cuda.driver-version.major: \"550\", "
+        "or a required node affinity {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: "
+        "[\"524\"]} for >= 525), or use an image built for an older CUDA.",
+    .wrongExample =
+        "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"470\"\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
+    .rightExample =
+        "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"550\"\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
+};
+
+// ---------------------------------------------------------------------------
+// The CUDA version a container needs.
+
+struct CudaVersion {
+  int major = 0;
+  std::optional<int> minor;
+  std::optional<int> patch;
+  std::string origin;  // for the message: "", "NGC release 24.05", "NVIDIA_REQUIRE_CUDA"
+  FieldPath path;      // where it was read
+  std::string value;   // the value there
+
+  std::string text() const {
+    std::string s = std::to_string(major);
+    if (minor) s += "." + std::to_string(*minor);
+    else s += ".x";
+    if (minor && patch) s += "." + std::to_string(*patch);
+    return s;
+  }
+};
+
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads up to three dot-separated numbers at `s[pos]`; the first is required.
+// Returns the position after what was read, or npos.
+std::size_t readVersion(std::string_view s, std::size_t pos, CudaVersion& v) {
+  auto readNumber = [&](std::size_t& p) -> std::optional<int> {
+    std::size_t start = p;
+    while (p < s.size() && isDigit(s[p]) && p - start < 6) ++p;
+    if (p == start || (p < s.size() && isDigit(s[p]))) return std::nullopt;
+    return std::stoi(std::string(s.substr(start, p - start)));
+  };
+  std::size_t p = pos;
+  auto major = readNumber(p);
+  if (!major) return std::string_view::npos;
+  v.major = *major;
+  v.minor.reset();
+  v.patch.reset();
+  if (p + 1 < s.size() && s[p] == '.' && isDigit(s[p + 1])) {
+    std::size_t q = p + 1;
+    if (auto minor = readNumber(q)) {
+      v.minor = minor;
+      p = q;
+      if (p + 1 < s.size() && s[p] == '.' && isDigit(s[p + 1])) {
+        std::size_t r = p + 1;
+        if (auto patch = readNumber(r)) {
+          v.patch = patch;
+          p = r;
+        }
+      }
+    }
+  }
+  return p;
+}
+
+// NGC framework containers (YY.MM-py3) by release. Exact rows: seen in NVIDIA
+// release notes (reference §10.3, marked ✔). Spans: the CUDA major every
+// release in between certainly has (releases never go back in CUDA version).
+struct NgcRow {
+  std::string_view release;
+  int major, minor, patch;
+};
+constexpr std::array<NgcRow, 3> kNgcExact{{{"24.05", 12, 4, 1}, {"25.10", 13, 0, 2}, {"26.05", 13, 2, 1}}};
+struct NgcSpan {
+  std::string_view first, last;
+  int major;
+};
+constexpr std::array<NgcSpan, 2> kNgcSpans{{{"23.10", "25.06", 12}, {"25.10", "26.05", 13}}};
+
+std::optional<CudaVersion> cudaFromNgcRelease(std::string_view release) {
+  for (const NgcRow& r : kNgcExact) {
+    if (r.release == release) {
+      CudaVersion v;
+      v.major = r.major;
+      v.minor = r.minor;
+      v.patch = r.patch;
+      return v;
+    }
+  }
+  for (const NgcSpan& s : kNgcSpans) {
+    if (release >= s.first && release <= s.last) {  // "YY.MM" compares like the date it is
+      CudaVersion v;
+      v.major = s.major;
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<CudaVersion> cudaFromImage(std::string_view image) {
+  if (auto at = image.find('@'); at != std::string_view::npos) image = image.substr(0, at);
+  const std::size_t slash = image.rfind('/');
+  const std::size_t colon = image.rfind(':');
+  if (colon == std::string_view::npos || (slash != std::string_view::npos && colon < slash)) return std::nullopt;
+  std::string_view repo = image.substr(0, colon);
+  const std::string_view tag = image.substr(colon + 1);
+  for (std::string_view prefix : {"docker.io/", "index.docker.io/", "registry-1.docker.io/"}) {
+    if (repo.starts_with(prefix)) repo.remove_prefix(prefix.size());
+  }
+
+  CudaVersion v;
+  // nvidia/cuda:<major>.<minor>.<patch>-<flavor>-<os> (also nvcr.io/nvidia/cuda and mirrors).
+  if (repo == "nvidia/cuda" || repo.ends_with("/nvidia/cuda")) {
+    std::size_t end = readVersion(tag, 0, v);
+    if (end != std::string_view::npos && v.minor && (end == tag.size() || tag[end] == '-')) return v;
+    return std::nullopt;
+  }
+  // NGC frameworks: YY.MM[-...].
+  for (std::string_view ngc : {"nvcr.io/nvidia/pytorch", "nvcr.io/nvidia/tensorflow", "nvcr.io/nvidia/tritonserver",
+                               "nvcr.io/nvidia/sglang"}) {
+    if (repo != ngc) continue;
+    if (tag.size() >= 5 && isDigit(tag[0]) && isDigit(tag[1]) && tag[2] == '.' && isDigit(tag[3]) &&
+        isDigit(tag[4]) && (tag.size() == 5 || tag[5] == '-')) {
+      if (auto found = cudaFromNgcRelease(tag.substr(0, 5))) {
+        found->origin = "NGC release " + std::string(tag.substr(0, 5));
+        return found;
+      }
+    }
+    return std::nullopt;
+  }
+  // Any tag with a cudaX[.Y[.Z]] component: 2.3.0-cuda12.1-cudnn8-runtime, vectoradd-cuda12.5.0-ubuntu22.04.
+  for (std::size_t pos = tag.find("cuda"); pos != std::string_view::npos; pos = tag.find("cuda", pos + 1)) {
+    if (pos > 0 && tag[pos - 1] != '-' && tag[pos - 1] != '_' && tag[pos - 1] != '.') continue;
+    std::size_t end = readVersion(tag, pos + 4, v);
+    if (end == std::string_view::npos) continue;
+    if (end == tag.size() || tag[end] == '-' || tag[end] == '_') return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<CudaVersion> cudaFromEnv(const ContainerRef& c) {
+  auto env = c.container->find("env");
+  if (env == c.container->end() || !env->is_array()) return std::nullopt;
+  std::optional<CudaVersion> fromVersion;
+  for (std::size_t i = 0; i < env->size(); ++i) {
+    const json& e = (*env)[i];
+    if (!e.is_object()) continue;
+    auto name = e.find("name");
+    auto value = e.find("value");
+    if (name == e.end() || !name->is_string() || value == e.end() || !value->is_string()) continue;
+    const std::string& n = name->get_ref<const std::string&>();
+    const std::string& text = value->get_ref<const std::string&>();
+    CudaVersion v;
+    v.path = c.path.field("env").index(i).field("value");
+    v.value = text;
+    if (n == "NVIDIA_REQUIRE_CUDA") {
+      // "cuda>=12.4 brand=tesla,driver>=470,driver<471 ..."
+      std::size_t pos = text.find("cuda>=");
+      if (pos == std::string::npos) continue;
+      std::size_t end = readVersion(text, pos + 6, v);
+      if (end == std::string_view::npos) continue;
+      v.origin = "NVIDIA_REQUIRE_CUDA";
+      return v;  // what the container runtime enforces wins
+    }
+    if (n == "CUDA_VERSION" && !fromVersion) {
+      std::size_t end = readVersion(text, 0, v);
+      if (end == std::string_view::npos || end != text.size()) continue;
+      v.origin = "CUDA_VERSION";
+      fromVersion = v;
+    }
+  }
+  return fromVersion;
+}
+
+std::optional<CudaVersion> containerCuda(const ContainerRef& c) {
+  if (auto v = cudaFromEnv(c)) return v;
+  const std::string_view image = c.image();
+  if (image.empty()) return std::nullopt;
+  auto v = cudaFromImage(image);
+  if (!v) return std::nullopt;
+  v->path = c.path.field("image");
+  v->value = std::string(image);
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// The driver a CUDA version needs (reference §10.1).
+
+using Triple = std::array<long long, 3>;
+
+struct DriverFloor {
+  Triple version;
+  std::string_view text;  // as NVIDIA writes it
+  std::string_view why;
+};
+
+std::optional<DriverFloor> floorFor(const CudaVersion& v) {
+  switch (v.major) {
+    case 13: return DriverFloor{{580, 0, 0}, "580", "CUDA 13.x minor-version compatibility"};
+    case 12: return DriverFloor{{525, 60, 13}, "525.60.13", "CUDA 12.x minor-version compatibility"};
+    case 11:
+      // 11.1+ needs 450.80.02; 11.0 (or an unknown minor) the lower 450.36.06.
+      if (v.minor && *v.minor >= 1) return DriverFloor{{450, 80, 2}, "450.80.02", "CUDA 11.x minor-version compatibility"};
+      return DriverFloor{{450, 36, 6}, "450.36.06", "CUDA 11.0"};
+    case 10:
+      if (!v.minor) return std::nullopt;
+      if (*v.minor == 2) return DriverFloor{{440, 33, 0}, "440.33", "CUDA 10.2, which has no minor-version compatibility"};
+      if (*v.minor == 1) return DriverFloor{{418, 39, 0}, "418.39", "CUDA 10.1, which has no minor-version compatibility"};
+      if (*v.minor == 0) return DriverFloor{{410, 48, 0}, "410.48", "CUDA 10.0, which has no minor-version compatibility"};
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+std::string tripleText(const Triple& t, bool full) {
+  if (!full) return std::to_string(t[0]);
+  auto two = [](long long n) { return (n < 10 ? "0" : "") + std::to_string(n); };
+  std::string s = std::to_string(t[0]) + "." + two(t[1]);
+  if (t[2] != 0) s += "." + two(t[2]);
+  return s;
+}
+
+// "550.54.15" or "550.54" -> {550, 54, 15}.
+std::optional<Triple> parseDotted(std::string_view s, int minParts, int maxParts) {
+  Triple t{0, 0, 0};
+  int parts = 0;
+  std::size_t pos = 0;
+  while (parts < maxParts) {
+    std::size_t dot = s.find('.', pos);
+    std::string_view part = s.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos);
+    if (part.empty() || part.size() > 9 || !std::all_of(part.begin(), part.end(), isDigit)) return std::nullopt;
+    t[static_cast<std::size_t>(parts++)] = std::stoll(std::string(part));
+    if (dot == std::string_view::npos) break;
+    pos = dot + 1;
+    if (parts == maxParts) return std::nullopt;
+  }
+  if (parts < minParts) return std::nullopt;
+  return t;
+}
+
+// ---------------------------------------------------------------------------
+// The lowest driver (or runtime version) a term admits.
+
+// One numeric label family inside one term: In sets, NotIn, Gt/Lt bounds on
+// the major label, In sets on the full label.
+struct Family {
+  std::optional<std::vector<long long>> majorIn;  // intersected across requirements
+  std::vector<long long> majorNotIn;
+  std::optional<long long> gt, lt;
+  std::optional<std::vector<Triple>> fullIn;
+  bool impossible = false;  // a Gt/Lt that never matches, or an In that cannot match
+  const NodeRequirement* evidence = nullptr;
+
+  void intersectMajor(std::vector<long long> values) {
+    if (!majorIn) {
+      majorIn = std::move(values);
+      return;
+    }
+    std::vector<long long> kept;
+    for (long long v : *majorIn) {
+      if (std::find(values.begin(), values.end(), v) != values.end()) kept.push_back(v);
+    }
+    majorIn = std::move(kept);
+  }
+
+  void intersectFull(std::vector<Triple> values) {
+    if (!fullIn) {
+      fullIn = std::move(values);
+      return;
+    }
+    std::vector<Triple> kept;
+    for (const Triple& v : *fullIn) {
+      if (std::find(values.begin(), values.end(), v) != values.end()) kept.push_back(v);
+    }
+    fullIn = std::move(kept);
+  }
+
+  void addMajor(const NodeRequirement& r) {
+    if (r.op == "In") {
+      std::vector<long long> values;
+      for (const std::string& s : r.values) {
+        if (isCanonicalUnsigned(s)) values.push_back(std::stoll(s));  // anything else matches no GFD value
+      }
+      intersectMajor(std::move(values));
+      evidence = &r;
+    } else if (r.op == "NotIn") {
+      for (const std::string& s : r.values) {
+        if (isCanonicalUnsigned(s)) majorNotIn.push_back(std::stoll(s));
+      }
+    } else if (r.op == "Gt" || r.op == "Lt") {
+      auto n = r.values.size() == 1 ? parseGoInt(r.values.front()) : std::nullopt;
+      if (!n) {
+        impossible = true;  // the scheduler never matches such a term (§7.3)
+        return;
+      }
+      if (r.op == "Gt") {
+        if (!gt || *n > *gt) {
+          gt = *n;
+          if (!majorIn) evidence = &r;
+        }
+      } else if (!lt || *n < *lt) {
+        lt = *n;
+      }
+    }
+  }
+
+  void addFull(const NodeRequirement& r, int minParts, int maxParts) {
+    if (r.op == "In") {
+      std::vector<Triple> values;
+      for (const std::string& s : r.values) {
+        if (auto t = parseDotted(s, minParts, maxParts)) values.push_back(*t);
+      }
+      intersectFull(std::move(values));
+      evidence = &r;
+    } else if (r.op == "Gt" || r.op == "Lt") {
+      impossible = true;  // "550.54.15" is never an integer
+    }
+  }
+
+  bool majorAdmits(long long m) const {
+    if (majorIn && std::find(majorIn->begin(), majorIn->end(), m) == majorIn->end()) return false;
+    if (std::find(majorNotIn.begin(), majorNotIn.end(), m) != majorNotIn.end()) return false;
+    if (gt && !(m > *gt)) return false;
+    if (lt && !(m < *lt)) return false;
+    return true;
+  }
+
+  // The lowest version admitted: nullopt when unconstrained from below.
+  // `full` tells whether minor and patch are known.
+  struct Lowest {
+    Triple version;
+    bool full;
+  };
+  std::optional<Lowest> lowest(bool& matchesNothing) const {
+    matchesNothing = false;
+    if (impossible) {
+      matchesNothing = true;
+      return std::nullopt;
+    }
+    if (fullIn) {
+      std::optional<Triple> best;
+      for (const Triple& t : *fullIn) {
+        if (majorAdmits(t[0]) && (!best || t < *best)) best = t;
+      }
+      if (!best) matchesNothing = true;
+      return best ? std::optional<Lowest>(Lowest{*best, true}) : std::nullopt;
+    }
+    if (majorIn) {
+      std::optional<long long> best;
+      for (long long m : *majorIn) {
+        if (majorAdmits(m) && (!best || m < *best)) best = m;
+      }
+      if (!best) matchesNothing = true;
+      return best ? std::optional<Lowest>(Lowest{{*best, 0, 0}, false}) : std::nullopt;
+    }
+    if (gt) {
+      if (lt && *gt + 1 >= *lt) {
+        matchesNothing = true;
+        return std::nullopt;
+      }
+      return Lowest{{*gt + 1, 0, 0}, false};
+    }
+    return std::nullopt;
+  }
+};
+
+enum class Verdict { Unknown, Ok, TooOld, MatchesNothing };
+
+struct TermVerdict {
+  Verdict verdict = Verdict::Unknown;
+  std::string admitted;  // "driver 470" / "nodes whose driver supports CUDA 11.8 at most"
+  std::string evidence;  // describeRequirement(...)
+  bool viaRuntime = false;
+  Triple lowest{0, 0, 0};
+};
+
+TermVerdict judgeTerm(const NodeTerm& term, const CudaVersion& cuda, const DriverFloor& floor) {
+  TermVerdict out;
+  if (term.matchesNothing) {
+    out.verdict = Verdict::MatchesNothing;
+    return out;
+  }
+  Family driver, runtime;
+  for (const NodeRequirement& r : term.requirements) {
+    if (isDriverMajorLabel(r.key)) driver.addMajor(r);
+    else if (isDriverFullLabel(r.key)) driver.addFull(r, 2, 3);
+    else if (isRuntimeMajorLabel(r.key)) runtime.addMajor(r);
+    else if (isRuntimeFullLabel(r.key)) runtime.addFull(r, 2, 2);
+  }
+
+  bool driverNothing = false, runtimeNothing = false;
+  const auto d = driver.lowest(driverNothing);
+  const auto rt = runtime.lowest(runtimeNothing);
+  if (driverNothing || runtimeNothing) {
+    out.verdict = Verdict::MatchesNothing;
+    return out;
+  }
+
+  bool anyOk = false, anyOld = false;
+  if (d) {
+    const bool old = d->full ? d->version < floor.version : d->version[0] < floor.version[0];
+    if (old) {
+      anyOld = true;
+      out.admitted = "driver " + tripleText(d->version, d->full);
+      out.evidence = driver.evidence ? describeRequirement(*driver.evidence, term) : "";
+      out.lowest = d->version;
+    } else {
+      anyOk = true;
+    }
+  }
+  if (rt) {
+    // The runtime version is the newest CUDA the driver supports. Under
+    // minor-version compatibility any CUDA of the same major runs on it.
+    bool old = rt->version[0] < cuda.major;
+    if (!old && cuda.major < 11 && rt->version[0] == cuda.major && rt->full && cuda.minor) {
+      old = rt->version[1] < *cuda.minor;
+    }
+    if (old) {
+      if (!anyOld) {
+        out.admitted = "nodes whose driver supports CUDA " +
+                       (rt->full ? std::to_string(rt->version[0]) + "." + std::to_string(rt->version[1])
+                                 : std::to_string(rt->version[0]) + ".x") +
+                       " at most";
+        out.evidence = runtime.evidence ? describeRequirement(*runtime.evidence, term) : "";
+        out.viaRuntime = true;
+        out.lowest = rt->version;
+      }
+      anyOld = true;
+    } else {
+      anyOk = true;
+    }
+  }
+  // Every bound holds for every admitted node: one that proves the driver new
+  // enough settles it.
+  out.verdict = anyOk ? Verdict::Ok : anyOld ? Verdict::TooOld : Verdict::Unknown;
+  return out;
+}
+
+class CudaDriverTooOld final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
+      for (const ContainerRef& c : site.containers) {
+        const auto cuda = containerCuda(c);
+        if (!cuda) continue;
+        const auto floor = floorFor(*cuda);
+        if (!floor) continue;
+
+        std::optional<TermVerdict> worst;
+        bool unknown = false;
+        for (const NodeTerm& term : terms) {
+          TermVerdict v = judgeTerm(term, *cuda, *floor);
+          if (v.verdict == Verdict::Unknown) unknown = true;
+          if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
+        }
+        if (unknown || !worst) continue;  // some admitted node may have any driver
+        out.report(cuda->path, renderValue(json(cuda->value)), message(*cuda, *floor, *worst));
+      }
+    }
+  }
+
+ private:
+  static std::string message(const CudaVersion& cuda, const DriverFloor& floor, const TermVerdict& v) {
+    std::string what = "CUDA " + cuda.text();
+    if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
+    const long long gt = floor.version[0] - 1;
+    return "Invalid value: " + renderValue(json(cuda.value)) + ": " + what + " needs an NVIDIA driver >= " +
+           std::string(floor.text) + " (" + std::string(floor.why) + "), but the node selection admits " + v.admitted +
+           " (" + v.evidence +
+           "), where the container fails with \"CUDA driver version is insufficient for CUDA runtime version\"; "
+           "select nodes with driver >= " +
+           std::to_string(floor.version[0]) + " (nvidia.com/cuda.driver-version.major Gt \"" + std::to_string(gt) +
+           "\") or use an image built for an older CUDA";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeCudaDriverTooOld() { return std::make_unique<CudaDriverTooOld>(); }
+
+}  // namespace gpuguard::checks

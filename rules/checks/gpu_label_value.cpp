@@ -1,0 +1,352 @@
+// gpu-label-value: node selection values for GPU labels that no node can
+// carry, and YAML 1.1 traps in GPU quantities and GPU label values.
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+
+#include "rules/checks/checks.h"
+#include "rules/checks/node_selection.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+using nlohmann::json;
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-label-value",
+    .defaultSeverity = Severity::Error,
+    .summary = "A nodeSelector or node affinity value for a GPU label that no node carries, or a YAML 1.1 trap in "
+               "a GPU quantity or label.",
+    .description =
+        "GPU Feature Discovery writes its labels in fixed formats (kubernetes-gpu-semantics §8): "
+        "nvidia.com/cuda.driver-version.major is an integer (\"535\", never \"535.104\"), "
+        "cuda.driver-version.full is the whole version (\"535.104.05\"), cuda.runtime-version.full is major.minor "
+        "(\"12.4\"), gpu.memory is the NVML total in MiB (81920 for an A100 80GB, about 81559 for an H100 80GB, "
+        "never \"80GB\"), gpu.count and the other counts are integers, gpu.product is the NVML name with "
+        "whitespace replaced by '-' (\"NVIDIA-A100-SXM4-80GB\"), gpu.family is one of tesla, fermi, kepler, "
+        "maxwell, pascal, volta, turing, ampere, ada-lovelace, hopper, blackwell, rubin, undefined, and the "
+        "boolean labels are \"true\" or \"false\". A nodeSelector or node affinity In/NotIn value in another format "
+        "matches no node: the pod stays Pending (an In) or excludes nothing (a NotIn). A value that is not a "
+        "valid label value at all (spaces, more than 63 characters) is rejected by the API server in Pods and "
+        "workloads and silently kept in custom resources. Checked keys: nvidia.com/*, "
+        "cloud.google.com/gke-accelerator and karpenter.k8s.aws/instance-gpu-*; template placeholders "
+        "(${X}, $(X), {{ x }}) are skipped. Gt/Lt values are node-affinity-gt-lt's business. "
+        "The YAML part needs the linter (which knows how a scalar was written; the webhook does not): kubectl "
+        "reads YAML 1.1, where an unquoted 010 is the octal number 8, 0x10 is 16, 1_0 is 10 and yes, on, y are "
+        "the boolean true. In a GPU quantity (nvidia.com/gpu: 010) that silently asks for another count; in a "
+        "GPU label value it is a different value than written. Values written as plain numbers or booleans "
+        "that read as written (535, true) are left to label-value-not-string.",
+    .remediation =
+        "Write the value the way GFD does (driver-version.major: \"535\", gpu.memory in MiB, product names "
+        "with '-'), and quote anything that YAML 1.1 could read as another number or a boolean.",
+    .wrongExample =
+        "nodeSelector:\n  nvidia.com/cuda.driver-version.major: \"535.104\"\n  nvidia.com/gpu.product: \"NVIDIA A100\"\n",
+    .rightExample =
+        "nodeSelector:\n  nvidia.com/cuda.driver-version.major: \"535\"\n  nvidia.com/gpu.product: \"NVIDIA-A100-SXM4-80GB\"\n",
+};
+
+constexpr int kMaxDepth = 64;
+
+bool isGpuLabel(std::string_view key) {
+  return key.starts_with("nvidia.com/") || key == "cloud.google.com/gke-accelerator" ||
+         key == "cloud.google.com/gke-accelerator-count" || key.starts_with("karpenter.k8s.aws/instance-gpu-");
+}
+
+bool allDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "535.104.05" -> {"535", "104", "05"}; false when a part is not digits.
+bool dottedDigits(std::string_view s, std::size_t minParts, std::size_t maxParts) {
+  std::size_t parts = 0, pos = 0;
+  while (true) {
+    const std::size_t dot = s.find('.', pos);
+    const std::string_view part = s.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos);
+    if (!allDigits(part)) return false;
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    pos = dot + 1;
+  }
+  return parts >= minParts && parts <= maxParts;
+}
+
+// GFD's sanitise(): characters outside [A-Za-z0-9-_. ] dropped, whitespace
+// runs replaced by '-'.
+std::string gfdSanitised(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = true;
+      continue;
+    }
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) continue;
+    if (space && !out.empty()) out += '-';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+// How YAML 1.1 turned the written text into the value, when that is not what
+// the text says in decimal (010 -> 8, 0x10 -> 16, yes -> true). nullopt: no trap.
+std::optional<std::string> yamlTrap(const std::string& written, const json& value) {
+  if (value.is_boolean()) {
+    std::string l = written;
+    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (l == "true" || l == "false") return std::nullopt;
+    return std::string("the boolean ") + (value.get<bool>() ? "true" : "false");
+  }
+  if (!value.is_number()) return std::nullopt;
+  const auto asWritten = Quantity::parse(written);
+  const auto read = decodeQuantity(value).quantity;
+  if (asWritten && read && *asWritten == *read) return std::nullopt;
+  std::string body = written;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) body.erase(0, 1);
+  std::string kind = "the number";
+  if (body.starts_with("0x") || body.starts_with("0X")) kind = "the hexadecimal number";
+  else if (body.starts_with("0b") || body.starts_with("0B")) kind = "the binary number";
+  else if (body.starts_with("0o") || body.starts_with("0O") || (body.size() > 1 && body[0] == '0' && allDigits(body))) {
+    kind = "the octal number";
+  } else if (body.find('_') != std::string::npos) {
+    kind = "(with '_' dropped) the number";
+  }
+  return kind + " " + renderValue(value);
+}
+
+class GpuLabelValue final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    walk(ctx, ctx.object, FieldPath{}, 0, out);
+    checkQuantities(ctx, out);
+  }
+
+ private:
+  // --- GPU quantities -----------------------------------------------------
+
+  static void checkQuantities(const CheckContext& ctx, Reporter& out) {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, false);
+        for (const auto* list : {&r.limits, &r.requests}) {
+          for (const ResourceEntry& e : *list) {
+            if (!ctx.policy.isGpuResource(e.name)) continue;
+            const std::string* written = ctx.writtenText(e.path);
+            if (!written) continue;
+            const auto trap = yamlTrap(*written, *e.value);
+            if (!trap) continue;
+            const std::string shown = renderValue(*e.value);
+            std::string fix;
+            if (e.value->is_boolean()) {
+              fix = "write the number of GPUs (a quantity is never a boolean)";
+            } else if (const auto asWritten = Quantity::parse(*written)) {
+              fix = "write " + asWritten->canonical() + " (what " + *written + " says in decimal) or " + shown +
+                    " (what YAML reads), in plain decimal";
+            } else {
+              fix = "write " + shown + " in plain decimal";
+            }
+            out.report(e.path, shown,
+                       "Invalid value: " + shown + ": YAML 1.1 (which kubectl reads) turns the unquoted " + *written +
+                           " into " + *trap + ", so the pod asks for " +
+                           (e.value->is_boolean() ? "a boolean, not a GPU count" : shown + " " + e.name) + "; " + fix);
+          }
+        }
+      }
+    }
+  }
+
+  // --- label values in node selection ------------------------------------
+
+  static void walk(const CheckContext& ctx, const json& node, const FieldPath& path, int depth, Reporter& out) {
+    if (depth > kMaxDepth) return;
+    if (node.is_array()) {
+      for (std::size_t i = 0; i < node.size(); ++i) walk(ctx, node[i], path.index(i), depth + 1, out);
+      return;
+    }
+    if (!node.is_object()) return;
+    for (const auto& [key, child] : node.items()) {
+      if (key == "metadata" || key == "status") continue;
+      const FieldPath childPath = path.field(key);
+      if (key == "nodeSelector" && child.is_object()) {
+        if (auto terms = child.find("nodeSelectorTerms"); terms != child.end()) {
+          checkTerms(ctx, *terms, childPath.field("nodeSelectorTerms"), out);  // a NodeSelector (DRA, PV)
+        } else {
+          for (const auto& [label, value] : child.items()) checkValue(ctx, label, value, childPath.key(label), out);
+        }
+      } else if (key == "nodeAffinity" && child.is_object()) {
+        checkNodeAffinity(ctx, child, childPath, out);
+      } else if (child.is_object() || child.is_array()) {
+        walk(ctx, child, childPath, depth + 1, out);
+      }
+    }
+  }
+
+  static void checkNodeAffinity(const CheckContext& ctx, const json& na, const FieldPath& path, Reporter& out) {
+    for (const char* name : {"requiredDuringSchedulingIgnoredDuringExecution", "required"}) {
+      auto req = na.find(name);
+      if (req == na.end() || !req->is_object()) continue;
+      if (auto terms = req->find("nodeSelectorTerms"); terms != req->end()) {
+        checkTerms(ctx, *terms, path.field(name).field("nodeSelectorTerms"), out);
+      }
+    }
+    auto pref = na.find("preferredDuringSchedulingIgnoredDuringExecution");
+    if (pref == na.end() || !pref->is_array()) return;
+    const FieldPath prefPath = path.field("preferredDuringSchedulingIgnoredDuringExecution");
+    for (std::size_t i = 0; i < pref->size(); ++i) {
+      if (!(*pref)[i].is_object()) continue;
+      auto p = (*pref)[i].find("preference");
+      if (p != (*pref)[i].end() && p->is_object()) checkTerm(ctx, *p, prefPath.index(i).field("preference"), out);
+    }
+  }
+
+  static void checkTerms(const CheckContext& ctx, const json& terms, const FieldPath& path, Reporter& out) {
+    if (!terms.is_array()) return;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      if (terms[i].is_object()) checkTerm(ctx, terms[i], path.index(i), out);
+    }
+  }
+
+  static void checkTerm(const CheckContext& ctx, const json& term, const FieldPath& path, Reporter& out) {
+    auto exprs = term.find("matchExpressions");
+    if (exprs == term.end() || !exprs->is_array()) return;
+    for (std::size_t j = 0; j < exprs->size(); ++j) {
+      const json& e = (*exprs)[j];
+      if (!e.is_object()) continue;
+      auto key = e.find("key");
+      auto op = e.find("operator");
+      auto values = e.find("values");
+      if (key == e.end() || !key->is_string() || values == e.end() || !values->is_array()) continue;
+      const bool membership = op != e.end() && (*op == "In" || *op == "NotIn");
+      const FieldPath valuesPath = path.field("matchExpressions").index(j).field("values");
+      for (std::size_t k = 0; k < values->size(); ++k) {
+        // Gt/Lt values: only the YAML trap here, their format is node-affinity-gt-lt's.
+        if (membership || !(*values)[k].is_string()) {
+          checkValue(ctx, key->get<std::string>(), (*values)[k], valuesPath.index(k), out);
+        }
+      }
+    }
+  }
+
+  static void checkValue(const CheckContext& ctx, const std::string& key, const json& value, const FieldPath& path,
+                         Reporter& out) {
+    if (!isGpuLabel(key)) return;
+    if (!value.is_string()) {
+      const std::string* written = ctx.writtenText(path);
+      if (!written) return;
+      const auto trap = yamlTrap(*written, value);
+      if (!trap) return;
+      const std::string shown = renderValue(value);
+      std::string fix = "quote it: \"" + *written + "\"";
+      if (labelFormat(key) == LabelFormat::Boolean && value.is_boolean()) {
+        fix = std::string("write \"") + (value.get<bool>() ? "true" : "false") + "\" (GFD writes \"true\"/\"false\")";
+      }
+      out.report(path, shown,
+                 "Invalid value: " + shown + ": YAML 1.1 (which kubectl reads) turns the unquoted " + *written +
+                     " into " + *trap + ", not the text " + *written + "; " + fix);
+      return;
+    }
+    const std::string& s = value.get_ref<const std::string&>();
+    if (looksTemplated(s)) return;
+    const std::string shown = renderValue(value);
+    const std::string lead = "Invalid value: " + shown + ": ";
+
+    if (!isValidLabelValue(s)) {
+      std::string message = lead +
+                            "not a valid label value (at most 63 characters: alphanumerics, '-', '_' or '.', starting "
+                            "and ending with an alphanumeric), so no node carries it";
+      if (key == "nvidia.com/gpu.product" || key.ends_with(".product")) {
+        const std::string fixed = gfdSanitised(s);
+        message += "; GFD writes product names with whitespace replaced by '-'";
+        if (!fixed.empty() && isValidLabelValue(fixed)) message += ": \"" + fixed + "\"";
+      } else {
+        message += "; write the value exactly as the node's label holds it";
+      }
+      out.report(path, shown, message);
+      return;
+    }
+
+    switch (labelFormat(key)) {
+      case LabelFormat::Integer:
+        if (!isCanonicalUnsigned(s)) out.report(path, shown, lead + integerAdvice(key, s));
+        break;
+      case LabelFormat::DriverVersion:
+        if (!dottedDigits(s, 2, 3)) {
+          out.report(path, shown,
+                     lead + "GFD writes " + key + " as the whole driver version (\"550.107.02\"), so this matches no "
+                     "node" + (allDigits(s) ? "; to select by major version use nvidia.com/cuda.driver-version.major: \"" +
+                                                  s + "\""
+                                            : ""));
+        }
+        break;
+      case LabelFormat::RuntimeVersion:
+        if (!dottedDigits(s, 2, 2)) {
+          std::string m = lead + "GFD writes " + key +
+                          " as major.minor (\"12.5\", the newest CUDA the driver supports), so this matches no node";
+          if (dottedDigits(s, 3, 3)) m += "; write \"" + s.substr(0, s.rfind('.')) + "\"";
+          else if (allDigits(s)) m += "; to select by major version use nvidia.com/cuda.runtime-version.major: \"" + s + "\"";
+          out.report(path, shown, m);
+        }
+        break;
+      case LabelFormat::Boolean:
+        if (s != "true" && s != "false") {
+          std::string l = s;
+          std::transform(l.begin(), l.end(), l.begin(),
+                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+          const bool yes = l == "true" || l == "yes" || l == "y" || l == "on" || l == "1";
+          const bool no = l == "false" || l == "no" || l == "n" || l == "off" || l == "0";
+          out.report(path, shown,
+                     lead + "GFD writes " + key + " as \"true\" or \"false\" (label values are case-sensitive), so "
+                            "this matches no node" +
+                         (yes ? "; write \"true\"" : no ? "; write \"false\"" : ""));
+        }
+        break;
+      case LabelFormat::Enumerated: {
+        const auto& allowed = enumeratedValues(key);
+        if (allowed.empty() || std::find(allowed.begin(), allowed.end(), s) != allowed.end()) break;
+        std::string list;
+        for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        std::string l = s;
+        std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        const bool caseOnly = std::find(allowed.begin(), allowed.end(), l) != allowed.end();
+        out.report(path, shown,
+                   lead + "GFD writes one of " + list + " in " + key + " (label values are case-sensitive), so this "
+                          "matches no node" +
+                       (caseOnly ? "; write \"" + l + "\"" : ""));
+        break;
+      }
+      default: break;
+    }
+  }
+
+  static std::string integerAdvice(const std::string& key, const std::string& s) {
+    const std::string base = "GFD writes " + key + " as a decimal integer, so this matches no node";
+    if (isDriverMajorLabel(key) || isRuntimeMajorLabel(key)) {
+      if (dottedDigits(s, 2, 3)) {
+        const std::string major = s.substr(0, s.find('.'));
+        const bool driver = isDriverMajorLabel(key);
+        return base + "; it holds the major version alone: \"" + major + "\"" +
+               (driver ? "; to pin the whole version use nvidia.com/cuda.driver-version.full with the complete "
+                         "version (\"535.104.05\")"
+                       : "; to pin major.minor use nvidia.com/cuda.runtime-version.full: \"" +
+                             s.substr(0, s.find('.', s.find('.') + 1)) + "\"");
+      }
+    }
+    if (key == "nvidia.com/gpu.memory" || key.ends_with(".memory")) {
+      return base + " (the total memory in MiB as NVML reports it, e.g. 81920 for an A100 80GB, about 81559 for an "
+                    "H100 80GB, 15360 for a T4), not a size with a unit; select the GPU model with "
+                    "nvidia.com/gpu.product, or use a node affinity with Gt on the MiB value";
+    }
+    if (allDigits(s) && s.size() <= 18) return base + " without leading zeros: \"" + std::to_string(std::stoll(s)) + "\"";
+    return base + " (e.g. \"8\")";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuLabelValue() { return std::make_unique<GpuLabelValue>(); }
+
+}  // namespace gpuguard::checks

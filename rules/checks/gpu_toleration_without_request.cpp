@@ -1,0 +1,167 @@
+// gpu-toleration-without-request: a workload that tolerates the GPU node
+// taint but asks for no GPU.
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string>
+
+#include "rules/checks/checks.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+using nlohmann::json;
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-toleration-without-request",
+    .defaultSeverity = Severity::Warning,
+    .summary = "A pod that tolerates the GPU nodes' taint but asks for no GPU.",
+    .description =
+        "GPU nodes are tainted (policy gpuTaints, by default nvidia.com/gpu:NoSchedule) so that only GPU pods "
+        "land there. A pod that tolerates the taint without asking for a GPU can be scheduled onto a GPU node "
+        "and hold its CPU and memory: GPU pods then stay Pending on a node whose GPUs are free, and the "
+        "autoscaler keeps expensive nodes up for CPU work. A toleration counts when it names the taint's key "
+        "and tolerates it as Kubernetes' ToleratesTaint does. A toleration with an empty key and operator "
+        "Exists tolerates every taint; it is not counted, because it is written to run anywhere (node agents, "
+        "cluster-critical controllers), not to reach GPU nodes in particular. A pod asks for a GPU when a "
+        "container requests more than zero of a GPU resource (policy gpuResources), of any other nvidia.com/* "
+        "resource or any resource whose name contains \"gpu\" (HAMi's nvidia.com/gpumem, amd.com/gpu), when it "
+        "has DRA resourceClaims, or when its template carries KAI Scheduler's gpu-fraction / gpu-memory "
+        "annotation. DaemonSets (and Pods owned by one) are exempt: the device plugin, DCGM exporter and node "
+        "agents must run on GPU nodes.",
+    .remediation =
+        "Remove the GPU toleration from pods that do not use a GPU, or request the GPU the pod is meant to use "
+        "(resources.limits nvidia.com/gpu).",
+    .wrongExample =
+        "spec:\n  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n    effect: NoSchedule\n"
+        "  containers:\n  - name: web\n    image: nginx:1.27\n",
+    .rightExample = "spec:\n  containers:\n  - name: web\n    image: nginx:1.27\n",
+};
+
+bool containsGpu(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name.find("gpu") != std::string::npos;
+}
+
+// Any container asking for more than zero of a GPU-like extended resource.
+bool asksForGpuResource(const PodSite& site, const Policy& policy) {
+  if (requestsGpu(site, policy)) return true;
+  for (const ContainerRef& c : site.containers) {
+    if (c.kind == ContainerKind::Ephemeral) continue;
+    const ContainerResources r = resourcesOf(c, false);
+    for (const auto* list : {&r.limits, &r.requests}) {
+      for (const ResourceEntry& e : *list) {
+        if (!(e.name.starts_with("nvidia.com/") || containsGpu(e.name))) continue;
+        const QuantityValue q = decodeQuantity(*e.value);
+        if (!q.quantity || q.quantity->isZero() || q.quantity->isNegative()) continue;
+        return true;
+      }
+    }
+    // DRA: container resources.claims.
+    if (auto res = c.container->find("resources"); res != c.container->end() && res->is_object()) {
+      if (auto claims = res->find("claims"); claims != res->end() && claims->is_array() && !claims->empty()) return true;
+    }
+  }
+  return site.resourceClaims.value && site.resourceClaims.value->is_array() && !site.resourceClaims.value->empty();
+}
+
+// The object holding the pod spec (a Pod, a pod template), found by pointer.
+const json* holderOf(const json& object, const PodSite& site) {
+  std::string pointer = site.specPath.jsonPointer();
+  const auto slash = pointer.rfind('/');
+  if (slash == std::string::npos) return nullptr;
+  pointer.resize(slash);
+  try {
+    const json& holder = object.at(json::json_pointer(pointer));
+    return holder.is_object() ? &holder : nullptr;
+  } catch (const json::exception&) {
+    return nullptr;
+  }
+}
+
+// KAI Scheduler's GPU sharing annotations on the pod (template).
+bool sharesGpuByAnnotation(const json& object, const PodSite& site) {
+  const json* holder = holderOf(object, site);
+  if (!holder) return false;
+  auto md = holder->find("metadata");
+  if (md == holder->end() || !md->is_object()) return false;
+  auto ann = md->find("annotations");
+  if (ann == md->end() || !ann->is_object()) return false;
+  return ann->contains("gpu-fraction") || ann->contains("gpu-memory");
+}
+
+bool ownedByDaemonSet(const json& object, const PodSite& site) {
+  if (site.ownerKind == "DaemonSet") return true;
+  // A Pod read back from a cluster: metadata.ownerReferences.
+  auto md = object.find("metadata");
+  if (site.ownerKind != "Pod" || md == object.end() || !md->is_object()) return false;
+  auto refs = md->find("ownerReferences");
+  if (refs == md->end() || !refs->is_array()) return false;
+  return std::any_of(refs->begin(), refs->end(), [](const json& r) {
+    return r.is_object() && r.contains("kind") && r["kind"] == "DaemonSet";
+  });
+}
+
+class GpuTolerationWithoutRequest final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    if (ctx.policy.gpuTaints.empty()) return;
+    // Lone containers share the tolerations of their enclosing object: judge
+    // each tolerations list once, against every site that uses it.
+    std::set<std::string> gpuUsers, seen;
+    for (const PodSite& site : ctx.sites) {
+      if (site.tolerations.value && asksForGpu(ctx, site)) gpuUsers.insert(site.tolerations.path.jsonPointer());
+    }
+    for (const PodSite& site : ctx.sites) {
+      if (!site.tolerations.value || !site.tolerations.value->is_array()) continue;
+      const std::string where = site.tolerations.path.jsonPointer();
+      if (gpuUsers.count(where) || !seen.insert(where).second) continue;
+      if (ownedByDaemonSet(ctx.object, site)) continue;
+      const json& list = *site.tolerations.value;
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const Taint* taint = gpuTaintTolerated(list[i], ctx.policy);
+        if (!taint) continue;
+        const std::string shown = renderValue(list[i]);
+        out.report(site.tolerations.path.index(i), shown,
+                   "Invalid value: " + shown + ": tolerates the GPU node taint " + describeTaint(*taint) +
+                       ", but no container asks for a GPU (no " + gpuNames(ctx.policy) +
+                       " request, no DRA resourceClaims), so the pod can be scheduled onto a GPU node and hold "
+                       "its CPU and memory while the GPUs sit idle; remove the toleration, or request the GPU "
+                       "the pod is meant to use");
+        break;  // one finding per pod
+      }
+    }
+  }
+
+ private:
+  static bool asksForGpu(const CheckContext& ctx, const PodSite& site) {
+    return asksForGpuResource(site, ctx.policy) || sharesGpuByAnnotation(ctx.object, site);
+  }
+
+  // The GPU taint a toleration names and tolerates; wildcard tolerations
+  // (empty key) do not count.
+  static const Taint* gpuTaintTolerated(const json& t, const Policy& policy) {
+    if (!t.is_object()) return nullptr;
+    auto key = t.find("key");
+    if (key == t.end() || !key->is_string() || key->get_ref<const std::string&>().empty()) return nullptr;
+    for (const Taint& taint : policy.gpuTaints) {
+      if (toleratesTaint(t, taint)) return &taint;
+    }
+    return nullptr;
+  }
+
+  static std::string gpuNames(const Policy& policy) {
+    std::string names;
+    for (const std::string& n : policy.gpuResources) names += (names.empty() ? "" : ", ") + n;
+    return names.empty() ? "GPU" : names;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuTolerationWithoutRequest() { return std::make_unique<GpuTolerationWithoutRequest>(); }
+
+}  // namespace gpuguard::checks

@@ -1,0 +1,269 @@
+// node-affinity-gt-lt: node affinity Gt/Lt that can never match, and
+// operators that do not exist.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rules/checks/checks.h"
+#include "rules/checks/node_selection.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+using nlohmann::json;
+
+constexpr RuleDoc kDoc{
+    .id = "node-affinity-gt-lt",
+    .defaultSeverity = Severity::Error,
+    .summary = "A node affinity Gt/Lt that can never match, or a node selector operator that does not exist.",
+    .description =
+        "Node affinity matchExpressions know six operators: In, NotIn, Exists, DoesNotExist, Gt and Lt. There is "
+        "no Gte, Lte, Ge, Equals, and operators are case-sensitive (in is not In): the API server rejects them in "
+        "Pods and workloads (\"not a valid selector operator\"), but stores them inside custom resources, whose "
+        "operator then fails to create pods. Gt and Lt compare integers: they need exactly one value, and both "
+        "the value and the node's label must parse with strconv.ParseInt(s, 10, 64). A value such as \"12.4\" or "
+        "\"535.104.05\" is a valid label value, so the API server accepts it, but the scheduler cannot parse the "
+        "requirement and the term silently never matches: the pod stays Pending with \"node(s) didn't match "
+        "Pod's node affinity/selector\". The same happens when the label's values are not integers: GPU Feature "
+        "Discovery writes nvidia.com/cuda.driver-version.full (\"550.107.02\"), cuda.runtime-version.full "
+        "(\"12.5\"), gpu.product, gpu.family, gpu.machine, mig.strategy and the boolean labels as text. Keys the "
+        "rule does not know are judged by their value only. Gt and Lt are strict: \"at least 535\" is Gt \"534\". "
+        "Required and preferred terms are both checked (a preferred term that never matches is silently "
+        "useless).",
+    .remediation =
+        "Use Gt/Lt with one integer value on an integer label (nvidia.com/cuda.driver-version.major Gt \"534\" "
+        "for driver >= 535), In/NotIn for text labels, and write operators exactly as Kubernetes spells them.",
+    .wrongExample =
+        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "      nodeSelectorTerms:\n      - matchExpressions:\n"
+        "        - key: nvidia.com/cuda.driver-version.full\n          operator: Gte\n"
+        "          values: [\"535.104.05\"]\n",
+    .rightExample =
+        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "      nodeSelectorTerms:\n      - matchExpressions:\n"
+        "        - key: nvidia.com/cuda.driver-version.major\n          operator: Gt\n"
+        "          values: [\"534\"]\n",
+};
+
+constexpr int kMaxDepth = 64;
+constexpr std::array<std::string_view, 6> kOperators{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The single integer value of an expression, when it has one.
+std::optional<long long> singleInteger(const json& e) {
+  auto values = e.find("values");
+  if (values == e.end() || !values->is_array() || values->size() != 1) return std::nullopt;
+  const json& v = values->front();
+  if (v.is_string()) return parseGoInt(v.get<std::string>());
+  if (v.is_number_integer()) return v.get<long long>();
+  return std::nullopt;
+}
+
+// What to write instead of an operator that does not exist.
+std::string operatorFix(std::string_view op, const json& expression) {
+  const std::string l = lower(op);
+  const auto n = singleInteger(expression);
+  if (l == "gte" || l == "ge" || l == ">=" || l == "greaterthanorequal" || l == "greaterorequal") {
+    return n ? "write operator Gt with values [\"" + std::to_string(*n - 1) + "\"] (Gt is strict: Gt \"" +
+                   std::to_string(*n - 1) + "\" admits " + std::to_string(*n) + " and above)"
+             : "write Gt with one integer one below the bound (\">= 535\" is Gt \"534\")";
+  }
+  if (l == "lte" || l == "le" || l == "<=" || l == "lessthanorequal" || l == "lessorequal") {
+    return n ? "write operator Lt with values [\"" + std::to_string(*n + 1) + "\"] (Lt is strict: Lt \"" +
+                   std::to_string(*n + 1) + "\" admits " + std::to_string(*n) + " and below)"
+             : "write Lt with one integer one above the bound (\"<= 550\" is Lt \"551\")";
+  }
+  if (l == "greaterthan" || l == ">") return "write Gt";
+  if (l == "lessthan" || l == "<") return "write Lt";
+  if (l == "equals" || l == "equal" || l == "eq" || l == "=" || l == "==" || l == "is") return "write In";
+  if (l == "notequals" || l == "notequal" || l == "ne" || l == "!=" || l == "not") return "write NotIn";
+  if (l == "exist" || l == "present") return "write Exists";
+  if (l == "notexists" || l == "doesnotexists" || l == "absent") return "write DoesNotExist";
+  for (std::string_view known : kOperators) {
+    if (lower(known) == l) return "operators are case-sensitive: write " + std::string(known);
+  }
+  return "use In, NotIn, Exists, DoesNotExist, Gt or Lt";
+}
+
+// A non-integer Gt/Lt value rewritten as the integer bound it probably means.
+std::string valueFix(std::string_view op, std::string_view value) {
+  // "12.4" or "535.104.05": the leading integer part.
+  std::size_t digits = 0;
+  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+  if (digits > 0 && digits < 16 && digits < value.size() && value[digits] == '.') {
+    const long long whole = std::stoll(std::string(value.substr(0, digits)));
+    if (op == "Gt") {
+      return "write an integer: Gt \"" + std::to_string(whole) + "\" admits " + std::to_string(whole + 1) +
+             " and above, Gt \"" + std::to_string(whole - 1) + "\" admits " + std::to_string(whole) + " and above";
+    }
+    return "write an integer: Lt \"" + std::to_string(whole + 1) + "\" admits " + std::to_string(whole) +
+           " and below";
+  }
+  return "write one integer (\"at least 535\" is Gt \"534\")";
+}
+
+// For a label whose values are not integers: an example value and what to use.
+struct TextLabelAdvice {
+  std::string example;
+  std::string instead;
+};
+TextLabelAdvice adviceFor(std::string_view key) {
+  if (key == "nvidia.com/cuda.driver-version.full") {
+    return {"550.107.02", "compare the major version: nvidia.com/cuda.driver-version.major Gt \"534\" for >= 535"};
+  }
+  if (key == "nvidia.com/vgpu.host-driver-version") return {"550.54.16", "use In with the exact versions"};
+  if (key == "nvidia.com/cuda.runtime-version.full") {
+    return {"12.5", "compare nvidia.com/cuda.runtime-version.major (and .minor), e.g. Gt \"11\" for CUDA 12 and newer"};
+  }
+  if (key == "nvidia.com/gpu.product" || key.ends_with(".product")) {
+    return {"NVIDIA-A100-SXM4-80GB",
+            "use In with the product names, or Gt on an integer label such as nvidia.com/gpu.memory (MiB) or "
+            "nvidia.com/gpu.compute.major"};
+  }
+  if (key == "nvidia.com/gpu.family") {
+    return {"ampere", "use In with the families, or nvidia.com/gpu.compute.major Gt \"7\" for Ampere and newer"};
+  }
+  switch (labelFormat(key)) {
+    case LabelFormat::Boolean: return {"true", "use In [\"true\"] or Exists"};
+    case LabelFormat::Enumerated:
+      return {std::string(enumeratedValues(key).empty() ? "none" : enumeratedValues(key).front()), "use In/NotIn"};
+    default: return {"", "use In/NotIn"};
+  }
+}
+
+class NodeAffinityGtLt final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override { walk(ctx.object, FieldPath{}, 0, out); }
+
+ private:
+  static void walk(const json& node, const FieldPath& path, int depth, Reporter& out) {
+    if (depth > kMaxDepth) return;
+    if (node.is_array()) {
+      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), depth + 1, out);
+      return;
+    }
+    if (!node.is_object()) return;
+    for (const auto& [key, child] : node.items()) {
+      if (key == "metadata" || key == "status") continue;
+      if (key == "nodeAffinity" && child.is_object()) {
+        checkNodeAffinity(child, path.field(key), out);
+      } else if (child.is_object() || child.is_array()) {
+        walk(child, path.field(key), depth + 1, out);
+      }
+    }
+  }
+
+  static void checkTerms(const json& terms, const FieldPath& path, Reporter& out) {
+    if (!terms.is_array()) return;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      if (terms[i].is_object()) checkTerm(terms[i], path.index(i), out);
+    }
+  }
+
+  static void checkTerm(const json& term, const FieldPath& path, Reporter& out) {
+    auto exprs = term.find("matchExpressions");
+    if (exprs == term.end() || !exprs->is_array()) return;
+    const FieldPath exprsPath = path.field("matchExpressions");
+    for (std::size_t j = 0; j < exprs->size(); ++j) {
+      if ((*exprs)[j].is_object()) checkExpression((*exprs)[j], exprsPath.index(j), out);
+    }
+  }
+
+  static void checkNodeAffinity(const json& na, const FieldPath& path, Reporter& out) {
+    // Pods: requiredDuringScheduling... / preferredDuringScheduling...;
+    // PersistentVolume: required.
+    for (const char* name : {"requiredDuringSchedulingIgnoredDuringExecution", "required"}) {
+      auto req = na.find(name);
+      if (req == na.end() || !req->is_object()) continue;
+      if (auto terms = req->find("nodeSelectorTerms"); terms != req->end()) {
+        checkTerms(*terms, path.field(name).field("nodeSelectorTerms"), out);
+      }
+    }
+    auto pref = na.find("preferredDuringSchedulingIgnoredDuringExecution");
+    if (pref != na.end() && pref->is_array()) {
+      const FieldPath prefPath = path.field("preferredDuringSchedulingIgnoredDuringExecution");
+      for (std::size_t i = 0; i < pref->size(); ++i) {
+        if (!(*pref)[i].is_object()) continue;
+        auto p = (*pref)[i].find("preference");
+        if (p != (*pref)[i].end() && p->is_object()) checkTerm(*p, prefPath.index(i).field("preference"), out);
+      }
+    }
+  }
+
+  static void checkExpression(const json& e, const FieldPath& path, Reporter& out) {
+    auto opIt = e.find("operator");
+    if (opIt == e.end() || !opIt->is_string()) return;
+    const std::string& op = opIt->get_ref<const std::string&>();
+    auto keyIt = e.find("key");
+    const std::string key = keyIt != e.end() && keyIt->is_string() ? keyIt->get<std::string>() : "";
+
+    if (std::find(kOperators.begin(), kOperators.end(), op) == kOperators.end()) {
+      out.report(path.field("operator"), renderValue(*opIt),
+                 "Unsupported value: " + renderValue(*opIt) +
+                     ": not a node selector operator (supported values: \"In\", \"NotIn\", \"Exists\", "
+                     "\"DoesNotExist\", \"Gt\", \"Lt\"), so the API server rejects the object (a custom resource "
+                     "keeps it, and its pods never get created); " +
+                     operatorFix(op, e));
+      return;
+    }
+    if (op != "Gt" && op != "Lt") return;
+
+    // The label's values must be integers.
+    const LabelFormat format = labelFormat(key);
+    if (format != LabelFormat::Unknown && format != LabelFormat::Integer) {
+      const TextLabelAdvice advice = adviceFor(key);
+      out.report(path.field("key"), renderValue(json(key)),
+                 "Invalid value: " + renderValue(json(key)) + ": " + op + " compares integers, but the node's " +
+                     key + " label is not one" + (advice.example.empty() ? "" : " (\"" + advice.example + "\")") +
+                     ", so this requirement never matches any node and the pod stays Pending; " + advice.instead);
+      return;  // the fix changes the key, and the value with it
+    }
+
+    // Exactly one integer value.
+    auto values = e.find("values");
+    const FieldPath valuesPath = path.field("values");
+    if (values == e.end() || !values->is_array() || values->size() != 1) {
+      const std::size_t n = values != e.end() && values->is_array() ? values->size() : 0;
+      out.report(valuesPath, values == e.end() ? "" : renderValue(*values),
+                 "Required value: " + op + " takes exactly one value, found " + std::to_string(n) +
+                     " (\"must be specified single value when `operator` is 'Lt' or 'Gt'\"); a term that cannot be "
+                     "parsed never matches any node; write values: [\"<integer>\"] (\"at least 535\" is Gt \"534\")");
+      return;
+    }
+    const json& v = values->front();
+    std::string text;
+    if (v.is_string()) {
+      text = v.get<std::string>();
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::floor(d) == d) return;  // a whole number: label-value-not-string's business
+      text = renderValue(v);
+    } else {
+      return;  // integers and booleans: label-value-not-string reports the type
+    }
+    if (looksTemplated(text) || parseGoInt(text)) return;
+    out.report(valuesPath.index(0), renderValue(v),
+               "Invalid value: " + renderValue(v) + ": " + op +
+                   " compares integers (strconv.ParseInt), so the scheduler cannot parse this requirement and the "
+                   "term silently never matches any node: the pod stays Pending; " +
+                   valueFix(op, text));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeNodeAffinityGtLt() { return std::make_unique<NodeAffinityGtLt>(); }
+
+}  // namespace gpuguard::checks

@@ -1,0 +1,437 @@
+#include "rules/checks/serving_args.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/checks/node_selection.h"
+
+namespace gpuguard::checks {
+namespace {
+
+using nlohmann::json;
+
+// Scripts longer than this are not read (no real launch script is).
+constexpr std::size_t kMaxScript = 256 * 1024;
+
+struct Token {
+  std::string text;
+  bool dynamic = false;  // holds an expansion: $(VAR), ${VAR}, $VAR, `cmd`, {{ tpl }}
+  FieldPath path;
+};
+using Command = std::vector<Token>;
+
+bool isDynamic(std::string_view s) { return s.find('$') != std::string_view::npos || looksTemplated(s); }
+
+std::string_view basename(std::string_view s) {
+  auto slash = s.rfind('/');
+  return slash == std::string_view::npos ? s : s.substr(slash + 1);
+}
+
+bool isShell(std::string_view s) {
+  const std::string_view b = basename(s);
+  return b == "sh" || b == "bash" || b == "dash" || b == "ash" || b == "zsh" || b == "ksh";
+}
+
+// Splits a shell script into simple commands (`;`, `&&`, `||`, `|`, `&`,
+// newlines and parentheses separate them) of words with quotes removed.
+// Expansions are kept as written and mark the word dynamic.
+std::vector<Command> splitScript(std::string_view s, const FieldPath& path) {
+  std::vector<Command> commands(1);
+  Token word;
+  bool inWord = false;
+  auto endWord = [&] {
+    if (inWord) {
+      word.path = path;
+      commands.back().push_back(std::move(word));
+    }
+    word = Token{};
+    inWord = false;
+  };
+  auto endCommand = [&] {
+    endWord();
+    if (!commands.back().empty()) commands.emplace_back();
+  };
+  // Appends s[i..] up to the bracket closing the one at s[i] ($( ... ), ${ ... }).
+  auto takeGroup = [&](std::size_t& i, char open, char close) {
+    int depth = 0;
+    for (; i < s.size(); ++i) {
+      word.text += s[i];
+      if (s[i] == open) ++depth;
+      else if (s[i] == close && --depth == 0) return;
+    }
+  };
+
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\\') {
+      if (i + 1 < s.size() && s[i + 1] == '\n') {
+        ++i;  // line continuation
+      } else if (i + 1 < s.size()) {
+        word.text += s[++i];
+        inWord = true;
+      }
+    } else if (c == '\'') {
+      inWord = true;
+      for (++i; i < s.size() && s[i] != '\''; ++i) word.text += s[i];
+    } else if (c == '"') {
+      inWord = true;
+      for (++i; i < s.size() && s[i] != '"'; ++i) {
+        if (s[i] == '\\' && i + 1 < s.size() && std::string_view("\"\\$`\n").find(s[i + 1]) != std::string_view::npos) {
+          if (s[i + 1] != '\n') word.text += s[i + 1];
+          ++i;
+        } else {
+          if (s[i] == '$' || s[i] == '`') word.dynamic = true;
+          word.text += s[i];
+        }
+      }
+    } else if (c == '$') {
+      inWord = true;
+      word.dynamic = true;
+      if (i + 1 < s.size() && (s[i + 1] == '(' || s[i + 1] == '{')) {
+        word.text += '$';
+        ++i;
+        takeGroup(i, s[i], s[i] == '(' ? ')' : '}');
+      } else {
+        word.text += c;
+      }
+    } else if (c == '`') {
+      inWord = true;
+      word.dynamic = true;
+      word.text += c;
+      for (++i; i < s.size() && s[i] != '`'; ++i) word.text += s[i];
+      word.text += '`';
+    } else if (c == '#' && !inWord) {
+      while (i < s.size() && s[i] != '\n') ++i;
+      endCommand();
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      endWord();
+    } else if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+      endCommand();
+    } else if (c == '<' || c == '>') {
+      endWord();
+    } else {
+      word.text += c;
+      inWord = true;
+    }
+  }
+  endCommand();
+  if (commands.back().empty()) commands.pop_back();
+  return commands;
+}
+
+std::vector<Token> listTokens(const json& list, const FieldPath& path) {
+  std::vector<Token> out;
+  if (!list.is_array()) return out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& v = list[i];
+    Token t;
+    if (v.is_string()) t.text = v.get<std::string>();
+    else if (v.is_number_integer() || v.is_number_unsigned()) t.text = v.dump();
+    else continue;
+    t.dynamic = isDynamic(t.text);
+    t.path = path.index(i);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// Where an engine starts inside a command: the index of the first argument
+// after the launcher words, or nullopt.
+std::optional<std::size_t> engineStart(const Command& cmd, ServingEngine& engine) {
+  for (std::size_t i = 0; i < cmd.size(); ++i) {
+    const std::string& t = cmd[i].text;
+    const std::string_view b = basename(t);
+    if (b == "vllm" && i + 1 < cmd.size() && cmd[i + 1].text == "serve") {
+      engine = ServingEngine::Vllm;
+      return i + 2;
+    }
+    if (t == "vllm.entrypoints.openai.api_server" || t == "vllm.entrypoints.api_server") {
+      engine = ServingEngine::Vllm;
+      return i + 1;
+    }
+    if (t == "sglang.launch_server" || t == "sglang_router.launch_server") {
+      engine = ServingEngine::SGLang;
+      return i + 1;
+    }
+    if (b == "text-generation-launcher") {
+      engine = ServingEngine::Tgi;
+      return i + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+// The engine an image runs when the pod does not override its entrypoint.
+std::optional<ServingEngine> imageEngine(std::string_view image) {
+  if (auto at = image.find('@'); at != std::string_view::npos) image = image.substr(0, at);
+  const auto slash = image.rfind('/');
+  if (auto colon = image.rfind(':'); colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
+    image = image.substr(0, colon);
+  }
+  const std::string_view name = basename(image);
+  if (name == "vllm-openai") return ServingEngine::Vllm;
+  if (name.find("text-generation-inference") != std::string_view::npos) return ServingEngine::Tgi;
+  return std::nullopt;
+}
+
+enum class Slot { None, Tensor, Pipeline, Data, DataLocal, Nnodes, NumShard, Ambiguous };
+
+struct FlagSpec {
+  std::string_view name;
+  Slot slot;
+  bool takesValue;
+  bool multiNode;      // spreads a replica over pods
+  bool externalDp;     // vLLM data-parallel ranks across pods
+  bool opaque;         // reads arguments from somewhere we cannot see
+};
+
+constexpr std::array<FlagSpec, 22> kVllmFlags{{
+    {"--tensor-parallel-size", Slot::Tensor, true, false, false, false},
+    {"-tp", Slot::Tensor, true, false, false, false},
+    {"--pipeline-parallel-size", Slot::Pipeline, true, false, false, false},
+    {"-pp", Slot::Pipeline, true, false, false, false},
+    {"--data-parallel-size", Slot::Data, true, false, false, false},
+    {"-dp", Slot::Data, true, false, false, false},
+    {"--data-parallel-size-local", Slot::DataLocal, true, false, false, false},
+    {"-dpl", Slot::DataLocal, true, false, false, false},
+    {"--nnodes", Slot::Nnodes, true, true, false, false},
+    {"--node-rank", Slot::None, true, true, false, false},
+    {"--master-addr", Slot::None, true, true, false, false},
+    {"--headless", Slot::None, false, true, true, false},
+    {"--data-parallel-rank", Slot::None, true, true, true, false},
+    {"-dpn", Slot::None, true, true, true, false},
+    {"--data-parallel-start-rank", Slot::None, true, true, true, false},
+    {"-dpr", Slot::None, true, true, true, false},
+    {"--data-parallel-address", Slot::None, true, true, true, false},
+    {"-dpa", Slot::None, true, true, true, false},
+    {"--data-parallel-hybrid-lb", Slot::None, false, true, true, false},
+    {"--data-parallel-external-lb", Slot::None, false, true, true, false},
+    {"--config", Slot::None, true, false, false, true},
+    {"--distributed-executor-backend", Slot::None, true, false, false, false},  // ray: see below
+}};
+
+constexpr std::array<FlagSpec, 14> kSglangFlags{{
+    {"--tp-size", Slot::Tensor, true, false, false, false},
+    {"--tensor-parallel-size", Slot::Tensor, true, false, false, false},
+    {"--tp", Slot::Tensor, true, false, false, false},  // argparse abbreviation, used in SGLang's docs
+    {"--pp-size", Slot::Pipeline, true, false, false, false},
+    {"--pipeline-parallel-size", Slot::Pipeline, true, false, false, false},
+    {"--pp", Slot::Ambiguous, true, false, false, false},  // ambiguous abbreviation: argparse rejects it
+    {"--dp-size", Slot::Data, true, false, false, false},
+    {"--data-parallel-size", Slot::Data, true, false, false, false},
+    {"--dp", Slot::Data, true, false, false, false},
+    {"--nnodes", Slot::Nnodes, true, true, false, false},
+    {"--node-rank", Slot::None, true, true, false, false},
+    {"--dist-init-addr", Slot::None, true, true, false, false},
+    {"--enable-dp-attention", Slot::None, false, false, false, false},
+    {"--config", Slot::None, true, false, false, true},
+}};
+
+constexpr std::array<FlagSpec, 1> kTgiFlags{{{"--num-shard", Slot::NumShard, true, false, false, false}}};
+
+const FlagSpec* findFlag(ServingEngine engine, std::string_view name) {
+  auto search = [&](const auto& table) -> const FlagSpec* {
+    for (const FlagSpec& f : table) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  };
+  switch (engine) {
+    case ServingEngine::Vllm: return search(kVllmFlags);
+    case ServingEngine::SGLang: return search(kSglangFlags);
+    case ServingEngine::Tgi: return search(kTgiFlags);
+  }
+  return nullptr;
+}
+
+ParallelFlag* slotOf(ServingLaunch& l, Slot s) {
+  switch (s) {
+    case Slot::Tensor: return &l.tensor;
+    case Slot::Pipeline: return &l.pipeline;
+    case Slot::Data: return &l.data;
+    case Slot::DataLocal: return &l.dataLocal;
+    case Slot::Nnodes: return &l.nnodes;
+    case Slot::NumShard: return &l.numShard;
+    case Slot::Ambiguous: return &l.pipeline;
+    case Slot::None: return nullptr;
+  }
+  return nullptr;
+}
+
+std::optional<long long> positiveLiteral(const Token& t) {
+  if (t.dynamic || !isCanonicalUnsigned(t.text)) return std::nullopt;
+  const long long v = std::stoll(t.text);
+  return v > 0 ? std::optional<long long>(v) : std::nullopt;
+}
+
+// Reads the engine's flags from cmd[start..]. argparse keeps the last value of
+// a repeated flag.
+void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
+  bool modelPositionalSeen = false;
+  for (std::size_t i = start; i < cmd.size(); ++i) {
+    const Token& t = cmd[i];
+    if (t.text.size() < 2 || t.text[0] != '-' || (t.text[1] >= '0' && t.text[1] <= '9')) {
+      // A positional word. vLLM's `serve` takes the model first; anything
+      // else dynamic may expand into flags we cannot see.
+      if (t.dynamic && (t.text.find("$@") != std::string::npos || modelPositionalSeen ||
+                        launch.engine != ServingEngine::Vllm)) {
+        launch.opaqueArgs = true;
+      }
+      modelPositionalSeen = true;
+      continue;
+    }
+    std::string name = t.text;
+    std::optional<Token> value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      Token v = t;
+      v.text = name.substr(eq + 1);
+      v.dynamic = isDynamic(v.text);
+      value = v;
+      name.resize(eq);
+    }
+    // vLLM's FlexibleArgumentParser reads --pipeline_parallel_size as --pipeline-parallel-size.
+    if (launch.engine == ServingEngine::Vllm && name.starts_with("--")) std::replace(name.begin(), name.end(), '_', '-');
+    if (t.dynamic && !value) {
+      launch.opaqueArgs = true;  // "--$(FLAG)"
+      continue;
+    }
+
+    const FlagSpec* spec = findFlag(launch.engine, name);
+    const bool takesValue = spec ? spec->takesValue : true;
+    std::string written = t.text;
+    FieldPath where = t.path;
+    if (!value && takesValue && i + 1 < cmd.size() &&
+        (spec || cmd[i + 1].text.empty() || cmd[i + 1].text[0] != '-')) {
+      value = cmd[++i];
+      written += " " + value->text;
+    }
+    if (!spec) continue;  // some other flag, with its value consumed
+    if (spec->multiNode) launch.multiNode = true;
+    if (spec->externalDp) launch.externalDataParallel = true;
+    if (spec->opaque) launch.opaqueArgs = true;
+    if (name == "--enable-dp-attention") launch.dpAttention = true;
+    if (name == "--distributed-executor-backend" && value && value->text != "mp" && value->text != "uni") {
+      launch.multiNode = true;  // ray (or unknown): workers may live in other pods
+    }
+    if (name == "--data-parallel-backend" && value && value->text == "ray") launch.multiNode = true;
+    if (ParallelFlag* slot = slotOf(launch, spec->slot)) {
+      slot->present = true;
+      slot->text = written;
+      slot->path = where;
+      slot->value = spec->slot == Slot::Ambiguous || !value ? std::nullopt : positiveLiteral(*value);
+      if (spec->slot == Slot::Nnodes) {
+        launch.nnodesIsGroupSize = value && value->dynamic && value->text.find("LWS_GROUP_SIZE") != std::string::npos;
+      }
+    }
+  }
+}
+
+// Script lines that build a Ray cluster across pods.
+bool scriptSpreadsOverPods(const std::vector<Command>& commands) {
+  for (const Command& cmd : commands) {
+    for (std::size_t i = 0; i < cmd.size(); ++i) {
+      const std::string& t = cmd[i].text;
+      if ((basename(t) == "ray" && i + 1 < cmd.size() && cmd[i + 1].text == "start") ||
+          t.find("multi-node-serving") != std::string::npos || t.find("ray_address") != std::string::npos ||
+          t.find("ray_cluster_size") != std::string::npos) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void readEnv(const ContainerRef& c, ServingLaunch& launch) {
+  if (launch.engine != ServingEngine::Tgi || launch.numShard.present) return;
+  auto env = c.container->find("env");
+  if (env == c.container->end() || !env->is_array()) return;
+  for (std::size_t i = 0; i < env->size(); ++i) {
+    const json& e = (*env)[i];
+    if (!e.is_object()) continue;
+    auto name = e.find("name");
+    if (name == e.end() || *name != "NUM_SHARD") continue;
+    auto value = e.find("value");
+    Token t;
+    t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
+    t.dynamic = value == e.end() || !value->is_string() || isDynamic(t.text);
+    launch.numShard.present = true;
+    launch.numShard.text = "NUM_SHARD=" + t.text;
+    launch.numShard.path = c.path.field("env").index(i).field("value");
+    launch.numShard.value = positiveLiteral(t);
+  }
+}
+
+}  // namespace
+
+std::string_view engineName(ServingEngine e) {
+  switch (e) {
+    case ServingEngine::Vllm: return "vLLM";
+    case ServingEngine::SGLang: return "SGLang";
+    case ServingEngine::Tgi: return "TGI";
+  }
+  return "";
+}
+
+const ParallelFlag& ServingLaunch::primary() const {
+  if (engine == ServingEngine::Tgi) return numShard;
+  if (tensor.present) return tensor;
+  if (pipeline.present) return pipeline;
+  return data;
+}
+
+std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
+  const json& c = *container.container;
+  auto command = c.find("command");
+  auto args = c.find("args");
+  const bool hasCommand = command != c.end() && command->is_array() && !command->empty();
+  std::vector<Token> argv;
+  if (hasCommand) argv = listTokens(*command, container.path.field("command"));
+  if (args != c.end()) {
+    std::vector<Token> a = listTokens(*args, container.path.field("args"));
+    argv.insert(argv.end(), a.begin(), a.end());
+  }
+
+  // The commands to look at: argv itself, or the script of `sh -c`.
+  std::vector<Command> commands;
+  std::size_t first = 0;
+  if (!argv.empty() && basename(argv[0].text) == "env") first = 1;
+  if (argv.size() > first && isShell(argv[first].text)) {
+    for (std::size_t i = first + 1; i + 1 < argv.size(); ++i) {
+      const std::string& opt = argv[i].text;
+      if (opt.size() < 2 || opt[0] != '-' || opt[1] == '-') break;
+      if (opt.find('c') != std::string::npos) {
+        if (argv[i + 1].text.size() <= kMaxScript) commands = splitScript(argv[i + 1].text, argv[i + 1].path);
+        break;
+      }
+    }
+  } else {
+    commands.push_back(argv);
+  }
+
+  ServingLaunch launch;
+  for (const Command& cmd : commands) {
+    ServingEngine engine{};
+    if (auto start = engineStart(cmd, engine)) {
+      launch.engine = engine;
+      readFlags(cmd, *start, launch);
+      launch.multiNode = launch.multiNode || scriptSpreadsOverPods(commands);
+      readEnv(container, launch);
+      return launch;
+    }
+  }
+  // No launcher in the command: the image's own entrypoint, when not overridden.
+  if (!hasCommand) {
+    if (auto engine = imageEngine(container.image())) {
+      launch.engine = *engine;
+      readFlags(argv, 0, launch);
+      readEnv(container, launch);
+      return launch;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuguard::checks

@@ -1,0 +1,57 @@
+// How an inference server in a container is told to spread a model over
+// GPUs, read from the container's command and args (also inside `sh -c`
+// scripts). Shared by tensor-parallel-gpu-count and
+// tensor-parallel-without-nvlink. Facts: kubernetes-gpu-semantics.md §12;
+// flag names from vLLM's EngineArgs (vllm/engine/arg_utils.py), SGLang's
+// ServerArgs (python/sglang/srt/server_args.py) and TGI's launcher.
+//
+// Recognised launches:
+//   vLLM    `vllm serve`, `python -m vllm.entrypoints.openai.api_server`
+//           (or vllm.entrypoints.api_server), or image vllm/vllm-openai with
+//           no command (its entrypoint is the server);
+//   SGLang  `python -m sglang.launch_server` / `sglang_router.launch_server`;
+//   TGI     `text-generation-launcher`, or an image named
+//           *text-generation-inference* with no command.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rules/field_path.h"
+#include "rules/pod_specs.h"
+
+namespace gpuguard::checks {
+
+enum class ServingEngine { Vllm, SGLang, Tgi };
+std::string_view engineName(ServingEngine e);  // "vLLM", "SGLang", "TGI"
+
+struct ParallelFlag {
+  bool present = false;
+  std::optional<long long> value;  // a literal positive integer; nullopt when absent or not one ($(TP), "auto")
+  std::string text;                // as written: "--tensor-parallel-size=4", "--tp 2"
+  FieldPath path;                  // the command/args element holding it
+};
+
+struct ServingLaunch {
+  ServingEngine engine = ServingEngine::Vllm;
+  ParallelFlag tensor;    // vLLM --tensor-parallel-size/-tp; SGLang --tp-size/--tensor-parallel-size/--tp
+  ParallelFlag pipeline;  // --pipeline-parallel-size/-pp; SGLang --pp-size
+  ParallelFlag data;      // --data-parallel-size/-dp; SGLang --dp-size/--dp
+  ParallelFlag dataLocal; // vLLM --data-parallel-size-local/-dpl
+  ParallelFlag nnodes;    // --nnodes
+  ParallelFlag numShard;  // TGI --num-shard (or NUM_SHARD env)
+  bool nnodesIsGroupSize = false;  // --nnodes $(LWS_GROUP_SIZE)
+  bool dpAttention = false;        // SGLang --enable-dp-attention: data parallelism inside the TP group
+  bool opaqueArgs = false;         // arguments we cannot see: "$@", $EXTRA_ARGS, --config FILE
+  bool multiNode = false;          // one replica spread over several pods (Ray, --dist-init-addr, --node-rank...)
+  bool externalDataParallel = false;  // vLLM data-parallel ranks placed by someone else
+
+  // The flag that states the parallelism, for reporting: TP, else PP, else num-shard.
+  const ParallelFlag& primary() const;
+};
+
+// The first inference-server launch in a container, if any.
+std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container);
+
+}  // namespace gpuguard::checks

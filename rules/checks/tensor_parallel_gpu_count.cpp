@@ -1,0 +1,189 @@
+// tensor-parallel-gpu-count: an inference server's tensor x pipeline
+// parallelism does not match the GPUs its pod (or pod group) gets.
+#include <string>
+
+#include "rules/checks/checks.h"
+#include "rules/checks/serving_args.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+using nlohmann::json;
+
+constexpr RuleDoc kDoc{
+    .id = "tensor-parallel-gpu-count",
+    .defaultSeverity = Severity::Error,
+    .summary = "vLLM, SGLang or TGI started with a tensor x pipeline parallelism that does not match the GPUs the "
+               "pod gets.",
+    .description =
+        "vLLM runs one worker per GPU: world size = --tensor-parallel-size x --pipeline-parallel-size (x "
+        "--data-parallel-size, or --data-parallel-size-local, when the data-parallel ranks share the pod). With "
+        "more workers than GPUs it fails at startup (\"World size (4) is larger than the number of available "
+        "GPUs (2)\") and the pod crash-loops; with fewer, the extra GPUs sit idle and nobody else can use them. "
+        "SGLang counts the same way (--tp-size/--tp, --pp-size, --dp-size/--dp; with --enable-dp-attention the "
+        "data-parallel ranks live inside the tensor-parallel group), TGI runs --num-shard shards (or NUM_SHARD). "
+        "Launches are recognised in command/args, inside `sh -c` scripts, and from the image's entrypoint "
+        "(vllm/vllm-openai, *text-generation-inference*) when the pod sets only args; both --flag N and "
+        "--flag=N are read, the last occurrence wins. The GPUs are the launching container's GPU request "
+        "(policy gpuResources): a container sees only its own devices. One replica may span a group of pods: "
+        "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group) or with --nnodes N, the world "
+        "size must equal the GPUs of the whole group (leader + (size - 1) x worker). No finding when a value is "
+        "not a literal integer ($(TP), templates), when arguments are hidden (\"$@\", $EXTRA_ARGS, --config), "
+        "when no parallelism flag is given (TGI then uses every visible GPU), when the container asks for no "
+        "GPU (another accelerator, or DRA), or when a replica spreads over pods whose number is unknown (Ray "
+        "clusters, --distributed-executor-backend ray, --dist-init-addr without a known group size, vLLM "
+        "data-parallel ranks across pods). Too few GPUs is a crash; too many is reported by the same rule with "
+        "its own message (idle GPUs).",
+    .remediation =
+        "Make the GPU request equal tensor x pipeline (x data) parallelism: request 4 GPUs for "
+        "--tensor-parallel-size 4, or lower the parallelism to the GPUs you have.",
+    .wrongExample =
+        "containers:\n- name: vllm\n  image: vllm/vllm-openai:v0.8.5\n"
+        "  args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
+        "  resources:\n    limits:\n      nvidia.com/gpu: 2\n",
+    .rightExample =
+        "containers:\n- name: vllm\n  image: vllm/vllm-openai:v0.8.5\n"
+        "  args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
+        "  resources:\n    limits:\n      nvidia.com/gpu: 4\n",
+};
+
+struct World {
+  long long size = 1;
+  std::string formula;  // "tensor-parallel 4 x pipeline-parallel 2"
+};
+
+// The GPUs one replica of the server needs, or nullopt when unknown.
+std::optional<World> worldOf(const ServingLaunch& l) {
+  World w;
+  if (l.engine == ServingEngine::Tgi) {
+    if (!l.numShard.value) return std::nullopt;
+    w.size = *l.numShard.value;
+    w.formula = "--num-shard " + std::to_string(w.size) + " shards";
+    return w;
+  }
+  if (!l.tensor.present && !l.pipeline.present) return std::nullopt;  // no explicit parallelism
+  for (const ParallelFlag* f : {&l.tensor, &l.pipeline, &l.data, &l.dataLocal}) {
+    if (f->present && !f->value) return std::nullopt;
+  }
+  if (l.opaqueArgs) return std::nullopt;
+  if (l.engine == ServingEngine::Vllm && l.externalDataParallel) return std::nullopt;
+  const long long tp = l.tensor.value.value_or(1), pp = l.pipeline.value.value_or(1);
+  long long dp = 1;
+  if (l.engine == ServingEngine::Vllm) dp = l.dataLocal.value ? *l.dataLocal.value : l.data.value.value_or(1);
+  if (l.engine == ServingEngine::SGLang && !l.dpAttention) dp = l.data.value.value_or(1);
+  if (tp > 4096 || pp > 4096 || dp > 4096) return std::nullopt;
+  w.size = tp * pp * dp;
+  w.formula = "tensor-parallel " + std::to_string(tp);
+  if (pp != 1 || l.pipeline.present) w.formula += " x pipeline-parallel " + std::to_string(pp);
+  if (dp != 1) w.formula += " x data-parallel " + std::to_string(dp);
+  return w;
+}
+
+// LeaderWorkerSet templates: .../leaderWorkerTemplate.leaderTemplate.spec and .workerTemplate.spec.
+constexpr std::string_view kLeaderSuffix = "leaderWorkerTemplate.leaderTemplate.spec";
+constexpr std::string_view kWorkerSuffix = "leaderWorkerTemplate.workerTemplate.spec";
+
+const PodSite* siteAt(const std::vector<PodSite>& sites, const std::string& apiPath) {
+  for (const PodSite& s : sites) {
+    if (s.specPath.apiPath() == apiPath) return &s;
+  }
+  return nullptr;
+}
+
+struct GroupGpus {
+  long long gpus = 0;
+  std::string how;  // "the LeaderWorkerSet group of 2 pods gets 16 GPUs (8 + 1 x 8)"
+};
+
+GroupGpus groupGpus(const CheckContext& ctx, const PodSite& site, long long pods) {
+  const std::string path = site.specPath.apiPath();
+  std::string prefix;
+  if (path.ends_with(kLeaderSuffix)) prefix = path.substr(0, path.size() - kLeaderSuffix.size());
+  else if (path.ends_with(kWorkerSuffix)) prefix = path.substr(0, path.size() - kWorkerSuffix.size());
+  const PodSite* leader = site.podsInGroup ? siteAt(ctx.sites, prefix + std::string(kLeaderSuffix)) : nullptr;
+  const PodSite* worker = site.podsInGroup ? siteAt(ctx.sites, prefix + std::string(kWorkerSuffix)) : nullptr;
+  GroupGpus g;
+  const std::string group = site.podsInGroup ? "the LeaderWorkerSet group of " : "the group of ";
+  if (leader && worker) {
+    const long long l = podGpus(*leader, ctx.policy), w = podGpus(*worker, ctx.policy);
+    g.gpus = l + (pods - 1) * w;
+    g.how = group + std::to_string(pods) + " pods gets " + std::to_string(g.gpus) + " GPUs (leader " +
+            std::to_string(l) + " + " + std::to_string(pods - 1) + " x worker " + std::to_string(w) + ")";
+  } else {
+    const long long each = podGpus(site, ctx.policy);
+    g.gpus = pods * each;
+    g.how = group + std::to_string(pods) + " pods gets " + std::to_string(g.gpus) + " GPUs (" +
+            std::to_string(pods) + " x " + std::to_string(each) + ")";
+  }
+  return g;
+}
+
+class TensorParallelGpuCount final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        if (c.kind == ContainerKind::Ephemeral || c.kind == ContainerKind::Init) continue;
+        const auto launch = findServingLaunch(c);
+        if (!launch) continue;
+        const auto world = worldOf(*launch);
+        if (!world) continue;
+
+        // Pods one replica spans.
+        long long pods = 1;
+        if (launch->nnodes.present) {
+          if (launch->nnodes.value) pods = *launch->nnodes.value;
+          else if (launch->nnodesIsGroupSize && site.podsInGroup) pods = *site.podsInGroup;
+          else continue;
+        } else if (site.podsInGroup && *site.podsInGroup > 1) {
+          pods = *site.podsInGroup;
+        } else if (launch->multiNode) {
+          continue;
+        }
+        if (pods > 1 && launch->engine == ServingEngine::Vllm && (launch->data.present || launch->dataLocal.present)) {
+          continue;  // data-parallel ranks across pods: who runs where is not in the manifest
+        }
+
+        long long have = 0;
+        std::string how;
+        const long long own = containerGpus(c, ctx.policy, site.isPod);
+        if (own == 0) continue;  // no GPU request: another accelerator, DRA, or all GPUs of the node
+        if (pods == 1) {
+          have = own;
+          how = "the container gets " + std::to_string(have) + " GPU" + (have == 1 ? "" : "s");
+        } else {
+          const GroupGpus g = groupGpus(ctx, site, pods);
+          have = g.gpus;
+          how = g.how;
+        }
+        if (have == world->size) continue;
+
+        const ParallelFlag& flag = launch->primary();
+        const std::string shown = renderValue(json(flag.text));
+        const std::string engine(engineName(launch->engine));
+        std::string message = "Invalid value: " + shown + ": " + engine + " runs " + world->formula + " = " +
+                              std::to_string(world->size) + " GPU workers per replica, but " + how + "; ";
+        if (have < world->size) {
+          message += engine + " fails at startup (\"World size (" + std::to_string(world->size) +
+                     ") is larger than the number of available GPUs (" + std::to_string(have) +
+                     ")\") and the pod crash-loops; request " + std::to_string(world->size) +
+                     " GPUs or lower the parallelism to " + std::to_string(have);
+        } else {
+          message += std::to_string(have - world->size) + " GPU" + (have - world->size == 1 ? "" : "s") +
+                     " would sit idle, allocated to this pod and unusable by others; request " +
+                     std::to_string(world->size) + " GPUs or raise the parallelism to " + std::to_string(have);
+        }
+        out.report(flag.path, shown, message);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeTensorParallelGpuCount() { return std::make_unique<TensorParallelGpuCount>(); }
+
+}  // namespace gpuguard::checks

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Checks one rendered gpuguard install (the output of `kubectl kustomize`).
+
+    check_manifests.py RENDERED.yaml MODE [--cert-manager] [--priority-class]
+
+MODE is enforce or audit. Prints "ok - ..." / "FAIL - ..." lines; exits 0.
+Needs PyYAML (Debian: python3-yaml).
+"""
+import argparse
+import sys
+
+import yaml
+
+NS = "gpuguard-system"
+APP = {"app.kubernetes.io/name": "gpuguard", "app.kubernetes.io/component": "webhook"}
+SECRET = "gpuguard-webhook-tls"
+
+# What the webhook must see: group -> resources. Operations CREATE and UPDATE only.
+EXPECTED_RULES = {
+    "": {"pods", "replicationcontrollers", "podtemplates"},
+    "apps": {"deployments", "statefulsets", "daemonsets", "replicasets"},
+    "batch": {"jobs", "cronjobs"},
+    "ray.io": {"rayclusters", "rayjobs", "rayservices"},
+    "kubeflow.org": {"pytorchjobs", "tfjobs", "mpijobs", "xgboostjobs", "paddlejobs", "jaxjobs"},
+    "trainer.kubeflow.org": {"trainjobs"},
+    "jobset.x-k8s.io": {"jobsets"},
+    "leaderworkerset.x-k8s.io": {"leaderworkersets"},
+    "serving.kserve.io": {"inferenceservices", "servingruntimes"},
+    "batch.volcano.sh": {"jobs"},
+    "argoproj.io": {"workflows", "cronworkflows", "workflowtemplates"},
+}
+
+results = []
+
+
+def check(ok, what):
+    results.append(bool(ok))
+    print(("ok - " if ok else "FAIL - ") + what)
+
+
+def one(objs, kind, name=None):
+    found = [o for o in objs if o.get("kind") == kind and (name is None or o["metadata"]["name"] == name)]
+    check(len(found) == 1, f"exactly one {kind}{' ' + name if name else ''} (found {len(found)})")
+    return found[0] if found else {}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rendered")
+    ap.add_argument("mode", choices=["enforce", "audit"])
+    ap.add_argument("--cert-manager", action="store_true")
+    ap.add_argument("--priority-class", action="store_true")
+    args = ap.parse_args()
+    objs = [o for o in yaml.safe_load_all(open(args.rendered)) if o]
+
+    # ---- namespaces -------------------------------------------------------------------
+    nsobj = one(objs, "Namespace", NS)
+    labels = nsobj.get("metadata", {}).get("labels", {})
+    check(labels.get("pod-security.kubernetes.io/enforce") == "restricted",
+          "the namespace enforces the restricted Pod Security Standard")
+    cluster_scoped = {"Namespace", "ValidatingWebhookConfiguration"}
+    stray = [f'{o["kind"]}/{o["metadata"]["name"]}' for o in objs
+             if o["kind"] not in cluster_scoped and o["metadata"].get("namespace") != NS]
+    check(not stray, f"every namespaced object is in {NS} (not: {stray})")
+
+    # ---- ServiceAccount ---------------------------------------------------------------
+    sa = one(objs, "ServiceAccount", "gpuguard-webhook")
+    check(sa.get("automountServiceAccountToken") is False, "the ServiceAccount mounts no API token")
+    check(not [o for o in objs if o["kind"] in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")],
+          "no RBAC: the webhook never calls the API server")
+
+    # ---- Deployment --------------------------------------------------------------------
+    dep = one(objs, "Deployment", "gpuguard-webhook")
+    spec = dep.get("spec", {})
+    pod = spec.get("template", {}).get("spec", {})
+    tmpl_labels = spec.get("template", {}).get("metadata", {}).get("labels", {})
+    check(spec.get("replicas") == 2, f"2 replicas (got {spec.get('replicas')})")
+    check(spec.get("selector", {}).get("matchLabels") == APP, "the Deployment selects the webhook pods")
+    check(all(tmpl_labels.get(k) == v for k, v in APP.items()), "the pod template carries the selector labels")
+    ru = spec.get("strategy", {}).get("rollingUpdate", {})
+    check(ru.get("maxUnavailable") == 0, "rolling updates never drop below the replica count (maxUnavailable 0)")
+
+    tsc = pod.get("topologySpreadConstraints", [])
+    check(any(t["topologyKey"] == "kubernetes.io/hostname" and t["labelSelector"]["matchLabels"] == APP for t in tsc),
+          "topologySpreadConstraints spread the replicas across nodes")
+    check(all(t.get("whenUnsatisfiable") == "ScheduleAnyway" for t in tsc),
+          "spread constraints are ScheduleAnyway (tainted GPU nodes must not keep a replica Pending)")
+    anti = pod.get("affinity", {}).get("podAntiAffinity", {}).get("preferredDuringSchedulingIgnoredDuringExecution", [])
+    check(any(a["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname" and
+              a["podAffinityTerm"]["labelSelector"]["matchLabels"] == APP for a in anti),
+          "podAntiAffinity prefers different nodes")
+
+    psc = pod.get("securityContext", {})
+    check(psc.get("runAsNonRoot") is True, "pod runAsNonRoot")
+    check(isinstance(psc.get("runAsUser"), int) and psc["runAsUser"] > 0, "pod runAsUser is a non-zero number")
+    check(psc.get("runAsUser") == 65532 and psc.get("runAsGroup") == 65532,
+          "pod runs as 65532:65532, the Dockerfile's USER")
+    check(psc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "pod seccompProfile RuntimeDefault")
+    check(pod.get("automountServiceAccountToken") is False, "the pod mounts no API token")
+    check(pod.get("serviceAccountName") == "gpuguard-webhook", "the pod runs as ServiceAccount gpuguard-webhook")
+    check(not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC"), "no host namespaces")
+    if args.priority_class:
+        check(pod.get("priorityClassName") == "system-cluster-critical", "priorityClassName system-cluster-critical")
+    else:
+        check("priorityClassName" not in pod, "no priorityClassName unless the component asks for it")
+
+    containers = pod.get("containers", [])
+    check(len(containers) == 1, "one container")
+    c = containers[0] if containers else {}
+    csc = c.get("securityContext", {})
+    check(csc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation false")
+    check(csc.get("readOnlyRootFilesystem") is True, "readOnlyRootFilesystem")
+    check(csc.get("capabilities", {}).get("drop") == ["ALL"] and not csc.get("capabilities", {}).get("add"),
+          "all capabilities dropped, none added")
+    check(csc.get("runAsNonRoot") is True and csc.get("runAsUser") == 65532, "container runAsNonRoot as 65532")
+    check(csc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "container seccompProfile RuntimeDefault")
+    check(not csc.get("privileged"), "not privileged")
+
+    res = c.get("resources", {})
+    for kind in ("requests", "limits"):
+        for r in ("cpu", "memory"):
+            check(r in res.get(kind, {}), f"resources.{kind}.{r} is set")
+
+    ports = {p["name"]: p for p in c.get("ports", [])}
+    check(ports.get("https", {}).get("containerPort") == 8443, "container port https = 8443")
+    argv = c.get("args", [])
+    check("--tls-cert-file=/etc/gpuguard/tls/tls.crt" in argv, "--tls-cert-file in the Secret volume")
+    check("--tls-private-key-file=/etc/gpuguard/tls/tls.key" in argv, "--tls-private-key-file in the Secret volume")
+    check("--policy=/etc/gpuguard/policy/policy.yaml" in argv, "--policy in the ConfigMap volume")
+    check("--port=8443" in argv, "--port=8443")
+    check(not c.get("command"), "no command: the image's ENTRYPOINT runs gpuguard-webhook")
+    check(c.get("image", "").split("@")[0].split(":")[0].endswith("gpuguard-webhook"), f"image {c.get('image')}")
+
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"), ("startupProbe", "/healthz")):
+        g = c.get(probe, {}).get("httpGet", {})
+        check(g.get("path") == path and g.get("scheme") == "HTTPS" and g.get("port") in ("https", 8443),
+              f"{probe}: GET {path} over HTTPS on the webhook port")
+
+    mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    for name, path in (("tls", "/etc/gpuguard/tls"), ("policy", "/etc/gpuguard/policy")):
+        m = mounts.get(name, {})
+        check(m.get("mountPath") == path and m.get("readOnly") is True, f"volume {name} mounted read-only at {path}")
+        check("subPath" not in m and "subPathExpr" not in m,
+              f"volume {name} is mounted as a directory, not subPath (subPath mounts never see updates)")
+    check(vols.get("tls", {}).get("secret", {}).get("secretName") == SECRET, f"the tls volume is Secret {SECRET}")
+    check("items" not in vols.get("tls", {}).get("secret", {}), "the tls volume projects the whole Secret")
+    mode = vols.get("tls", {}).get("secret", {}).get("defaultMode")
+    check(mode is None or (mode & 0o007) == 0, f"the private key is not world-readable (defaultMode {mode and oct(mode)})")
+    if mode is not None and (mode & 0o044) == 0o040:
+        check(psc.get("fsGroup") == psc.get("runAsGroup"), "group-readable key files: fsGroup is the process's group")
+    check(vols.get("policy", {}).get("configMap", {}).get("name") == "gpuguard-policy",
+          "the policy volume is ConfigMap gpuguard-policy")
+
+    # ---- policy ConfigMap ---------------------------------------------------------------
+    cm = one(objs, "ConfigMap", "gpuguard-policy")
+    policy_text = cm.get("data", {}).get("policy.yaml")
+    check(policy_text is not None, "the ConfigMap holds policy.yaml")
+    policy = yaml.safe_load(policy_text or "") or {}
+    rules = policy.get("rules") or {}
+    if args.mode == "audit":
+        check(rules and all(v == "warning" for v in rules.values()), "audit: every listed rule is a warning")
+    else:
+        check(all(v == "error" for v in rules.values()),
+              f"enforce: no rule is relaxed to warning or off (got {rules})")
+    check(policy.get("allowSuppressions") is False,
+          "the webhook ignores suppression annotations (anyone who can create a pod can write one)")
+
+    # ---- Service and PDB ----------------------------------------------------------------
+    svc = one(objs, "Service", "gpuguard-webhook")
+    sp = svc.get("spec", {})
+    check(sp.get("selector") == APP, "the Service selects the webhook pods")
+    sports = sp.get("ports", [])
+    check(len(sports) == 1 and sports[0]["port"] == 443 and sports[0]["targetPort"] in ("https", 8443),
+          "the Service maps 443 to the webhook port")
+    pdb = one(objs, "PodDisruptionBudget", "gpuguard-webhook")
+    check(pdb.get("apiVersion") == "policy/v1", "PodDisruptionBudget is policy/v1")
+    check(pdb.get("spec", {}).get("minAvailable") == 1, "PodDisruptionBudget minAvailable 1")
+    check(pdb.get("spec", {}).get("selector", {}).get("matchLabels") == APP, "the PDB selects the webhook pods")
+
+    # ---- ValidatingWebhookConfiguration ---------------------------------------------------
+    vwc = one(objs, "ValidatingWebhookConfiguration", "gpuguard")
+    hooks = vwc.get("webhooks", [])
+    check(len(hooks) == 1, "one webhook")
+    h = hooks[0] if hooks else {}
+    check(h.get("name") == "validate.gpuguard.io", "webhook name validate.gpuguard.io")
+    check(h.get("admissionReviewVersions") == ["v1"], "admissionReviewVersions [v1]")
+    check(h.get("sideEffects") == "None", "sideEffects None")
+    want_fp = "Ignore" if args.mode == "audit" else "Fail"
+    check(h.get("failurePolicy") == want_fp, f"{args.mode}: failurePolicy {want_fp} (got {h.get('failurePolicy')})")
+    check(isinstance(h.get("timeoutSeconds"), int) and 1 <= h["timeoutSeconds"] <= 10,
+          f"a short timeoutSeconds (got {h.get('timeoutSeconds')})")
+    check(h.get("matchPolicy") == "Equivalent", "matchPolicy Equivalent")
+    cc = h.get("clientConfig", {})
+    check("url" not in cc, "the webhook is called through its Service, not a URL")
+    s = cc.get("service", {})
+    check(s.get("name") == "gpuguard-webhook" and s.get("namespace") == NS and s.get("path") == "/validate"
+          and s.get("port", 443) == 443, "clientConfig.service is gpuguard-webhook:443/validate in " + NS)
+    if args.cert_manager:
+        ann = vwc.get("metadata", {}).get("annotations", {})
+        check(ann.get("cert-manager.io/inject-ca-from") == f"{NS}/{SECRET}",
+              "cert-manager injects the CA of Certificate " + SECRET)
+        check(not cc.get("caBundle"), "caBundle left to cert-manager's injector")
+
+    sel = h.get("namespaceSelector", {})
+    check(not sel.get("matchLabels"), "namespaceSelector uses expressions only")
+    excluded = set()
+    for e in sel.get("matchExpressions", []):
+        if e["key"] == "kubernetes.io/metadata.name":
+            check(e["operator"] == "NotIn", "namespaces are excluded by kubernetes.io/metadata.name NotIn")
+            excluded |= set(e.get("values", []))
+    check({"kube-system", NS} <= excluded, f"kube-system and {NS} are never sent to the webhook (excluded: {sorted(excluded)})")
+    if args.cert_manager:
+        check("cert-manager" in excluded, "cert-manager's namespace is excluded (it renews gpuguard's certificate)")
+    check(not h.get("objectSelector"), "no objectSelector: every pod is judged")
+
+    seen = {}
+    for r in h.get("rules", []):
+        check(sorted(r.get("operations", [])) == ["CREATE", "UPDATE"],
+              f"rule {r.get('apiGroups')}: operations CREATE and UPDATE only (got {r.get('operations')})")
+        check(r.get("scope") == "Namespaced", f"rule {r.get('apiGroups')}: scope Namespaced")
+        for res in r.get("resources", []):
+            check("/" not in res and res != "*", f"rule resource {res}: no subresources, no wildcard")
+        for g in r.get("apiGroups", []):
+            seen.setdefault(g, set()).update(r.get("resources", []))
+    check(seen == EXPECTED_RULES,
+          "the rules cover exactly the expected resources"
+          + ("" if seen == EXPECTED_RULES else f": missing {({g: sorted(v - seen.get(g, set())) for g, v in EXPECTED_RULES.items() if v - seen.get(g, set())})}, extra {({g: sorted(v - EXPECTED_RULES.get(g, set())) for g, v in seen.items() if v - EXPECTED_RULES.get(g, set())})}"))
+
+    # ---- cert-manager objects ---------------------------------------------------------------
+    if args.cert_manager:
+        issuers = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Issuer"}
+        certs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Certificate"}
+        check("selfSigned" in issuers.get("gpuguard-selfsigned", {}).get("spec", {}), "a selfSigned Issuer")
+        ca = certs.get("gpuguard-ca", {}).get("spec", {})
+        check(ca.get("isCA") is True and ca.get("issuerRef", {}).get("name") == "gpuguard-selfsigned",
+              "the CA Certificate is issued by the selfSigned Issuer")
+        check(issuers.get("gpuguard-ca", {}).get("spec", {}).get("ca", {}).get("secretName") == ca.get("secretName"),
+              "the CA Issuer signs with the CA Certificate's Secret")
+        leaf = certs.get(SECRET, {}).get("spec", {})
+        check(leaf.get("secretName") == SECRET, f"the serving Certificate writes Secret {SECRET}, which the pods mount")
+        check(leaf.get("issuerRef", {}).get("name") == "gpuguard-ca", "the serving Certificate is issued by the CA Issuer")
+        check(set(leaf.get("dnsNames", [])) == {f"gpuguard-webhook.{NS}.svc", f"gpuguard-webhook.{NS}.svc.cluster.local"},
+              "the serving Certificate names the Service")
+        for name, spec_ in (("gpuguard-ca", ca), (SECRET, leaf)):
+            pk = spec_.get("privateKey", {})
+            check(pk.get("algorithm") == "ECDSA" and pk.get("size") == 256, f"{name}: ECDSA P-256 key")
+        check("server auth" in leaf.get("usages", []), "the serving Certificate is for server auth")
+
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The install manifests: every kustomization renders offline with kubectl, the
+# rendered objects have the properties the install promises (check_manifests.py),
+# gpuguard-lint finds no error in them, both policy files load, and the audit
+# policy really turns every rule into a warning.
+#
+#   test/ship/manifests_test.sh [BUILD_DIR]      (BUILD_DIR default: build)
+set -uo pipefail
+# shellcheck disable=SC2034
+TEST_NAME=manifests
+# shellcheck source=test/ship/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${1:-$REPO/build}
+PY=
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c 'import yaml' 2>/dev/null; then PY=$(command -v "$p"); break; fi
+done
+
+# report_lines FILE : turn a checker's "ok - "/"FAIL - " lines into results, with a prefix
+report_lines() {
+  local prefix=$1 file=$2 line
+  while IFS= read -r line; do
+    case $line in
+      "ok - "*) ok "$prefix${line#ok - }" ;;
+      "FAIL - "*) fail "$prefix${line#FAIL - }" ;;
+      *) fail "$prefix$line" ;;
+    esac
+  done <"$file"
+}
+
+BASE_POLICY=$REPO/manifests/base/policy.yaml
+AUDIT_POLICY=$REPO/manifests/overlays/audit/policy.yaml
+
+# ---- rendering --------------------------------------------------------------------------
+
+# name|directory|mode|checker flags
+TARGETS=(
+  "manifests|manifests|enforce|"
+  "overlays/audit|manifests/overlays/audit|audit|"
+  "overlays/enforce|manifests/overlays/enforce|enforce|"
+  "cert-manager/audit|certs/cert-manager/audit|audit|--cert-manager"
+  "cert-manager/enforce|certs/cert-manager/enforce|enforce|--cert-manager"
+  "with system-cluster-critical|@PRIO@|enforce|--priority-class"
+)
+RENDERED=()
+if find_kubectl; then
+  # The optional component, used the way docs/install.md says: from an overlay of
+  # one's own (kustomize wants relative paths).
+  PRIO_DIR=$SHIP_TMP/my-overlay
+  mkdir -p "$PRIO_DIR"
+  rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$REPO" "$PRIO_DIR")
+  {
+    echo "resources: [$rel/manifests/overlays/enforce]"
+    echo "components: [$rel/manifests/components/system-cluster-critical]"
+  } >"$PRIO_DIR/kustomization.yaml"
+  for t in "${TARGETS[@]}"; do
+    IFS='|' read -r name dir mode flags <<<"$t"
+    path=$REPO/$dir
+    if [[ $dir == @PRIO@ ]]; then path=$PRIO_DIR dir="an overlay using components/system-cluster-critical"; fi
+    out=$SHIP_TMP/rendered-${name//\//-}.yaml
+    out=${out// /-}
+    if "$KUBECTL" kustomize "$path" >"$out" 2>"$SHIP_TMP/kz.log"; then
+      ok "kubectl kustomize $dir renders offline ($(grep -c '^kind:' "$out") objects)"
+      RENDERED+=("$name|$out")
+      if [[ -n $PY ]]; then
+        # shellcheck disable=SC2086
+        "$PY" "$SHIP_HERE/check_manifests.py" "$out" "$mode" $flags >"$SHIP_TMP/check.log" 2>&1
+        report_lines "$name: " "$SHIP_TMP/check.log"
+      fi
+    else
+      fail "kubectl kustomize $dir: $(cat "$SHIP_TMP/kz.log")"
+    fi
+  done
+  [[ -n $PY ]] || skip "rendered-object checks: python3 with PyYAML (Debian: python3-yaml) not found"
+  base=$SHIP_TMP/rendered-manifests.yaml
+  enforce=$SHIP_TMP/rendered-overlays-enforce.yaml
+  [[ -f $base && -f $enforce ]] && check "overlays/enforce renders exactly the base" cmp -s "$base" "$enforce"
+  if [[ -f $base && -n $PY ]]; then
+    "$PY" - "$base" "$BASE_POLICY" >"$SHIP_TMP/cm.log" 2>&1 <<'EOF'
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+cm = [o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "gpuguard-policy"][0]
+print("ok - the policy ConfigMap is manifests/base/policy.yaml verbatim" if cm["data"]["policy.yaml"] == open(sys.argv[2]).read()
+      else "FAIL - the policy ConfigMap differs from manifests/base/policy.yaml")
+EOF
+    report_lines "" "$SHIP_TMP/cm.log"
+  fi
+else
+  skip "rendering: $KUBECTL_MISSING"
+fi
+
+# ---- the policy files -------------------------------------------------------------------------
+
+if [[ -n $PY ]]; then
+  "$PY" - "$BASE_POLICY" "$AUDIT_POLICY" >"$SHIP_TMP/policies.log" 2>&1 <<'EOF'
+import sys, yaml
+base = yaml.safe_load(open(sys.argv[1])) or {}
+audit = yaml.safe_load(open(sys.argv[2])) or {}
+b = {k: v for k, v in base.items() if k != "rules"}
+a = {k: v for k, v in audit.items() if k != "rules"}
+diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+print("ok - the audit policy equals the base policy except for rules" if not diff
+      else f"FAIL - the audit policy differs from the base policy outside rules: {diff}")
+EOF
+  report_lines "" "$SHIP_TMP/policies.log"
+fi
+
+LINT=$(find_binary "$BUILD" gpuguard-lint)
+if [[ -z $LINT ]]; then
+  if cmake_defines_target "$BUILD" gpuguard-lint; then
+    fail "gpuguard-lint is a CMake target in $BUILD but is not built"
+  else
+    skip "lint checks: no gpuguard-lint in $BUILD"
+  fi
+  finish
+fi
+
+cd "$SHIP_TMP" || exit 1   # no .gpuguard.yaml from the checkout: every run names its policy
+for pol in "$BASE_POLICY" "$AUDIT_POLICY"; do
+  if "$LINT" --config "$pol" - </dev/null >"$SHIP_TMP/pol.log" 2>&1; then
+    ok "gpuguard-lint loads ${pol#"$REPO"/}"
+  else
+    fail "gpuguard-lint rejects ${pol#"$REPO"/}: $(cat "$SHIP_TMP/pol.log")"
+  fi
+done
+printf 'rules:\n  no-such-rule: warning\n' >"$SHIP_TMP/bogus.yaml"
+check "gpuguard-lint refuses a policy with an unknown rule (so the loads above mean something)" \
+  not "$LINT" --config "$SHIP_TMP/bogus.yaml" - </dev/null
+
+# Audit means nothing denies: every rule the binary has is listed as a warning.
+"$LINT" --list-rules >"$SHIP_TMP/rules.txt" 2>&1
+RULES=$(awk 'NF { print $1 }' "$SHIP_TMP/rules.txt" | sort -u)
+AUDITED=$(sed -n '/^rules:/,/^[^ #]/p' "$AUDIT_POLICY" | sed -n 's/^  \([a-z0-9-]*\): *warning.*$/\1/p' | sort -u)
+missing=$(comm -23 <(echo "$RULES") <(echo "$AUDITED") | tr '\n' ' ')
+extra=$(comm -13 <(echo "$RULES") <(echo "$AUDITED") | tr '\n' ' ')
+check "the audit policy lists every rule of gpuguard-lint --list-rules as a warning${missing:+ (add to manifests/overlays/audit/policy.yaml: $missing)}" \
+  test -z "$missing"
+check "the audit policy lists no rule the binary lacks${extra:+ (remove: $extra)}" test -z "$extra"
+check "gpuguard-lint --list-rules lists rules" test -n "$RULES"
+
+# lint_clean LABEL ARGS... : gpuguard-lint with the base (enforcing) policy reports no error
+lint_clean() {
+  local label=$1; shift
+  local rc=0
+  "$LINT" --format json --config "$BASE_POLICY" "$@" >"$SHIP_TMP/lint.json" 2>"$SHIP_TMP/lint.err" || rc=$?
+  if ((rc == 0)); then
+    local n
+    n=$(grep -c '"rule"' "$SHIP_TMP/lint.json")
+    ok "gpuguard-lint finds no error in $label ($n warnings)"
+  else
+    fail "gpuguard-lint on $label exits $rc: $(head -c 2000 "$SHIP_TMP/lint.json") $(cat "$SHIP_TMP/lint.err")"
+  fi
+}
+lint_clean "the manifest files" "$REPO/manifests/base" "$REPO/manifests/overlays" "$REPO/manifests/components" \
+  "$REPO/certs/cert-manager"
+for r in "${RENDERED[@]}"; do
+  lint_clean "rendered $(cut -d'|' -f1 <<<"$r")" "$(cut -d'|' -f2 <<<"$r")"
+done
+
+# The audit policy admits the bad examples (warnings only); the base policy does not.
+if [[ -d $REPO/manifests/examples ]]; then
+  rc=0
+  "$LINT" --format json --config "$AUDIT_POLICY" "$REPO/manifests/examples" >"$SHIP_TMP/audit.json" 2>&1 || rc=$?
+  check "with the audit policy every example passes (warnings only; exit $rc)" test "$rc" -eq 0
+  check "with the audit policy the bad examples still produce warnings" grep -q '"severity": "warning"' "$SHIP_TMP/audit.json"
+  rc=0
+  "$LINT" --config "$BASE_POLICY" "$REPO/manifests/examples" >/dev/null 2>&1 || rc=$?
+  check "with the base policy the bad examples are errors (exit 1, got $rc)" test "$rc" -eq 1
+fi
+
+finish
