@@ -106,7 +106,8 @@ served_serial() {           # served_serial PORT -> "serial=..." of the certific
 }
 cert_serial() { openssl x509 -noout -serial -in "$1"; }
 webhook_healthy() {         # webhook_healthy PORT : TLS verified against the webhook CA
-    [[ $(curl -sS --max-time 3 --cacert "$WH/ca.crt" "https://127.0.0.1:$1/healthz" 2>/dev/null) == ok* ]]
+    [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time 3 --cacert "$WH/ca.crt" \
+        "https://127.0.0.1:$1/healthz" 2>/dev/null) == 200 ]]
 }
 
 start_webhook() {           # start_webhook NAME PORT CERT KEY [extra args]
@@ -418,6 +419,52 @@ for ep in healthz readyz metrics; do
     [[ $code == 200 ]] || problem "GET /$ep -> $code"
 done
 [[ -s $E2E_WORK/ep-metrics.out ]] || problem "empty /metrics"
+case_end
+
+# ---- the shipped configuration (manifests/base) against a real API server ------------------
+# Its clientConfig points at a Service; here it is swapped for url + caBundle (no kubelet).
+case_begin "shipped ValidatingWebhookConfiguration (manifests/base): accepted, matches CRs, honours its exemptions"
+SHIPPED=validate.gpuguard.io
+if timeout 60 kubectl kustomize "$ROOT/manifests/base" >"$E2E_WORK/shipped.yaml" 2>"$E2E_WORK/shipped.err" &&
+    python3 "$HERE/shipped-vwc.py" "$E2E_WORK/shipped.yaml" "https://127.0.0.1:$WH_PORT/validate" "$WH/ca.crt" \
+        >"$E2E_WORK/shipped-vwc.yaml" 2>>"$E2E_WORK/shipped.err"; then
+    SHIPPED_NAME=$(sed -n 's/^# configuration: //p' "$E2E_WORK/shipped-vwc.yaml")
+    SHIPPED=$(sed -n 's/^# webhooks: \([^ ]*\).*/\1/p' "$E2E_WORK/shipped-vwc.yaml")
+    kc apply -f "$E2E_WORK/shipped-vwc.yaml"
+    expect_ok
+    e2e_ns e2e-shipped && e2e_ns e2e-optout || problem "namespaces"
+    kc label namespace e2e-optout gpuguard.io/webhook=disabled --overwrite
+    shipped_denies() {
+        kc apply --dry-run=server -n e2e-shipped -f "$CASES/raycluster-fractional.yaml"
+        grep -qF "$(denied_by "$SHIPPED")" <<<"$OUT"
+    }
+    poll_until "shipped webhook effective" 30 shipped_denies || problem "the shipped configuration does not send RayClusters to the webhook"
+    note_output
+    expect_out "[gpu-fractional]"
+    kc apply --dry-run=server -n e2e-shipped -f "$CASES/jobset-requests-only.yaml" -f "$CASES/pytorchjob-mismatch.yaml" \
+        -f "$CASES/statefulset-fractional.yaml"
+    expect_fail
+    expect_out "[gpu-requests-without-limits]" "[gpu-requests-limits-mismatch]" "[gpu-fractional]"
+    kc apply --dry-run=server -n e2e-shipped -f "$CASES/raycluster-good.yaml"
+    expect_ok
+    kc apply --dry-run=server -n e2e-optout -f "$CASES/raycluster-fractional.yaml"
+    expect_ok
+    expect_no_out "denied the request"
+    # kube-system is exempted by the label kubernetes.io/metadata.name, which API servers
+    # set on every namespace only from 1.21 on; set it as they do
+    kc get namespace kube-system -o 'jsonpath={.metadata.labels}'
+    if ! grep -q 'kubernetes.io/metadata.name' <<<"$OUT"; then
+        echo "note - kube-system has no kubernetes.io/metadata.name label on this v1.20 API server (set automatically from 1.21 on); labelling it like 1.21+"
+        kc label namespace kube-system kubernetes.io/metadata.name=kube-system
+    fi
+    kc apply --dry-run=server -n kube-system -f "$CASES/raycluster-fractional.yaml"
+    expect_ok
+    expect_no_out "denied the request"
+    kc delete validatingwebhookconfiguration "$SHIPPED_NAME"
+    expect_ok
+else
+    problem "could not render the shipped configuration: $(head -c 600 "$E2E_WORK/shipped.err")"
+fi
 case_end
 
 # ---- policy file changed on disk, no restart --------------------------------------------
