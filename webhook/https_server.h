@@ -1,10 +1,25 @@
 // A small HTTPS/1.1 server built for one job: answering admission reviews
-// from kube-apiserver, fast, under hostile clients. Event-driven (epoll,
-// non-blocking OpenSSL), so idle or slow connections cost a file descriptor,
-// never a thread; handlers run on a fixed worker pool.
+// from kube-apiserver, fast, under hostile clients. Event-driven (one epoll
+// loop per thread, non-blocking OpenSSL), so idle or slow connections cost a
+// file descriptor and a few KiB, never a thread. The handler runs inline on
+// the loop thread that read the request: keep it short (admission handling
+// takes ~100 µs) and never block in it for long.
 //
 // It knows nothing of admission: it parses requests, enforces limits and
 // timeouts, calls the handler, and writes the response.
+//
+// What it does with hostile or broken clients:
+//  - request line + headers over maxHeaderBytes: 431; a declared
+//    Content-Length over maxBodyBytes: 413 before reading the body;
+//    Transfer-Encoding (chunked): 411; malformed request: 400; not
+//    HTTP/1.0 or 1.1: 505. Each carries {"error": "..."} and closes.
+//  - requestTimeout runs from the first byte of a request to its last
+//    (slowloris, bodies that never finish): 408 and close. handshakeTimeout
+//    bounds the TLS handshake, idleTimeout the wait between keep-alive
+//    requests (closed silently).
+//  - plain HTTP on the TLS port: a plaintext 400 and close.
+//  - TLS 1.2 minimum; TLS 1.2 suites are ECDHE with AES-GCM or ChaCha20.
+//  - at most maxConnections open connections; more are closed at accept.
 #pragma once
 
 #include <chrono>
@@ -14,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,11 +38,12 @@ namespace gpuguard::webhook {
 struct HttpRequest {
   std::string method;  // "POST"
   std::string target;  // "/validate?timeout=10s"
-  std::string path;    // "/validate"
+  std::string path;    // "/validate" (not percent-decoded)
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
   std::string peer;  // "127.0.0.1:53422"
 
+  // The first header of that name (give it lower-case), or null.
   const std::string* header(std::string_view lowerCaseName) const;
 };
 
@@ -34,55 +51,72 @@ struct HttpResponse {
   int status = 200;
   std::string contentType = "application/json";
   std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+  // Extra headers. Content-Length and Connection are the server's; a header
+  // whose name or value holds CR, LF or NUL is dropped.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// Called on an event-loop thread, possibly on several threads at once. An
+// exception becomes a 500 and closes the connection.
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct ServerConfig {
-  std::string bindAddress = "0.0.0.0";
-  std::uint16_t port = 8443;
-  std::string certFile;
-  std::string keyFile;
+  std::string bindAddress = "0.0.0.0";  // IPv4 or IPv6 literal ("::" for all)
+  std::uint16_t port = 8443;            // 0: any free port, see boundPort()
+  std::string certFile;                 // PEM: leaf first, then intermediates
+  std::string keyFile;                  // PEM private key of the leaf
   std::optional<std::string> clientCaFile;  // require and verify client certificates
   std::size_t maxHeaderBytes = 16 * 1024;     // 431 beyond
   std::size_t maxBodyBytes = 3 * 1024 * 1024; // 413 beyond (kube-apiserver caps requests at 3 MiB)
+  std::size_t maxConnections = 10000;         // accepted and closed at once beyond
   std::chrono::milliseconds handshakeTimeout{5000};
   std::chrono::milliseconds requestTimeout{10000};  // first byte to last byte of one request
   std::chrono::milliseconds idleTimeout{90000};     // keep-alive between requests
-  std::chrono::milliseconds certificatePollInterval{2000};
-  unsigned workerThreads = 0;  // 0: one per core
+  std::chrono::milliseconds certificatePollInterval{2000};  // 0: never poll
+  unsigned workerThreads = 0;  // event-loop threads; 0: one per core
+  // Told about certificate reloads (and their failures) and fatal loop
+  // errors, from whichever thread noticed. Null: silent.
+  std::function<void(const std::string& message)> log;
 };
 
 // Counters the server exposes for /metrics.
 struct ServerStats {
   std::uint64_t connectionsAccepted = 0;
   std::uint64_t connectionsOpen = 0;
-  std::uint64_t handshakeFailures = 0;
-  std::uint64_t timeouts = 0;
-  std::uint64_t requestsRejected = 0;  // 400/413/431 answered by the server itself
-  std::uint64_t certificateReloads = 0;
+  std::uint64_t connectionsRefused = 0;  // over maxConnections
+  std::uint64_t handshakeFailures = 0;   // includes plain HTTP and old TLS versions
+  std::uint64_t timeouts = 0;            // handshake and request timeouts (not idle ones)
+  std::uint64_t requestsHandled = 0;     // requests given to the handler
+  std::uint64_t requestsRejected = 0;    // 400/408/411/413/431/505 answered by the server itself
+  std::uint64_t certificateReloads = 0;  // successful reloads after the first load
   std::uint64_t certificateReloadFailures = 0;
 };
 
 class HttpsServer {
  public:
   HttpsServer(ServerConfig config, Handler handler);
-  ~HttpsServer();
+  ~HttpsServer();  // stops and joins if still running
   HttpsServer(const HttpsServer&) = delete;
   HttpsServer& operator=(const HttpsServer&) = delete;
 
   // Loads the certificate and binds the port. False with `error` on failure.
   bool start(std::string& error);
   // Serves until stop(); returns after in-flight requests are answered.
+  // Runs one event loop on the calling thread and workerThreads-1 others.
   void run();
-  // Thread- and signal-safe: stop accepting, finish in-flight requests, close.
+  // Thread- and async-signal-safe (an atomic store and a write to an
+  // eventfd): stop accepting, finish in-flight requests, close idle
+  // connections, make run() return. Callable before run(), then run()
+  // returns at once.
   void stop();
 
   // Re-reads the certificate and key now (it also happens by itself when the
   // files change). A broken pair is rejected and the old one keeps serving.
   bool reloadCertificate(std::string& error);
   bool certificateLoaded() const;
+  // SHA-256 of the DER of the leaf certificate now served, lower-case hex;
+  // empty before the first load.
+  std::string certificateFingerprint() const;
   std::uint16_t boundPort() const;  // useful with port 0 in tests
   ServerStats stats() const;
 

@@ -1,0 +1,330 @@
+#include "webhook/https_http1.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace gpuguard::webhook::http1 {
+
+namespace {
+
+// RFC 9110 tchar.
+constexpr bool isTokenChar(unsigned char c) {
+  if (c >= '0' && c <= '9') return true;
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
+  switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+    case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
+constexpr unsigned char lower(unsigned char c) { return (c >= 'A' && c <= 'Z') ? static_cast<unsigned char>(c | 0x20) : c; }
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (lower(static_cast<unsigned char>(a[i])) != lower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+std::string_view trimOws(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+Head fail(int status, std::string_view why) {
+  Head h;
+  h.status = status;
+  h.error = why;
+  h.keepAlive = false;
+  return h;
+}
+
+// Calls f(token) for each comma-separated token of a header value.
+template <typename F>
+void forEachToken(std::string_view value, F f) {
+  while (!value.empty()) {
+    std::size_t comma = value.find(',');
+    f(trimOws(value.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+}
+
+void assignLower(std::string& dst, std::string_view src) {
+  dst.resize(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<char>(lower(static_cast<unsigned char>(src[i])));
+}
+
+}  // namespace
+
+std::size_t findHeadEnd(std::string_view buf, std::size_t from, std::size_t& resume) {
+  std::size_t pos = from;
+  while (pos < buf.size()) {
+    const void* hit = std::memchr(buf.data() + pos, '\n', buf.size() - pos);
+    if (!hit) break;
+    std::size_t i = static_cast<std::size_t>(static_cast<const char*>(hit) - buf.data());
+    if (i + 1 >= buf.size()) {
+      resume = i;
+      return kNotFound;
+    }
+    if (buf[i + 1] == '\n') return i + 2;
+    if (buf[i + 1] == '\r') {
+      if (i + 2 >= buf.size()) {
+        resume = i;
+        return kNotFound;
+      }
+      if (buf[i + 2] == '\n') return i + 3;
+    }
+    pos = i + 1;
+  }
+  resume = buf.size();
+  return kNotFound;
+}
+
+Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) {
+  Head h;
+  std::size_t headerCount = 0;
+  bool sawContentLength = false;
+  bool firstLine = true;
+  if (out) out->headers.clear();
+
+  while (!head.empty()) {
+    std::size_t nl = head.find('\n');
+    std::string_view line = head.substr(0, nl);
+    head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) {
+      if (firstLine) return fail(400, "empty request line");
+      break;  // the end of the head
+    }
+    for (char c : line) {
+      const auto u = static_cast<unsigned char>(c);
+      if ((u < 0x20 && u != '\t') || u == 0x7f) return fail(400, "control character in the request head");
+    }
+
+    if (firstLine) {
+      firstLine = false;
+      std::size_t sp1 = line.find(' ');
+      if (sp1 == std::string_view::npos) return fail(400, "malformed request line");
+      std::size_t sp2 = line.find(' ', sp1 + 1);
+      if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
+        return fail(400, "malformed request line");
+      }
+      std::string_view method = line.substr(0, sp1);
+      std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+      std::string_view version = line.substr(sp2 + 1);
+      if (method.empty() || method.size() > 32) return fail(400, "malformed method");
+      for (char c : method) {
+        if (!isTokenChar(static_cast<unsigned char>(c))) return fail(400, "malformed method");
+      }
+      if (target.empty() || !(target.front() == '/' || target == "*")) return fail(400, "malformed request target");
+      for (char c : target) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u >= 0x7f) return fail(400, "malformed request target");
+      }
+      if (version == "HTTP/1.1") {
+        h.http10 = false;
+        h.keepAlive = true;
+      } else if (version == "HTTP/1.0") {
+        h.http10 = true;
+        h.keepAlive = false;
+      } else if (version.size() == 8 && version.substr(0, 5) == "HTTP/" && version[5] >= '0' && version[5] <= '9' &&
+                 version[6] == '.' && version[7] >= '0' && version[7] <= '9') {
+        return fail(505, "only HTTP/1.0 and HTTP/1.1 are supported");
+      } else {
+        return fail(400, "malformed HTTP version");
+      }
+      h.headMethod = method == "HEAD";
+      if (out) {
+        out->method.assign(method);
+        out->target.assign(target);
+        out->path.assign(target.substr(0, target.find('?')));
+      }
+      continue;
+    }
+
+    if (line.front() == ' ' || line.front() == '\t') return fail(400, "obsolete header line folding");
+    std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) return fail(400, "malformed header line");
+    std::string_view name = line.substr(0, colon);
+    for (char c : name) {
+      if (!isTokenChar(static_cast<unsigned char>(c))) return fail(400, "malformed header name");
+    }
+    std::string_view value = trimOws(line.substr(colon + 1));
+    if (++headerCount > maxHeaders) return fail(431, "too many header fields");
+
+    if (equalsIgnoreCase(name, "content-length")) {
+      std::uint64_t n = 0;
+      if (value.empty() || value.size() > 18) {
+        if (value.size() > 18 && value.find_first_not_of("0123456789") == std::string_view::npos) {
+          return fail(413, "request body too large");
+        }
+        return fail(400, "malformed Content-Length");
+      }
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || ptr != value.data() + value.size()) return fail(400, "malformed Content-Length");
+      if (sawContentLength && n != h.contentLength) return fail(400, "conflicting Content-Length headers");
+      sawContentLength = true;
+      h.contentLength = n;
+    } else if (equalsIgnoreCase(name, "transfer-encoding")) {
+      return fail(411, "Transfer-Encoding is not supported; send Content-Length");
+    } else if (equalsIgnoreCase(name, "connection")) {
+      forEachToken(value, [&](std::string_view token) {
+        if (equalsIgnoreCase(token, "close")) {
+          h.keepAlive = false;
+        } else if (equalsIgnoreCase(token, "keep-alive") && h.http10) {
+          h.keepAlive = true;
+        }
+      });
+    } else if (equalsIgnoreCase(name, "expect")) {
+      if (equalsIgnoreCase(value, "100-continue")) h.expectContinue = true;
+    }
+
+    if (out) {
+      out->headers.emplace_back();
+      assignLower(out->headers.back().first, name);
+      out->headers.back().second.assign(value);
+    }
+  }
+  if (firstLine) return fail(400, "empty request");
+  // An HTTP/1.0 keep-alive survives only if no "close" came after it; the
+  // token loop above already applied them in order.
+  return h;
+}
+
+std::string_view reasonPhrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Status";
+  }
+}
+
+namespace {
+
+bool safeHeaderText(std::string_view s) {
+  for (char c : s) {
+    if (c == '\r' || c == '\n' || c == '\0') return false;
+  }
+  return true;
+}
+
+bool safeHeaderName(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!isTokenChar(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+void appendNumber(std::string& out, std::uint64_t n) {
+  char buf[24];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, n);
+  (void)ec;
+  out.append(buf, ptr);
+}
+
+}  // namespace
+
+void appendResponse(std::string& out, const HttpResponse& response, bool close, bool keepAlive10, bool headMethod) {
+  int status = response.status;
+  if (status < 100 || status > 999) status = 500;
+  const bool bodyAllowed = !(status < 200 || status == 204 || status == 304);
+  out.append("HTTP/1.1 ");
+  appendNumber(out, static_cast<std::uint64_t>(status));
+  out.push_back(' ');
+  out.append(reasonPhrase(status));
+  out.append("\r\n");
+  if (bodyAllowed) {
+    if (!response.contentType.empty() && safeHeaderText(response.contentType)) {
+      out.append("Content-Type: ");
+      out.append(response.contentType);
+      out.append("\r\n");
+    }
+    out.append("Content-Length: ");
+    appendNumber(out, response.body.size());
+    out.append("\r\n");
+  }
+  for (const auto& [name, value] : response.headers) {
+    if (!safeHeaderName(name) || !safeHeaderText(value)) continue;
+    if (equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "connection") ||
+        equalsIgnoreCase(name, "transfer-encoding")) {
+      continue;
+    }
+    out.append(name);
+    out.append(": ");
+    out.append(value);
+    out.append("\r\n");
+  }
+  if (close) {
+    out.append("Connection: close\r\n");
+  } else if (keepAlive10) {
+    out.append("Connection: keep-alive\r\n");
+  }
+  out.append("\r\n");
+  if (bodyAllowed && !headMethod) out.append(response.body);
+}
+
+void appendJsonEscaped(std::string& out, std::string_view text) {
+  static const char hex[] = "0123456789abcdef";
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      default:
+        if (u < 0x20) {
+          out.append("\\u00");
+          out.push_back(hex[u >> 4]);
+          out.push_back(hex[u & 15]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+}
+
+void appendError(std::string& out, int status, std::string_view message) {
+  HttpResponse r;
+  r.status = status;
+  r.body.reserve(message.size() + 16);
+  r.body.append("{\"error\": \"");
+  appendJsonEscaped(r.body, message);
+  r.body.append("\"}\n");
+  appendResponse(out, r, /*close=*/true, false, false);
+}
+
+}  // namespace gpuguard::webhook::http1
