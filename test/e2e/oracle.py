@@ -53,7 +53,8 @@ UNSERVED = {"extensions/v1beta1", "apps/v1beta1", "apps/v1beta2", "batch/v2alpha
 
 RULES = ["gpu-fractional", "gpu-requests-limits-mismatch", "gpu-requests-without-limits",
          "gpu-invalid-quantity", "label-value-not-string"]
-PARSE = "(unparseable YAML)"   # kubectl cannot parse the document vs gpuguard-lint reports an input error
+PARSE = "(unparseable YAML)"
+CRASH = "(gpuguard-lint crashed)"   # kubectl cannot parse the document vs gpuguard-lint reports an input error
 CONTAINER_RE = re.compile(r"^(.*?(?:containers|initContainers|ephemeralContainers)\[\d+\])")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 CAUSE_RE = re.compile(r"^(\S+): (Invalid value|Required value|Unsupported value|Forbidden|Duplicate value|"
@@ -382,6 +383,11 @@ def explain(doc, rule, server_locs, lint_locs):
 
 
 def compare(doc, known):
+    if getattr(doc, "lint_crash", None):
+        doc.unclassified = []
+        doc.results[CRASH] = ("lint-crashed", doc.lint_crash)
+        return
+    doc.results[CRASH] = ("agree-clean", "")
     if doc.server.status == "client-error":
         # kubectl could not even parse the document: gpuguard-lint must say so too
         doc.unclassified = []
@@ -495,14 +501,31 @@ def server_check(doc):
     doc.server = ServerVerdict(rc, out)
 
 
+def lint_json(lint_bin, files, workdir):
+    rc, out = run([lint_bin, "--format", "json"] + files, cwd=workdir)
+    try:
+        return rc, out, json.loads(out[out.index("{"):])
+    except Exception:
+        return rc, out, None
+
+
 def lint_all(lint_bin, docs, workdir):
     files = [d.tmpfile for d in docs]
     by_file = {d.tmpfile: d for d in docs}
-    rc, out = run([lint_bin, "--format", "json"] + files, cwd=workdir)
-    try:
-        data = json.loads(out[out.index("{"):])
-    except Exception:
-        raise SystemExit("oracle: gpuguard-lint did not print JSON (exit %d):\n%s" % (rc, out[:2000]))
+    rc, out, data = lint_json(lint_bin, files, workdir)
+    if data is None:
+        # one bad document must not hide the verdicts on all the others: lint one by one
+        print("oracle: gpuguard-lint failed on the whole batch (exit %d); linting each document alone" % rc,
+              file=sys.stderr)
+        data = {"findings": [], "errors": []}
+        for d in docs:
+            rc1, out1, data1 = lint_json(lint_bin, [d.tmpfile], workdir)
+            if data1 is None:
+                d.lint_crash = "gpuguard-lint exit %d%s: %s" % (
+                    rc1, " (killed by signal %d)" % -rc1 if rc1 < 0 else "", first_line(out1) or "no output")
+                continue
+            data["findings"] += data1.get("findings", [])
+            data["errors"] += data1.get("errors", [])
     for f in data.get("findings", []):
         d = by_file.get(f.get("file")) or by_file.get(os.path.join(workdir, f.get("file", "")))
         if d is None:
@@ -559,7 +582,7 @@ def report(docs, all_docs, files, args, elapsed):
     w("")
     w("| rule | compared | both clean | both flag | documented difference | disagree | agreement |")
     w("|---|---:|---:|---:|---:|---:|---:|")
-    for rule in RULES + [PARSE]:
+    for rule in RULES + [PARSE, CRASH]:
         rs = [d.results[rule][0] for d in judged if rule in d.results and d.results[rule][0] != "not-judged"]
         n = len(rs)
         clean = rs.count("agree-clean")
@@ -567,13 +590,15 @@ def report(docs, all_docs, files, args, elapsed):
         docd = rs.count("documented")
         bad = n - clean - flag - docd
         pct = "%.1f%%" % (100.0 * (clean + flag) / n) if n else "-"
-        w("| %s | %d | %d | %d | %d | %d | %s |" % (rule if rule == PARSE else "`%s`" % rule, n, clean, flag, docd, bad, pct))
+        if rule == CRASH and n == clean:
+            continue  # no crash: no row
+        w("| %s | %d | %d | %d | %d | %d | %s |" % (rule if rule in (PARSE, CRASH) else "`%s`" % rule, n, clean, flag, docd, bad, pct))
     w("")
     w("The API server's verdicts: " + ", ".join(
         "%s %d" % (k, sum(1 for d in judged if d.server.status == k))
         for k in ("accepted", "invalid", "decode")) + ".")
     w("")
-    dis = [(d, r) for d in judged for r in RULES + [PARSE]
+    dis = [(d, r) for d in judged for r in RULES + [PARSE, CRASH]
            if r in d.results and d.results[r][0] not in ("agree-clean", "agree-flag", "documented", "not-judged")]
     w("### Disagreements (possible gpuguard bugs)")
     w("")

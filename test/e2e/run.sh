@@ -72,8 +72,23 @@ expect_no_out() {
     for s in "$@"; do grep -qF -- "$s" <<<"$OUT" && problem "output should not contain: $s"; done
     return 0
 }
+# expect_warning RULE [TEXT...] : a "Warning: " line that names RULE (as "[RULE]" or "RULE: ")
+# and contains every TEXT
+expect_warning() {
+    local rule=$1 line t found=0; shift
+    while IFS= read -r line; do
+        [[ $line == "Warning: "* ]] || continue
+        [[ $line == *"[$rule]"* || $line == *"$rule: "* ]] || continue
+        found=1
+        for t in "$@"; do [[ $line == *"$t"* ]] || found=0; done
+        ((found)) && break
+    done <<<"$OUT"
+    ((found)) || problem "no Warning: line for $rule${1:+ with: $*}"
+}
 expect_no_rule_warning() {
-    if grep -q '^Warning: .*\[[a-z0-9-]*\]' <<<"$OUT"; then problem "unexpected gpuguard warning"; fi
+    if grep -qE '^Warning: (.*\[[a-z0-9]+(-[a-z0-9]+)+\]|[a-z0-9]+(-[a-z0-9]+)+: )' <<<"$OUT"; then
+        problem "unexpected gpuguard warning"
+    fi
 }
 case_end() {
     if ((${#CASE_PROBLEMS[@]} == 0)); then
@@ -328,21 +343,24 @@ case_end
 case_begin "policy at warning: 500m RayCluster is admitted with a Warning: line"
 kc apply -n e2e-warn -f "$CASES/raycluster-fractional.yaml"
 expect_ok
-expect_out "raycluster.ray.io/rc-fractional created" \
-    'Warning: spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m"' \
-    "[gpu-fractional]"
+expect_out "raycluster.ray.io/rc-fractional created"
+expect_warning gpu-fractional \
+    'spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m"' 
 case_end
 
 case_begin "policy at warning: missing toleration and driver pin show as Warning: lines"
 kc apply -n e2e-warn -f "$CASES/raycluster-no-toleration.yaml"
 expect_ok
-expect_out "raycluster.ray.io/rc-no-toleration created" "Warning: " "[gpu-missing-toleration]" "[gpu-missing-driver-pin]"
+expect_out "raycluster.ray.io/rc-no-toleration created"
+expect_warning gpu-missing-toleration "spec.workerGroupSpecs[0].template.spec.tolerations"
+expect_warning gpu-missing-driver-pin "spec.workerGroupSpecs[0].template.spec"
 case_end
 
 case_begin "policy at warning: the warning also shows on --dry-run=server and nothing is stored"
 kc apply --dry-run=server -n e2e-warn -f "$CASES/jobset-requests-only.yaml"
 expect_ok
-expect_out "jobset.jobset.x-k8s.io/js-requests-only created (server dry run)" "Warning: " "[gpu-requests-without-limits]"
+expect_out "jobset.jobset.x-k8s.io/js-requests-only created (server dry run)"
+expect_warning gpu-requests-without-limits "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits"
 kc get jobset js-requests-only -n e2e-warn
 expect_fail
 case_end
@@ -371,7 +389,7 @@ kc label raycluster rc-fractional -n e2e-legacy team=ml
 expect_ok
 expect_out "raycluster.ray.io/rc-fractional labeled"
 # the problem the object already had is not the update's fault: it is shown, not denied
-expect_out "Warning: " "[gpu-fractional]"
+expect_warning gpu-fractional "spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]"
 kc annotate pytorchjob ptj-mismatch -n e2e-legacy owner=e2e
 expect_ok
 expect_out "pytorchjob.kubeflow.org/ptj-mismatch annotated"
@@ -486,7 +504,7 @@ expect_out "[gpu-fractional]"
 cp "$WH/warn-policy.yaml.orig" "$WH/warn-policy.yaml.new" && mv -f "$WH/warn-policy.yaml.new" "$WH/warn-policy.yaml"
 poll_until "policy reload (warning)" 30 warn_admits || problem "restoring the policy file did not admit again within 30 s"
 note_output
-expect_out "Warning: " "[gpu-fractional]"
+expect_warning gpu-fractional
 kill -0 "$PID_warn" 2>/dev/null || problem "warn webhook process is gone"
 case_end
 
@@ -553,7 +571,19 @@ ln -s ../warn-data-2 "$WH/warn/..data_tmp" && mv -T "$WH/warn/..data_tmp" "$WH/w
 wait_serving "$WARN_PORT" "$WH/warn-data-2/tls.crt" || problem "warn webhook did not pick up the swapped certificate within 60 s"
 kc apply --dry-run=server -n e2e-warn -f "$CASES/statefulset-fractional.yaml"
 expect_ok
-expect_out "statefulset.apps/sts-gpu-fractional created (server dry run)" "Warning: " "[gpu-fractional]"
+expect_out "statefulset.apps/sts-gpu-fractional created (server dry run)"
+expect_warning gpu-fractional
+case_end
+
+# ---- robustness: a request that triggers the per-node GPU count rule ------------------------
+case_begin "RayCluster asking for 16 GPUs per pod: admitted with a gpu-count-exceeds-node warning, webhook stays up"
+kc apply --dry-run=server -n e2e-strict -f "$CASES/raycluster-16-gpus.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-16-gpus created (server dry run)"
+expect_warning gpu-count-exceeds-node
+if ! kill -0 "$PID_strict" 2>/dev/null; then
+    problem "the webhook process died: $(tail -n 3 "$E2E_WORK/webhook-strict.log" | tr '\n' ' ')"
+fi
 case_end
 
 # ---- webhook down --------------------------------------------------------------------
