@@ -580,8 +580,8 @@ def report(docs, all_docs, files, args, elapsed):
       "*documented*: a deliberate difference (listed below); *disagree*: anything else (a gpuguard "
       "bug or an undocumented difference).")
     w("")
-    w("| rule | compared | both clean | both flag | documented difference | disagree | agreement |")
-    w("|---|---:|---:|---:|---:|---:|---:|")
+    w("| rule | compared | both clean | both flag | documented difference | disagree | raw agreement | agreement with documented differences |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
     for rule in RULES + [PARSE, CRASH]:
         rs = [d.results[rule][0] for d in judged if rule in d.results and d.results[rule][0] != "not-judged"]
         n = len(rs)
@@ -590,9 +590,10 @@ def report(docs, all_docs, files, args, elapsed):
         docd = rs.count("documented")
         bad = n - clean - flag - docd
         pct = "%.1f%%" % (100.0 * (clean + flag) / n) if n else "-"
+        pct2 = "%.1f%%" % (100.0 * (clean + flag + docd) / n) if n else "-"
         if rule == CRASH and n == clean:
             continue  # no crash: no row
-        w("| %s | %d | %d | %d | %d | %d | %s |" % (rule if rule in (PARSE, CRASH) else "`%s`" % rule, n, clean, flag, docd, bad, pct))
+        w("| %s | %d | %d | %d | %d | %d | %s | %s |" % (rule if rule in (PARSE, CRASH) else "`%s`" % rule, n, clean, flag, docd, bad, pct, pct2))
     w("")
     w("The API server's verdicts: " + ", ".join(
         "%s %d" % (k, sum(1 for d in judged if d.server.status == k))
