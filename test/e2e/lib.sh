@@ -275,6 +275,20 @@ e2e_ns() {
     e2e_ns_prepare "$ns"
 }
 
+# e2e_python : a python3 that has PyYAML (oracle.py reads documents the way kubectl does with it)
+e2e_python() {
+    local py
+    for py in python3 /usr/bin/python3; do
+        if command -v "$py" >/dev/null && "$py" -c 'import yaml' 2>/dev/null; then echo "$py"; return 0; fi
+    done
+    e2e_log "installing python3-yaml"
+    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q --no-install-recommends python3-yaml >&2 ||
+        { timeout 600 apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive timeout 600 \
+            apt-get install -y -q --no-install-recommends python3-yaml >&2; }
+    /usr/bin/python3 -c 'import yaml' 2>/dev/null && { echo /usr/bin/python3; return 0; }
+    echo python3   # oracle.py still runs without PyYAML, with less insight
+}
+
 # e2e_oracle LINT CORPUS REPORT UPDATE_DOC : compare `kubectl apply --dry-run=server` with
 # gpuguard-lint on every built-in workload document of test/e2e/cases and CORPUS (oracle.py).
 # Prints one line per document; sets E2E_ORACLE_COUNTS="passed failed". UPDATE_DOC=1 rewrites
@@ -290,7 +304,7 @@ e2e_oracle() {
     else
         e2e_log "no corpus at $corpus: comparing the test cases only"
     fi
-    timeout 1200 python3 "$here/oracle.py" --lint "$lint" --root "$root" "${inputs[@]}" \
+    timeout 1200 "$(e2e_python)" "$here/oracle.py" --lint "$lint" --root "$root" "${inputs[@]}" \
         --known "$here/oracle-known.tsv" --ca-file "$E2E_WORK/pki/ca.crt" --report "$report" \
         ${ORACLE_DUMP:+--dump "$ORACLE_DUMP"} >"$E2E_WORK/oracle.out" 2>&1
     local rc=$?
