@@ -136,6 +136,12 @@ def main():
         check(g.get("path") == path and g.get("scheme") == "HTTPS" and g.get("port") in ("https", 8443),
               f"{probe}: GET {path} over HTTPS on the webhook port")
 
+    pre = c.get("lifecycle", {}).get("preStop", {})
+    check(pre.get("exec", {}).get("command", [None])[0] == "sleep" or "sleep" in pre,
+          "preStop waits while the Service stops routing to a terminating replica")
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    check(grace >= 15, f"terminationGracePeriodSeconds leaves time to drain (got {grace})")
+
     mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
     vols = {v["name"]: v for v in pod.get("volumes", [])}
     for name, path in (("tls", "/etc/gpuguard/tls"), ("policy", "/etc/gpuguard/policy")):

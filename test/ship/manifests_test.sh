@@ -90,6 +90,18 @@ else
   skip "rendering: $KUBECTL_MISSING"
 fi
 
+# ---- docs/install.md names only paths that exist ------------------------------------------------
+
+if [[ -f $REPO/docs/install.md ]]; then
+  missing_paths=()
+  while IFS= read -r p; do
+    p=${p%%[.,:;)]}
+    [[ $p == certs/out || $p == certs/out/* ]] && continue   # written by make-certs.sh
+    [[ -e $REPO/$p ]] || missing_paths+=("$p")
+  done < <(grep -oE '(manifests|certs|test/ship)/[A-Za-z0-9_./-]*[A-Za-z0-9_-]' "$REPO/docs/install.md" | sort -u)
+  check "every path docs/install.md names exists${missing_paths[*]:+ (missing: ${missing_paths[*]})}" test ${#missing_paths[@]} -eq 0
+fi
+
 # ---- the policy files -------------------------------------------------------------------------
 
 if [[ -n $PY ]]; then
@@ -124,6 +136,18 @@ for pol in "$BASE_POLICY" "$AUDIT_POLICY"; do
     fail "gpuguard-lint rejects ${pol#"$REPO"/}: $(cat "$SHIP_TMP/pol.log")"
   fi
 done
+WEBHOOK=$(find_binary "$BUILD" gpuguard-webhook)
+if [[ -n $WEBHOOK ]]; then
+  for pol in "$BASE_POLICY" "$AUDIT_POLICY"; do
+    if "$WEBHOOK" --check-policy --policy="$pol" >"$SHIP_TMP/pol.log" 2>&1; then
+      ok "gpuguard-webhook --check-policy accepts ${pol#"$REPO"/}"
+    else
+      fail "gpuguard-webhook --check-policy rejects ${pol#"$REPO"/}: $(cat "$SHIP_TMP/pol.log")"
+    fi
+  done
+else
+  skip "gpuguard-webhook --check-policy: no gpuguard-webhook in $BUILD"
+fi
 printf 'rules:\n  no-such-rule: warning\n' >"$SHIP_TMP/bogus.yaml"
 check "gpuguard-lint refuses a policy with an unknown rule (so the loads above mean something)" \
   not "$LINT" --config "$SHIP_TMP/bogus.yaml" - </dev/null
