@@ -25,6 +25,8 @@ E2E_ETCD_PORT=${E2E_ETCD_PORT:-12379}
 E2E_APISERVER_PORT=${E2E_APISERVER_PORT:-16443}
 E2E_PIDS=()
 E2E_PID_NAMES=()
+# extra kube-apiserver flags (an array), e.g. --admission-control-config-file=...
+[[ $(declare -p E2E_APISERVER_EXTRA_ARGS 2>/dev/null) == "declare -a"* ]] || E2E_APISERVER_EXTRA_ARGS=()
 
 e2e_log() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -241,7 +243,8 @@ e2e_start_cluster() {
         --endpoint-reconciler-type=none \
         --allow-privileged=true \
         --profiling=false \
-        --v=1
+        --v=1 \
+        "${E2E_APISERVER_EXTRA_ARGS[@]}"
     E2E_APISERVER_PID=$E2E_LAST_PID
     local deadline=$((SECONDS + 120))
     until e2e_readyz; do

@@ -27,6 +27,7 @@ WH_PORT=${E2E_WEBHOOK_PORT:-18443}
 WARN_PORT=$((WH_PORT + 1))
 STRICT=strict.gpuguard.e2e
 WARN=warn.gpuguard.e2e
+MTLS=mtls.gpuguard.e2e
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
@@ -121,7 +122,9 @@ served_serial() {           # served_serial PORT -> "serial=..." of the certific
 }
 cert_serial() { openssl x509 -noout -serial -in "$1"; }
 webhook_healthy() {         # webhook_healthy PORT : TLS verified against the webhook CA
+    # the client certificate is ignored by webhooks that do not ask for one
     [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time 3 --cacert "$WH/ca.crt" \
+        --cert "$WH/apiserver-client.crt" --key "$WH/apiserver-client.key" \
         "https://127.0.0.1:$1/healthz" 2>/dev/null) == 200 ]]
 }
 
@@ -179,6 +182,14 @@ $rules
     matchLabels: {gpuguard-e2e: warn}
   failurePolicy: Fail
 $rules
+- name: $MTLS
+  clientConfig:
+    url: https://127.0.0.1:$MTLS_PORT/validate
+    caBundle: $bundle
+  namespaceSelector:
+    matchLabels: {gpuguard-e2e: mtls}
+  failurePolicy: Fail
+$rules
 EOF
 }
 
@@ -196,9 +207,41 @@ bash "$HERE/build-apiserver.sh" || { echo "FAIL - setup: building kube-apiserver
 [[ -x $WEBHOOK ]] || { echo "FAIL - setup: no webhook binary at $WEBHOOK (build the project first, or set GPUGUARD_WEBHOOK)"; FAILED=1; summary; exit 1; }
 
 e2e_init
+# webhook PKI: a throw-away CA the API server trusts via caBundle (one serving cert per
+# webhook), and a client CA + client certificate the API server presents to webhooks
+# (AdmissionConfiguration kubeConfigFile, user "*") for the mutual-TLS webhook.
+WH=$E2E_WORK/webhook
+mkdir -p "$WH/strict" "$WH/warn-data-1" "$WH/mtls"
+e2e_make_ca "$WH" ca
+e2e_make_ca "$WH" foreign-ca
+e2e_make_ca "$WH" client-ca
+e2e_make_cert "$WH" client-ca apiserver-client "/CN=kube-apiserver-webhook-client" clientAuth
+e2e_make_cert "$WH" foreign-ca stranger-client "/CN=stranger" clientAuth
+cat >"$WH/admission-kubeconfig.yaml" <<KCFG
+apiVersion: v1
+kind: Config
+users:
+- name: "*"
+  user:
+    client-certificate: $WH/apiserver-client.crt
+    client-key: $WH/apiserver-client.key
+KCFG
+cat >"$WH/admission-config.yaml" <<ACFG
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $WH/admission-kubeconfig.yaml
+ACFG
+E2E_APISERVER_EXTRA_ARGS=(--admission-control-config-file="$WH/admission-config.yaml")
+
 e2e_start_cluster || setup_failed "etcd/kube-apiserver did not start"
-WH_PORT=$(e2e_pick_port "$WH_PORT" 2) || setup_failed "no free webhook port"
+WH_PORT=$(e2e_pick_port "$WH_PORT" 3) || setup_failed "no free webhook port"
 WARN_PORT=$((WH_PORT + 1))
+MTLS_PORT=$((WH_PORT + 2))
 
 kc apply -f "$HERE/crds/crds.yaml" || true
 ((RC == 0)) || setup_failed "CRDs: $OUT"
@@ -206,12 +249,14 @@ kc wait --for=condition=established --timeout=60s \
     crd/rayclusters.ray.io crd/pytorchjobs.kubeflow.org crd/jobsets.jobset.x-k8s.io
 ((RC == 0)) || setup_failed "CRDs not established: $OUT"
 
-for ns in e2e-strict e2e-warn e2e-legacy e2e-down; do
+for ns in e2e-strict e2e-warn e2e-legacy e2e-down e2e-mtls; do
     e2e_ns "$ns" || setup_failed "namespace $ns"
 done
 kc label namespace e2e-strict e2e-legacy e2e-down gpuguard-e2e=strict
 ((RC == 0)) || setup_failed "label namespaces: $OUT"
 kc label namespace e2e-warn gpuguard-e2e=warn
+((RC == 0)) || setup_failed "label namespaces: $OUT"
+kc label namespace e2e-mtls gpuguard-e2e=mtls
 ((RC == 0)) || setup_failed "label namespaces: $OUT"
 # the API server's REST mapping for new CRDs can lag the Established condition by a moment
 crd_usable() { kc get rayclusters,pytorchjobs,jobsets -n e2e-legacy; ((RC == 0)); }
@@ -221,11 +266,7 @@ poll_until "CRD resources served" 30 crd_usable || setup_failed "CRD resources n
 kc apply -n e2e-legacy -f "$CASES/raycluster-fractional.yaml" -f "$CASES/pytorchjob-mismatch.yaml"
 ((RC == 0)) || setup_failed "legacy objects: $OUT"
 
-# webhook PKI: a throw-away CA the API server trusts via caBundle, one serving cert per webhook
-WH=$E2E_WORK/webhook
-mkdir -p "$WH/strict" "$WH/warn-data-1"
-e2e_make_ca "$WH" ca
-e2e_make_ca "$WH" foreign-ca
+new_serving_cert ca mtls-1 && mv "$WH/mtls-1.crt" "$WH/mtls/tls.crt" && mv "$WH/mtls-1.key" "$WH/mtls/tls.key"
 new_serving_cert ca strict-1 && mv "$WH/strict-1.crt" "$WH/strict/tls.crt" && mv "$WH/strict-1.key" "$WH/strict/tls.key"
 # the warn webhook reads its files the way a Kubernetes secret volume presents them:
 # tls.crt -> ..data/tls.crt, ..data -> ..<timestamp>/ (swapped atomically on update)
@@ -249,6 +290,8 @@ EOF
 start_webhook strict "$WH_PORT" "$WH/strict/tls.crt" "$WH/strict/tls.key" || setup_failed "gpuguard-webhook (strict)"
 start_webhook warn "$WARN_PORT" "$WH/warn/tls.crt" "$WH/warn/tls.key" --policy="$WH/warn-policy.yaml" ||
     setup_failed "gpuguard-webhook (warn)"
+start_webhook mtls "$MTLS_PORT" "$WH/mtls/tls.crt" "$WH/mtls/tls.key" --client-ca-file="$WH/client-ca.crt" ||
+    setup_failed "gpuguard-webhook (mutual TLS)"
 register_webhooks Fail "$WH/bundle-0.pem" || setup_failed "ValidatingWebhookConfiguration"
 
 # wait until the API server actually calls the webhook (its config informer lags a little)
@@ -437,6 +480,32 @@ for ep in healthz readyz metrics; do
     [[ $code == 200 ]] || problem "GET /$ep -> $code"
 done
 [[ -s $E2E_WORK/ep-metrics.out ]] || problem "empty /metrics"
+case_end
+
+# ---- mutual TLS: --client-ca-file ---------------------------------------------------------
+case_begin "mutual TLS: the webhook with --client-ca-file judges requests from the API server's client certificate"
+kc apply --dry-run=server -n e2e-mtls -f "$CASES/raycluster-fractional.yaml"
+expect_fail
+expect_out "$(denied_by $MTLS)" "[gpu-fractional]"
+kc apply --dry-run=server -n e2e-mtls -f "$CASES/raycluster-good.yaml"
+expect_ok
+expect_out "raycluster.ray.io/rc-good created (server dry run)"
+case_end
+
+case_begin "mutual TLS: clients without a certificate, or with one from another CA, are refused"
+for who in none stranger trusted; do
+    args=()
+    [[ $who == stranger ]] && args=(--cert "$WH/stranger-client.crt" --key "$WH/stranger-client.key")
+    [[ $who == trusted ]] && args=(--cert "$WH/apiserver-client.crt" --key "$WH/apiserver-client.key")
+    code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$WH/ca.crt" "${args[@]}" \
+        -X POST -H 'Content-Type: application/json' --data '{}' "https://127.0.0.1:$MTLS_PORT/validate" 2>/dev/null)
+    CASE_LOG+="POST /validate with client certificate '$who': HTTP ${code:-none}"$'\n'
+    if [[ $who == trusted ]]; then
+        [[ $code == 400 || $code == 200 ]] || problem "trusted client certificate: HTTP $code, want an answer (400 for '{}')"
+    else
+        [[ $code == 000 || -z $code ]] || problem "client certificate '$who' got HTTP $code, want the TLS handshake refused"
+    fi
+done
 case_end
 
 # ---- the shipped configuration (manifests/base) against a real API server ------------------
