@@ -252,7 +252,7 @@ if [[ ${GPUGUARD_SHIP_DOCKER_BUILD:-0} == 1 ]]; then
     for b in gpuguard-webhook gpuguard-lint; do check "the build stage leaves $b for the runtime stage" test -x "$out/$b"; done
     if [[ -x $out/gpuguard-webhook && -x $out/gpuguard-lint ]]; then
       check_ldd "ldd of the image's binaries" 1 "$out/gpuguard-webhook" "$out/gpuguard-lint"
-      check "the image's gpuguard-lint runs (--version)" "$out/gpuguard-lint" --version
+      check "the image's gpuguard-lint runs (--version)" quiet "$out/gpuguard-lint" --version
     fi
   else
     fail "the build stage's RUN steps failed; last lines:"

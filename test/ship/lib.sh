@@ -14,6 +14,7 @@ ok() { PASSED=$((PASSED + 1)); printf 'ok - %s\n' "$*"; }
 fail() { FAILED=$((FAILED + 1)); printf 'FAIL - %s\n' "$*"; }
 skip() { SKIPPED=$((SKIPPED + 1)); printf 'SKIP - %s\n' "$*"; }
 not() { ! "$@"; }
+quiet() { "$@" >/dev/null 2>&1; }
 check() { # check DESCRIPTION CMD... : ok if CMD succeeds (check DESCRIPTION not CMD...: if it fails)
   local what=$1; shift
   if "$@"; then ok "$what"; else fail "$what"; fi

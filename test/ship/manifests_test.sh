@@ -150,7 +150,7 @@ else
 fi
 printf 'rules:\n  no-such-rule: warning\n' >"$SHIP_TMP/bogus.yaml"
 check "gpuguard-lint refuses a policy with an unknown rule (so the loads above mean something)" \
-  not "$LINT" --config "$SHIP_TMP/bogus.yaml" - </dev/null
+  not quiet "$LINT" --config "$SHIP_TMP/bogus.yaml" - </dev/null
 
 # Audit means nothing denies: every rule the binary has is listed as a warning.
 "$LINT" --list-rules >"$SHIP_TMP/rules.txt" 2>&1
