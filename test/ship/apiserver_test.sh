@@ -17,7 +17,7 @@ TEST_NAME=apiserver
 # shellcheck source=test/ship/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-BUILD=${1:-$REPO/build}
+BUILD=$(build_dir "${1:-}")
 CACHE=${GPUGUARD_E2E_CACHE:-/var/cache/gpuguard-e2e}
 if sanitizer_build "$BUILD"; then
   skip "sanitizer build: the manifests do not depend on the build"

@@ -13,7 +13,7 @@ TEST_NAME=certs
 # shellcheck source=test/ship/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-BUILD=${1:-$REPO/build}
+BUILD=$(build_dir "${1:-}")
 SCRIPT=$REPO/certs/make-certs.sh
 command -v openssl >/dev/null || { skip "openssl not installed"; finish; }
 PY=$(command -v python3 || true)

@@ -18,7 +18,7 @@ TEST_NAME=dockerfile
 # shellcheck source=test/ship/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-BUILD=${1:-$REPO/build}
+BUILD=$(build_dir "${1:-}")
 DOCKERFILE=$REPO/Dockerfile
 DOCKERIGNORE=$REPO/.dockerignore
 [[ -f $DOCKERFILE ]] || { fail "no Dockerfile at $DOCKERFILE"; finish; }

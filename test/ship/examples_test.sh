@@ -10,7 +10,7 @@ TEST_NAME=examples
 # shellcheck source=test/ship/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-BUILD=${1:-$REPO/build}
+BUILD=$(build_dir "${1:-}")
 LINT=$(find_binary "$BUILD" gpuguard-lint)
 if [[ -z $LINT ]]; then
   if cmake_defines_target "$BUILD" gpuguard-lint; then

@@ -70,3 +70,9 @@ find_kubectl() {
   fi
   return 0
 }
+
+# build_dir [DIR] : the build directory as an absolute path (tests cd elsewhere)
+build_dir() {
+  local d=${1:-$REPO/build}
+  if [[ -d $d ]]; then (cd "$d" && pwd -P); else printf '%s\n' "$d"; fi
+}

@@ -11,7 +11,7 @@ TEST_NAME=manifests
 # shellcheck source=test/ship/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-BUILD=${1:-$REPO/build}
+BUILD=$(build_dir "${1:-}")
 PY=
 for p in python3 /usr/bin/python3; do
   if command -v "$p" >/dev/null && "$p" -c 'import yaml' 2>/dev/null; then PY=$(command -v "$p"); break; fi
