@@ -328,5 +328,9 @@ not_after() { openssl x509 -in "$1" -noout -enddate | sed 's/^notAfter=//'; }
 say "  CA valid until:          $(not_after "$OUT/ca.crt")"
 say "  serving cert until:      $(not_after "$OUT/tls.crt")"
 say ""
+if [[ -z $IMAGE ]]; then
+  say "Note: no --image given; the pods run image gpuguard-webhook:0.1.0, which your nodes must be"
+  say "able to pull. Build and push the Dockerfile's image, then run again with --image REGISTRY/gpuguard-webhook:TAG."
+fi
 say "Install or update:  kubectl apply -k $OUT"
 say "Then wait for it:   kubectl -n $NAMESPACE rollout status deployment/gpuguard-webhook"

@@ -90,6 +90,14 @@ else
   skip "rendering: $KUBECTL_MISSING"
 fi
 
+# ---- the image tag is the project's version -------------------------------------------------------
+
+version=$(sed -n 's/^project(gpuguard VERSION \([0-9.]*\).*/\1/p' "$REPO/CMakeLists.txt")
+image=$(sed -n 's/^ *image: *\(gpuguard-webhook:[^ ]*\)$/\1/p' "$REPO/manifests/base/deployment.yaml")
+check "the Deployment's image is gpuguard-webhook:<project version> (${image:-none} vs $version)" \
+  test "$image" = "gpuguard-webhook:$version"
+check "make-certs.sh names the same default image" grep -qF "image $image," "$REPO/certs/make-certs.sh"
+
 # ---- docs/install.md names only paths that exist ------------------------------------------------
 
 if [[ -f $REPO/docs/install.md ]]; then
