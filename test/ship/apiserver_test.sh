@@ -39,7 +39,7 @@ export E2E_ETCD_PORT E2E_APISERVER_PORT
 # shellcheck source=test/e2e/lib.sh
 source "$REPO/test/e2e/lib.sh"
 e2e_init   # its EXIT trap stops etcd and the API server
-trap 'e2e_cleanup; rm -rf "$SHIP_TMP"' EXIT
+trap 'rm -rf "$SHIP_TMP"; e2e_cleanup' EXIT   # e2e_cleanup exits: last
 if ! e2e_start_cluster >"$SHIP_TMP/cluster.log" 2>&1; then
   fail "etcd + kube-apiserver did not start: $(tail -n 5 "$SHIP_TMP/cluster.log")"
   finish
