@@ -1,0 +1,334 @@
+// cuda-driver-too-old: the CUDA version a container needs (image tag, NGC
+// release, NVIDIA_REQUIRE_CUDA / CUDA_VERSION env) against the lowest driver
+// the pod's node selection admits, with the minor-version-compatibility floors
+// of kubernetes-gpu-semantics.md §10.1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/unit/test_support.h"
+
+namespace gpuguard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::judgeYaml;
+using testing::onlyRules;
+using testing::rulesHit;
+
+const Policy kCudaOnly = onlyRules({"cuda-driver-too-old"});
+
+// A Pod with one container running `image`, the given pod-level scheduling
+// block (nodeSelector/affinity, indented two spaces) and container env.
+std::string pod(const std::string& image, const std::string& scheduling, const std::string& env = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + scheduling +
+         "  containers:\n  - name: cuda\n    image: " + image + "\n" + env +
+         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+}
+
+std::string driverMajor(const std::string& v) {
+  return "  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"" + v + "\"\n";
+}
+
+std::string requiredAffinity(const std::string& terms) {
+  return "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+         "        nodeSelectorTerms:\n" +
+         terms;
+}
+
+std::vector<Finding> judge(const std::string& yaml) { return judgeYaml(yaml, kCudaOnly); }
+
+// --- the floor: minor-version compatibility -----------------------------------
+
+TEST(CudaDriverTooOld, Cuda12ImageOnAPinnedR470DriverIsAnError) {
+  const auto f = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", driverMajor("470")));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "cuda-driver-too-old");
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field, "spec.containers[0].image");
+  EXPECT_EQ(f[0].value, "\"nvidia/cuda:12.4.1-base-ubuntu22.04\"");
+  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"nvidia/cuda:12.4.1-base-ubuntu22.04\": CUDA 12.4.1 needs an "
+                                      "NVIDIA driver >= 525.60.13"));
+  EXPECT_THAT(f[0].message, HasSubstr("admits driver 470 (nodeSelector nvidia.com/cuda.driver-version.major=470)"));
+  EXPECT_THAT(f[0].message, HasSubstr("nvidia.com/cuda.driver-version.major Gt \"524\""));
+}
+
+TEST(CudaDriverTooOld, Cuda12ImageOnTheFloorDriverIsFine) {
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", driverMajor("525"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, Cuda12ImageOnAnOlderR535DriverIsFineUnderMinorVersionCompatibility) {
+  // The 12.4 toolkit ships with 550, but 12.x runs on any driver >= 525.
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.8.1-devel-ubuntu22.04", driverMajor("535"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, JustBelowTheCuda12FloorIsAnError) {
+  EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:12.0.0-base-ubuntu22.04", driverMajor("520")))),
+              ElementsAre("cuda-driver-too-old"));
+}
+
+TEST(CudaDriverTooOld, Cuda13NeedsR580) {
+  EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:13.0.2-base-ubi8", driverMajor("575")))),
+              ElementsAre("cuda-driver-too-old"));
+  EXPECT_THAT(judge(pod("nvidia/cuda:13.0.2-base-ubi8", driverMajor("580"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, Cuda11NeedsR450) {
+  EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", driverMajor("440")))),
+              ElementsAre("cuda-driver-too-old"));
+  EXPECT_THAT(judge(pod("nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04", driverMajor("450"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, Cuda10HasNoMinorVersionCompatibility) {
+  // 10.2 needs 440.33; 10.1 needs 418.39.
+  EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:10.2-base-ubuntu18.04", driverMajor("418")))),
+              ElementsAre("cuda-driver-too-old"));
+  EXPECT_THAT(judge(pod("nvidia/cuda:10.1-base-ubuntu18.04", driverMajor("418"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, UnknownCudaFamiliesAreNotJudged) {
+  EXPECT_THAT(judge(pod("nvidia/cuda:9.2-base-ubuntu18.04", driverMajor("100"))), IsEmpty());
+}
+
+// --- where the CUDA version comes from ----------------------------------------
+
+struct ImageCase {
+  const char* image;
+  const char* cuda;  // in the message; "" when the image says nothing about CUDA
+};
+
+class CudaFromImage : public ::testing::TestWithParam<ImageCase> {};
+
+TEST_P(CudaFromImage, IsReadFromTheReference) {
+  const ImageCase c = GetParam();
+  const auto f = judge(pod(c.image, driverMajor("470")));
+  if (std::string(c.cuda).empty()) {
+    EXPECT_THAT(f, IsEmpty()) << c.image;
+    return;
+  }
+  ASSERT_EQ(f.size(), 1u) << c.image;
+  EXPECT_THAT(f[0].message, HasSubstr(c.cuda)) << f[0].message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ImageTags, CudaFromImage,
+    ::testing::Values(ImageCase{"nvidia/cuda:12.4.1-runtime-ubuntu22.04", "CUDA 12.4.1 needs"},
+                      ImageCase{"docker.io/nvidia/cuda:12.8.1-devel-ubuntu22.04", "CUDA 12.8.1 needs"},
+                      ImageCase{"nvcr.io/nvidia/cuda:12.2.0-base-ubi9", "CUDA 12.2.0 needs"},
+                      ImageCase{"nvidia/cuda:12.3.2-base-ubuntu22.04@sha256:0123456789abcdef", "CUDA 12.3.2 needs"},
+                      ImageCase{"pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime", "CUDA 12.1 needs"},
+                      ImageCase{"pytorch/pytorch:2.7.0-cuda12.8-cudnn9-devel", "CUDA 12.8 needs"},
+                      ImageCase{"nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04", "CUDA 12.5.0 needs"},
+                      ImageCase{"nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", "CUDA 12.5.0 needs"},
+                      ImageCase{"rapidsai/base:24.12-cuda12.5-py3.12", "CUDA 12.5 needs"},
+                      // NGC frameworks: exact rows seen in release notes, and the certain major of the span.
+                      ImageCase{"nvcr.io/nvidia/pytorch:24.05-py3", "CUDA 12.4.1 (NGC release 24.05)"},
+                      ImageCase{"nvcr.io/nvidia/tritonserver:24.05-trtllm-python-py3", "CUDA 12.4.1 (NGC release 24.05)"},
+                      ImageCase{"nvcr.io/nvidia/tensorflow:24.02-tf2-py3", "CUDA 12.x (NGC release 24.02)"},
+                      ImageCase{"nvcr.io/nvidia/pytorch:23.10-py3", "CUDA 12.x (NGC release 23.10)"},
+                      ImageCase{"nvcr.io/nvidia/pytorch:25.06-py3", "CUDA 12.x (NGC release 25.06)"},
+                      ImageCase{"nvcr.io/nvidia/sglang:25.10-py3", "CUDA 13.0.2 (NGC release 25.10)"},
+                      ImageCase{"nvcr.io/nvidia/pytorch:26.01-py3", "CUDA 13.x (NGC release 26.01)"},
+                      // Not read: releases whose CUDA major is not certain, other tags, no tag.
+                      ImageCase{"nvcr.io/nvidia/pytorch:25.08-py3", ""},
+                      ImageCase{"nvcr.io/nvidia/pytorch:23.05-py3", ""},
+                      ImageCase{"nvcr.io/nvidia/nemo:24.05", ""},
+                      ImageCase{"vllm/vllm-openai:v0.8.5", ""},
+                      ImageCase{"rayproject/ray:2.9.0-py310-cu121", ""},
+                      ImageCase{"nvidia/cuda", ""},
+                      ImageCase{"nvidia/cuda:latest", ""},
+                      ImageCase{"myregistry.example.com:5000/team/app", ""},
+                      ImageCase{"example.com/barracuda12.1:v1", ""},
+                      ImageCase{"example.com/app:barracuda12.1", ""}));
+
+TEST(CudaDriverTooOld, NvidiaRequireCudaEnvWinsOverTheImage) {
+  const std::string env =
+      "    env:\n    - name: NVIDIA_REQUIRE_CUDA\n      value: \"cuda>=12.4 brand=tesla,driver>=470,driver<471\"\n";
+  const auto f = judge(pod("busybox", driverMajor("470"), env));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.containers[0].env[0].value");
+  EXPECT_THAT(f[0].message, HasSubstr("CUDA 12.4 (NVIDIA_REQUIRE_CUDA) needs"));
+}
+
+TEST(CudaDriverTooOld, CudaVersionEnvIsRead) {
+  const std::string env = "    env:\n    - name: CUDA_VERSION\n      value: \"12.2.2\"\n";
+  const auto f = judge(pod("example.com/team/trainer:v3", driverMajor("470"), env));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.containers[0].env[0].value");
+  EXPECT_THAT(f[0].message, HasSubstr("CUDA 12.2.2 (CUDA_VERSION)"));
+}
+
+TEST(CudaDriverTooOld, EnvFromAnotherSourceOrWithoutAVersionIsIgnored) {
+  const std::string env =
+      "    env:\n    - name: CUDA_VERSION\n      valueFrom: {configMapKeyRef: {name: c, key: v}}\n"
+      "    - name: NVIDIA_REQUIRE_CUDA\n      value: \"brand=tesla,driver>=470\"\n";
+  EXPECT_THAT(judge(pod("busybox", driverMajor("470"), env)), IsEmpty());
+}
+
+// --- which drivers the node selection admits ----------------------------------
+
+TEST(CudaDriverTooOld, NoDriverConstraintMeansNoFinding) {
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", "")), IsEmpty());
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                        "  nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")),
+              IsEmpty());
+}
+
+TEST(CudaDriverTooOld, DeprecatedDriverMajorLabelIsRead) {
+  EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                                 "  nodeSelector:\n    nvidia.com/cuda.driver.major: \"470\"\n"))),
+              ElementsAre("cuda-driver-too-old"));
+}
+
+TEST(CudaDriverTooOld, FullDriverVersionIsComparedExactly) {
+  const auto old = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                             "  nodeSelector:\n    nvidia.com/cuda.driver-version.full: \"525.53.01\"\n"));
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_THAT(old[0].message, HasSubstr("admits driver 525.53.01"));
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                        "  nodeSelector:\n    nvidia.com/cuda.driver-version.full: \"525.60.13\"\n")),
+              IsEmpty());
+}
+
+TEST(CudaDriverTooOld, AMajorOnlyPinOnTheFloorBranchIsNotReported) {
+  // Driver 525 admits 525.60.13 and newer releases of the branch, and the
+  // label does not say which: the reading that avoids false alarms.
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", driverMajor("525"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, AffinityInAdmitsItsSmallestValue) {
+  const std::string affinity = requiredAffinity(
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"550\", \"470\"]}\n");
+  const auto f = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", affinity));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("admits driver 470 (required node affinity nodeSelectorTerms[0]: "
+                                      "nvidia.com/cuda.driver-version.major In [550, 470])"));
+}
+
+TEST(CudaDriverTooOld, AffinityGtAdmitsTheNextInteger) {
+  auto withGt = [](const std::string& n) {
+    return pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+               requiredAffinity("        - matchExpressions:\n"
+                                "          - {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"" +
+                                n + "\"]}\n"));
+  };
+  EXPECT_THAT(rulesHit(judge(withGt("520"))), ElementsAre("cuda-driver-too-old"));  // admits 521
+  EXPECT_THAT(judge(withGt("524")), IsEmpty());                                       // admits 525
+}
+
+TEST(CudaDriverTooOld, AffinityLtAloneDoesNotBoundTheDriverFromBelow) {
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                        requiredAffinity("        - matchExpressions:\n"
+                                         "          - {key: nvidia.com/cuda.driver-version.major, operator: Lt, "
+                                         "values: [\"600\"]}\n"))),
+              IsEmpty());
+}
+
+TEST(CudaDriverTooOld, OredTermsTakeTheLowestDriverOverTerms) {
+  const std::string terms =
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"550\"]}\n"
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"470\"]}\n";
+  const auto f = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", requiredAffinity(terms)));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("nodeSelectorTerms[1]"));
+}
+
+TEST(CudaDriverTooOld, ATermWithoutADriverConstraintMakesTheDriverUnknown) {
+  const std::string terms =
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"470\"]}\n"
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}\n";
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", requiredAffinity(terms))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, NodeSelectorAppliesToEveryTerm) {
+  const std::string scheduling =
+      driverMajor("470") + requiredAffinity("        - matchExpressions:\n"
+                                            "          - {key: nvidia.com/gpu.product, operator: Exists}\n");
+  EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", scheduling))),
+              ElementsAre("cuda-driver-too-old"));
+}
+
+TEST(CudaDriverTooOld, AnAndedGtRaisesTheLowestInValue) {
+  const std::string terms =
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"470\", \"550\"]}\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"500\"]}\n";
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", requiredAffinity(terms))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, ATermThatMatchesNoNodeIsIgnored) {
+  // Gt on .full never matches (node-affinity-gt-lt reports it), so only the
+  // second term places the pod.
+  const std::string terms =
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.full, operator: Gt, values: [\"470.1\"]}\n"
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"550\"]}\n";
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", requiredAffinity(terms))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, PreferredAffinityDoesNotRestrictTheNodes) {
+  const std::string preferred =
+      "  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
+      "      - weight: 1\n        preference:\n          matchExpressions:\n"
+      "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"470\"]}\n";
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", preferred)), IsEmpty());
+}
+
+// --- runtime-version: the newest CUDA the driver supports ---------------------
+
+TEST(CudaDriverTooOld, RuntimeVersionOfAnOlderMajorIsAnError) {
+  const auto f = judge(pod("nvidia/cuda:13.0.2-base-ubi8",
+                           "  nodeSelector:\n    nvidia.com/cuda.runtime-version.major: \"12\"\n"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("admits nodes whose driver supports CUDA 12.x at most"));
+}
+
+TEST(CudaDriverTooOld, RuntimeVersionFullOfAnOlderMajorIsAnError) {
+  EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                                 "  nodeSelector:\n    nvidia.com/cuda.runtime-version.full: \"11.8\"\n"))),
+              ElementsAre("cuda-driver-too-old"));
+}
+
+TEST(CudaDriverTooOld, RuntimeVersionOfTheSameMajorIsFineUnderMinorVersionCompatibility) {
+  // CUDA 12.4 on a driver that reports 12.2 (R535): 535 >= 525.
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                        "  nodeSelector:\n    nvidia.com/cuda.runtime-version.full: \"12.2\"\n")),
+              IsEmpty());
+}
+
+TEST(CudaDriverTooOld, ADriverPinThatSufficesSettlesATermWhateverTheRuntimeLabelSays) {
+  const std::string scheduling =
+      "  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"580\"\n"
+      "    nvidia.com/cuda.runtime-version.major: \"12\"\n";
+  EXPECT_THAT(judge(pod("nvidia/cuda:13.0.2-base-ubi8", scheduling)), IsEmpty());
+}
+
+// --- every pod and container --------------------------------------------------
+
+TEST(CudaDriverTooOld, WorkloadTemplatesAndEveryContainerAreChecked) {
+  const std::string yaml =
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+      "      nodeSelector: {nvidia.com/cuda.driver-version.major: \"470\"}\n"
+      "      initContainers:\n      - {name: init, image: \"nvidia/cuda:12.1.0-base-ubuntu22.04\"}\n"
+      "      containers:\n      - {name: app, image: \"nvidia/cuda:11.8.0-base-ubuntu22.04\"}\n"
+      "      - {name: side, image: \"pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\"}\n";
+  const auto f = judge(yaml);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].field, "spec.template.spec.initContainers[0].image");
+  EXPECT_EQ(f[1].field, "spec.template.spec.containers[1].image");
+}
+
+TEST(CudaDriverTooOld, IsOnByDefaultAsAnError) {
+  const auto f = judgeYaml(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", driverMajor("470")));
+  EXPECT_THAT(testing::only(f, "cuda-driver-too-old"), ::testing::SizeIs(1));
+}
+
+}  // namespace
+}  // namespace gpuguard

@@ -1,0 +1,248 @@
+// tensor-parallel-gpu-count: tensor x pipeline (x data) parallelism of vLLM,
+// SGLang and TGI must equal the GPUs the container (or the pod group) gets
+// (kubernetes-gpu-semantics.md §12).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/unit/test_support.h"
+
+namespace gpuguard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::judgeYaml;
+using testing::onlyRules;
+using testing::rulesHit;
+
+const Policy kTpOnly = onlyRules({"tensor-parallel-gpu-count"});
+
+// A Deployment whose one container has this image, command/args block
+// (indented like container fields) and GPU limit.
+std::string server(const std::string& image, const std::string& launch, const std::string& gpus) {
+  return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm}\nspec:\n  template:\n    spec:\n"
+         "      containers:\n      - name: server\n        image: " +
+         image + "\n" + launch + (gpus.empty() ? "" : "        resources:\n          limits:\n            nvidia.com/gpu: " + gpus + "\n");
+}
+
+std::string vllmArgs(const std::string& args, const std::string& gpus) {
+  return server("vllm/vllm-openai:v0.8.5", "        args: [" + args + "]\n", gpus);
+}
+
+std::vector<Finding> judge(const std::string& yaml) { return judgeYaml(yaml, kTpOnly); }
+
+// --- single pod ---------------------------------------------------------------
+
+TEST(TensorParallelGpuCount, MoreWorkersThanGpusCrashes) {
+  const auto f = judge(vllmArgs("\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"", "2"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "tensor-parallel-gpu-count");
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].args[1]");
+  EXPECT_EQ(f[0].value, "\"--tensor-parallel-size=4\"");
+  EXPECT_THAT(f[0].message, HasSubstr("vLLM runs tensor-parallel 4 = 4 GPU workers per replica, but the container "
+                                      "gets 2 GPUs"));
+  EXPECT_THAT(f[0].message, HasSubstr("World size (4) is larger than the number of available GPUs (2)"));
+  EXPECT_THAT(f[0].message, HasSubstr("request 4 GPUs or lower the parallelism to 2"));
+}
+
+TEST(TensorParallelGpuCount, MatchingGpusAreFine) {
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=4\"", "4")), IsEmpty());
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size\", \"2\", \"--pipeline-parallel-size\", \"2\"", "4")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, MoreGpusThanWorkersLeavesGpusIdle) {
+  const auto f = judge(vllmArgs("\"--tensor-parallel-size\", \"2\"", "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].value, "\"--tensor-parallel-size 2\"");
+  EXPECT_THAT(f[0].message, HasSubstr("2 GPUs would sit idle"));
+  EXPECT_THAT(f[0].message, HasSubstr("request 2 GPUs or raise the parallelism to 4"));
+}
+
+TEST(TensorParallelGpuCount, PipelineParallelismMultiplies) {
+  const auto f = judge(vllmArgs("\"-tp\", \"4\", \"-pp\", \"2\"", "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("tensor-parallel 4 x pipeline-parallel 2 = 8 GPU workers"));
+}
+
+TEST(TensorParallelGpuCount, DataParallelismInThePodMultiplies) {
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=2\", \"--data-parallel-size=2\"", "4")), IsEmpty());
+  EXPECT_THAT(rulesHit(judge(vllmArgs("\"--tensor-parallel-size=2\", \"--data-parallel-size=2\"", "2"))),
+              ElementsAre("tensor-parallel-gpu-count"));
+}
+
+TEST(TensorParallelGpuCount, VllmUnderscoreFlagsAreRead) {
+  EXPECT_THAT(rulesHit(judge(vllmArgs("\"--tensor_parallel_size=4\"", "1"))), ElementsAre("tensor-parallel-gpu-count"));
+}
+
+TEST(TensorParallelGpuCount, TheLastOccurrenceWins) {
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=8\", \"--tensor-parallel-size=2\"", "2")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, VllmServeAndTheApiServerModuleAreRecognised) {
+  const std::string serve =
+      server("example.com/llm:v1", "        command: [vllm, serve, meta-llama/Llama-3.1-8B, --tensor-parallel-size, \"2\"]\n", "1");
+  EXPECT_THAT(rulesHit(judge(serve)), ElementsAre("tensor-parallel-gpu-count"));
+  const std::string module = server(
+      "example.com/llm:v1",
+      "        command: [python3, -m, vllm.entrypoints.openai.api_server]\n        args: [--tensor-parallel-size=2]\n",
+      "1");
+  EXPECT_THAT(rulesHit(judge(module)), ElementsAre("tensor-parallel-gpu-count"));
+}
+
+TEST(TensorParallelGpuCount, ShellScriptsAreRead) {
+  const std::string script = server(
+      "vllm/vllm-openai:v0.8.5",
+      "        command: [\"/bin/sh\", \"-c\"]\n"
+      "        args:\n        - |\n          set -e\n          echo starting\n"
+      "          exec python3 -m vllm.entrypoints.openai.api_server --model \"$MODEL\" \\\n"
+      "            --tensor-parallel-size 8 --port 8000\n",
+      "4");
+  const auto f = judge(script);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].args[0]");
+  EXPECT_EQ(f[0].value, "\"--tensor-parallel-size 8\"");
+}
+
+TEST(TensorParallelGpuCount, SglangFlagsAreRead) {
+  const std::string tp = server("lmsysorg/sglang:latest",
+                                "        command: [python3, -m, sglang.launch_server, --model-path, m, --tp, \"2\"]\n", "1");
+  const auto f = judge(tp);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("SGLang runs tensor-parallel 2"));
+  EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
+                           "        command: [python3, -m, sglang.launch_server, --tp-size=2, --pp-size=2]\n", "4")),
+              IsEmpty());
+  // Data parallelism multiplies, unless it lives inside the TP group.
+  EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
+                           "        command: [python3, -m, sglang.launch_server, --tp, \"2\", --dp, \"2\"]\n", "4")),
+              IsEmpty());
+  EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
+                           "        command: [python3, -m, sglang.launch_server, --tp, \"4\", --dp, \"2\", "
+                           "--enable-dp-attention]\n",
+                           "4")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, TgiNumShardIsRead) {
+  const std::string args =
+      server("ghcr.io/huggingface/text-generation-inference:2.4", "        args: [--model-id=m, --num-shard=2]\n", "1");
+  const auto f = judge(args);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("TGI runs --num-shard 2 shards = 2 GPU workers"));
+  const std::string env = server("ghcr.io/huggingface/text-generation-inference:2.4",
+                                 "        env: [{name: NUM_SHARD, value: \"4\"}]\n", "2");
+  const auto e = judge(env);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].field, "spec.template.spec.containers[0].env[0].value");
+}
+
+TEST(TensorParallelGpuCount, TgiWithoutNumShardUsesEveryGpu) {
+  EXPECT_THAT(judge(server("ghcr.io/huggingface/text-generation-inference:2.4", "        args: [--model-id=m]\n", "4")),
+              IsEmpty());
+}
+
+// --- what the rule cannot know: no finding ----------------------------------
+
+TEST(TensorParallelGpuCount, WithoutParallelFlagsNothingIsClaimed) {
+  EXPECT_THAT(judge(vllmArgs("\"--model=m\"", "4")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, EnvReferencesAndTemplatesAreNotJudged) {
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=$(TP)\"", "1")), IsEmpty());
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size\", \"{{ .Values.tp }}\"", "1")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, HiddenArgumentsAreNotJudged) {
+  EXPECT_THAT(judge(server("vllm/vllm-openai:v0.8.5",
+                           "        command: [sh, -c, \"vllm serve m --tensor-parallel-size 2 $EXTRA_ARGS\"]\n", "1")),
+              IsEmpty());
+  EXPECT_THAT(judge(vllmArgs("\"--config\", \"/etc/vllm.yaml\", \"--tensor-parallel-size=2\"", "1")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, OtherProgramsAreNotJudged) {
+  // TensorRT-LLM's launcher script also says --tp; it is not one of ours.
+  EXPECT_THAT(judge(server("example.com/trtllm:v1", "        command: [python3, server.py, --tp=2, --pp=8]\n", "8")),
+              IsEmpty());
+  // An image that is not a server, with a --tensor-parallel-size flag of its own.
+  EXPECT_THAT(judge(server("example.com/bench:v1", "        args: [--tensor-parallel-size=2]\n", "1")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, AContainerWithoutAGpuRequestIsNotJudged) {
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=8\"", "")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, RayBackendWithoutAKnownGroupIsNotJudged) {
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=8\", \"--distributed-executor-backend=ray\"", "1")), IsEmpty());
+}
+
+// --- pod groups ---------------------------------------------------------------
+
+std::string lws(const std::string& size, const std::string& leaderLaunch, const std::string& leaderGpus,
+                const std::string& workerGpus) {
+  return "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: vllm}\nspec:\n"
+         "  replicas: 2\n  leaderWorkerTemplate:\n    size: " +
+         size +
+         "\n    leaderTemplate:\n      spec:\n        containers:\n        - name: leader\n"
+         "          image: vllm/vllm-openai:v0.8.5\n" +
+         leaderLaunch + "          resources: {limits: {nvidia.com/gpu: \"" + leaderGpus +
+         "\"}}\n    workerTemplate:\n      spec:\n        containers:\n        - name: worker\n"
+         "          image: vllm/vllm-openai:v0.8.5\n"
+         "          command: [sh, -c, \"bash multi-node-serving.sh worker --ray_address=$(LWS_LEADER_ADDRESS)\"]\n"
+         "          resources: {limits: {nvidia.com/gpu: \"" +
+         workerGpus + "\"}}\n";
+}
+
+const std::string kLeaderTp8Pp2 =
+    "          command: [sh, -c, \"bash multi-node-serving.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE); "
+    "python3 -m vllm.entrypoints.openai.api_server --model m --tensor-parallel-size 8 --pipeline_parallel_size 2\"]\n";
+
+TEST(TensorParallelGpuCount, LeaderWorkerSetGroupsCountEveryPod) {
+  EXPECT_THAT(judge(lws("2", kLeaderTp8Pp2, "8", "8")), IsEmpty());
+  const auto f = judge(lws("2", kLeaderTp8Pp2, "8", "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].command[2]");
+  EXPECT_THAT(f[0].message, HasSubstr("the LeaderWorkerSet group of 2 pods gets 12 GPUs (leader 8 + 1 x worker 4)"));
+}
+
+TEST(TensorParallelGpuCount, ALeaderWorkerSetOfOneIsASinglePod) {
+  EXPECT_THAT(rulesHit(judge(lws("1", "          args: [--tensor-parallel-size=8, --pipeline-parallel-size=2]\n", "8",
+                                 "8"))),
+              ElementsAre("tensor-parallel-gpu-count"));
+}
+
+TEST(TensorParallelGpuCount, SglangNnodesFromTheGroupSize) {
+  const std::string yaml =
+      "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: sglang}\nspec:\n"
+      "  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n      spec:\n        containers:\n"
+      "        - name: sglang\n          image: lmsysorg/sglang:latest\n"
+      "          command: [python3, -m, sglang.launch_server, --tp, \"2\", --dist-init-addr, "
+      "\"$(LWS_LEADER_ADDRESS):20000\", --nnodes, $(LWS_GROUP_SIZE), --node-rank, $(LWS_WORKER_INDEX)]\n"
+      "          resources: {limits: {nvidia.com/gpu: \"1\"}}\n";
+  EXPECT_THAT(judge(yaml), IsEmpty());
+  std::string tp4 = yaml;
+  tp4.replace(tp4.find("--tp, \"2\""), 9, "--tp, \"4\"");
+  EXPECT_THAT(rulesHit(judge(tp4)), ElementsAre("tensor-parallel-gpu-count"));
+}
+
+TEST(TensorParallelGpuCount, LiteralNnodesOutsideALeaderWorkerSet) {
+  EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
+                           "        command: [python3, -m, sglang.launch_server, --tp, \"16\", --nnodes, \"2\", "
+                           "--node-rank, \"0\"]\n",
+                           "8")),
+              IsEmpty());
+  EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
+                           "        command: [python3, -m, sglang.launch_server, --tp, \"16\", --nnodes, $(N)]\n", "8")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, IsOnByDefaultAsAnError) {
+  const auto mine = testing::only(judgeYaml(vllmArgs("\"--tensor-parallel-size=4\"", "2")), "tensor-parallel-gpu-count");
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].severity, Severity::Error);
+}
+
+}  // namespace
+}  // namespace gpuguard
