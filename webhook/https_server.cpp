@@ -298,6 +298,11 @@ bool ServerState::makeContext(std::string& error) {
   SSL_CTX_clear_options(ctx, SSL_OP_NO_TICKET);  // session tickets on (stateless resumption)
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                             SSL_MODE_RELEASE_BUFFERS);
+  // Read whole socket buffers, not a 5-byte record header and then the rest:
+  // half the read() calls. What OpenSSL buffers beyond the record it returns
+  // is drained because reads always continue until WANT_READ (or while
+  // SSL_has_pending), and paused reads are resumed explicitly.
+  SSL_CTX_set_read_ahead(ctx, 1);
   // No server-side session cache: tickets need none, and the cache would grow.
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   static const unsigned char kSessionContext[] = "gpuguard-webhook";
@@ -399,8 +404,8 @@ HttpsServer::~HttpsServer() {
 
 bool HttpsServer::start(std::string& error) {
   Impl& s = *impl_;
-  if (s.started) {
-    error = "already started";
+  if (s.started || !s.loops.empty() || s.ctx) {
+    error = "a server starts once";
     return false;
   }
   if (s.stopFd < 0) {

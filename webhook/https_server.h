@@ -71,7 +71,11 @@ struct ServerConfig {
   std::size_t maxConnections = 10000;         // accepted and closed at once beyond
   std::chrono::milliseconds handshakeTimeout{5000};
   std::chrono::milliseconds requestTimeout{10000};  // first byte to last byte of one request
-  std::chrono::milliseconds idleTimeout{90000};     // keep-alive between requests
+  // Keep-alive between requests. Longer than the clients' own idle timeout
+  // (Go's transport, so kube-apiserver's: 90 s), so that the client, not the
+  // server, closes an idle connection: a POST racing a server-side close
+  // fails instead of being retried.
+  std::chrono::milliseconds idleTimeout{120000};
   std::chrono::milliseconds certificatePollInterval{2000};  // 0: never poll
   unsigned workerThreads = 0;  // event-loop threads; 0: one per core
   // Told about certificate reloads (and their failures) and fatal loop
