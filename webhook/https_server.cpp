@@ -241,7 +241,7 @@ class EventLoop {
   void settle(Connection* c);
   void drainLinger(Connection* c);
   void onTimeout(Connection* c);
-  void closeGracefully(Connection* c);
+  void closeGracefully(Connection* c, bool linger = true);
   void closeNow(Connection* c);
 
   void setPhase(Connection* c, Phase p, Clock::time_point deadline);
@@ -746,11 +746,11 @@ void EventLoop::beginStop() {
         closeNow(c);
         break;
       case kIdle:
-        closeGracefully(c);
+        closeGracefully(c, /*linger=*/false);
         break;
       case kRequest:
         // Nothing of a request received yet: nothing in flight.
-        if (!c->outPending() && c->buffered() == 0 && !c->headReady) closeGracefully(c);
+        if (!c->outPending() && c->buffered() == 0 && !c->headReady) closeGracefully(c, /*linger=*/false);
         // Otherwise the request finishes (or times out) and its response
         // says "Connection: close".
         break;
@@ -800,11 +800,11 @@ void EventLoop::onTimeout(Connection* c) {
       } else if (c->buffered() > 0 || c->headReady) {
         reject(c, 408, "request not received in time");  // slowloris, a body that never ends
       } else {
-        closeGracefully(c);  // handshake done, no request
+        closeGracefully(c, /*linger=*/false);  // handshake done, no request
       }
       return;
     case kIdle:
-      closeGracefully(c);
+      closeGracefully(c, /*linger=*/false);
       return;
     case kLinger:
     default:
@@ -1076,15 +1076,20 @@ void EventLoop::settle(Connection* c) {
   if (c->phase != kIdle) setPhase(c, kIdle, now_ + server_.config.idleTimeout);
 }
 
-// Sends close_notify and a FIN, then reads and drops what the client still
-// sends until it closes (or kLingerTimeout), so that unread request bytes do
-// not turn our close into a reset that would destroy the response in flight.
-void EventLoop::closeGracefully(Connection* c) {
+// Sends close_notify and a FIN. With `linger` (after a response), then reads
+// and drops what the client still sends until it closes (or kLingerTimeout),
+// so that unread request bytes do not turn our close into a reset that would
+// destroy the response in flight. Without (nothing was answered), closes.
+void EventLoop::closeGracefully(Connection* c, bool linger) {
   if (c->closed || c->phase == kLinger) return;
   if (c->tlsUp) {
     ERR_clear_error();
     SSL_shutdown(c->ssl);
     ERR_clear_error();
+  }
+  if (!linger) {
+    closeNow(c);
+    return;
   }
   ::shutdown(c->fd, SHUT_WR);
   setPhase(c, kLinger, now_ + kLingerTimeout);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -248,6 +249,29 @@ TEST(HttpsServer, ExpectContinueIsAnswered) {
   EXPECT_EQ(r->body, "body");
 }
 
+TEST(HttpsServer, SessionTicketsResumeSessions) {
+  tls::TestCa clientCa("gpuguard test client CA");
+  const tls::KeyPair apiserver = clientCa.issueClient();
+  TestServer s([&](TestServer& t, ServerConfig& cfg) { cfg.clientCaFile = t.dir.write("client-ca.crt", clientCa.certPem()); });
+  for (int maxVersion : {TLS1_3_VERSION, TLS1_2_VERSION}) {
+    tls::ClientOptions o = s.client();
+    o.certPem = apiserver.certPem;
+    o.keyPem = apiserver.keyPem;
+    o.maxVersion = maxVersion;
+    tls::TlsClient first;
+    std::string error;
+    ASSERT_TRUE(first.connect(s.port(), o, error)) << error;
+    ASSERT_TRUE(first.request("POST", "/validate", "{}"));
+    o.session = first.session();
+    tls::TlsClient second;
+    ASSERT_TRUE(second.connect(s.port(), o, error)) << error;
+    EXPECT_TRUE(second.resumed()) << maxVersion;
+    auto r = second.request("POST", "/validate", "{}");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+}
+
 TEST(HttpsServer, HandlerExceptionBecomes500) {
   TestServer s;
   auto r = tls::httpsRequest(s.port(), s.client(), "POST", "/throw", "{}");
@@ -363,6 +387,34 @@ TEST(HttpsServer, MalformedRequestsAreRejected) {
 }
 
 // --- Hostile clients -----------------------------------------------------------------
+
+TEST(HttpsServer, RandomBytesOverTlsNeverHurtTheServer) {
+  TestServer s([](TestServer&, ServerConfig& cfg) { cfg.requestTimeout = 300ms; });
+  std::mt19937 rng(20261129);
+  const std::string alphabet = std::string("GETPOST /HTTP1.0:\r\n \t") + '\0' + "abcXYZ-,;=?%\x7f" + "\x80" + "\xff" +
+                               "0123456789";
+  std::vector<std::unique_ptr<tls::TlsClient>> clients;
+  for (int i = 0; i < 60; ++i) {
+    std::string junk;
+    if (i % 2 == 0) junk = "POST /validate HTTP/1.1\r\nContent-Length: " + std::to_string(rng() % 40) + "\r\n";
+    const std::size_t n = rng() % 300;
+    for (std::size_t k = 0; k < n; ++k) {
+      junk += (i % 3 == 0) ? static_cast<char>(rng() & 0xff) : alphabet[rng() % alphabet.size()];
+    }
+    if (i % 4 == 0) junk += "\r\n\r\n";
+    auto c = std::make_unique<tls::TlsClient>();
+    std::string error;
+    ASSERT_TRUE(c->connect(s.port(), s.client(), error)) << error;
+    ASSERT_TRUE(c->write(junk));
+    clients.push_back(std::move(c));
+  }
+  EXPECT_TRUE(s.healthy());
+  for (auto& c : clients) {
+    while (c->readResponse()) {  // whatever comes, until the server closes or times the request out
+    }
+  }
+  EXPECT_TRUE(s.healthy());
+}
 
 TEST(HttpsServer, SlowlorisIsCutByTheRequestTimeout) {
   TestServer s([](TestServer&, ServerConfig& cfg) { cfg.requestTimeout = 300ms; });
@@ -845,6 +897,27 @@ TEST(HttpsHttp1, ConnectionSemantics) {
   EXPECT_EQ(http1::parseHead("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 100, nullptr).status,
             0);
   EXPECT_TRUE(http1::parseHead("HEAD / HTTP/1.1\r\n\r\n", 100, nullptr).headMethod);
+}
+
+TEST(HttpsHttp1, ArbitraryInputIsParsedSafely) {
+  std::mt19937 rng(7);
+  const std::string pieces[] = {"GET", "POST", " ", "/", "HTTP/1.1", "HTTP/1.0", "\r\n", "\n", ":", "Content-Length",
+                                "Connection", "close", "keep-alive", "Expect", "100-continue", "Transfer-Encoding",
+                                "\t", "0", "18446744073709551616", "\x80", std::string(1, '\0'), "x"};
+  HttpRequest req;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 40);
+    for (int k = 0; k < n; ++k) text += pieces[rng() % std::size(pieces)];
+    std::size_t resume = 0;
+    const std::size_t end = http1::findHeadEnd(text, rng() % (text.size() + 1), resume);
+    EXPECT_TRUE(end == http1::kNotFound ? resume <= text.size() : end <= text.size());
+    const auto h = http1::parseHead(text, 64, &req);
+    if (h.status != 0) {
+      EXPECT_TRUE(h.status == 400 || h.status == 411 || h.status == 413 || h.status == 431 || h.status == 505)
+          << h.status;
+    }
+  }
 }
 
 TEST(HttpsHttp1, ResponsesCannotBeSplitByHandlerHeaders) {

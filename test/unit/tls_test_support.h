@@ -375,6 +375,7 @@ struct ClientOptions {
   int maxVersion = 0;     // e.g. TLS1_1_VERSION
   std::string cipherList; // TLS 1.2 cipher list, e.g. "DEFAULT@SECLEVEL=0"
   std::chrono::milliseconds timeout{5000};  // per blocking read/write
+  std::shared_ptr<SSL_SESSION> session;     // offer to resume this session (TlsClient::session())
 };
 
 class TlsClient {
@@ -429,6 +430,7 @@ class TlsClient {
     ssl_.reset(SSL_new(ctx_.get()));
     SSL_set_fd(ssl_.get(), fd_);
     if (!options.caPem.empty()) X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_.get()), "127.0.0.1");
+    if (options.session) SSL_set_session(ssl_.get(), options.session.get());
     if (SSL_connect(ssl_.get()) != 1) {
       error = "handshake: " + opensslErrors();
       long verify = SSL_get_verify_result(ssl_.get());
@@ -453,6 +455,12 @@ class TlsClient {
     return chain ? sk_X509_num(chain) : 0;
   }
   std::string protocol() const { return SSL_get_version(ssl_.get()); }
+  // The session to resume later (with TLS 1.3 the ticket arrives after the
+  // handshake: read a response first).
+  std::shared_ptr<SSL_SESSION> session() const {
+    return std::shared_ptr<SSL_SESSION>(SSL_get1_session(ssl_.get()), SSL_SESSION_free);
+  }
+  bool resumed() const { return SSL_session_reused(ssl_.get()) == 1; }
 
   bool write(std::string_view data) {
     while (!data.empty()) {
