@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -22,6 +23,8 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -163,6 +166,25 @@ std::string formatPeer(const sockaddr_storage& ss) {
     return "[" + std::string(host) + "]:" + std::to_string(port);
   }
   return "?";
+}
+
+// CPUs this process may use: the affinity mask, capped by a cgroup v2 CPU
+// quota (a container limited to 2 CPUs on a 64-core node gets 2 loops).
+unsigned usableCpus() {
+  unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) n = std::min(n, static_cast<unsigned>(std::max(1, CPU_COUNT(&set))));
+  if (FILE* f = std::fopen("/sys/fs/cgroup/cpu.max", "r")) {
+    char quota[32] = {0};
+    unsigned long period = 0;
+    if (std::fscanf(f, "%31s %lu", quota, &period) == 2 && std::strcmp(quota, "max") != 0 && period > 0) {
+      const unsigned long q = std::strtoul(quota, nullptr, 10);
+      if (q > 0) n = std::min(n, static_cast<unsigned>(std::max(1UL, (q + period - 1) / period)));
+    }
+    std::fclose(f);
+  }
+  return n;
 }
 
 // Tags for the non-connection entries of an epoll set.
@@ -438,7 +460,7 @@ bool HttpsServer::start(std::string& error) {
 
   if (!s.makeListener(error)) return false;
   unsigned n = s.config.workerThreads;
-  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  if (n == 0) n = usableCpus();
   for (unsigned i = 0; i < n; ++i) {
     auto loop = std::make_unique<EventLoop>(s, i);
     if (!loop->init(error)) {

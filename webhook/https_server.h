@@ -77,7 +77,7 @@ struct ServerConfig {
   // fails instead of being retried.
   std::chrono::milliseconds idleTimeout{120000};
   std::chrono::milliseconds certificatePollInterval{2000};  // 0: never poll
-  unsigned workerThreads = 0;  // event-loop threads; 0: one per core
+  unsigned workerThreads = 0;  // event-loop threads; 0: one per usable CPU (affinity, cgroup quota)
   // Told about certificate reloads (and their failures) and fatal loop
   // errors, from whichever thread noticed. Null: silent.
   std::function<void(const std::string& message)> log;
