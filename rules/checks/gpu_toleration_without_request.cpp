@@ -1,9 +1,9 @@
 // gpu-toleration-without-request: a workload that tolerates the GPU node
 // taint but asks for no GPU.
 #include <algorithm>
-#include <cctype>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "rules/checks/checks.h"
 #include "rules/semantics.h"
@@ -25,11 +25,14 @@ constexpr RuleDoc kDoc{
         "and tolerates it as Kubernetes' ToleratesTaint does. A toleration with an empty key and operator "
         "Exists tolerates every taint; it is not counted, because it is written to run anywhere (node agents, "
         "cluster-critical controllers), not to reach GPU nodes in particular. A pod asks for a GPU when a "
-        "container requests more than zero of a GPU resource (policy gpuResources), of any other nvidia.com/* "
-        "resource or any resource whose name contains \"gpu\" (HAMi's nvidia.com/gpumem, amd.com/gpu), when it "
-        "has DRA resourceClaims, or when its template carries KAI Scheduler's gpu-fraction / gpu-memory "
-        "annotation. DaemonSets (and Pods owned by one) are exempt: the device plugin, DCGM exporter and node "
-        "agents must run on GPU nodes.",
+        "container requests more than zero of any device, i.e. of a resource other than cpu, memory, "
+        "ephemeral-storage and hugepages (a GPU under a name the policy does not list: HAMi's nvidia.com/gpumem, "
+        "amd.com/gpu, a name filled in by a template), when it has DRA resourceClaims, when a container sets "
+        "NVIDIA_VISIBLE_DEVICES itself (the NVIDIA runtime then hands it GPUs directly, as the GPU Operator's "
+        "validators do), when its template asks for devices through CDI annotations (cdi.k8s.io/*, "
+        "nvidia.cdi.k8s.io/*), or when it carries KAI Scheduler's gpu-fraction / gpu-memory annotation. "
+        "DaemonSets (and Pods owned by one) are exempt: the device plugin, DCGM exporter and node agents must "
+        "run on GPU nodes.",
     .remediation =
         "Remove the GPU toleration from pods that do not use a GPU, or request the GPU the pod is meant to use "
         "(resources.limits nvidia.com/gpu).",
@@ -39,20 +42,37 @@ constexpr RuleDoc kDoc{
     .rightExample = "spec:\n  containers:\n  - name: web\n    image: nginx:1.27\n",
 };
 
-bool containsGpu(std::string name) {
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name.find("gpu") != std::string::npos;
+// cpu, memory, storage and hugepages: what every pod asks for. Anything else
+// is a device, possibly a GPU under a name the policy does not know.
+bool isComputeResource(std::string_view name) {
+  return name == "cpu" || name == "memory" || name == "ephemeral-storage" || name == "storage" ||
+         name.starts_with("hugepages-") || name.starts_with("requests.") || name.starts_with("limits.");
 }
 
-// Any container asking for more than zero of a GPU-like extended resource.
+// NVIDIA_VISIBLE_DEVICES set by the pod: the NVIDIA container runtime hands
+// the container those GPUs without the device plugin.
+bool setsVisibleDevices(const ContainerRef& c) {
+  auto env = c.container->find("env");
+  if (env == c.container->end() || !env->is_array()) return false;
+  return std::any_of(env->begin(), env->end(), [](const json& e) {
+    if (!e.is_object() || !e.contains("name") || e["name"] != "NVIDIA_VISIBLE_DEVICES") return false;
+    auto v = e.find("value");
+    if (v == e.end() || !v->is_string()) return true;  // valueFrom: some GPUs
+    const std::string& s = v->get_ref<const std::string&>();
+    return !(s.empty() || s == "void" || s == "none");
+  });
+}
+
+// Any container asking for more than zero of a device, or for GPUs directly.
 bool asksForGpuResource(const PodSite& site, const Policy& policy) {
   if (requestsGpu(site, policy)) return true;
   for (const ContainerRef& c : site.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;
+    if (setsVisibleDevices(c)) return true;
     const ContainerResources r = resourcesOf(c, false);
     for (const auto* list : {&r.limits, &r.requests}) {
       for (const ResourceEntry& e : *list) {
-        if (!(e.name.starts_with("nvidia.com/") || containsGpu(e.name))) continue;
+        if (isComputeResource(e.name)) continue;
         const QuantityValue q = decodeQuantity(*e.value);
         if (!q.quantity || q.quantity->isZero() || q.quantity->isNegative()) continue;
         return true;
@@ -80,7 +100,8 @@ const json* holderOf(const json& object, const PodSite& site) {
   }
 }
 
-// KAI Scheduler's GPU sharing annotations on the pod (template).
+// GPUs asked through annotations of the pod (template): KAI Scheduler's GPU
+// sharing, CDI device injection.
 bool sharesGpuByAnnotation(const json& object, const PodSite& site) {
   const json* holder = holderOf(object, site);
   if (!holder) return false;
@@ -88,7 +109,12 @@ bool sharesGpuByAnnotation(const json& object, const PodSite& site) {
   if (md == holder->end() || !md->is_object()) return false;
   auto ann = md->find("annotations");
   if (ann == md->end() || !ann->is_object()) return false;
-  return ann->contains("gpu-fraction") || ann->contains("gpu-memory");
+  if (ann->contains("gpu-fraction") || ann->contains("gpu-memory")) return true;
+  // CDI device injection: <prefix>/<name>: "nvidia.com/gpu=all".
+  for (const auto& [key, value] : ann->items()) {
+    if (key.starts_with("cdi.k8s.io/") || key.starts_with("nvidia.cdi.k8s.io/")) return true;
+  }
+  return false;
 }
 
 bool ownedByDaemonSet(const json& object, const PodSite& site) {

@@ -320,6 +320,7 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
     if (ParallelFlag* slot = slotOf(launch, spec->slot)) {
       slot->present = true;
       slot->text = written;
+      slot->name = name;
       slot->path = where;
       slot->value = spec->slot == Slot::Ambiguous || !value ? std::nullopt : positiveLiteral(*value);
       if (spec->slot == Slot::Nnodes) {
@@ -358,7 +359,8 @@ void readEnv(const ContainerRef& c, ServingLaunch& launch) {
     t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
     t.dynamic = value == e.end() || !value->is_string() || isDynamic(t.text);
     launch.numShard.present = true;
-    launch.numShard.text = "NUM_SHARD=" + t.text;
+    launch.numShard.text = t.text;
+    launch.numShard.name = "NUM_SHARD";
     launch.numShard.path = c.path.field("env").index(i).field("value");
     launch.numShard.value = positiveLiteral(t);
   }

@@ -29,7 +29,8 @@ std::string_view engineName(ServingEngine e);  // "vLLM", "SGLang", "TGI"
 struct ParallelFlag {
   bool present = false;
   std::optional<long long> value;  // a literal positive integer; nullopt when absent or not one ($(TP), "auto")
-  std::string text;                // as written: "--tensor-parallel-size=4", "--tp 2"
+  std::string text;                // as written: "--tensor-parallel-size=4", "--tp 2"; an env var's value
+  std::string name;                // the flag ("--tensor-parallel-size") or env var ("NUM_SHARD")
   FieldPath path;                  // the command/args element holding it
 };
 

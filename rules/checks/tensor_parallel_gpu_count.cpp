@@ -59,7 +59,7 @@ std::optional<World> worldOf(const ServingLaunch& l) {
   if (l.engine == ServingEngine::Tgi) {
     if (!l.numShard.value) return std::nullopt;
     w.size = *l.numShard.value;
-    w.formula = "--num-shard " + std::to_string(w.size) + " shards";
+    w.formula = l.numShard.name + (l.numShard.name.starts_with("-") ? " " : "=") + std::to_string(w.size) + " shards";
     return w;
   }
   if (!l.tensor.present && !l.pipeline.present) return std::nullopt;  // no explicit parallelism
@@ -164,7 +164,8 @@ class TensorParallelGpuCount final : public Rule {
         const ParallelFlag& flag = launch->primary();
         const std::string shown = renderValue(json(flag.text));
         const std::string engine(engineName(launch->engine));
-        std::string message = "Invalid value: " + shown + ": " + engine + " runs " + world->formula + " = " +
+        const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";
+        std::string message = "Invalid value: " + shown + envNote + ": " + engine + " runs " + world->formula + " = " +
                               std::to_string(world->size) + " GPU workers per replica, but " + how + "; ";
         if (have < world->size) {
           message += engine + " fails at startup (\"World size (" + std::to_string(world->size) +

@@ -164,7 +164,8 @@ class TensorParallelWithoutNvlink final : public Rule {
             break;
         }
         out.report(flag.path, shown,
-                   "Invalid value: " + shown + ": tensor parallelism over " + std::to_string(tp) + " " + pcie->gpus +
+                   "Invalid value: " + shown + (flag.name.starts_with("-") ? "" : " (" + flag.name + ")") +
+                       ": tensor parallelism over " + std::to_string(tp) + " " + pcie->gpus +
                        " GPUs (" + pcie->evidence +
                        "), which have no NVLink, so every layer's all-reduce crosses PCIe and throughput suffers; " +
                        advice);

@@ -66,7 +66,8 @@ TEST(GpuTolerationWithoutRequest, AZeroGpuRequestDoesNotCount) {
 }
 
 TEST(GpuTolerationWithoutRequest, MigAndSharedGpusAndOtherGpuResourcesCount) {
-  for (const char* r : {"nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared", "nvidia.com/gpumem", "amd.com/gpu"}) {
+  for (const char* r : {"nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared", "nvidia.com/gpumem", "amd.com/gpu",
+                        "gpu.intel.com/i915"}) {
     EXPECT_THAT(judge(workload("Pod", kGpuToleration,
                                std::string("  resources:\n    limits:\n      ") + r + ": 1\n")),
                 IsEmpty())
@@ -94,6 +95,30 @@ TEST(GpuTolerationWithoutRequest, KaiGpuSharingAnnotationsCount) {
       "  tolerations:\n" +
       kGpuToleration + "  containers:\n  - {name: c, image: busybox}\n";
   EXPECT_THAT(judge(yaml), IsEmpty());
+}
+
+TEST(GpuTolerationWithoutRequest, AnyDeviceRequestCountsSinceItMayBeAGpuUnderAnotherName) {
+  // The GPU Operator's plugin validator: the resource name is filled in later.
+  EXPECT_THAT(judge(workload("Pod", kGpuToleration, "  resources:\n    limits:\n      FILLED_BY_VALIDATOR: 1\n")),
+              IsEmpty());
+  EXPECT_THAT(rulesHit(judge(workload("Pod", kGpuToleration,
+                                      "  resources:\n    limits:\n      cpu: 2\n      memory: 1Gi\n"
+                                      "      hugepages-2Mi: 100Mi\n"))),
+              ElementsAre("gpu-toleration-without-request"));
+}
+
+TEST(GpuTolerationWithoutRequest, GpusHandedOutByTheNvidiaRuntimeCount) {
+  // The GPU Operator's CUDA validator: NVIDIA_VISIBLE_DEVICES and a CDI annotation.
+  EXPECT_THAT(judge(workload("Pod", kGpuToleration, "  env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n")),
+              IsEmpty());
+  EXPECT_THAT(rulesHit(judge(workload("Pod", kGpuToleration,
+                                      "  env: [{name: NVIDIA_VISIBLE_DEVICES, value: void}]\n"))),
+              ElementsAre("gpu-toleration-without-request"));
+  const std::string cdi =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+      "    nvidia.cdi.k8s.io/container.cuda-validation: management.nvidia.com/gpu=all\nspec:\n  tolerations:\n" +
+      kGpuToleration + "  containers:\n  - {name: c, image: busybox}\n";
+  EXPECT_THAT(judge(cdi), IsEmpty());
 }
 
 TEST(GpuTolerationWithoutRequest, DaemonSetsAreExempt) {

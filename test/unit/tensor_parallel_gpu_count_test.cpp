@@ -137,6 +137,8 @@ TEST(TensorParallelGpuCount, TgiNumShardIsRead) {
   const auto e = judge(env);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_EQ(e[0].field, "spec.template.spec.containers[0].env[0].value");
+  EXPECT_EQ(e[0].value, "\"4\"");
+  EXPECT_THAT(e[0].message, HasSubstr("Invalid value: \"4\" (NUM_SHARD): TGI runs NUM_SHARD=4 shards"));
 }
 
 TEST(TensorParallelGpuCount, TgiWithoutNumShardUsesEveryGpu) {
