@@ -11,13 +11,24 @@ using nlohmann::json;
 
 class Collector : public Reporter {
  public:
-  Collector(const Rule& rule, Severity severity, std::vector<Finding>& out)
-      : rule_(rule), severity_(severity), out_(out) {}
+  Collector(const Rule& rule, const Policy& policy, Severity severity, std::vector<Finding>& out)
+      : rule_(rule), policy_(policy), severity_(severity), out_(out) {}
 
   void report(const FieldPath& path, std::string value, std::string message) override {
+    add(path, std::move(value), std::move(message), severity_);
+  }
+
+  // The finding's own default, unless the policy sets the rule's severity.
+  void reportWithDefault(const FieldPath& path, std::string value, std::string message,
+                         Severity defaultSeverity) override {
+    add(path, std::move(value), std::move(message), policy_.severityOf(rule_.id(), defaultSeverity).value_or(severity_));
+  }
+
+ private:
+  void add(const FieldPath& path, std::string value, std::string message, Severity severity) {
     Finding f;
     f.rule = std::string(rule_.id());
-    f.severity = severity_;
+    f.severity = severity;
     f.field = path.apiPath();
     f.pointer = path.jsonPointer();
     f.value = std::move(value);
@@ -25,8 +36,8 @@ class Collector : public Reporter {
     out_.push_back(std::move(f));
   }
 
- private:
   const Rule& rule_;
+  const Policy& policy_;
   Severity severity_;
   std::vector<Finding>& out_;
 };
@@ -104,7 +115,7 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   for (const Rule* rule : allRules()) {
     const std::optional<Severity> severity = policy.severityOf(rule->id(), rule->doc().defaultSeverity);
     if (!severity) continue;
-    Collector collector(*rule, *severity, findings);
+    Collector collector(*rule, policy, *severity, findings);
     rule->check(ctx, collector);
   }
   if (policy.allowSuppressions.value_or(true)) {

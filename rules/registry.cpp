@@ -19,6 +19,14 @@ std::vector<std::unique_ptr<Rule>> makeAll() {
   rules.push_back(checks::makeGpuMissingToleration());
   rules.push_back(checks::makeGpuMissingDriverPin());
   rules.push_back(checks::makeLabelValueNotString());
+  // Resource names, MIG, DRA, the device plugin and GPU node pools.
+  rules.push_back(checks::makeGpuResourceName());
+  rules.push_back(checks::makeMigResourceName());
+  rules.push_back(checks::makeGpuInPodLevelResources());
+  rules.push_back(checks::makeGpuCountExceedsNode());
+  rules.push_back(checks::makeDraWithDevicePlugin());
+  rules.push_back(checks::makeDevicePluginConfig());
+  rules.push_back(checks::makeGpuNodepoolTaint());
   // CUDA compatibility, node affinity traps, GPU squatting and tensor parallelism.
   rules.push_back(checks::makeCudaDriverTooOld());
   rules.push_back(checks::makeNodeAffinityGtLt());

@@ -54,6 +54,16 @@ class Reporter {
  public:
   virtual ~Reporter() = default;
   virtual void report(const FieldPath& path, std::string value, std::string message) = 0;
+  // A finding whose default severity is not the rule's: a warning-worthy
+  // choice inside an error rule (device-plugin-config: FAIL_ON_INIT_ERROR=false),
+  // or a plain error inside a warning rule (dra-with-device-plugin: a negative
+  // count). The policy still decides: `rules: {<id>: error|warning}` sets the
+  // severity of all the rule's findings, `off` drops them all.
+  virtual void reportWithDefault(const FieldPath& path, std::string value, std::string message,
+                                 Severity defaultSeverity) {
+    (void)defaultSeverity;
+    report(path, std::move(value), std::move(message));
+  }
 };
 
 class Rule {

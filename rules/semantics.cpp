@@ -157,17 +157,43 @@ long long containerGpus(const ContainerRef& container, const Policy& policy, boo
   return total;
 }
 
-long long podGpus(const PodSite& site, const Policy& policy) {
-  long long appAndSidecars = 0, biggestInit = 0;
+long long podRequestUnits(const PodSite& site, std::string_view resourceName) {
+  // site.containers lists init containers first, in their order.
+  long long running = 0;   // app containers and sidecars: they run together
+  long long sidecars = 0;  // sidecars started so far
+  long long initPeak = 0;  // the most any init phase needs
   for (const ContainerRef& c : site.containers) {
-    const long long n = containerGpus(c, policy, site.isPod);
-    switch (c.kind) {
-      case ContainerKind::Init: biggestInit = std::max(biggestInit, n); break;
-      case ContainerKind::Ephemeral: break;  // ephemeral containers get no resources
-      default: appAndSidecars += n; break;
+    if (c.kind == ContainerKind::Ephemeral) continue;  // ephemeral containers get no resources
+    const long long n = requestedUnits(resourcesOf(c, site.isPod), resourceName);
+    if (c.kind == ContainerKind::Init) {
+      initPeak = std::max(initPeak, n + sidecars);
+    } else {
+      running += n;
+      if (c.kind == ContainerKind::Sidecar) {
+        sidecars += n;
+        initPeak = std::max(initPeak, sidecars);
+      }
     }
   }
-  return std::max(appAndSidecars, biggestInit);
+  return std::max(running, initPeak);
+}
+
+long long podGpus(const PodSite& site, const Policy& policy) {
+  std::vector<std::string> names;
+  for (const ContainerRef& c : site.containers) {
+    if (c.kind == ContainerKind::Ephemeral) continue;
+    const ContainerResources r = resourcesOf(c, site.isPod);
+    for (const auto* list : {&r.limits, &r.requests}) {
+      for (const ResourceEntry& e : *list) {
+        if (policy.isGpuResource(e.name) && std::find(names.begin(), names.end(), e.name) == names.end()) {
+          names.push_back(e.name);
+        }
+      }
+    }
+  }
+  long long total = 0;
+  for (const std::string& name : names) total += podRequestUnits(site, name);
+  return total;
 }
 
 bool requestsGpu(const PodSite& site, const Policy& policy) {

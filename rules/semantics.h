@@ -69,8 +69,17 @@ long long requestedUnits(const ContainerResources& resources, std::string_view n
 // GPUs (policy.gpuResources) one container asks for, summed over GPU names.
 long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting);
 
-// The pod's effective GPU request, as the scheduler computes it: the larger
-// of the biggest init container and the sum of app containers and sidecars.
+// The pod's effective request of one resource, as the scheduler computes it
+// (k8s.io/component-helpers resource.PodRequests): the larger of the sum of
+// app containers and sidecars, and the peak while init containers run, where
+// an init container runs beside the sidecars declared before it. Ephemeral
+// containers count nothing.
+long long podRequestUnits(const PodSite& site, std::string_view resourceName);
+
+// The pod's effective GPU request: podRequestUnits summed over the GPU
+// resources (policy.gpuResources) the pod names. Like the scheduler, each
+// resource is taken on its own (an init container's nvidia.com/gpu does not
+// offset an app container's nvidia.com/mig-1g.10gb).
 long long podGpus(const PodSite& site, const Policy& policy);
 
 // True when any container asks for more than zero of a GPU resource.

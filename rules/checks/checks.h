@@ -16,6 +16,14 @@ std::unique_ptr<Rule> makeGpuMissingToleration();
 std::unique_ptr<Rule> makeGpuMissingDriverPin();
 std::unique_ptr<Rule> makeLabelValueNotString();
 
+std::unique_ptr<Rule> makeGpuResourceName();
+std::unique_ptr<Rule> makeMigResourceName();
+std::unique_ptr<Rule> makeGpuInPodLevelResources();
+std::unique_ptr<Rule> makeGpuCountExceedsNode();
+std::unique_ptr<Rule> makeDraWithDevicePlugin();
+std::unique_ptr<Rule> makeDevicePluginConfig();
+std::unique_ptr<Rule> makeGpuNodepoolTaint();
+
 std::unique_ptr<Rule> makeCudaDriverTooOld();
 std::unique_ptr<Rule> makeNodeAffinityGtLt();
 std::unique_ptr<Rule> makeGpuLabelValue();

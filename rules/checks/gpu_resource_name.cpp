@@ -1,0 +1,131 @@
+// gpu-resource-name: common misspellings of the NVIDIA GPU resource.
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "rules/checks/checks.h"
+#include "rules/checks/k8s_objects.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-resource-name",
+    .defaultSeverity = Severity::Error,
+    .summary = "A misspelt GPU resource such as nvidia.com/GPU, nvidia.com/gpus or nvidia/gpu.",
+    .description =
+        "The NVIDIA device plugin advertises nvidia.com/gpu (and nvidia.com/gpu.shared, nvidia.com/mig-*). "
+        "Resource names are case-sensitive, and most misspellings are still valid extended-resource names: "
+        "nvidia.com/GPU, nvidia.com/gpus or nvidia/gpu pass validation, nothing advertises them, and the pod "
+        "stays Pending with \"Insufficient nvidia.com/GPU\". Names without a '/' (gpu, nvidia.com.gpu) are "
+        "rejected by the API server in Pods and workload templates, but not inside custom resources (RayCluster, "
+        "PyTorchJob...), where they fail only when the operator creates the pods. "
+        "alpha.kubernetes.io/nvidia-gpu is the accelerator resource of Kubernetes before 1.10, long removed; "
+        "being under kubernetes.io/ it is still accepted and never satisfied. Only a closed list of misspellings "
+        "is reported (case variants of nvidia.com/gpu and nvidia.com/gpu.shared; gpus; nvidia/, nvidia.<other tld>/ "
+        "and domains one or two letters off nvidia.com; gpu, gpus and nvidia.com.gpu without a domain), so "
+        "resources of other device plugins (HAMi's nvidia.com/gpucores, nvidia.com/gpumem) are left alone. "
+        "Names listed exactly in the policy's gpuResources are never reported. MIG names are checked by "
+        "mig-resource-name.",
+    .remediation = "Ask for nvidia.com/gpu (or the exact name your device plugin advertises: kubectl describe node).",
+    .wrongExample = "resources:\n  limits:\n    nvidia.com/GPU: 1\n",
+    .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+};
+
+// Levenshtein distance, for domains like nvida.com or nvidia.co.
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+struct Misspelling {
+  std::string intended;
+  std::string why;
+  bool noDomain = false;  // not an extended resource at all
+};
+
+std::optional<Misspelling> misspelling(std::string_view name) {
+  const std::string lower = lowercase(name);
+  const std::string caseNote = "resource names are case-sensitive";
+  for (std::string_view right : {"nvidia.com/gpu", "nvidia.com/gpu.shared"}) {
+    if (lower == right && name != right) return Misspelling{std::string(right), caseNote};
+  }
+  if (lower == "alpha.kubernetes.io/nvidia-gpu") {
+    return Misspelling{"nvidia.com/gpu",
+                       "alpha.kubernetes.io/nvidia-gpu is the pre-1.10 accelerator resource, removed from Kubernetes; "
+                       "GPUs now come from the device plugin"};
+  }
+  constexpr std::array<std::string_view, 8> kNoDomain{"gpu",        "gpus",       "nvidia-gpu", "nvidia_gpu",
+                                                      "nvidia.gpu", "nvidia.com.gpu", "nvidia.com-gpu", "nvidiagpu"};
+  if (std::find(kNoDomain.begin(), kNoDomain.end(), lower) != kNoDomain.end()) {
+    return Misspelling{"nvidia.com/gpu",
+                       "must be a standard resource type or fully qualified: the API server rejects it in Pods and "
+                       "workload templates, and inside a custom resource it fails when the operator creates the pods",
+                       true};
+  }
+  const std::size_t slash = lower.find('/');
+  if (slash == std::string::npos || lower.find('/', slash + 1) != std::string::npos) return std::nullopt;
+  const std::string_view domain = std::string_view(lower).substr(0, slash);
+  const std::string_view resource = std::string_view(lower).substr(slash + 1);
+  if (domain == "nvidia.com") {
+    if (resource == "gpus" || resource == "nvidia-gpu") return Misspelling{"nvidia.com/gpu", "nothing advertises it"};
+    return std::nullopt;
+  }
+  if ((resource == "gpu" || resource == "gpus") && (domain == "nvidia" || domain.starts_with("nvidia.") || editDistance(domain, "nvidia.com") <= 2)) {
+    return Misspelling{"nvidia.com/gpu", "the device plugin's domain is nvidia.com"};
+  }
+  return std::nullopt;
+}
+
+bool namedExactlyInPolicy(const Policy& policy, std::string_view name) {
+  return std::any_of(policy.gpuResources.begin(), policy.gpuResources.end(),
+                     [&](const std::string& r) { return r == name && r.find('*') == std::string::npos; });
+}
+
+class GpuResourceName final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, false);
+        for (const auto* list : {&r.limits, &r.requests}) {
+          for (const ResourceEntry& e : *list) {
+            if (namedExactlyInPolicy(ctx.policy, e.name)) continue;
+            const std::optional<Misspelling> m = misspelling(e.name);
+            if (!m) continue;
+            const std::string shown = "Invalid value: \"" + e.name + "\": ";
+            if (m->noDomain) {
+              // A lone container's `resources` may be the custom resource's own
+              // format (an operator translating "gpu"); only pod specs are sure.
+              if (c.kind == ContainerKind::Lone) continue;
+              out.report(e.path, e.name, shown + m->why + "; use " + m->intended);
+            } else {
+              out.report(e.path, e.name,
+                         shown + "no device plugin advertises this resource (" + m->why +
+                             "), so the pod stays Pending with \"Insufficient " + e.name + "\"; use " + m->intended);
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuResourceName() { return std::make_unique<GpuResourceName>(); }
+
+}  // namespace gpuguard::checks

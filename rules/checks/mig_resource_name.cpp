@@ -1,0 +1,195 @@
+// mig-resource-name: nvidia.com/mig-* names that are not MIG profiles the
+// device plugin advertises, and containers that mix whole GPUs with MIG.
+#include <algorithm>
+#include <optional>
+
+#include "rules/checks/checks.h"
+#include "rules/checks/k8s_objects.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+constexpr RuleDoc kDoc{
+    .id = "mig-resource-name",
+    .defaultSeverity = Severity::Error,
+    .summary = "An nvidia.com/mig-* resource that is not a MIG profile name, or a container mixing whole GPUs "
+               "with MIG slices.",
+    .description =
+        "With MIG strategy mixed, the NVIDIA device plugin advertises each MIG profile as its own resource, "
+        "named \"nvidia.com/mig-\" + the profile (AddDefaultResourcesToConfig): <G>g.<GB>gb with an optional "
+        "attribute suffix, where the profile's '+' becomes '.' (1g.10gb+me is advertised as "
+        "nvidia.com/mig-1g.10gb.me; -me stays). Only GPU-instance profiles whose compute slices equal their GPU "
+        "slices are advertised, and go-nvlib prints those without the <C>c. part (MigProfileInfo.String), so "
+        "nvidia.com/mig-1c.1g.5gb or mig-1c.2g.10gb never exist. Time-sliced MIG resources renamed by the "
+        "sharing config carry a .shared suffix. A misspelt name is still a valid extended-resource name (or, "
+        "with '+', one the API server rejects only for Pods and workload templates, not inside custom "
+        "resources), so the pod stays Pending with \"Insufficient nvidia.com/mig-...\". Accepted: "
+        "mig-[<C>c.]<G>g.<GB>gb[.me|.me.all|.gfx|-me][.shared] with 1 <= G <= 8, GB a whole number without "
+        "leading zeros, and no <C>c. part (reported with the fix when C equals G). Names listed exactly (without "
+        "'*') in the policy's gpuResources are accepted as they are, for MIG resources renamed in the device "
+        "plugin's config. A container that asks for both nvidia.com/gpu and a MIG slice needs a node whose "
+        "plugin runs strategy mixed and has both a MIG-disabled GPU and a free slice; with strategy single the "
+        "slices are advertised as nvidia.com/gpu and no node has nvidia.com/mig-* at all. gpuguard cannot know "
+        "the node's strategy and reports the mix: a container should get whole GPUs or MIG slices.",
+    .remediation =
+        "Use the profile name the device plugin advertises (kubectl describe node, Allocatable): "
+        "nvidia.com/mig-1g.10gb, nvidia.com/mig-1g.10gb.me, nvidia.com/mig-3g.40gb... Ask for whole GPUs or MIG "
+        "slices in one container, not both.",
+    .wrongExample = "resources:\n  limits:\n    nvidia.com/mig-1g.10gb+me: 1\n",
+    .rightExample = "resources:\n  limits:\n    nvidia.com/mig-1g.10gb.me: 1\n",
+};
+
+constexpr std::string_view kPrefix = "nvidia.com/mig-";
+
+// A positive decimal without leading zeros, at `s[pos]`, followed by `unit`.
+std::optional<long long> number(std::string_view s, std::size_t& pos, std::string_view unit) {
+  std::size_t start = pos;
+  while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9' && pos - start < 6) ++pos;
+  if (pos == start || s[start] == '0') return std::nullopt;
+  if (s.substr(pos, unit.size()) != unit) return std::nullopt;
+  long long v = 0;
+  for (std::size_t i = start; i < pos; ++i) v = v * 10 + (s[i] - '0');
+  pos += unit.size();
+  return v;
+}
+
+struct Profile {
+  std::optional<long long> c;
+  long long g = 0;
+  long long gb = 0;
+  std::string suffix;  // ".me", "-me", ... or ""
+  bool shared = false;
+};
+
+// Parses "[<C>c.]<G>g.<GB>gb[suffix][.shared]" (the part after "mig-").
+std::optional<Profile> parseProfile(std::string_view s) {
+  Profile p;
+  std::size_t pos = 0;
+  {
+    std::size_t probe = 0;
+    if (auto c = number(s, probe, "c.")) {
+      p.c = c;
+      pos = probe;
+    }
+  }
+  auto g = number(s, pos, "g.");
+  if (!g || *g > 8) return std::nullopt;
+  auto gb = number(s, pos, "gb");
+  if (!gb) return std::nullopt;
+  if (p.c && *p.c > 8) return std::nullopt;
+  p.g = *g;
+  p.gb = *gb;
+  std::string_view rest = s.substr(pos);
+  if (rest.ends_with(".shared")) {
+    p.shared = true;
+    rest.remove_suffix(7);
+  }
+  for (std::string_view suffix : {"", ".me", ".me.all", ".gfx", "-me"}) {
+    if (rest == suffix) {
+      p.suffix = std::string(suffix);
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string advertisedName(const Profile& p) {
+  return std::string(kPrefix) + std::to_string(p.g) + "g." + std::to_string(p.gb) + "gb" + p.suffix +
+         (p.shared ? ".shared" : "");
+}
+
+bool namedExactlyInPolicy(const Policy& policy, std::string_view name) {
+  return std::any_of(policy.gpuResources.begin(), policy.gpuResources.end(),
+                     [&](const std::string& r) { return r == name && r.find('*') == std::string::npos; });
+}
+
+// Why `name` (whose lowercase form starts with "nvidia.com/mig") is not an
+// advertised MIG resource, with the fix; nullopt when it is fine.
+std::optional<std::string> problem(std::string_view name) {
+  constexpr std::string_view kGrammar =
+      "a MIG resource is nvidia.com/mig-<G>g.<GB>gb with an optional .me, .me.all, .gfx or -me suffix, e.g. "
+      "nvidia.com/mig-1g.10gb";
+  if (name.starts_with(kPrefix)) {
+    if (auto p = parseProfile(name.substr(kPrefix.size()))) {
+      if (!p->c) return std::nullopt;
+      if (*p->c == p->g) {
+        return "the device plugin names profiles whose compute and GPU slices are equal without the " +
+               std::to_string(*p->c) + "c. part, so nothing advertises this name; write " + advertisedName(*p);
+      }
+      return "compute-instance profiles (" + std::to_string(*p->c) + "c." + std::to_string(p->g) +
+             "g) are not advertised as resources, only whole GPU instances such as " + advertisedName(*p);
+    }
+  }
+  // Fixable spellings: '+' for '.', upper case, a missing dash.
+  std::string fixed = lowercase(name);
+  std::replace(fixed.begin(), fixed.end(), '+', '.');
+  if (!fixed.starts_with(kPrefix) && fixed.starts_with("nvidia.com/mig")) {
+    fixed.insert(std::string("nvidia.com/mig").size(), "-");
+  }
+  std::optional<Profile> p;
+  if (fixed.starts_with(kPrefix)) p = parseProfile(std::string_view(fixed).substr(kPrefix.size()));
+  if (p) {
+    const std::string right = advertisedName(*p);
+    std::string why;
+    if (name.find('+') != std::string_view::npos) {
+      why = "the device plugin turns the profile's '+' into '.' (and the API server rejects '+' in Pods and "
+            "workload templates)";
+    } else if (lowercase(name) != name) {
+      why = "resource names are case-sensitive and the device plugin advertises them in lower case";
+    } else {
+      why = "this is not the name the device plugin advertises";
+    }
+    return why + "; write " + right;
+  }
+  return "not a MIG profile the device plugin advertises: " + std::string(kGrammar);
+}
+
+class MigResourceName final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    for (const PodSite& site : ctx.sites) {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources r = resourcesOf(c, false);
+        for (const auto* list : {&r.limits, &r.requests}) {
+          for (const ResourceEntry& e : *list) {
+            if (!lowercase(e.name).starts_with("nvidia.com/mig") || namedExactlyInPolicy(ctx.policy, e.name)) continue;
+            if (auto why = problem(e.name)) {
+              out.report(e.path, e.name, "Invalid value: \"" + e.name + "\": " + *why);
+            }
+          }
+        }
+        checkMix(r, out);
+      }
+    }
+  }
+
+ private:
+  static void checkMix(const ContainerResources& r, Reporter& out) {
+    if (requestedUnits(r, "nvidia.com/gpu") <= 0) return;
+    std::vector<std::string> migs;
+    for (const auto* list : {&r.limits, &r.requests}) {
+      for (const ResourceEntry& e : *list) {
+        if (e.name.starts_with(kPrefix) && requestedUnits(r, e.name) > 0 &&
+            std::find(migs.begin(), migs.end(), e.name) == migs.end()) {
+          migs.push_back(e.name);
+        }
+      }
+    }
+    if (migs.empty()) return;
+    std::string names;
+    for (const std::string& m : migs) names += (names.empty() ? "" : ", ") + m;
+    out.report(r.path, "",
+               "Forbidden: the container asks for whole GPUs (nvidia.com/gpu) and MIG slices (" + names +
+                   "); with MIG strategy single no node advertises nvidia.com/mig-*, and with mixed the node needs "
+                   "a MIG-disabled GPU beside the slice; give the container either whole GPUs or MIG slices");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeMigResourceName() { return std::make_unique<MigResourceName>(); }
+
+}  // namespace gpuguard::checks

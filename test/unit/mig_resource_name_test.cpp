@@ -1,0 +1,160 @@
+// mig-resource-name: nvidia.com/mig-* must be a profile the NVIDIA device
+// plugin advertises ("mig-" + go-nvlib's MigProfileInfo.String() with '+'
+// turned into '.'), and a container gets whole GPUs or MIG slices, not both.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/unit/test_support.h"
+
+namespace gpuguard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::gpuPod;
+using testing::judgeYaml;
+using testing::onlyRules;
+using testing::rulesHit;
+
+const Policy kMigOnly = onlyRules({"mig-resource-name"});
+
+std::vector<Finding> migFindings(const std::string& resources, const std::string& kind = "Pod",
+                                 const Policy& policy = kMigOnly) {
+  return judgeYaml(gpuPod(resources, kind), policy);
+}
+
+// --- names the device plugin advertises --------------------------------------
+
+class AdvertisedMigProfile : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AdvertisedMigProfile, IsAccepted) {
+  EXPECT_THAT(rulesHit(migFindings(std::string("limits:\n  nvidia.com/") + GetParam() + ": 1")), IsEmpty())
+      << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ReferenceExamples, AdvertisedMigProfile,
+    ::testing::Values(
+        // A100-40GB, A100-80GB, H100-80GB (kubernetes-gpu-semantics.md §9.4)
+        "mig-1g.5gb", "mig-2g.10gb", "mig-3g.20gb", "mig-7g.40gb", "mig-1g.10gb", "mig-2g.20gb", "mig-3g.40gb",
+        "mig-7g.80gb", "mig-1g.10gb.me", "mig-1g.20gb", "mig-4g.40gb",
+        // GH200 (corpus: k8s-dra-driver-gpu), A30
+        "mig-1g.12gb", "mig-1g.6gb", "mig-4g.24gb",
+        // attribute suffixes and time-sliced renames
+        "mig-1g.10gb.me.all", "mig-1g.10gb.gfx", "mig-1g.10gb-me", "mig-1g.5gb.shared", "mig-1g.10gb.me.shared",
+        "mig-8g.192gb"));
+
+// --- names nothing advertises -------------------------------------------------
+
+struct WrongName {
+  const char* name;
+  const char* fix;  // expected in the message
+};
+
+class UnadvertisedMigName : public ::testing::TestWithParam<WrongName> {};
+
+TEST_P(UnadvertisedMigName, IsReportedWithTheFix) {
+  const WrongName c = GetParam();
+  const auto f = migFindings(std::string("limits:\n  \"nvidia.com/") + c.name + "\": 1");
+  ASSERT_EQ(f.size(), 1u) << c.name;
+  EXPECT_EQ(f[0].rule, "mig-resource-name");
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field, std::string("spec.containers[0].resources.limits[nvidia.com/") + c.name + "]");
+  EXPECT_EQ(f[0].value, std::string("nvidia.com/") + c.name);
+  EXPECT_THAT(f[0].message, HasSubstr(std::string("Invalid value: \"nvidia.com/") + c.name + "\""));
+  EXPECT_THAT(f[0].message, HasSubstr(c.fix)) << f[0].message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Misspellings, UnadvertisedMigName,
+    ::testing::Values(
+        // '+' is written as '.' in resource names
+        WrongName{"mig-1g.10gb+me", "write nvidia.com/mig-1g.10gb.me"},
+        WrongName{"mig-1g.10gb+me.all", "write nvidia.com/mig-1g.10gb.me.all"},
+        WrongName{"mig-1g.10gb+gfx", "write nvidia.com/mig-1g.10gb.gfx"},
+        // C == G is printed without the <C>c. part; C != G is never advertised
+        WrongName{"mig-1c.1g.5gb", "write nvidia.com/mig-1g.5gb"},
+        WrongName{"mig-3c.3g.40gb", "write nvidia.com/mig-3g.40gb"},
+        WrongName{"mig-1c.2g.10gb", "compute-instance profiles (1c.2g) are not advertised"},
+        // case and punctuation
+        WrongName{"MIG-1g.10gb", "case-sensitive and the device plugin advertises them in lower case; write nvidia.com/mig-1g.10gb"},
+        WrongName{"mig-1g.10GB", "write nvidia.com/mig-1g.10gb"},
+        WrongName{"mig1g.10gb", "write nvidia.com/mig-1g.10gb"},
+        // not a profile at all
+        WrongName{"mig-1g", "not a MIG profile"}, WrongName{"mig-10gb", "not a MIG profile"},
+        WrongName{"mig-1g-10gb", "not a MIG profile"}, WrongName{"mig-9g.90gb", "not a MIG profile"},
+        WrongName{"mig-0g.5gb", "not a MIG profile"}, WrongName{"mig-1g.05gb", "not a MIG profile"},
+        WrongName{"mig-1g.10gb.me.me", "not a MIG profile"}, WrongName{"mig-1g.10gb-gfx", "not a MIG profile"},
+        WrongName{"mig-", "not a MIG profile"}, WrongName{"mig", "not a MIG profile"}));
+
+TEST(MigResourceName, RequestsAreCheckedLikeLimits) {
+  const auto f = migFindings("limits:\n  nvidia.com/mig-1g.10gb: 1\nrequests:\n  \"nvidia.com/mig-1g.10gb+me\": 1",
+                             "Deployment");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].resources.requests[nvidia.com/mig-1g.10gb+me]");
+}
+
+TEST(MigResourceName, CustomResourcesAreCheckedToo) {
+  const auto f = judgeYaml(R"(apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: r}
+spec:
+  headGroupSpec:
+    template:
+      spec:
+        containers:
+        - name: head
+          image: rayproject/ray
+          resources: {limits: {"nvidia.com/mig-3g.40gb+me": 1}}
+)",
+                           kMigOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.headGroupSpec.template.spec.containers[0].resources.limits[nvidia.com/mig-3g.40gb+me]");
+}
+
+TEST(MigResourceName, OtherResourcesAreNotItsBusiness) {
+  EXPECT_THAT(rulesHit(migFindings("limits:\n  nvidia.com/gpu: 1\n  nvidia.com/gpu.shared: 1\n  example.com/mig-x: 1")),
+              IsEmpty());
+}
+
+TEST(MigResourceName, NamesListedExactlyInThePolicyAreAccepted) {
+  Policy custom = kMigOnly;
+  custom.gpuResources.push_back("nvidia.com/mig-small");
+  EXPECT_THAT(rulesHit(migFindings("limits:\n  nvidia.com/mig-small: 1", "Pod", custom)), IsEmpty());
+  EXPECT_THAT(rulesHit(migFindings("limits:\n  nvidia.com/mig-small: 1")), ElementsAre("mig-resource-name"));
+}
+
+// --- whole GPUs and MIG slices in one container -------------------------------
+
+TEST(MigResourceName, AContainerMixingWholeGpusAndMigSlicesIsReported) {
+  const auto f = migFindings("limits:\n  nvidia.com/gpu: 1\n  nvidia.com/mig-1g.10gb: 1");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.containers[0].resources");
+  EXPECT_THAT(f[0].message, HasSubstr("whole GPUs (nvidia.com/gpu) and MIG slices (nvidia.com/mig-1g.10gb)"));
+}
+
+TEST(MigResourceName, WholeGpusOrMigSlicesAloneAreFine) {
+  EXPECT_THAT(rulesHit(migFindings("limits:\n  nvidia.com/gpu: 2")), IsEmpty());
+  EXPECT_THAT(rulesHit(migFindings("limits:\n  nvidia.com/mig-1g.10gb: 2\n  nvidia.com/mig-2g.20gb: 1")), IsEmpty());
+}
+
+TEST(MigResourceName, AZeroCountIsNotAMix) {
+  EXPECT_THAT(rulesHit(migFindings("limits:\n  nvidia.com/gpu: 0\n  nvidia.com/mig-1g.10gb: 1")), IsEmpty());
+}
+
+TEST(MigResourceName, DifferentContainersMayDiffer) {
+  const auto f = judgeYaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 1}}}
+  - {name: b, image: x, resources: {limits: {nvidia.com/mig-1g.10gb: 1}}}
+)",
+                           kMigOnly);
+  EXPECT_THAT(rulesHit(f), IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpuguard
