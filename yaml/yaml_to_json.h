@@ -6,13 +6,29 @@
 // rule engine judges the same values the API server would receive, and we
 // keep where every node came from (line, column, the text as written) so a
 // finding on a JSON pointer maps back to the user's file.
+//
+// What "the way kubectl reads it" covers (details in yaml_to_json.cpp):
+//  * Documents are split like k8s.io/apimachinery's YAMLReader: on lines that
+//    start with "---"; a separator followed by anything but a comment is an
+//    error; an empty section yields no document, a section holding only
+//    comments or blank lines yields a Document whose value is null.
+//  * Scalars resolve like go-yaml v2.4 resolve(); map keys become strings
+//    like sigs.k8s.io/yaml convertToJSONableObject (1 -> "1", 010 -> "8",
+//    yes -> "true"; a null, uint64 or collection key is an error).
+//  * Merge keys (<<) follow go-yaml v2: applied in place, in order, so a
+//    merge overrides keys written before it and is overridden by keys
+//    written after it; in "<<: [*a, *b]" earlier maps win.
+//  * Duplicate keys: kubectl -f keeps the last value silently (go-yaml v2,
+//    non-strict); kustomize / go-yaml v3 reject them. We keep the last value
+//    and add a warning, or stop with an error if Limits::rejectDuplicateKeys.
+//  * .inf/.nan values cannot be encoded as JSON: an error, as in kubectl.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,35 +36,66 @@
 namespace gpuguard::yaml {
 
 struct Position {
-  int line = 0;    // 1-based
-  int column = 0;  // 1-based
+  int line = 0;    // 1-based; 0 = unknown
+  int column = 0;  // 1-based, in Unicode characters (code points)
+
+  friend bool operator==(const Position&, const Position&) = default;
 };
 
 // Where one JSON node came from.
 struct NodeOrigin {
-  Position position;       // of the value node (for map entries: the value)
+  Position position;       // of the value node (for map entries: the value).
+                           // Empty value ("key:" with nothing): the key's position.
+                           // Alias "*a": the alias; its children: where the anchor wrote them.
   Position keyPosition;    // of the key, for values that are map entries
   std::string writtenText; // plain (unquoted) scalars only: the text as written
+                           // ("010", "yes", "~"; "" for an empty value). Aliases of
+                           // a plain scalar carry the anchored text.
   bool plainScalar = false;
 };
 
 // Maps RFC 6901 JSON pointers ("/spec/containers/0/image") to origins.
+// The document root is the pointer "".
 class SourceMap {
  public:
+  struct Entry {
+    std::string pointer;
+    NodeOrigin origin;
+  };
+
+  // Adds or replaces the origin of one pointer.
   void add(std::string pointer, NodeOrigin origin);
   const NodeOrigin* find(std::string_view pointer) const;
-  // The closest known origin: the pointer itself, else its nearest ancestor.
+  // The closest known origin: the pointer itself, else its nearest ancestor
+  // ("/spec/x/y" unknown -> "/spec/x" -> "/spec" -> ""); {0,0} if none.
   Position locate(std::string_view pointer) const;
 
+  // Every entry, in document order (handy to scan all plain scalars).
+  const std::vector<Entry>& entries() const { return entries_; }
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
  private:
-  std::unordered_map<std::string, NodeOrigin> origins_;
+  friend class SourceMapBuilder;  // bulk construction (yaml_to_json.cpp)
+  std::size_t lowerBound(std::string_view pointer) const;
+
+  std::vector<Entry> entries_;        // document order
+  std::vector<std::uint32_t> sorted_; // indices into entries_, by pointer
+};
+
+// Something kubectl accepts silently but a reviewer wants to know about.
+struct ParseWarning {
+  Position position;
+  std::string message;  // e.g. mapping key "image" already defined at line 7
+  std::string pointer;  // the JSON pointer concerned, if any
 };
 
 struct Document {
   nlohmann::json value;   // null for an empty document
   SourceMap sources;
-  Position start;         // where the document starts in the stream
+  Position start;         // where the document's content starts in the stream
   std::size_t index = 0;  // 0-based position in the stream
+  std::vector<ParseWarning> warnings;
 };
 
 struct ParseError {
@@ -57,9 +104,13 @@ struct ParseError {
 };
 
 struct Limits {
-  std::size_t maxDepth = 256;               // nesting of maps/sequences
-  std::size_t maxNodes = 2'000'000;         // after alias expansion
+  std::size_t maxDepth = 256;               // nesting of maps/sequences (yaml-cpp itself stops at ~500)
+  std::size_t maxNodes = 2'000'000;         // per document, after alias expansion (keys count)
   std::size_t maxDocumentBytes = 64u << 20; // input size
+  std::size_t maxScalarBytes = 8u << 20;    // one scalar (the API server takes <= 3 MiB bodies)
+  std::size_t maxFlowBytes = 8u << 20;      // one [..] / {..} collection: yaml-cpp buffers
+                                            // ~100 bytes of tokens per byte of flow text
+  bool rejectDuplicateKeys = false;         // true: a duplicate key is an error (go-yaml v3)
 };
 
 struct ParseResult {
