@@ -78,7 +78,7 @@ Policy Policy::fromJson(const json& doc, std::string_view source) {
     if (key == "rules") {
       if (!v.is_object()) fail(source, key, "must be a map of rule id to error|warning|off");
       for (const auto& [id, setting] : v.items()) {
-        if (!findRule(id)) fail(source, "rules." + id, "unknown rule id (see gpuguard-lint --list-rules)");
+        if (id != "*" && !findRule(id)) fail(source, "rules." + id, "unknown rule id (see gpuguard-lint --list-rules)");
         p.rules[id] = ruleSetting(setting, source, "rules." + id);
       }
     } else if (key == "gpuResources") {
@@ -111,6 +111,7 @@ Policy Policy::fromJson(const json& doc, std::string_view source) {
 
 std::optional<Severity> Policy::severityOf(std::string_view ruleId, Severity defaultSeverity) const {
   auto it = rules.find(ruleId);
+  if (it == rules.end()) it = rules.find("*");
   if (it == rules.end()) return defaultSeverity;
   switch (it->second) {
     case RuleSetting::Error: return Severity::Error;

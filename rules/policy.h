@@ -3,6 +3,7 @@
 // schema serves the linter (.gpuguard.yaml) and the webhook (--policy).
 //
 //   rules: {gpu-missing-driver-pin: warning, gpu-count-exceeds-node: off}
+//   rules: {"*": warning}            # every rule not named otherwise ("audit first")
 //   gpuResources: [nvidia.com/gpu, nvidia.com/gpu.shared, "nvidia.com/mig-*"]
 //   gpuTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]   # value omitted: any value
 //   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
@@ -41,7 +42,9 @@ struct Taint {
 };
 
 struct Policy {
-  std::map<std::string, RuleSetting, std::less<>> rules;  // overrides of default severities
+  // Overrides of default severities by rule id; "*" applies to every rule
+  // without an entry of its own.
+  std::map<std::string, RuleSetting, std::less<>> rules;
   std::vector<std::string> gpuResources{"nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"};
   std::vector<Taint> gpuTaints{{"nvidia.com/gpu", std::nullopt, "NoSchedule"}};
   std::vector<std::string> driverPinLabels{"nvidia.com/cuda.driver-version.major",

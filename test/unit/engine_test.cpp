@@ -115,6 +115,13 @@ TEST(Policy, ReadsEveryKey) {
   EXPECT_EQ(p.allowSuppressions, false);
 }
 
+TEST(Policy, AStarSetsEveryRuleWithoutAnEntryOfItsOwn) {
+  const Policy p = Policy::fromJson(nlohmann::json::parse(R"({"rules": {"*": "warning", "gpu-fractional": "error"}})"),
+                                    "p.yaml");
+  EXPECT_EQ(p.severityOf("gpu-missing-toleration", Severity::Error), Severity::Warning);
+  EXPECT_EQ(p.severityOf("gpu-fractional", Severity::Warning), Severity::Error);
+}
+
 TEST(Policy, GpuResourcePatternsEndingInAStarMatchPrefixes) {
   const Policy p;
   EXPECT_TRUE(p.isGpuResource("nvidia.com/mig-3g.40gb"));
