@@ -42,9 +42,15 @@ constexpr RuleDoc kDoc{
         "Write the value the way GFD does (driver-version.major: \"535\", gpu.memory in MiB, product names "
         "with '-'), and quote anything that YAML 1.1 could read as another number or a boolean.",
     .wrongExample =
-        "nodeSelector:\n  nvidia.com/cuda.driver-version.major: \"535.104\"\n  nvidia.com/gpu.product: \"NVIDIA A100\"\n",
+        "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"535.104\"\n"
+        "    nvidia.com/gpu.product: \"NVIDIA A100-SXM4-80GB\"\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 010\n",
     .rightExample =
-        "nodeSelector:\n  nvidia.com/cuda.driver-version.major: \"535\"\n  nvidia.com/gpu.product: \"NVIDIA-A100-SXM4-80GB\"\n",
+        "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"535\"\n"
+        "    nvidia.com/gpu.product: \"NVIDIA-A100-SXM4-80GB\"\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 10\n",
 };
 
 constexpr int kMaxDepth = 64;

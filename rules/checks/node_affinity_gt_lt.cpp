@@ -39,15 +39,17 @@ constexpr RuleDoc kDoc{
         "Use Gt/Lt with one integer value on an integer label (nvidia.com/cuda.driver-version.major Gt \"534\" "
         "for driver >= 535), In/NotIn for text labels, and write operators exactly as Kubernetes spells them.",
     .wrongExample =
-        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
-        "      nodeSelectorTerms:\n      - matchExpressions:\n"
-        "        - key: nvidia.com/cuda.driver-version.full\n          operator: Gte\n"
-        "          values: [\"535.104.05\"]\n",
+        "spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        "          - key: nvidia.com/cuda.driver-version.full\n            operator: Gte\n"
+        "            values: [\"535.104.05\"]\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n",
     .rightExample =
-        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
-        "      nodeSelectorTerms:\n      - matchExpressions:\n"
-        "        - key: nvidia.com/cuda.driver-version.major\n          operator: Gt\n"
-        "          values: [\"534\"]\n",
+        "spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        "          - key: nvidia.com/cuda.driver-version.major\n            operator: Gt\n"
+        "            values: [\"534\"]\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n",
 };
 
 constexpr int kMaxDepth = 64;

@@ -39,13 +39,13 @@ constexpr RuleDoc kDoc{
         "Make the GPU request equal tensor x pipeline (x data) parallelism: request 4 GPUs for "
         "--tensor-parallel-size 4, or lower the parallelism to the GPUs you have.",
     .wrongExample =
-        "containers:\n- name: vllm\n  image: vllm/vllm-openai:v0.8.5\n"
-        "  args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
-        "  resources:\n    limits:\n      nvidia.com/gpu: 2\n",
+        "spec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.8.5\n"
+        "    args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 2\n",
     .rightExample =
-        "containers:\n- name: vllm\n  image: vllm/vllm-openai:v0.8.5\n"
-        "  args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
-        "  resources:\n    limits:\n      nvidia.com/gpu: 4\n",
+        "spec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.8.5\n"
+        "    args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 4\n",
 };
 
 struct World {
