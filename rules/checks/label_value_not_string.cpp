@@ -1,5 +1,5 @@
-// label-value-not-string: a nodeSelector or label value written as a number
-// or a boolean.
+// label-value-not-string: a nodeSelector, label, annotation or toleration
+// value written as a number or a boolean.
 #include "rules/checks/checks.h"
 #include "rules/semantics.h"
 
@@ -11,9 +11,10 @@ using nlohmann::json;
 constexpr RuleDoc kDoc{
     .id = "label-value-not-string",
     .defaultSeverity = Severity::Error,
-    .summary = "A nodeSelector, label or selector value written as a YAML number or boolean.",
+    .summary = "A nodeSelector, label, selector, annotation or toleration value written as a YAML number or boolean.",
     .description =
-        "nodeSelector, labels and matchLabels are maps of strings. kubectl reads YAML 1.1, so an unquoted 535 is "
+        "nodeSelector, labels, annotations and matchLabels are maps of strings, and toleration keys and values are "
+        "strings. kubectl reads YAML 1.1, so an unquoted 535 is "
         "a number, true/yes/on are booleans and 010 is the octal number 8. The API server rejects the whole "
         "object while decoding it (\"cannot unmarshal number into Go struct field PodSpec.spec.nodeSelector of "
         "type string\", HTTP 400) before any admission webhook runs; inside a custom resource the value is "
@@ -55,6 +56,19 @@ class LabelValueNotString final : public Rule {
     }
   }
 
+  // Tolerations: key, operator, value and effect are strings
+  // (tolerationSeconds is the one number).
+  static void checkTolerations(const CheckContext& ctx, const json& list, const FieldPath& path, Reporter& out) {
+    if (!list.is_array()) return;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_object()) continue;
+      for (const char* field : {"key", "operator", "value", "effect"}) {
+        auto v = list[i].find(field);
+        if (v != list[i].end() && isScalarNonString(*v)) report(ctx, path.index(i).field(field), *v, out);
+      }
+    }
+  }
+
   static void checkExpressions(const CheckContext& ctx, const json& exprs, const FieldPath& path, Reporter& out) {
     if (!exprs.is_array()) return;
     for (std::size_t i = 0; i < exprs.size(); ++i) {
@@ -81,10 +95,12 @@ class LabelValueNotString final : public Rule {
         checkMap(ctx, child, childPath, out);
       } else if (key == "matchExpressions") {
         checkExpressions(ctx, child, childPath, out);
+      } else if (key == "tolerations") {
+        checkTolerations(ctx, child, childPath, out);
       } else if (key == "metadata") {
         if (child.is_object()) {
-          if (auto labels = child.find("labels"); labels != child.end()) {
-            checkMap(ctx, *labels, childPath.field("labels"), out);
+          for (const char* map : {"labels", "annotations"}) {
+            if (auto m = child.find(map); m != child.end()) checkMap(ctx, *m, childPath.field(map), out);
           }
         }
       } else if (key != "status") {

@@ -211,5 +211,15 @@ TEST(LabelValueNotString, LabelsMatchLabelsAndAffinityValuesAreCheckedToo) {
                                   ".nodeSelectorTerms[0].matchExpressions[0].values[0]"));
 }
 
+TEST(LabelValueNotString, AnnotationsAndTolerationValuesMustBeStringsToo) {
+  const std::string yaml =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {prometheus.io/scrape: true}}\nspec:\n"
+      "  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: 8, effect: NoSchedule, tolerationSeconds: 30}]\n"
+      "  containers: [{name: c, image: x}]\n";
+  std::vector<std::string> fields;
+  for (const Finding& f : labelFindings(yaml)) fields.push_back(f.field);
+  EXPECT_THAT(fields, ElementsAre("metadata.annotations[prometheus.io/scrape]", "spec.tolerations[0].value"));
+}
+
 }  // namespace
 }  // namespace gpuguard
