@@ -33,8 +33,9 @@ constexpr RuleDoc kDoc{
         "choice, not a breakage, so it is reported as a warning (the rule's other findings are errors; a "
         "severity set for the rule in the policy applies to all). The plugin must also tolerate the policy's "
         "GPU taints (NoSchedule/NoExecute), or it never runs on the GPU nodes. The plugin is recognised in "
-        "DaemonSets by an image containing k8s-device-plugin, or by a DaemonSet named *nvidia-device-plugin* or "
-        "*k8s-device-plugin* with a container whose name or image contains device-plugin (the GPU Operator fills "
+        "DaemonSets by an image containing both nvidia and k8s-device-plugin (nvcr.io/nvidia/k8s-device-plugin, "
+        "nvidia/k8s-device-plugin, mirrors of them; AMD's rocm/k8s-device-plugin shares the name and is not "
+        "checked), or by a DaemonSet named *nvidia-device-plugin* or *k8s-device-plugin* with a container whose name or image contains device-plugin (the GPU Operator fills "
         "the image in later). Containers of the same image that run another program (gpu-feature-discovery, "
         "config-manager, mps-control-daemon) are not the plugin, and GKE's own device plugin "
         "(gcr.io/gke-release/nvidia-gpu-device-plugin) is a different program and is not checked. Environment "
@@ -105,7 +106,12 @@ bool isPluginContainer(const json& container, std::string_view daemonSetName, co
   }
   const std::string image = stringAt(container, "image") ? *stringAt(container, "image") : "";
   const std::string name = stringAt(container, "name") ? *stringAt(container, "name") : "";
-  if (image.find("k8s-device-plugin") != std::string::npos) return true;
+  // nvcr.io/nvidia/k8s-device-plugin, nvidia/k8s-device-plugin and mirrors
+  // of them; not rocm/k8s-device-plugin, AMD's plugin of the same name.
+  const std::string lowerImage = lowercase(image);
+  if (lowerImage.find("k8s-device-plugin") != std::string::npos && lowerImage.find("nvidia") != std::string::npos) {
+    return true;
+  }
   const bool namedDaemonSet = daemonSetName.find("nvidia-device-plugin") != std::string_view::npos ||
                               daemonSetName.find("k8s-device-plugin") != std::string_view::npos;
   return namedDaemonSet &&

@@ -187,14 +187,11 @@ class GpuNodepoolTaint final : public Rule {
     if (!nodeSpec) return;
     const json* requirements = arrayAt(*nodeSpec, "requirements");
     if (!requirements) return;
-    const json* gpuRequirement = nullptr;
+    std::string selection;  // every requirement that selects GPUs, for the message
     for (const json& r : *requirements) {
-      if (selectsGpu(r)) {
-        gpuRequirement = &r;
-        break;
-      }
+      if (selectsGpu(r)) selection += (selection.empty() ? "" : ", ") + describeRequirement(r);
     }
-    if (!gpuRequirement) return;
+    if (selection.empty()) return;
     const json* taints = arrayAt(*nodeSpec, "taints");
     const json* startupTaints = arrayAt(*nodeSpec, "startupTaints");
     for (const Taint& taint : ctx.policy.gpuTaints) {
@@ -206,9 +203,8 @@ class GpuNodepoolTaint final : public Rule {
       const std::string suggested = "{key: " + taint.key + (taint.value ? ", value: \"" + *taint.value + "\"" : "") +
                                     ", effect: " + taint.effect + "}";
       out.report(nodePath.field("taints"), "",
-                 "Required value: this " + *kind + " launches GPU nodes (" + describeRequirement(*gpuRequirement) +
-                     ") but does not taint them " + describeTaint(taint) + note +
-                     ", so any pod can land on the expensive nodes; add " + suggested +
+                 "Required value: this " + *kind + " launches GPU nodes (" + selection + ") but does not taint them " +
+                     describeTaint(taint) + note + ", so any pod can land on the expensive nodes; add " + suggested +
                      " to taints and give GPU pods the matching toleration");
     }
   }

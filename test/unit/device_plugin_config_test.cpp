@@ -311,6 +311,23 @@ TEST(DevicePluginConfig, GkesOwnDevicePluginIsADifferentProgram) {
   EXPECT_THAT(rulesHit(judge(ds)), IsEmpty());
 }
 
+TEST(DevicePluginConfig, AmdsPluginOfTheSameNameIsNotNvidias) {
+  DaemonSet ds;
+  ds.name = "amdgpu-device-plugin-daemonset";
+  ds.containerName = "amdgpu-dp-cntr";
+  ds.image = "rocm/k8s-device-plugin";
+  ds.tolerations = "";
+  EXPECT_THAT(rulesHit(judge(ds)), IsEmpty());
+}
+
+TEST(DevicePluginConfig, AMirrorOfNvidiasImageIsRecognised) {
+  DaemonSet ds;
+  ds.name = "gpu-plugin";
+  ds.image = "registry.example.com/mirror/nvidia/k8s-device-plugin:v0.17.0";
+  ds.tolerations = "";
+  EXPECT_THAT(rulesHit(judge(ds)), ElementsAre("device-plugin-config"));
+}
+
 TEST(DevicePluginConfig, OtherDaemonSetsAndKindsAreIgnored) {
   DaemonSet ds;
   ds.name = "node-exporter";
