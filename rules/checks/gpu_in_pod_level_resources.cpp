@@ -13,10 +13,10 @@ constexpr RuleDoc kDoc{
     .description =
         "Pod-level resources (spec.resources, feature gate PodLevelResources, on by default from Kubernetes "
         "1.34) accept only cpu, memory and hugepages-* (component-helpers IsSupportedPodLevelResource). The API "
-        "server rejects nvidia.com/gpu there with \"spec.resources.limits[nvidia.com/gpu]: Unsupported value: "
-        "\\\"nvidia.com/gpu\\\": supported values: \\\"cpu\\\", \\\"hugepages-\\\", \\\"memory\\\"\" (older releases "
-        "list only cpu and memory), and DRA claims with \"spec.resources.claims: Forbidden: claims cannot be set "
-        "for Resources at pod-level\". Inside a custom resource (RayCluster, JobSet, LeaderWorkerSet...) nobody "
+        "server rejects nvidia.com/gpu there (spec.resources.limits[nvidia.com/gpu]: Unsupported value: "
+        "\"nvidia.com/gpu\": supported values: \"cpu\", \"hugepages-\", \"memory\"; older releases "
+        "list only cpu and memory), and DRA claims too (spec.resources.claims: Forbidden: claims cannot be set "
+        "for Resources at pod-level). Inside a custom resource (RayCluster, JobSet, LeaderWorkerSet...) nobody "
         "checks, and the mistake surfaces only when the operator creates the pods; on API servers without the "
         "feature the field is dropped and the GPU silently never requested. Every extended resource and every "
         "GPU resource of the policy is reported; other unsupported names are left to the API server.",
