@@ -46,7 +46,9 @@
 // grammar (it accepts a few things libyaml rejects; the important ones, tabs
 // used as indentation and an unterminated quoted scalar at the end of a
 // document, are checked here), NEL/LS/PS are not line breaks, a section
-// holding only a %YAML directive gives a null document (go-yaml: error).
+// holding only a %YAML directive gives a null document (go-yaml: error), and
+// kubectl reads a stream whose first character is '{' with a JSON decoder
+// (no comments, no YAML flow syntax) while we read it as YAML.
 #include "yaml/yaml_to_json.h"
 
 #include <algorithm>
@@ -1213,6 +1215,13 @@ class Builder final : public YAML::EventHandler {
     return {firstLine_ + line, 1 + countChars(chunk_.substr(ls, off - ls))};
   }
 
+  // Where the innermost flow collection still open was opened, if any.
+  std::optional<Position> innermostOpenFlow() const {
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it)
+      if (it->flow) return it->start;
+    return std::nullopt;
+  }
+
   // --- EventHandler ---
 
   void OnDocumentStart(const YAML::Mark& mark) override {
@@ -1888,6 +1897,18 @@ std::optional<ParseError> parseSection(std::string_view text, const Section& sec
     return ParseError{builder.position(e.mark), "maps and sequences nested deeper than the YAML parser's limit of 500 levels"};
   } catch (const YAML::Exception& e) {
     ParseError err{builder.position(e.mark), describeYamlCppError(e.msg)};
+    // Name the [ or { that was not closed; if yaml-cpp only noticed at the
+    // end of the section, point at that bracket rather than at the end.
+    if (e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW || e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW) {
+      if (auto open = builder.innermostOpenFlow()) {
+        const bool seq = e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW;
+        err.message = std::string("did not find expected ',' or '") + (seq ? "]" : "}") + "' to continue or close the flow " +
+                      (seq ? "sequence" : "mapping") + " opened at line " + std::to_string(open->line) + ", column " +
+                      std::to_string(open->column);
+        if (e.mark.pos < 0 || chunk.find_first_not_of(" \t\r\n", static_cast<std::size_t>(e.mark.pos)) == npos)
+          err.position = *open;
+      }
+    }
     if (startsWith(e.msg, YAML::ErrorMsg::UNKNOWN_ANCHOR) && e.mark.pos >= 0 &&
         static_cast<std::size_t>(e.mark.pos) < chunk.size() && chunk[static_cast<std::size_t>(e.mark.pos)] == '*') {
       // yaml-cpp 0.7 does not say which anchor; the alias is at the mark.
