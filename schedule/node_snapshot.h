@@ -1,0 +1,74 @@
+// A cluster snapshot for the scheduling diagnosis: the nodes of
+// `kubectl get nodes -o json` (a List of Node, or one Node) and, optionally,
+// the pods of `kubectl get pods -A -o json`, reduced to what the scheduler's
+// filters read: labels, taints, spec.unschedulable, status.capacity and
+// status.allocatable, and the requests of the pods bound to each node.
+// Pure: JSON in, structs out; reading the files is the front end's business.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/pod_specs.h"
+#include "rules/policy.h"
+#include "schedule/amount.h"
+
+namespace gpuguard::schedule {
+
+using ResourceList = std::map<std::string, Amount, std::less<>>;
+
+// A pod's requests as the scheduler adds them up (k8s.io/component-helpers
+// resource.PodRequests): per resource, the larger of the sum over app
+// containers and sidecars and the peak of any init container running beside
+// the sidecars started before it; limits stand in for missing requests (the
+// API server's defaulting) and every value is rounded up to milli as
+// SetDefaults_ResourceList does; pod-level spec.resources (cpu, memory,
+// hugepages) replace the containers' sum; spec.overhead is added. Ephemeral
+// containers count nothing.
+struct PodRequests {
+  ResourceList resources;             // only resources with a non-zero request
+  std::vector<std::string> problems;  // values that do not parse or are negative (counted as 0)
+};
+PodRequests podRequests(const PodSite& site);
+
+struct BoundPod {
+  std::string ns;
+  std::string name;
+  ResourceList requests;
+};
+
+struct NodeInfo {
+  std::string name;
+  std::map<std::string, std::string, std::less<>> labels;
+  std::vector<Taint> taints;      // spec.taints in order; a missing value is "" (never nullopt)
+  bool unschedulable = false;     // spec.unschedulable: cordoned
+  ResourceList capacity;          // status.capacity
+  ResourceList allocatable;       // status.allocatable (capacity when the node has none)
+  std::vector<BoundPod> pods;     // bound here (spec.nodeName), not Succeeded or Failed
+
+  // Σ requests of the bound pods for one resource, optionally leaving out
+  // one pod (the pod being diagnosed, when the snapshot already holds it).
+  Amount used(std::string_view resource, const BoundPod* except = nullptr) const;
+};
+
+struct Snapshot {
+  std::vector<NodeInfo> nodes;
+  bool podsGiven = false;
+  std::size_t boundPods = 0;         // counted against a node of the snapshot
+  std::size_t finishedPods = 0;      // Succeeded or Failed: hold nothing
+  std::size_t podsOnOtherNodes = 0;  // bound to a node the snapshot does not list
+  std::vector<std::string> warnings;
+  std::string error;                 // non-empty: the nodes document holds no Node at all
+
+  const NodeInfo* node(std::string_view name) const;
+};
+
+// `nodes`: a List (or NodeList) of Node, or one Node. `pods`: a List of Pod,
+// or one Pod, or nullptr when no pods were given.
+Snapshot makeSnapshot(const nlohmann::json& nodes, const nlohmann::json* pods = nullptr);
+
+}  // namespace gpuguard::schedule
