@@ -2,6 +2,7 @@
 // than the pod's node selection guarantees.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -403,7 +404,7 @@ struct Family {
       return best ? std::optional<Lowest>(Lowest{{*best, 0, 0}, false}) : std::nullopt;
     }
     if (gt) {
-      if (lt && *gt + 1 >= *lt) {
+      if (*gt >= std::numeric_limits<long long>::max() - 1 || (lt && *gt + 1 >= *lt)) {
         matchesNothing = true;
         return std::nullopt;
       }

@@ -53,6 +53,7 @@ constexpr RuleDoc kDoc{
 };
 
 constexpr int kMaxDepth = 64;
+constexpr long long kSaneBound = 1'000'000'000'000'000LL;
 constexpr std::array<std::string_view, 6> kOperators{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 
 std::string lower(std::string_view s) {
@@ -74,7 +75,8 @@ std::optional<long long> singleInteger(const json& e) {
 // What to write instead of an operator that does not exist.
 std::string operatorFix(std::string_view op, const json& expression) {
   const std::string l = lower(op);
-  const auto n = singleInteger(expression);
+  auto n = singleInteger(expression);
+  if (n && (*n > kSaneBound || *n < -kSaneBound)) n.reset();  // no arithmetic near the int64 limits
   if (l == "gte" || l == "ge" || l == ">=" || l == "greaterthanorequal" || l == "greaterorequal") {
     return n ? "write operator Gt with values [\"" + std::to_string(*n - 1) + "\"] (Gt is strict: Gt \"" +
                    std::to_string(*n - 1) + "\" admits " + std::to_string(*n) + " and above)"

@@ -1,5 +1,6 @@
 // tensor-parallel-gpu-count: an inference server's tensor x pipeline
 // parallelism does not match the GPUs its pod (or pod group) gets.
+#include <algorithm>
 #include <string>
 
 #include "rules/checks/checks.h"
@@ -47,6 +48,10 @@ constexpr RuleDoc kDoc{
         "    args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 4\n",
 };
+
+// Bounds that keep the arithmetic exact; no real deployment comes near them.
+constexpr long long kMaxPods = 100'000;
+constexpr long long kMaxGpusPerPod = 1'000'000;
 
 struct World {
   long long size = 1;
@@ -106,12 +111,13 @@ GroupGpus groupGpus(const CheckContext& ctx, const PodSite& site, long long pods
   GroupGpus g;
   const std::string group = site.podsInGroup ? "the LeaderWorkerSet group of " : "the group of ";
   if (leader && worker) {
-    const long long l = podGpus(*leader, ctx.policy), w = podGpus(*worker, ctx.policy);
+    const long long l = std::min(podGpus(*leader, ctx.policy), kMaxGpusPerPod);
+    const long long w = std::min(podGpus(*worker, ctx.policy), kMaxGpusPerPod);
     g.gpus = l + (pods - 1) * w;
     g.how = group + std::to_string(pods) + " pods gets " + std::to_string(g.gpus) + " GPUs (leader " +
             std::to_string(l) + " + " + std::to_string(pods - 1) + " x worker " + std::to_string(w) + ")";
   } else {
-    const long long each = podGpus(site, ctx.policy);
+    const long long each = std::min(podGpus(site, ctx.policy), kMaxGpusPerPod);
     g.gpus = pods * each;
     g.how = group + std::to_string(pods) + " pods gets " + std::to_string(g.gpus) + " GPUs (" +
             std::to_string(pods) + " x " + std::to_string(each) + ")";
@@ -143,6 +149,7 @@ class TensorParallelGpuCount final : public Rule {
         } else if (launch->multiNode) {
           continue;
         }
+        if (pods > kMaxPods) continue;
         if (pods > 1 && launch->engine == ServingEngine::Vllm && (launch->data.present || launch->dataLocal.present)) {
           continue;  // data-parallel ranks across pods: who runs where is not in the manifest
         }
