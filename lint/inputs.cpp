@@ -18,9 +18,12 @@ bool matchHere(std::string_view pattern, std::string_view path) {
   while (!pattern.empty()) {
     if (pattern.starts_with("**")) {
       pattern.remove_prefix(2);
-      if (pattern.starts_with("/")) pattern.remove_prefix(1);
+      if (pattern.empty()) return true;  // "dir/**": everything below
+      // "**/x": zero or more whole segments, then x; "**x": anything, then x.
+      const bool segments = pattern.starts_with("/");
+      if (segments) pattern.remove_prefix(1);
       for (std::size_t i = 0; i <= path.size(); ++i) {
-        if ((i == 0 || path[i - 1] == '/') && matchHere(pattern, path.substr(i))) return true;
+        if ((!segments || i == 0 || path[i - 1] == '/') && matchHere(pattern, path.substr(i))) return true;
       }
       return false;
     }
@@ -42,15 +45,29 @@ bool matchHere(std::string_view pattern, std::string_view path) {
   return path.empty();
 }
 
-bool selected(const std::string& path, const std::vector<std::string>& include,
-              const std::vector<std::string>& exclude) {
-  auto matches = [&](const std::string& g) { return globMatch(g, path); };
-  if (!include.empty() && std::none_of(include.begin(), include.end(), matches)) return false;
-  return std::none_of(exclude.begin(), exclude.end(), matches);
-}
+struct Selection {
+  const std::vector<std::string>& include;
+  const std::vector<std::string>& exclude;
+  fs::path base;  // absolute, or empty
 
-void walkDirectory(const fs::path& root, const std::vector<std::string>& include,
-                   const std::vector<std::string>& exclude, std::vector<std::string>& out) {
+  bool selected(const std::string& path) const {
+    if (include.empty() && exclude.empty()) return true;
+    std::string relative;
+    if (!base.empty()) {
+      std::error_code ec;
+      const fs::path abs = fs::absolute(path, ec).lexically_normal();
+      const fs::path rel = abs.lexically_relative(base);
+      if (!ec && !rel.empty() && *rel.begin() != "..") relative = rel.generic_string();
+    }
+    auto matches = [&](const std::string& g) {
+      return globMatch(g, path) || (!relative.empty() && globMatch(g, relative));
+    };
+    if (!include.empty() && std::none_of(include.begin(), include.end(), matches)) return false;
+    return std::none_of(exclude.begin(), exclude.end(), matches);
+  }
+};
+
+void walkDirectory(const fs::path& root, const Selection& selection, std::vector<std::string>& out) {
   std::vector<std::string> found;
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
@@ -61,7 +78,7 @@ void walkDirectory(const fs::path& root, const std::vector<std::string>& include
       if (name.size() > 1 && name.front() == '.') it.disable_recursion_pending();
       continue;
     }
-    if (hasManifestExtension(p) && it->is_regular_file(ec) && selected(p.generic_string(), include, exclude)) {
+    if (hasManifestExtension(p) && it->is_regular_file(ec) && selection.selected(p.generic_string())) {
       found.push_back(p.generic_string());
     }
   }
@@ -82,16 +99,22 @@ bool globMatch(std::string_view pattern, std::string_view path) {
 }
 
 ExpandedInputs expandInputs(const std::vector<std::string>& paths, const std::vector<std::string>& include,
-                            const std::vector<std::string>& exclude) {
+                            const std::vector<std::string>& exclude, const std::string& base) {
   ExpandedInputs out;
+  Selection selection{include, exclude, {}};
+  if (!base.empty()) {
+    std::error_code ec;
+    selection.base = fs::absolute(base, ec).lexically_normal();
+    if (ec) selection.base.clear();
+  }
   for (const std::string& p : paths) {
     std::error_code ec;
     if (p == "-") {
       out.files.push_back(p);
     } else if (fs::is_directory(p, ec)) {
-      walkDirectory(p, include, exclude, out.files);
+      walkDirectory(p, selection, out.files);
     } else if (fs::exists(p, ec)) {
-      out.files.push_back(p);  // named explicitly: linted whatever its name
+      if (selection.selected(p)) out.files.push_back(p);  // named explicitly: whatever its extension
     } else {
       out.problems.push_back(p);
     }

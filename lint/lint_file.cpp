@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -27,6 +28,8 @@ class YamlHints final : public SourceHints {
   const yaml::SourceMap& sources_;
 };
 
+}  // namespace
+
 bool isKubernetesObject(const nlohmann::json& v) {
   if (!v.is_object()) return false;
   auto kind = v.find("kind");
@@ -34,7 +37,10 @@ bool isKubernetesObject(const nlohmann::json& v) {
   return kind != v.end() && kind->is_string() && apiVersion != v.end() && apiVersion->is_string();
 }
 
-}  // namespace
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy) {
+  const YamlHints hints(doc.sources);
+  return judge(doc.value, policy, JudgeOptions{&hints});
+}
 
 FileReport lintText(const std::string& file, std::string_view text, const Policy& policy) {
   FileReport report;
@@ -43,8 +49,7 @@ FileReport lintText(const std::string& file, std::string_view text, const Policy
   for (const yaml::Document& doc : parsed.documents) {
     if (!isKubernetesObject(doc.value)) continue;  // empty documents, Helm values, kustomization...
     ++report.documents;
-    const YamlHints hints(doc.sources);
-    for (Finding& f : judge(doc.value, policy, JudgeOptions{&hints})) {
+    for (Finding& f : judgeDocument(doc, policy)) {
       const yaml::Position pos = doc.sources.locate(f.pointer);
       report.findings.push_back({std::move(f), pos.line, pos.column, doc.index});
     }
@@ -58,27 +63,44 @@ FileReport lintText(const std::string& file, std::string_view text, const Policy
   return report;
 }
 
-FileReport lintPath(const std::string& path, const Policy& policy) {
+std::string displayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+InputText readInput(const std::string& path) {
+  InputText in;
   if (path == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return lintText("<stdin>", text, policy);
+    in.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (std::cin.bad()) in.error = "cannot read standard input";
+    return in;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    FileReport r;
-    r.file = path;
-    r.errors.push_back({path, 0, 0, std::string("cannot read file: ") + std::strerror(errno)});
-    return r;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    in.error = "cannot read file: is a directory";
+    return in;
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    in.error = std::string("cannot read file: ") + std::strerror(errno);
+    return in;
   }
   std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) {
+  buf << file.rdbuf();
+  if (file.bad()) {
+    in.error = std::string("cannot read file: ") + std::strerror(errno);
+    return in;
+  }
+  in.text = std::move(buf).str();
+  return in;
+}
+
+FileReport lintPath(const std::string& path, const Policy& policy) {
+  InputText in = readInput(path);
+  if (!in.error.empty()) {
     FileReport r;
-    r.file = path;
-    r.errors.push_back({path, 0, 0, std::string("cannot read file: ") + std::strerror(errno)});
+    r.file = displayName(path);
+    r.errors.push_back({r.file, 0, 0, in.error});
     return r;
   }
-  return lintText(path, buf.str(), policy);
+  return lintText(displayName(path), in.text, policy);
 }
 
 }  // namespace gpuguard::lint

@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "rules/finding.h"
 #include "rules/policy.h"
+#include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
 
@@ -30,6 +33,25 @@ struct FileReport {
   std::vector<InputError> errors;
   std::size_t documents = 0;      // Kubernetes objects judged
 };
+
+// A document the linter judges: a map with string kind and apiVersion.
+// Anything else (empty documents, Helm values, kustomization.yaml without
+// apiVersion...) is skipped quietly.
+bool isKubernetesObject(const nlohmann::json& value);
+
+// Runs the engine on one parsed document, telling it how scalars were
+// written. Findings come in the engine's order, not located.
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy);
+
+// The text of a file ("-" is stdin), or the reason it could not be read.
+struct InputText {
+  std::string text;
+  std::string error;  // non-empty: could not be read
+};
+InputText readInput(const std::string& path);
+
+// The name a path has in reports: "<stdin>" for "-".
+std::string displayName(const std::string& path);
 
 // Lints YAML/JSON text. `file` names it in the report.
 FileReport lintText(const std::string& file, std::string_view text, const Policy& policy);

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <thread>
 
+#include "lint/fix.h"
 #include "lint/inputs.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
@@ -41,19 +42,64 @@ std::optional<std::string> findConfig() {
   }
 }
 
-// Lints the files on `jobs` threads; reports keep the input order.
-std::vector<FileReport> lintAll(const std::vector<std::string>& files, const Policy& policy, unsigned jobs) {
-  std::vector<FileReport> reports(files.size());
+// What linting (and fixing) one input produced.
+struct Outcome {
+  FileReport report;
+  std::string diff;            // --fix --dry-run
+  std::vector<FixNote> notes;  // --fix
+  bool wrote = false;          // --fix: the file was rewritten
+};
+
+Outcome processOne(const std::string& path, const Policy& policy, const Options& o) {
+  Outcome out;
+  const std::string name = displayName(path);
+  InputText in = readInput(path);
+  if (!in.error.empty()) {
+    out.report.file = name;
+    out.report.errors.push_back({name, 0, 0, in.error});
+    return out;
+  }
+  if (o.fix) {
+    FixResult fixed = fixText(in.text, policy);
+    out.notes = std::move(fixed.notes);
+    if (fixed.changed) {
+      if (o.dryRun) {
+        out.diff = unifiedDiff(in.text, fixed.text, path == "-" ? "stdin" : path);
+        in.text = std::move(fixed.text);
+      } else if (path == "-") {
+        out.notes.push_back({0, 0, "", false, "standard input cannot be fixed in place; use --fix --dry-run for a patch"});
+      } else {
+        std::ofstream file(path, std::ios::binary | std::ios::trunc);
+        file << fixed.text;
+        file.close();
+        if (!file) {
+          out.report.file = name;
+          out.report.errors.push_back({name, 0, 0, "cannot write the fixed file"});
+          return out;
+        }
+        out.wrote = true;
+        in.text = std::move(fixed.text);
+      }
+    }
+  }
+  out.report = lintText(name, in.text, policy);
+  return out;
+}
+
+// Lints the files on `jobs` threads; outcomes keep the input order.
+std::vector<Outcome> processAll(const std::vector<std::string>& files, const Policy& policy, const Options& o,
+                                unsigned jobs) {
+  std::vector<Outcome> outcomes(files.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) reports[i] = lintPath(files[i], policy);
+    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) outcomes[i] = processOne(files[i], policy, o);
   };
   const unsigned threads = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(files.size())));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
-  return reports;
+  return outcomes;
 }
 
 bool useColor(const Options& o, bool toFile) {
@@ -67,6 +113,7 @@ int informational(const Options& o) {
   else if (o.version) std::cout << "gpuguard-lint " << GPUGUARD_VERSION << "\n";
   else if (o.listRules) writeRuleList(std::cout);
   else if (o.rulesMarkdown) writeRulesMarkdown(std::cout);
+  else if (o.rulesTable) writeRulesTable(std::cout, "docs/rules.md");
   else if (o.explain) {
     const Rule* rule = findRule(*o.explain);
     if (!rule) {
@@ -78,22 +125,57 @@ int informational(const Options& o) {
   return kExitClean;
 }
 
+// --fix: what was fixed and what was not, on stderr.
+void reportFixes(const std::vector<Outcome>& outcomes, bool dryRun) {
+  std::size_t fixed = 0, files = 0;
+  for (const Outcome& out : outcomes) {
+    std::size_t here = 0;
+    for (const FixNote& n : out.notes) {
+      std::cerr << out.report.file << ":";
+      if (n.line > 0) std::cerr << n.line << ":" << n.column << ":";
+      std::cerr << " " << (n.fixed ? (dryRun ? "would fix" : "fixed") : "not fixed") << ": " << n.message;
+      if (!n.rule.empty()) std::cerr << " [" << n.rule << "]";
+      std::cerr << "\n";
+      here += n.fixed;
+    }
+    if (here && (dryRun || out.wrote)) {
+      fixed += here;
+      ++files;
+    }
+  }
+  std::cerr << "gpuguard-lint: " << (dryRun ? "would fix " : "fixed ") << fixed << (fixed == 1 ? " finding" : " findings")
+            << " in " << files << (files == 1 ? " file" : " files") << "\n";
+}
+
 int run(const Options& o) {
   Policy policy;
+  std::string configDir;
   try {
     const std::optional<std::string> config = o.config ? o.config : findConfig();
-    if (config) policy = yaml::loadPolicyFile(*config);
+    if (config) {
+      policy = yaml::loadPolicyFile(*config);
+      configDir = std::filesystem::path(*config).parent_path().string();
+      if (configDir.empty()) configDir = ".";
+    }
   } catch (const PolicyError& e) {
     std::cerr << "gpuguard-lint: " << e.what() << "\n";
     return kExitTrouble;
   }
 
-  const ExpandedInputs inputs = expandInputs(o.paths, policy.include, policy.exclude);
+  const ExpandedInputs inputs = expandInputs(o.paths, policy.include, policy.exclude, configDir);
+  const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<Outcome> outcomes = processAll(inputs.files, policy, o, jobs);
+  std::vector<FileReport> reports;
+  reports.reserve(inputs.problems.size() + outcomes.size());
   for (const std::string& missing : inputs.problems) {
     std::cerr << "gpuguard-lint: " << missing << ": no such file or directory\n";
+    FileReport r;
+    r.file = missing;
+    r.errors.push_back({missing, 0, 0, "no such file or directory"});
+    reports.push_back(std::move(r));
   }
-  const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  const std::vector<FileReport> reports = lintAll(inputs.files, policy, jobs);
+  for (Outcome& out : outcomes) reports.push_back(out.report);
+  if (o.fix) reportFixes(outcomes, o.dryRun);
 
   std::ofstream file;
   if (o.output) {
@@ -104,9 +186,22 @@ int run(const Options& o) {
     }
   }
   std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cout;
-  const ReportOptions reportOptions{useColor(o, o.output.has_value()), o.showSuppressed};
-  if (o.format == Format::Json) writeJson(out, reports, reportOptions);
-  else writeText(out, reports, reportOptions);
+  ReportOptions reportOptions;
+  reportOptions.color = useColor(o, o.output.has_value());
+  reportOptions.showSuppressed = o.showSuppressed;
+  reportOptions.toolVersion = GPUGUARD_VERSION;
+  reportOptions.policy = &policy;
+  if (o.fix && o.dryRun) {
+    for (const Outcome& oc : outcomes) out << oc.diff;
+  } else {
+    switch (o.format) {
+      case Format::Text: writeText(out, reports, reportOptions); break;
+      case Format::Json: writeJson(out, reports, reportOptions); break;
+      case Format::Sarif: writeSarif(out, reports, reportOptions); break;
+      case Format::Junit: writeJunit(out, reports, reportOptions); break;
+      case Format::Github: writeGithub(out, reports, reportOptions); break;
+    }
+  }
   out.flush();
   if (!out) {
     std::cerr << "gpuguard-lint: failed to write the report\n";
@@ -114,7 +209,7 @@ int run(const Options& o) {
   }
 
   const RunSummary s = summarize(reports);
-  if (s.inputErrors || !inputs.problems.empty()) return kExitTrouble;
+  if (s.inputErrors) return kExitTrouble;
   return s.errors ? kExitFindings : kExitClean;
 }
 
@@ -128,7 +223,7 @@ int main(int argc, char** argv) {
     return kExitTrouble;
   }
   const Options& o = parsed.options;
-  if (o.help || o.version || o.listRules || o.explain || o.rulesMarkdown) return informational(o);
+  if (o.help || o.version || o.listRules || o.explain || o.rulesMarkdown || o.rulesTable) return informational(o);
   try {
     return run(o);
   } catch (const std::exception& e) {

@@ -10,8 +10,13 @@ Checks Kubernetes manifests for GPU mistakes before they reach a cluster.
 PATH is a file, a directory (searched for *.yaml, *.yml, *.json) or - for stdin.
 
 Options:
-  -f, --format FORMAT    text (default) or json
-  -o, --output FILE      write the report to FILE instead of stdout
+  -f, --format FORMAT    text (default), json, sarif (SARIF 2.1.0), junit (JUnit XML)
+                         or github (GitHub Actions workflow commands)
+  -o, --output FILE      write the report (or the --dry-run diff) to FILE instead of stdout
+      --fix              fix what can be fixed safely, in place (requests-only -> limits,
+                         the missing GPU toleration), keeping comments and formatting;
+                         then report what remains
+      --dry-run          with --fix: print the fixes as a unified diff, change nothing
   -c, --config FILE      policy file (default: .gpuguard.yaml in this or a parent directory)
       --show-suppressed  also list findings silenced by ignore.gpuguard.io/<rule> annotations
       --color WHEN       auto (default), always or never; NO_COLOR is honoured
@@ -19,6 +24,7 @@ Options:
       --list-rules       list the rules and exit
       --explain RULE     print a rule's documentation with examples and exit
       --rules-markdown   print docs/rules.md and exit
+      --rules-table      print the README's rules table and exit
       --version          print the version and exit
   -h, --help             print this help and exit
 
@@ -34,6 +40,10 @@ bool takeValue(const std::vector<std::string>& args, std::size_t& i, const std::
     value = a.substr(flag.size() + 1);
     return true;
   }
+  if (flag.size() == 2 && a.size() > 2 && a.compare(0, 2, flag) == 0) {  // -j4, -fjson
+    value = a.substr(2);
+    return true;
+  }
   if (i + 1 >= args.size()) {
     error = flag + " needs a value";
     return true;
@@ -46,7 +56,9 @@ bool is(const std::string& arg, const char* shortFlag, const char* longFlag) {
   auto matches = [&](const char* f) {
     if (!f) return false;
     const std::string flag(f);
-    return arg == flag || (flag.size() > 2 && arg.rfind(flag + "=", 0) == 0);
+    // --flag, --flag=VALUE, -f, -fVALUE
+    return arg == flag || (flag.size() > 2 && arg.rfind(flag + "=", 0) == 0) ||
+           (flag.size() == 2 && arg.size() > 2 && arg[1] != '-' && arg.rfind(flag, 0) == 0);
   };
   return matches(shortFlag) || matches(longFlag);
 }
@@ -69,7 +81,10 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       takeValue(args, i, a.rfind("--format", 0) == 0 ? "--format" : "-f", value, error);
       if (value == "text") o.format = Format::Text;
       else if (value == "json") o.format = Format::Json;
-      else if (error.empty()) error = "unknown format \"" + value + "\" (text, json)";
+      else if (value == "sarif") o.format = Format::Sarif;
+      else if (value == "junit") o.format = Format::Junit;
+      else if (value == "github") o.format = Format::Github;
+      else if (error.empty()) error = "unknown format \"" + value + "\" (text, json, sarif, junit, github)";
     } else if (is(a, "-o", "--output")) {
       takeValue(args, i, a.rfind("--output", 0) == 0 ? "--output" : "-o", value, error);
       o.output = value;
@@ -101,6 +116,12 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       o.explain = value;
     } else if (a == "--rules-markdown") {
       o.rulesMarkdown = true;
+    } else if (a == "--rules-table") {
+      o.rulesTable = true;
+    } else if (a == "--fix") {
+      o.fix = true;
+    } else if (a == "--dry-run") {
+      o.dryRun = true;
     } else if (a == "--version") {
       o.version = true;
     } else if (a == "-h" || a == "--help") {
@@ -109,8 +130,9 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       error = "unknown option " + a;
     }
   }
-  const bool informational = o.help || o.version || o.listRules || o.explain || o.rulesMarkdown;
+  const bool informational = o.help || o.version || o.listRules || o.explain || o.rulesMarkdown || o.rulesTable;
   if (error.empty() && !informational && o.paths.empty()) error = "no PATH given (use - for stdin)";
+  if (error.empty() && o.dryRun && !o.fix) error = "--dry-run only goes with --fix";
   return parsed;
 }
 

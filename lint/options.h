@@ -7,7 +7,7 @@
 
 namespace gpuguard::lint {
 
-enum class Format { Text, Json };
+enum class Format { Text, Json, Sarif, Junit, Github };
 
 struct Options {
   std::vector<std::string> paths;
@@ -20,6 +20,9 @@ struct Options {
   bool listRules = false;
   std::optional<std::string> explain;  // --explain RULE
   bool rulesMarkdown = false;
+  bool rulesTable = false;             // --rules-table: the README's rules table
+  bool fix = false;                    // --fix: rewrite what can be fixed safely, in place
+  bool dryRun = false;                 // --dry-run (with --fix): print a unified diff instead
   bool version = false;
   bool help = false;
 };

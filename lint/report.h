@@ -1,4 +1,6 @@
-// Writing a lint run's results in one of the output formats.
+// Writing a lint run's results in one of the output formats. Every format
+// counts suppressed findings; the human formats list them only with
+// --show-suppressed, SARIF always carries them (as suppressed results).
 #pragma once
 
 #include <ostream>
@@ -6,6 +8,7 @@
 #include <vector>
 
 #include "lint/lint_file.h"
+#include "rules/policy.h"
 
 namespace gpuguard::lint {
 
@@ -20,12 +23,41 @@ struct RunSummary {
 
 RunSummary summarize(const std::vector<FileReport>& reports);
 
+// "2 errors, 1 warning, 0 suppressed in 3 objects (2 files)"
+std::string summaryLine(const RunSummary& s);
+
+// Where users read more about gpuguard (SARIF tool.driver.informationUri).
+inline constexpr const char* kInformationUri = "https://gpuguard.io";
+
 struct ReportOptions {
   bool color = false;           // text only: ANSI colours
   bool showSuppressed = false;  // list suppressed findings too
+  std::string toolVersion = "0.0.0";
+  const Policy* policy = nullptr;  // junit: which rules ran (null: the defaults)
 };
 
 void writeText(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options);
 void writeJson(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options);
+// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options);
+// JUnit XML: one <testsuite> per file, one <testcase> per file x rule that ran.
+void writeJunit(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options);
+// GitHub Actions workflow commands (::error file=...,line=...::message).
+void writeGithub(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options);
+
+// A path as a relative URI reference for SARIF: forward slashes, "./"
+// dropped, percent-encoded; "<stdin>" becomes "stdin"; absolute paths are
+// made relative to the working directory when inside it, else file:// URIs.
+std::string sarifUri(const std::string& path);
+
+// Text made safe for XML 1.0 content and attributes: &<>"' escaped, invalid
+// UTF-8 replaced by U+FFFD, characters XML 1.0 forbids dropped; in
+// attributes tabs and line breaks become character references.
+std::string xmlEscape(std::string_view text, bool attribute);
+
+// GitHub workflow command escaping: data (the message) escapes % CR LF;
+// properties (file, title...) also escape ':' and ','.
+std::string githubEscapeData(std::string_view text);
+std::string githubEscapeProperty(std::string_view text);
 
 }  // namespace gpuguard::lint

@@ -10,10 +10,6 @@ const char* const kYellow = "\033[1;33m";
 const char* const kGrey = "\033[2m";
 const char* const kReset = "\033[0m";
 
-std::string plural(std::size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
 }  // namespace
 
 void writeText(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options) {
@@ -22,7 +18,9 @@ void writeText(std::ostream& out, const std::vector<FileReport>& reports, const 
   };
   for (const FileReport& r : reports) {
     for (const InputError& e : r.errors) {
-      out << paint(kBold, e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ":") << " "
+      const std::string where =
+          e.line > 0 ? e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ":" : e.file + ":";
+      out << paint(kBold, where) << " "
           << paint(kRed, "error:") << " " << e.message << "\n";
     }
     for (const Located& l : r.findings) {
@@ -39,10 +37,7 @@ void writeText(std::ostream& out, const std::vector<FileReport>& reports, const 
   }
   const RunSummary s = summarize(reports);
   if (s.errors || s.warnings || s.suppressed || s.inputErrors) {
-    out << plural(s.errors, "error") << ", " << plural(s.warnings, "warning") << ", " << s.suppressed
-        << " suppressed in " << plural(s.documents, "object") << " (" << plural(s.files, "file");
-    if (s.inputErrors) out << ", " << s.inputErrors << " unreadable";
-    out << ")\n";
+    out << summaryLine(s) << "\n";
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ostream>
+#include <string_view>
 
 #include "rules/rule.h"
 
@@ -11,5 +12,9 @@ namespace gpuguard::lint {
 void writeRuleList(std::ostream& out);
 void writeRuleExplanation(std::ostream& out, const Rule& rule);
 void writeRulesMarkdown(std::ostream& out);
+// The rules table alone (id, default severity, what it catches), with links
+// to `linkTarget` + "#<rule-id>" ("" inside docs/rules.md; the README uses
+// "docs/rules.md"). `gpuguard-lint --rules-table` prints the README's.
+void writeRulesTable(std::ostream& out, std::string_view linkTarget);
 
 }  // namespace gpuguard::lint

@@ -1,0 +1,809 @@
+#include "lint/fix.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "lint/lint_file.h"
+#include "rules/field_path.h"
+#include "rules/pod_specs.h"
+#include "rules/semantics.h"
+#include "yaml/yaml_to_json.h"
+
+namespace gpuguard::lint {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kRequestsWithoutLimits = "gpu-requests-without-limits";
+constexpr std::string_view kMissingToleration = "gpu-missing-toleration";
+constexpr std::string_view kMismatch = "gpu-requests-limits-mismatch";
+
+// The text as lines. Line n (1-based) is line(n) without its line break.
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {
+    starts_.push_back(0);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') starts_.push_back(i + 1);
+    }
+    count_ = starts_.back() == text.size() ? starts_.size() - 1 : starts_.size();
+    const std::size_t nl = text.find('\n');
+    eol_ = nl != std::string_view::npos && nl > 0 && text[nl - 1] == '\r' ? "\r\n" : "\n";
+  }
+
+  std::size_t count() const { return count_; }
+  // The line with its break ("\n", "\r\n" or nothing at the end of the text).
+  std::string_view full(std::size_t n) const {
+    const std::size_t b = starts_[n - 1];
+    const std::size_t e = n < starts_.size() ? starts_[n] : text_.size();
+    return text_.substr(b, e - b);
+  }
+  std::string_view line(std::size_t n) const {
+    std::string_view s = full(n);
+    if (!s.empty() && s.back() == '\n') s.remove_suffix(1);
+    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+    return s;
+  }
+  std::string_view lineBreak(std::size_t n) const { return full(n).substr(line(n).size()); }
+  // The file's line break, for new lines.
+  const std::string& eol() const { return eol_; }
+  bool valid(int n) const { return n >= 1 && static_cast<std::size_t>(n) <= count_; }
+
+ private:
+  std::string_view text_;
+  std::vector<std::size_t> starts_;
+  std::size_t count_ = 0;
+  std::string eol_;
+};
+
+// The byte index of a 1-based column counted in code points, if on the line.
+std::optional<std::size_t> byteIndex(std::string_view line, int column) {
+  std::size_t i = 0;
+  for (int c = 1; c < column; ++c) {
+    if (i >= line.size()) return std::nullopt;
+    ++i;
+    while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
+  }
+  return i <= line.size() ? std::optional<std::size_t>(i) : std::nullopt;
+}
+
+bool allSpaces(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c == ' '; });
+}
+
+std::size_t leadingSpaces(std::string_view s) {
+  std::size_t n = 0;
+  while (n < s.size() && s[n] == ' ') ++n;
+  return n;
+}
+
+bool commentOnly(std::string_view line) {
+  const std::size_t n = line.find_first_not_of(" \t");
+  return n != std::string_view::npos && line[n] == '#';
+}
+
+// The part of a line before a key or value that starts a block entry:
+// only spaces (a mapping key), or spaces, '-' and spaces (the first key of
+// a sequence item). Returns the indentation of the key / of the dash.
+struct Prefix {
+  enum Kind { Indent, Dash, Other } kind = Other;
+  std::size_t indent = 0;  // spaces before the key, or before the dash
+};
+Prefix prefixOf(std::string_view line, int column) {
+  const std::optional<std::size_t> at = byteIndex(line, column);
+  if (!at) return {};
+  const std::string_view before = line.substr(0, *at);
+  if (allSpaces(before)) return {Prefix::Indent, before.size()};
+  const std::size_t n = leadingSpaces(before);
+  if (n < before.size() && before[n] == '-' && n + 1 < before.size() && allSpaces(before.substr(n + 1))) {
+    return {Prefix::Dash, n};
+  }
+  return {};
+}
+
+// A key as YAML text: plain when that reads back as the same string.
+std::string yamlString(std::string_view s) {
+  static const std::set<std::string_view> special = {
+      "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+      "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~"};
+  bool plain = !s.empty() && !special.contains(s) && !(s[0] >= '0' && s[0] <= '9') && s[0] != '-' && s[0] != '.';
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '-' || c == '_' || c == '/';
+    plain = plain && ok;
+  }
+  return plain ? std::string(s) : json(std::string(s)).dump();
+}
+
+const json* at(const json& root, const std::string& pointer) {
+  try {
+    const json::json_pointer p(pointer);
+    return root.contains(p) ? &root.at(p) : nullptr;
+  } catch (const json::exception&) {
+    return nullptr;
+  }
+}
+
+json* at(json& root, const std::string& pointer) {
+  try {
+    const json::json_pointer p(pointer);
+    return root.contains(p) ? &root.at(p) : nullptr;
+  } catch (const json::exception&) {
+    return nullptr;
+  }
+}
+
+std::string child(const std::string& pointer, std::string_view key) {
+  return pointer + "/" + escapeJsonPointerToken(key);
+}
+
+// Anchors (&a), aliases (*a) and merge keys (<<) outside comments and quoted
+// text. Conservative: a false alarm only means "not fixed".
+bool usesAnchors(const Lines& lines, std::size_t first, std::size_t last) {
+  for (std::size_t n = first; n <= last && n <= lines.count(); ++n) {
+    const std::string_view l = lines.line(n);
+    char quote = 0;
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      const char c = l[i];
+      if (quote) {
+        if (c == '\\' && quote == '"') ++i;
+        else if (c == quote) quote = 0;
+        continue;
+      }
+      const bool tokenStart = i == 0 || std::strchr(" \t[{,", l[i - 1]) != nullptr;
+      if (c == '#' && tokenStart) break;
+      if ((c == '"' || c == '\'') && tokenStart) quote = c;
+      else if ((c == '&' || c == '*') && tokenStart && i + 1 < l.size() && std::strchr(" \t,[]{}", l[i + 1]) == nullptr) {
+        return true;
+      } else if (c == '<' && tokenStart && l.substr(i).starts_with("<<")) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+struct Edit {
+  std::size_t line = 0;    // 1-based: insert before it, or the first line replaced
+  std::size_t remove = 0;  // lines replaced
+  std::vector<std::string> lines;  // new lines, without line breaks
+};
+
+// The fixes planned for one document.
+struct DocPlan {
+  std::size_t index = 0;
+  json expected;  // what the document must decode to after the edits
+  std::vector<Edit> edits;
+  std::vector<std::pair<const Finding*, std::string>> fixed;  // finding, what was done
+};
+
+class Planner {
+ public:
+  Planner(const Lines& lines, const yaml::Document& doc, const Policy& policy, std::vector<FixNote>& notes)
+      : lines_(lines), doc_(doc), policy_(policy), notes_(notes) {}
+
+  DocPlan plan(const std::vector<Finding>& findings, std::size_t lastLine) {
+    DocPlan plan;
+    plan.index = doc_.index;
+    plan.expected = doc_.value;
+    std::map<std::string, std::vector<const Finding*>> requests, tolerations;
+    std::vector<const Finding*> relevant;
+    for (const Finding& f : findings) {
+      if (f.suppressed) continue;
+      if (f.rule == kRequestsWithoutLimits && f.pointer.ends_with("/limits")) {
+        requests[f.pointer.substr(0, f.pointer.size() - 7)].push_back(&f);
+      } else if (f.rule == kMissingToleration && f.pointer.ends_with("/tolerations")) {
+        tolerations[f.pointer.substr(0, f.pointer.size() - 12)].push_back(&f);
+      } else if (f.rule == kMismatch) {
+        note(f, false,
+             "requests and limits differ and which count was meant is a guess; set requests equal to "
+             "limits, or drop requests (they default to limits)");
+        continue;
+      } else if (f.rule == kRequestsWithoutLimits || f.rule == kMissingToleration) {
+        note(f, false, "the finding's path has an unexpected shape");
+        continue;
+      } else {
+        continue;
+      }
+      relevant.push_back(&f);
+    }
+    if (relevant.empty()) return plan;
+    if (usesAnchors(lines_, static_cast<std::size_t>(std::max(1, doc_.start.line)), lastLine)) {
+      for (const Finding* f : relevant) {
+        note(*f, false,
+             "the document uses anchors, aliases or merge keys (&, *, <<), and an edit could change "
+             "every object that shares the node; fix it by hand");
+      }
+      return plan;
+    }
+    for (const auto& [resources, fs] : requests) fixRequests(plan, resources, fs);
+    for (const auto& [spec, fs] : tolerations) fixTolerations(plan, spec, fs);
+    return plan;
+  }
+
+  void note(const Finding& f, bool fixed, std::string message) {
+    const yaml::Position p = doc_.sources.locate(f.pointer);
+    notes_.push_back({p.line, p.column, f.rule, fixed, std::move(message)});
+  }
+
+ private:
+  void notFixed(const std::vector<const Finding*>& fs, const std::string& why) {
+    for (const Finding* f : fs) note(*f, false, why);
+  }
+
+  const yaml::NodeOrigin* origin(const std::string& pointer) const { return doc_.sources.find(pointer); }
+
+  // Direct children of a map, in source order: (key, origin).
+  std::vector<std::pair<std::string, const yaml::NodeOrigin*>> children(const std::string& pointer,
+                                                                        const json& map) const {
+    std::vector<std::pair<std::string, const yaml::NodeOrigin*>> out;
+    for (const auto& [k, v] : map.items()) {
+      (void)v;
+      const yaml::NodeOrigin* o = origin(child(pointer, k));
+      if (!o || o->keyPosition.line == 0) return {};
+      out.emplace_back(k, o);
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return std::pair(a.second->keyPosition.line, a.second->keyPosition.column) <
+             std::pair(b.second->keyPosition.line, b.second->keyPosition.column);
+    });
+    return out;
+  }
+
+  // Moves an insertion point up over the comment lines right above it (they
+  // describe the line below them), but not above `floor`.
+  std::size_t aboveComments(std::size_t line, std::size_t floor) const {
+    while (line > floor + 1 && commentOnly(lines_.line(line - 1))) --line;
+    return line;
+  }
+
+  // The line of a key written `key:` with an empty value ({}, [], ~, null or
+  // nothing), the key first on its line. Returns its indentation and any
+  // trailing comment.
+  struct EmptyKeyLine {
+    std::size_t line = 0;
+    std::size_t indent = 0;
+    std::string comment;
+  };
+  std::optional<EmptyKeyLine> emptyKeyLine(const yaml::NodeOrigin* o, std::string_view key) const {
+    if (!o || !lines_.valid(o->keyPosition.line)) return std::nullopt;
+    const std::string_view l = lines_.line(o->keyPosition.line);
+    const Prefix p = prefixOf(l, o->keyPosition.column);
+    if (p.kind != Prefix::Indent) return std::nullopt;
+    std::string_view rest = l.substr(p.indent);
+    if (!rest.starts_with(key)) return std::nullopt;
+    rest.remove_prefix(key.size());
+    rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(' ')));
+    if (!rest.starts_with(":")) return std::nullopt;
+    rest.remove_prefix(1);
+    rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t")));
+    std::string comment;
+    if (const std::size_t hash = rest.find(" #"); hash != std::string_view::npos) {
+      comment = std::string(rest.substr(hash + 1));
+      rest = rest.substr(0, hash);
+    } else if (rest.starts_with("#")) {
+      comment = std::string(rest);
+      rest = {};
+    }
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
+    std::string compact;
+    for (char c : rest) {
+      if (c != ' ' && c != '\t') compact += c;
+    }
+    if (!compact.empty() && compact != "{}" && compact != "[]" && compact != "~" && compact != "null" &&
+        compact != "Null" && compact != "NULL") {
+      return std::nullopt;
+    }
+    return EmptyKeyLine{static_cast<std::size_t>(o->keyPosition.line), p.indent, comment};
+  }
+
+  // How far a block sequence's dash sits right of its key in this document
+  // (0: "containers:\n- name", 2: "containers:\n  - name"), from the pod spec's
+  // containers list; 0 when unknown.
+  std::size_t sequenceIndent(const std::string& spec) const {
+    const yaml::NodeOrigin* list = origin(child(spec, "containers"));
+    const yaml::NodeOrigin* first = origin(child(spec, "containers") + "/0");
+    if (!list || !first || !lines_.valid(list->keyPosition.line) || !lines_.valid(first->position.line)) return 0;
+    const Prefix key = prefixOf(lines_.line(list->keyPosition.line), list->keyPosition.column);
+    const Prefix item = prefixOf(lines_.line(first->position.line), first->position.column);
+    if (key.kind != Prefix::Indent || item.kind != Prefix::Dash || item.indent < key.indent) return 0;
+    return item.indent - key.indent;
+  }
+
+  // The text of a request's value, as written when it was a plain scalar.
+  std::optional<std::string> valueText(const std::string& pointer, const json& v) const {
+    const yaml::NodeOrigin* o = origin(pointer);
+    if (o && o->plainScalar && !o->writtenText.empty() && o->writtenText.find('\n') == std::string::npos) {
+      return o->writtenText;
+    }
+    if (v.is_string()) return v.dump();
+    if (v.is_number()) return v.dump();
+    return std::nullopt;
+  }
+
+  void fixRequests(DocPlan& plan, const std::string& resourcesPtr, const std::vector<const Finding*>& fs) {
+    const json* resources = at(doc_.value, resourcesPtr);
+    const json* req = resources && resources->is_object() ? at(*resources, "/requests") : nullptr;
+    if (!req || !req->is_object()) return notFixed(fs, "requests is not a map");
+    const json* lim = resources->contains("limits") ? &(*resources)["limits"] : nullptr;
+    const std::string reqPtr = child(resourcesPtr, "requests");
+    const auto reqChildren = children(reqPtr, *req);
+    std::vector<std::pair<std::string, const yaml::NodeOrigin*>> missing;
+    for (const auto& entry : reqChildren) {
+      const std::string& name = entry.first;
+      if (!isExtendedResourceName(name) && !policy_.isGpuResource(name)) continue;
+      if (lim && lim->is_object() && lim->contains(name)) continue;
+      missing.push_back(entry);
+    }
+    if (reqChildren.size() != req->size() || missing.size() != fs.size()) {
+      return notFixed(fs, "the requests could not be matched to their source lines");
+    }
+    const yaml::NodeOrigin* reqOrigin = origin(reqPtr);
+    if (!reqOrigin || !lines_.valid(reqOrigin->keyPosition.line)) return notFixed(fs, "requests has no source line");
+    json& expectedResources = *at(plan.expected, resourcesPtr);
+
+    // Only resources that need a limit: rename requests to limits.
+    if (!lim && missing.size() == req->size()) {
+      const std::size_t n = static_cast<std::size_t>(reqOrigin->keyPosition.line);
+      const std::string_view l = lines_.line(n);
+      const std::optional<std::size_t> i = byteIndex(l, reqOrigin->keyPosition.column);
+      std::string renamed;
+      for (std::string_view token : {"requests", "\"requests\"", "'requests'"}) {
+        if (i && l.substr(*i).starts_with(token)) {
+          std::string_view after = l.substr(*i + token.size());
+          after.remove_prefix(std::min(after.size(), after.find_first_not_of(' ')));
+          if (!after.starts_with(":")) continue;
+          const std::string replacement = token.front() == '"' ? "\"limits\"" : token.front() == '\'' ? "'limits'" : "limits";
+          renamed = std::string(l.substr(0, *i)) + replacement + std::string(l.substr(*i + token.size()));
+          break;
+        }
+      }
+      if (renamed.empty()) return notFixed(fs, "the requests key is not where the source map says");
+      plan.edits.push_back({n, 1, {renamed}});
+      expectedResources["limits"] = expectedResources["requests"];
+      expectedResources.erase("requests");
+      for (const Finding* f : fs) plan.fixed.emplace_back(f, "renamed requests to limits (requests default to limits)");
+      return;
+    }
+
+    // Otherwise add the missing entries to limits.
+    std::vector<std::string> entries;
+    for (const auto& [name, o] : missing) {
+      const std::optional<std::string> value = valueText(child(reqPtr, name), (*req)[name]);
+      if (!value) return notFixed(fs, "the request's value is neither a number nor a string");
+      entries.push_back(yamlString(name) + ": " + *value);
+    }
+    auto record = [&] {
+      json& limits = expectedResources["limits"];
+      if (!limits.is_object()) limits = json::object();
+      for (std::size_t k = 0; k < missing.size(); ++k) {
+        limits[missing[k].first] = (*req)[missing[k].first];
+        plan.fixed.emplace_back(fs[k], "added limits." + missing[k].first + " equal to the request");
+      }
+    };
+    const std::size_t reqKeyLine = static_cast<std::size_t>(reqOrigin->keyPosition.line);
+    // Children of requests are indented this much more than the key.
+    std::size_t step = 2;
+    if (!reqChildren.empty() && static_cast<std::size_t>(reqChildren.front().second->keyPosition.line) > reqKeyLine &&
+        reqChildren.front().second->keyPosition.column > reqOrigin->keyPosition.column) {
+      step = static_cast<std::size_t>(reqChildren.front().second->keyPosition.column - reqOrigin->keyPosition.column);
+    }
+    if (!lim) {
+      const Prefix p = prefixOf(lines_.line(reqKeyLine), reqOrigin->keyPosition.column);
+      if (p.kind != Prefix::Indent) return notFixed(fs, "resources is written in flow style ({...})");
+      Edit e{aboveComments(reqKeyLine, 0), 0, {std::string(p.indent, ' ') + "limits:"}};
+      for (const std::string& entry : entries) e.lines.push_back(std::string(p.indent + step, ' ') + entry);
+      plan.edits.push_back(std::move(e));
+      return record();
+    }
+    const std::string limPtr = child(resourcesPtr, "limits");
+    const yaml::NodeOrigin* limOrigin = origin(limPtr);
+    if (lim->is_object() && !lim->empty()) {
+      const auto limChildren = children(limPtr, *lim);
+      if (limChildren.size() != lim->size() || !limOrigin) return notFixed(fs, "limits has no source lines");
+      const yaml::NodeOrigin* first = limChildren.front().second;
+      if (!lines_.valid(first->keyPosition.line) || first->keyPosition.line <= limOrigin->keyPosition.line) {
+        return notFixed(fs, "limits is written in flow style ({...})");
+      }
+      const Prefix p = prefixOf(lines_.line(first->keyPosition.line), first->keyPosition.column);
+      if (p.kind != Prefix::Indent) return notFixed(fs, "limits is written in flow style ({...})");
+      Edit e{aboveComments(static_cast<std::size_t>(first->keyPosition.line),
+                           static_cast<std::size_t>(limOrigin->keyPosition.line)),
+             0,
+             {}};
+      for (const std::string& entry : entries) e.lines.push_back(std::string(p.indent, ' ') + entry);
+      plan.edits.push_back(std::move(e));
+      return record();
+    }
+    if (lim->is_null() || (lim->is_object() && lim->empty())) {
+      const std::optional<EmptyKeyLine> k = emptyKeyLine(limOrigin, "limits");
+      if (!k) return notFixed(fs, "the empty limits is not written as `limits: {}`");
+      Edit e{k->line, 1, {std::string(k->indent, ' ') + "limits:" + (k->comment.empty() ? "" : " " + k->comment)}};
+      for (const std::string& entry : entries) e.lines.push_back(std::string(k->indent + step, ' ') + entry);
+      plan.edits.push_back(std::move(e));
+      return record();
+    }
+    notFixed(fs, "limits is not a map");
+  }
+
+  void fixTolerations(DocPlan& plan, const std::string& specPtr, const std::vector<const Finding*>& fs) {
+    const json* spec = at(doc_.value, specPtr);
+    if (!spec || !spec->is_object()) return notFixed(fs, "the pod spec is not a map");
+    const std::vector<PodSite> sites = findPodSites(doc_.value);
+    const std::string tolPtr = child(specPtr, "tolerations");
+    const PodSite* site = nullptr;
+    for (const PodSite& s : sites) {
+      if (s.tolerations.path.jsonPointer() == tolPtr) site = &s;
+    }
+    if (!site) return notFixed(fs, "the pod spec was not found again");
+    const std::vector<Taint> taints = untoleratedGpuTaints(*site, policy_);
+    if (taints.size() != fs.size()) return notFixed(fs, "the untolerated taints could not be matched to the findings");
+
+    json items = json::array();
+    std::vector<std::string> itemLines;  // relative to the dash
+    for (const Taint& t : taints) {
+      items.push_back({{"key", t.key}, {"operator", "Exists"}, {"effect", t.effect}});
+      itemLines.push_back("- key: " + yamlString(t.key));
+      itemLines.push_back("  operator: Exists");
+      itemLines.push_back("  effect: " + yamlString(t.effect));
+    }
+    auto indented = [&](std::size_t indent) {
+      std::vector<std::string> out;
+      for (const std::string& l : itemLines) out.push_back(std::string(indent, ' ') + l);
+      return out;
+    };
+    auto record = [&](bool prepend) {
+      json& tol = (*at(plan.expected, specPtr))["tolerations"];
+      if (!tol.is_array()) tol = json::array();
+      tol.insert(prepend ? tol.begin() : tol.end(), items.begin(), items.end());
+      for (std::size_t k = 0; k < fs.size(); ++k) {
+        plan.fixed.emplace_back(fs[k], "added toleration {key: " + taints[k].key + ", operator: Exists, effect: " +
+                                           taints[k].effect + "}");
+      }
+    };
+    const yaml::NodeOrigin* specOrigin = origin(specPtr);
+    const std::size_t specLine =
+        specOrigin && specOrigin->keyPosition.line > 0 ? static_cast<std::size_t>(specOrigin->keyPosition.line) : 0;
+    const std::size_t seqIndent = sequenceIndent(specPtr);
+    auto tol = spec->find("tolerations");
+
+    if (tol == spec->end()) {
+      const auto keys = children(specPtr, *spec);
+      if (keys.empty() || keys.size() != spec->size()) return notFixed(fs, "the pod spec has no source lines");
+      const yaml::NodeOrigin* first = keys.front().second;
+      if (!lines_.valid(first->keyPosition.line) || static_cast<std::size_t>(first->keyPosition.line) <= specLine) {
+        return notFixed(fs, "the pod spec is written in flow style ({...})");
+      }
+      const Prefix p = prefixOf(lines_.line(first->keyPosition.line), first->keyPosition.column);
+      if (p.kind != Prefix::Indent) return notFixed(fs, "the pod spec is written in flow style ({...})");
+      Edit e{aboveComments(static_cast<std::size_t>(first->keyPosition.line), specLine), 0,
+             {std::string(p.indent, ' ') + "tolerations:"}};
+      for (std::string& l : indented(p.indent + seqIndent)) e.lines.push_back(std::move(l));
+      plan.edits.push_back(std::move(e));
+      return record(false);
+    }
+    const yaml::NodeOrigin* tolOrigin = origin(tolPtr);
+    if (tol->is_array() && !tol->empty()) {
+      const yaml::NodeOrigin* first = origin(tolPtr + "/0");
+      if (!first || !tolOrigin || !lines_.valid(first->position.line) ||
+          first->position.line <= tolOrigin->keyPosition.line) {
+        return notFixed(fs, "tolerations is written in flow style ([...])");
+      }
+      const Prefix p = prefixOf(lines_.line(first->position.line), first->position.column);
+      if (p.kind != Prefix::Dash) return notFixed(fs, "the first toleration does not start its line with '- '");
+      plan.edits.push_back({aboveComments(static_cast<std::size_t>(first->position.line),
+                                          static_cast<std::size_t>(tolOrigin->keyPosition.line)),
+                            0, indented(p.indent)});
+      return record(true);
+    }
+    if (tol->is_null() || (tol->is_array() && tol->empty())) {
+      const std::optional<EmptyKeyLine> k = emptyKeyLine(tolOrigin, "tolerations");
+      if (!k) return notFixed(fs, "the empty tolerations is not written as `tolerations: []`");
+      Edit e{k->line, 1, {std::string(k->indent, ' ') + "tolerations:" + (k->comment.empty() ? "" : " " + k->comment)}};
+      for (std::string& l : indented(k->indent + seqIndent)) e.lines.push_back(std::move(l));
+      plan.edits.push_back(std::move(e));
+      return record(false);
+    }
+    notFixed(fs, "tolerations is not a list");
+  }
+
+  const Lines& lines_;
+  const yaml::Document& doc_;
+  const Policy& policy_;
+  std::vector<FixNote>& notes_;
+};
+
+// Applies non-overlapping edits (sorted by line; inserts before replacements
+// at the same line).
+std::string apply(const Lines& lines, std::vector<Edit> edits) {
+  std::stable_sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
+    return std::pair(a.line, a.remove) < std::pair(b.line, b.remove);
+  });
+  std::string out;
+  std::size_t next = 0;
+  for (std::size_t n = 1; n <= lines.count() + 1; ++n) {
+    bool replaced = false;
+    while (next < edits.size() && edits[next].line == n) {
+      const Edit& e = edits[next++];
+      for (std::size_t k = 0; k < e.lines.size(); ++k) {
+        out += e.lines[k];
+        // The last line of a replacement keeps the replaced line's break.
+        const bool last = k + 1 == e.lines.size();
+        out += e.remove > 0 && last ? std::string(lines.lineBreak(n + e.remove - 1)) : lines.eol();
+      }
+      if (e.remove > 0) {
+        n += e.remove - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced && n <= lines.count()) {
+      const std::string_view full = lines.full(n);
+      out += full;
+      // New lines inserted after a last line without a break need one.
+      if (n == lines.count() && lines.lineBreak(n).empty() && next < edits.size()) out += lines.eol();
+    }
+  }
+  return out;
+}
+
+bool overlaps(const std::vector<Edit>& taken, const Edit& e) {
+  for (const Edit& t : taken) {
+    const std::size_t tEnd = t.line + t.remove, eEnd = e.line + e.remove;
+    if (t.remove > 0 && e.remove > 0 && t.line < eEnd && e.line < tEnd) return true;
+    if (t.remove > 0 && e.remove == 0 && e.line > t.line && e.line < tEnd) return true;
+    if (e.remove > 0 && t.remove == 0 && t.line > e.line && t.line < eEnd) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+FixResult fixText(std::string_view input, const Policy& policy) {
+  FixResult result;
+  result.text = std::string(input);
+  std::string_view bom;
+  std::string_view text = input;
+  if (text.starts_with("\xEF\xBB\xBF")) {
+    bom = text.substr(0, 3);
+    text.remove_prefix(3);
+  }
+  const yaml::ParseResult parsed = yaml::parseStream(text);
+  if (parsed.error) {
+    result.notes.push_back({parsed.error->position.line, parsed.error->position.column, "", false,
+                            "the file does not parse (" + parsed.error->message + ")"});
+    return result;
+  }
+  if (text.starts_with("\xFE\xFF") || text.starts_with("\xFF\xFE")) {
+    result.notes.push_back({0, 0, "", false, "the file is UTF-16; fixes are made in UTF-8 files only"});
+    return result;
+  }
+  const Lines lines(text);
+
+  std::vector<std::vector<Finding>> findings(parsed.documents.size());
+  std::vector<DocPlan> plans;
+  std::vector<FixNote> notes;
+  for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
+    const yaml::Document& doc = parsed.documents[i];
+    if (!isKubernetesObject(doc.value)) continue;
+    findings[i] = judgeDocument(doc, policy);
+    const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
+                                     ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)
+                                     : lines.count();
+    Planner planner(lines, doc, policy, notes);
+    DocPlan plan = planner.plan(findings[i], lastLine);
+    if (!plan.edits.empty()) plans.push_back(std::move(plan));
+  }
+
+  // Drop plans whose edits collide with an earlier plan's, then apply and
+  // verify; a plan whose document does not decode as intended is dropped
+  // and the rest applied again.
+  auto rejectPlan = [&](const DocPlan& plan, const std::string& why) {
+    Planner planner(lines, parsed.documents[plan.index], policy, notes);
+    for (const auto& [f, what] : plan.fixed) planner.note(*f, false, why);
+  };
+  {
+    std::vector<Edit> taken;
+    std::vector<DocPlan> kept;
+    for (DocPlan& plan : plans) {
+      std::vector<Edit> mine = taken;
+      bool collides = false;
+      for (const Edit& e : plan.edits) {
+        collides = collides || overlaps(mine, e);
+        mine.push_back(e);
+      }
+      if (collides) {
+        rejectPlan(plan, "two fixes would edit the same lines");
+        continue;
+      }
+      taken = std::move(mine);
+      kept.push_back(std::move(plan));
+    }
+    plans = std::move(kept);
+  }
+  std::string fixedText;
+  while (!plans.empty()) {
+    std::vector<Edit> edits;
+    for (const DocPlan& plan : plans) edits.insert(edits.end(), plan.edits.begin(), plan.edits.end());
+    fixedText = apply(lines, edits);
+    const yaml::ParseResult again = yaml::parseStream(fixedText);
+    if (again.error || again.documents.size() != parsed.documents.size()) {
+      for (const DocPlan& plan : plans) rejectPlan(plan, "the edited file did not parse back as intended");
+      plans.clear();
+      break;
+    }
+    std::vector<DocPlan> good;
+    bool allGood = true;
+    for (DocPlan& plan : plans) {
+      if (again.documents[plan.index].value == plan.expected) {
+        good.push_back(std::move(plan));
+      } else {
+        allGood = false;
+        rejectPlan(plan, "the edit did not give the intended object (please report this)");
+      }
+    }
+    plans = std::move(good);
+    if (allGood) break;
+  }
+
+  for (const DocPlan& plan : plans) {
+    Planner planner(lines, parsed.documents[plan.index], policy, notes);
+    for (const auto& [f, what] : plan.fixed) {
+      planner.note(*f, true, what);
+      ++result.fixed;
+    }
+  }
+  std::stable_sort(notes.begin(), notes.end(), [](const FixNote& a, const FixNote& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+  result.notes = std::move(notes);
+  if (!plans.empty()) {
+    result.text = std::string(bom) + fixedText;
+    result.changed = result.text != input;
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Unified diff (Myers' O(ND) algorithm on lines, after trimming the common
+// head and tail).
+
+namespace {
+
+std::vector<std::string_view> splitLines(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t nl = text.find('\n', start);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    out.push_back(text.substr(start, end - start));
+    start = end;
+  }
+  return out;
+}
+
+enum class Op { Keep, Del, Add };
+
+// The edit script from a to b (both already without common head and tail).
+std::vector<Op> myers(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
+  const long n = static_cast<long>(a.size()), m = static_cast<long>(b.size());
+  const long max = n + m;
+  constexpr long kMaxD = 2000;  // beyond this, replace the whole middle
+  std::vector<std::vector<long>> trace;
+  std::vector<long> v(2 * static_cast<std::size_t>(max) + 2, 0);
+  const long off = max + 1;
+  long found = -1;
+  constexpr std::size_t kMaxTrace = 16u << 20;  // entries kept for the backtrack
+  for (long d = 0; d <= std::min(max, kMaxD) && (static_cast<std::size_t>(d) + 1) * v.size() <= kMaxTrace; ++d) {
+    trace.push_back(v);
+    for (long k = -d; k <= d; k += 2) {
+      long x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1] : v[off + k - 1] + 1;
+      long y = x - k;
+      while (x < n && y < m && a[x] == b[y]) ++x, ++y;
+      v[off + k] = x;
+      if (x >= n && y >= m) {
+        found = d;
+        break;
+      }
+    }
+    if (found >= 0) break;
+  }
+  std::vector<Op> ops;
+  if (found < 0) {
+    ops.assign(static_cast<std::size_t>(n), Op::Del);
+    ops.insert(ops.end(), static_cast<std::size_t>(m), Op::Add);
+    return ops;
+  }
+  long x = n, y = m;
+  for (long d = found; d > 0; --d) {
+    const std::vector<long>& pv = trace[static_cast<std::size_t>(d)];
+    const long k = x - y;
+    const long prevK = (k == -d || (k != d && pv[off + k - 1] < pv[off + k + 1])) ? k + 1 : k - 1;
+    const long prevX = pv[off + prevK];
+    const long prevY = prevX - prevK;
+    while (x > prevX && y > prevY) {
+      ops.push_back(Op::Keep);
+      --x, --y;
+    }
+    ops.push_back(x == prevX ? Op::Add : Op::Del);
+    x = prevX;
+    y = prevY;
+  }
+  while (x > 0 && y > 0) {
+    ops.push_back(Op::Keep);
+    --x, --y;
+  }
+  std::reverse(ops.begin(), ops.end());
+  return ops;
+}
+
+void emitLine(std::string& out, char mark, std::string_view line) {
+  out += mark;
+  out += line;
+  if (line.empty() || line.back() != '\n') out += "\n\\ No newline at end of file\n";
+}
+
+}  // namespace
+
+std::string unifiedDiff(std::string_view before, std::string_view after, const std::string& name) {
+  if (before == after) return "";
+  const std::vector<std::string_view> a = splitLines(before), b = splitLines(after);
+  std::size_t head = 0;
+  while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
+  std::size_t tail = 0;
+  while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail]) ++tail;
+  const std::vector<std::string_view> midA(a.begin() + static_cast<long>(head), a.end() - static_cast<long>(tail));
+  const std::vector<std::string_view> midB(b.begin() + static_cast<long>(head), b.end() - static_cast<long>(tail));
+  std::vector<Op> ops(head, Op::Keep);
+  for (Op op : myers(midA, midB)) ops.push_back(op);
+  ops.insert(ops.end(), tail, Op::Keep);
+
+  std::string out = "--- a/" + name + "\n+++ b/" + name + "\n";
+  constexpr std::size_t kContext = 3;
+  // Walk the script, cutting hunks around changes.
+  std::size_t i = 0;
+  std::size_t ai = 0, bi = 0;  // line indexes at ops[i]
+  while (i < ops.size()) {
+    if (ops[i] == Op::Keep) {
+      ++i, ++ai, ++bi;
+      continue;
+    }
+    // A change at ops[i]: the hunk starts kContext lines before.
+    const std::size_t back = std::min(kContext, std::min(ai, bi));
+    std::size_t start = i - back, hunkA = ai - back, hunkB = bi - back;
+    // Extend while changes are within 2*kContext of each other.
+    std::size_t end = i, keepRun = 0, lastChange = i;
+    for (std::size_t j = i; j < ops.size(); ++j) {
+      if (ops[j] == Op::Keep) {
+        if (++keepRun > 2 * kContext) break;
+      } else {
+        keepRun = 0;
+        lastChange = j;
+      }
+    }
+    end = std::min(ops.size(), lastChange + 1 + kContext);
+    std::size_t countA = 0, countB = 0;
+    for (std::size_t j = start; j < end; ++j) {
+      if (ops[j] != Op::Add) ++countA;
+      if (ops[j] != Op::Del) ++countB;
+    }
+    out += "@@ -" + std::to_string(countA ? hunkA + 1 : hunkA) + (countA == 1 ? "" : "," + std::to_string(countA)) +
+           " +" + std::to_string(countB ? hunkB + 1 : hunkB) + (countB == 1 ? "" : "," + std::to_string(countB)) +
+           " @@\n";
+    std::size_t x = hunkA, y = hunkB;
+    for (std::size_t j = start; j < end; ++j) {
+      switch (ops[j]) {
+        case Op::Keep: emitLine(out, ' ', a[x++]); ++y; break;
+        case Op::Del: emitLine(out, '-', a[x++]); break;
+        case Op::Add: emitLine(out, '+', b[y++]); break;
+      }
+    }
+    ai = x, bi = y, i = end;
+  }
+  return out;
+}
+
+}  // namespace gpuguard::lint

@@ -1,0 +1,61 @@
+// --fix: rewrites what can be fixed without guessing, in the original text.
+//
+// yaml-cpp cannot write YAML back with its comments, so fixes are surgical
+// text edits on the original bytes, placed with the line/column positions of
+// the source map, and only on whole lines: untouched lines keep every byte
+// (comments, quoting, blank lines, CRLF). What is fixed:
+//   gpu-requests-without-limits  requests holds only resources that need a
+//                                limit: the key `requests:` is renamed to
+//                                `limits:` (requests default to limits, so
+//                                the pod asks for exactly the same);
+//                                otherwise the missing entries are added to
+//                                limits (a new `limits:` block, or new lines
+//                                in the existing one), with the request's
+//                                value as written.
+//   gpu-missing-toleration       a toleration {key, operator: Exists, effect}
+//                                per untolerated GPU taint, in a new
+//                                `tolerations:` block or at the head of the
+//                                existing list.
+// Not fixed, with a note saying why: gpu-requests-limits-mismatch (which
+// count was meant is a guess), documents with anchors, aliases or merge
+// keys (an edit would change every object sharing the node), flow-style
+// collections where a block edit is needed, and anything the check below
+// rejects.
+//
+// Every fix is verified: the edited text is parsed again and each document
+// must decode to exactly the JSON the fix intended (the original with the
+// requested change and nothing else); a document that does not is left as
+// it was.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/policy.h"
+
+namespace gpuguard::lint {
+
+struct FixNote {
+  int line = 0;  // of the finding
+  int column = 0;
+  std::string rule;
+  bool fixed = false;
+  std::string message;  // what was done, or why it was not
+};
+
+struct FixResult {
+  std::string text;  // the fixed text (the input itself when nothing changed)
+  std::vector<FixNote> notes;
+  std::size_t fixed = 0;  // findings fixed
+  bool changed = false;
+};
+
+// Fixes what can be fixed safely in one YAML/JSON stream.
+FixResult fixText(std::string_view text, const Policy& policy);
+
+// A unified diff (3 lines of context) from `before` to `after`, with
+// "--- a/NAME" / "+++ b/NAME" headers; "" when they are equal.
+std::string unifiedDiff(std::string_view before, std::string_view after, const std::string& name);
+
+}  // namespace gpuguard::lint

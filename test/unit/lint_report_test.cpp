@@ -1,0 +1,176 @@
+// The machine-readable output formats of gpuguard-lint: SARIF, JUnit XML and
+// GitHub workflow commands, on reports built in memory. (The SARIF schema
+// check against the official schema is test/lint/formats_test.sh.)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/report.h"
+#include "rules/registry.h"
+
+namespace gpuguard::lint {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using nlohmann::json;
+
+Located finding(const std::string& rule, Severity severity, int line, int column, const std::string& message,
+                bool suppressed = false, const std::string& reason = "") {
+  Located l;
+  l.finding.rule = rule;
+  l.finding.severity = severity;
+  l.finding.field = "spec.containers[0].resources.limits[nvidia.com/gpu]";
+  l.finding.pointer = "/spec/containers/0/resources/limits/nvidia.com~1gpu";
+  l.finding.value = "\"0.5\"";
+  l.finding.message = message;
+  l.finding.suppressed = suppressed;
+  l.finding.suppressionReason = reason;
+  l.line = line;
+  l.column = column;
+  return l;
+}
+
+std::vector<FileReport> sampleReports() {
+  FileReport a;
+  a.file = "deploy/a b.yaml";
+  a.documents = 2;
+  a.findings.push_back(finding("gpu-fractional", Severity::Error, 17, 25, "Invalid value: \"0.5\": <must> & 'be' whole"));
+  a.findings.push_back(finding("gpu-missing-driver-pin", Severity::Warning, 9, 3, "pin, the: driver\nplease"));
+  a.findings.push_back(finding("gpu-missing-toleration", Severity::Error, 9, 3, "no toleration", true, "ERT plugin"));
+  FileReport b;
+  b.file = "<stdin>";
+  b.errors.push_back({"<stdin>", 4, 1, "found a tab character used for indentation"});
+  FileReport c;
+  c.file = "ok.yaml";
+  c.documents = 1;
+  return {a, b, c};
+}
+
+TEST(LintReport, XmlEscapingCoversMarkupQuotesControlCharactersAndBadUtf8) {
+  EXPECT_EQ(xmlEscape("a<b>&\"c\"'d'", false), "a&lt;b&gt;&amp;\"c\"'d'");
+  EXPECT_EQ(xmlEscape("a<b>&\"c\"'d'", true), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
+  EXPECT_EQ(xmlEscape("x\ty\nz\r", true), "x&#9;y&#10;z&#13;");
+  EXPECT_EQ(xmlEscape("x\ty\nz", false), "x\ty\nz");
+  EXPECT_EQ(xmlEscape(std::string("a\0b\x01\x1b[31mc\x7f", 11), false), "ab[31mc\x7f");
+  EXPECT_EQ(xmlEscape("caf\xC3\xA9 \xE2\x9C\x93", false), "caf\xC3\xA9 \xE2\x9C\x93");
+  EXPECT_EQ(xmlEscape("bad \xC3 byte \xFF", false), "bad \xEF\xBF\xBD byte \xEF\xBF\xBD");
+  EXPECT_EQ(xmlEscape("\xEF\xBF\xBE", false), "");  // U+FFFE is not an XML character
+  EXPECT_EQ(xmlEscape("\xED\xA0\x80", false), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+}
+
+TEST(LintReport, GithubEscapingFollowsTheRunnersRules) {
+  EXPECT_EQ(githubEscapeData("50% done\r\nnext: a, b"), "50%25 done%0D%0Anext: a, b");
+  EXPECT_EQ(githubEscapeProperty("dir,x/a:b%.yaml\n"), "dir%2Cx/a%3Ab%25.yaml%0A");
+}
+
+TEST(LintReport, SarifUrisAreRelativeWithForwardSlashes) {
+  EXPECT_EQ(sarifUri("<stdin>"), "stdin");
+  EXPECT_EQ(sarifUri("./deploy/pod.yaml"), "deploy/pod.yaml");
+  EXPECT_EQ(sarifUri("deploy//x/../pod.yaml"), "deploy/pod.yaml");
+  EXPECT_EQ(sarifUri("my dir/p#1.yaml"), "my%20dir/p%231.yaml");
+  EXPECT_EQ(sarifUri("/nonexistent-root/x.yaml"), "file:///nonexistent-root/x.yaml");
+}
+
+TEST(LintReport, SarifCarriesRulesResultsSuppressionsAndInputErrors) {
+  std::ostringstream out;
+  ReportOptions options;
+  options.toolVersion = "1.2.3";
+  writeSarif(out, sampleReports(), options);
+  const json log = json::parse(out.str());
+  EXPECT_EQ(log["version"], "2.1.0");
+  const json& run = log["runs"][0];
+  const json& driver = run["tool"]["driver"];
+  EXPECT_EQ(driver["name"], "gpuguard-lint");
+  EXPECT_EQ(driver["version"], "1.2.3");
+  EXPECT_EQ(driver["informationUri"], kInformationUri);
+  ASSERT_EQ(driver["rules"].size(), allRules().size());
+  for (std::size_t i = 0; i < allRules().size(); ++i) {
+    const RuleDoc& d = allRules()[i]->doc();
+    const json& r = driver["rules"][i];
+    EXPECT_EQ(r["id"], d.id);
+    EXPECT_EQ(r["shortDescription"]["text"], d.summary);
+    EXPECT_EQ(r["fullDescription"]["text"], d.description);
+    EXPECT_THAT(r["help"]["text"].get<std::string>(), HasSubstr(std::string(d.remediation)));
+    EXPECT_THAT(r["help"]["markdown"].get<std::string>(), HasSubstr(std::string(d.wrongExample)));
+    EXPECT_EQ(r["defaultConfiguration"]["level"], d.defaultSeverity == Severity::Error ? "error" : "warning");
+  }
+  ASSERT_EQ(run["results"].size(), 3u);
+  const json& first = run["results"][0];
+  EXPECT_EQ(first["ruleId"], "gpu-fractional");
+  EXPECT_EQ(driver["rules"][first["ruleIndex"].get<std::size_t>()]["id"], "gpu-fractional");
+  EXPECT_EQ(first["level"], "error");
+  EXPECT_THAT(first["message"]["text"].get<std::string>(),
+              HasSubstr("spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value"));
+  const json& loc = first["locations"][0]["physicalLocation"];
+  EXPECT_EQ(loc["artifactLocation"]["uri"], "deploy/a%20b.yaml");
+  EXPECT_EQ(loc["region"]["startLine"], 17);
+  EXPECT_EQ(loc["region"]["startColumn"], 25);
+  EXPECT_EQ(run["results"][1]["level"], "warning");
+  EXPECT_FALSE(run["results"][1].contains("suppressions"));
+  EXPECT_EQ(run["results"][2]["suppressions"][0]["kind"], "inSource");
+  EXPECT_EQ(run["results"][2]["suppressions"][0]["justification"], "ERT plugin");
+  EXPECT_EQ(run["columnKind"], "unicodeCodePoints");
+
+  const json& invocation = run["invocations"][0];
+  EXPECT_EQ(invocation["executionSuccessful"], false);
+  const json& note = invocation["toolExecutionNotifications"][0];
+  EXPECT_EQ(note["level"], "error");
+  EXPECT_EQ(note["message"]["text"], "found a tab character used for indentation");
+  EXPECT_EQ(note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "stdin");
+  EXPECT_EQ(note["locations"][0]["physicalLocation"]["region"]["startLine"], 4);
+  EXPECT_EQ(invocation["properties"]["suppressed"], 1);
+}
+
+TEST(LintReport, JunitHasOneSuitePerFileAndOneCasePerRuleThatRan) {
+  std::ostringstream out;
+  Policy policy;
+  policy.rules["gpu-count-exceeds-node"] = RuleSetting::Off;
+  ReportOptions options;
+  options.policy = &policy;
+  writeJunit(out, sampleReports(), options);
+  const std::string xml = out.str();
+  const std::size_t ran = allRules().size() - 1;
+  EXPECT_TRUE(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpuguard-lint\" tests=\"" +
+                              std::to_string(2 * ran + 1) + "\" failures=\"1\" errors=\"1\" skipped=\"1\""))
+      << xml.substr(0, 300);
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"deploy/a b.yaml\" tests=\"" + std::to_string(ran) +
+                             "\" failures=\"1\" errors=\"0\" skipped=\"1\" time=\"0\">"));
+  EXPECT_THAT(xml, Not(HasSubstr("name=\"gpu-count-exceeds-node\"")));
+  EXPECT_THAT(xml, HasSubstr("<testcase name=\"gpu-resource-name\" classname=\"deploy/a b\" file=\"deploy/a b.yaml\" "
+                             "time=\"0\"/>"));
+  // The error fails its testcase, with the message escaped and the location.
+  EXPECT_THAT(xml, HasSubstr("<failure message=\"1 error at line 17: Invalid value: &quot;0.5&quot;: &lt;must&gt; "
+                             "&amp; &apos;be&apos; whole\" type=\"error\">deploy/a b.yaml:17:25: error: "));
+  // The warning passes, and shows in system-out.
+  EXPECT_THAT(xml, HasSubstr("<system-out>deploy/a b.yaml:9:3: warning: spec.containers[0].resources.limits"
+                             "[nvidia.com/gpu]: pin, the: driver\nplease\n</system-out>"));
+  // The suppressed finding is skipped, and counted.
+  EXPECT_THAT(xml, HasSubstr("<skipped message=\"suppressed: ERT plugin\"/>"));
+  EXPECT_THAT(xml, HasSubstr("<property name=\"gpuguard.suppressed\" value=\"1\"/>"));
+  // The unparsable input is an error testcase.
+  EXPECT_THAT(xml, HasSubstr("<testcase name=\"input\" classname=\"stdin\" file=\"&lt;stdin&gt;\" time=\"0\">\n"
+                             "      <error message=\"found a tab character used for indentation\" "
+                             "type=\"input-error\">&lt;stdin&gt;:4:1: found a tab character used for indentation"
+                             "</error>"));
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"ok.yaml\" tests=\"" + std::to_string(ran) +
+                             "\" failures=\"0\" errors=\"0\" skipped=\"0\""));
+}
+
+TEST(LintReport, GithubCommandsAnnotateFilesAndCountSuppressed) {
+  std::ostringstream out;
+  writeGithub(out, sampleReports(), {});
+  EXPECT_EQ(out.str(),
+            "::error file=deploy/a b.yaml,line=17,col=25,title=gpu-fractional::spec.containers[0].resources.limits"
+            "[nvidia.com/gpu]: Invalid value: \"0.5\": <must> & 'be' whole\n"
+            "::warning file=deploy/a b.yaml,line=9,col=3,title=gpu-missing-driver-pin::spec.containers[0].resources."
+            "limits[nvidia.com/gpu]: pin, the: driver%0Aplease\n"
+            "::error title=gpuguard-lint%3A cannot lint::stdin:4:1: found a tab character used for indentation\n"
+            "gpuguard-lint: 1 error, 1 warning, 1 suppressed in 3 objects (3 files, 1 unreadable)\n");
+}
+
+}  // namespace
+}  // namespace gpuguard::lint
