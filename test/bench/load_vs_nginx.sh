@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# gpuguard-webhook against nginx (a static TLS endpoint: the practical ceiling)
+# on loopback, side by side in one run, with wrk on keep-alive connections.
+#
+#   test/bench/load_vs_nginx.sh [-d SECONDS] [-c "1 32"] [BUILD_DIR]
+#     BUILD_DIR   where gpuguard-webhook was built (default build; the binary is
+#                 BUILD_DIR/webhook/gpuguard-webhook or BUILD_DIR/gpuguard-webhook).
+#                 Nothing is built.
+#     -d SECONDS  each measured wrk run (default 10), after a 2 s warm-up
+#     -c LIST     connection counts (default "1 32"; wrk -t1 for 1, -t2 otherwise)
+#
+# Both servers get the same certificate (ECDSA P-256, generated here), TLS 1.2
+# and 1.3, and the same ~5 KB AdmissionReview POST (make_review_body.py). nginx
+# answers a fixed ~300 B AdmissionReview response (worker_processes 2,
+# keepalive_requests 1000000, access_log off). Prints for each server and
+# concurrency: req/s, p50, p99, server CPU per request (utime+stime deltas of
+# the server's processes from /proc/PID/stat) and, for the webhook, VmRSS
+# during the load; then the webhook/nginx ratios. Stops what it started.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE="$ROOT/test/bench"
+DURATION=10 CONNS="1 32"
+while getopts "d:c:h" o; do
+  case $o in
+    d) DURATION=$OPTARG ;; c) CONNS=$OPTARG ;;
+    *) sed -n '2,18p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+BUILD_DIR=${1:-$ROOT/build}
+BIN=""
+for b in "$BUILD_DIR/webhook/gpuguard-webhook" "$BUILD_DIR/gpuguard-webhook"; do
+  [ -x "$b" ] && { BIN=$b; break; }
+done
+[ -n "$BIN" ] || { echo "load_vs_nginx.sh: no gpuguard-webhook in $BUILD_DIR (build it first)" >&2; exit 2; }
+for t in nginx wrk openssl python3; do
+  command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "load_vs_nginx.sh: $t not installed" >&2; exit 2; }
+done
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+SAMPLE=$(ls /work/shared/reference/admission-samples/raw/03-CREATE-Pod-*allowed.json | head -1)
+
+WORK=$(mktemp -d /tmp/gpuguard-bench-load.XXXXXX)
+WH_PID="" NG_PID="" RSS_PID=""
+cleanup() {
+  for p in $RSS_PID $WH_PID $NG_PID; do
+    kill "$p" 2>/dev/null || true
+  done
+  for p in $RSS_PID $WH_PID $NG_PID; do
+    wait "$p" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# --- certificate (self-signed ECDSA P-256 for 127.0.0.1), body, response
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=127.0.0.1" \
+  -addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/tls.key" -out "$WORK/tls.crt" 2>/dev/null
+python3 "$HERE/make_review_body.py" "$SAMPLE" "$WORK/body.json"
+UID_=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["request"]["uid"])' "$WORK/body.json")
+RESPONSE="{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"$UID_\",\"allowed\":true,\"status\":{\"metadata\":{},\"code\":200},\"warnings\":[\"gpu-missing-driver-pin: spec.containers[0]: no driver pin (fixed response of the nginx reference)\"]}}"
+
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+NG_PORT=$(freeport)
+WH_PORT=$(freeport)
+
+# --- nginx: throw-away config, everything in $WORK
+mkdir -p "$WORK/nginx"
+cat >"$WORK/nginx.conf" <<NGINX
+worker_processes 2;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log warn;
+daemon off;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/body;
+  proxy_temp_path $WORK/nginx/proxy;
+  fastcgi_temp_path $WORK/nginx/fastcgi;
+  uwsgi_temp_path $WORK/nginx/uwsgi;
+  scgi_temp_path $WORK/nginx/scgi;
+  keepalive_requests 1000000;
+  keepalive_timeout 90s;
+  client_body_buffer_size 16k;
+  server {
+    listen 127.0.0.1:$NG_PORT ssl;
+    ssl_certificate $WORK/tls.crt;
+    ssl_certificate_key $WORK/tls.key;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    location / {
+      default_type application/json;
+      return 200 '$RESPONSE';
+    }
+  }
+}
+NGINX
+"$NGINX" -p "$WORK/nginx" -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
+NG_PID=$!
+
+"$BIN" --tls-cert-file="$WORK/tls.crt" --tls-private-key-file="$WORK/tls.key" \
+  --bind-address=127.0.0.1 --port="$WH_PORT" >"$WORK/webhook.log" 2>&1 &
+WH_PID=$!
+
+wait_up() {  # wait_up PORT NAME PID
+  for _ in $(seq 1 100); do
+    kill -0 "$3" 2>/dev/null || { echo "$2 exited:" >&2; cat "$WORK"/*.out "$WORK"/*.log >&2 2>/dev/null; exit 1; }
+    if curl -sk -o /dev/null "https://127.0.0.1:$1/healthz" 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "$2 did not come up" >&2; exit 1
+}
+wait_up "$NG_PORT" nginx "$NG_PID"
+wait_up "$WH_PORT" gpuguard-webhook "$WH_PID"
+WH_REPLY=$(curl -sk -H 'Content-Type: application/json' --data-binary @"$WORK/body.json" "https://127.0.0.1:$WH_PORT/validate")
+NG_REPLY=$(curl -sk -H 'Content-Type: application/json' --data-binary @"$WORK/body.json" "https://127.0.0.1:$NG_PORT/validate")
+
+# All processes of a server: the given PID and its children (nginx workers).
+pids_of() { echo "$1"; cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | sed '/^$/d'; }
+cpu_ticks() {  # utime+stime of a PID and its children, in clock ticks
+  local sum=0 p f
+  for p in $(pids_of "$1"); do
+    f=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+    f=${f##*) }  # fields after "(comm) "; utime and stime are fields 14 and 15
+    set -- $f
+    sum=$((sum + ${12} + ${13}))
+  done
+  echo $sum
+}
+HZ=$(getconf CLK_TCK)
+rss_kb() { awk '/^VmRSS:/ {print $2}' /proc/"$1"/status 2>/dev/null || echo 0; }
+
+declare -A RPS P50 P99 CPU RSS
+run() {  # run NAME PORT PID CONNS
+  local name=$1 port=$2 pid=$3 c=$4 t=2
+  [ "$c" -le 1 ] && t=1
+  GPUGUARD_BENCH_BODY="$WORK/body.json" wrk -t"$t" -c"$c" -d2s -s "$HERE/admission_post.lua" \
+    "https://127.0.0.1:$port/validate" >/dev/null 2>&1 || true
+  local before maxrss=0 out
+  before=$(cpu_ticks "$pid")
+  ( peak=0; while :; do r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r && echo "$peak" >"$WORK/rss.$name.$c"; sleep 0.5; done ) &
+  RSS_PID=$!
+  out=$(GPUGUARD_BENCH_BODY="$WORK/body.json" wrk -t"$t" -c"$c" -d"${DURATION}s" --timeout 5s \
+        -s "$HERE/admission_post.lua" "https://127.0.0.1:$port/validate" 2>&1 | grep '^RESULT' || true)
+  kill "$RSS_PID" 2>/dev/null; wait "$RSS_PID" 2>/dev/null || true; RSS_PID=""
+  local after; after=$(cpu_ticks "$pid")
+  [ -n "$out" ] || { echo "wrk gave no result for $name -c$c" >&2; return; }
+  local req rps p50 p99 err non2xx
+  req=$(sed -E 's/.* requests=([0-9]+).*/\1/' <<<"$out"); rps=$(sed -E 's/.* rps=([0-9.]+).*/\1/' <<<"$out")
+  p50=$(sed -E 's/.* p50_ms=([0-9.]+).*/\1/' <<<"$out"); p99=$(sed -E 's/.* p99_ms=([0-9.]+).*/\1/' <<<"$out")
+  err=$(sed -E 's/.* errors=([0-9]+).*/\1/' <<<"$out"); non2xx=$(sed -E 's/.* non2xx=([0-9]+).*/\1/' <<<"$out")
+  RPS[$name.$c]=$rps P50[$name.$c]=$p50 P99[$name.$c]=$p99
+  CPU[$name.$c]=$(awk -v d=$((after - before)) -v hz="$HZ" -v n="$req" 'BEGIN { printf "%.1f", n ? d / hz * 1e6 / n : 0 }')
+  RSS[$name.$c]=$(cat "$WORK/rss.$name.$c" 2>/dev/null || echo 0)
+  printf '%-8s -c%-3s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  CPU %6.1f us/req  RSS %6.1f MiB  errors %s non2xx %s\n' \
+    "$name" "$c" "$rps" "$p50" "$p99" "${CPU[$name.$c]}" "$(awk -v k="${RSS[$name.$c]}" 'BEGIN{print k/1024}')" "$err" "$non2xx"
+}
+
+echo "# load_vs_nginx: $(date -u +%FT%TZ) $(uname -n) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# webhook $BIN (pid $WH_PID), nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NG_PID)"
+echo "# body $(wc -c <"$WORK/body.json") B; webhook reply $(printf %s "$WH_REPLY" | wc -c) B, nginx reply $(printf %s "$NG_REPLY" | wc -c) B; ${DURATION}s per run"
+echo "# webhook RSS idle $(awk -v k="$(rss_kb "$WH_PID")" 'BEGIN{print k/1024}') MiB"
+for c in $CONNS; do
+  run nginx "$NG_PORT" "$NG_PID" "$c"
+  run webhook "$WH_PORT" "$WH_PID" "$c"
+done
+echo "# ratios webhook/nginx"
+for c in $CONNS; do
+  awk -v c="$c" -v wr="${RPS[webhook.$c]:-0}" -v nr="${RPS[nginx.$c]:-1}" -v w50="${P50[webhook.$c]:-0}" \
+      -v n50="${P50[nginx.$c]:-1}" -v w99="${P99[webhook.$c]:-0}" -v n99="${P99[nginx.$c]:-1}" \
+      -v wc="${CPU[webhook.$c]:-0}" -v nc="${CPU[nginx.$c]:-1}" \
+      'BEGIN { printf "-c%-3s throughput %.2fx  p50 %.2fx  p99 %.2fx  CPU/req %.2fx\n", c, wr/nr, w50/n50, w99/n99, wc/nc }'
+done
+echo "# webhook final VmHWM $(awk '/^VmHWM:/ {print $2/1024}' /proc/$WH_PID/status) MiB"
