@@ -1,0 +1,66 @@
+// webhook::review: AdmissionReview bytes in, HTTP status + body out, exactly
+// what the HTTPS server hands it. Invariants:
+//  * never crashes or throws;
+//  * the status is 200 (allowed / denied) or 400 (invalid), never anything else;
+//  * the body is always valid JSON (the API server must be able to read it);
+//  * a 200 reply is an AdmissionReview whose response.uid echoes the
+//    request's uid and whose response.allowed matches the decision, a denial
+//    carries status.code 403, and warnings stay within the API server's
+//    budget (<= 256 runes each, <= 4096 in total, no control characters).
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "test/fuzz/fuzz_common.h"
+#include "webhook/admission.h"
+
+using gpuguard::webhook::Decision;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size > 256 * 1024) return 0;
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+  static const gpuguard::Policy policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
+  const gpuguard::webhook::AdmissionResult r = gpuguard::webhook::review(body, policy);
+
+  const nlohmann::json reply = nlohmann::json::parse(r.body, nullptr, false);
+  if (reply.is_discarded()) std::fprintf(stderr, "reply is not JSON: %s\n", r.body.c_str());
+  FUZZ_CHECK(!reply.is_discarded());
+  FUZZ_CHECK(reply.is_object());
+
+  if (r.httpStatus == 200) {
+    FUZZ_CHECK(r.decision == Decision::Allowed || r.decision == Decision::Denied);
+    FUZZ_CHECK(reply.value("kind", "") == "AdmissionReview");
+    FUZZ_CHECK(reply.contains("response") && reply["response"].is_object());
+    const auto& response = reply["response"];
+    FUZZ_CHECK(response.contains("uid") && response["uid"].is_string());
+    FUZZ_CHECK(response["uid"].get<std::string>() == r.uid);
+    FUZZ_CHECK(response.contains("allowed") && response["allowed"].is_boolean());
+    FUZZ_CHECK(response["allowed"].get<bool>() == (r.decision == Decision::Allowed));
+    FUZZ_CHECK(!response.contains("patch") && !response.contains("patchType"));
+    if (r.decision == Decision::Denied) {
+      FUZZ_CHECK(response["status"]["code"] == 403);
+      FUZZ_CHECK(response["status"]["message"].is_string());
+    }
+    std::size_t total = 0;
+    if (response.contains("warnings")) {
+      FUZZ_CHECK(response["warnings"].is_array());
+      FUZZ_CHECK(response["warnings"].size() == r.warnings);
+      for (const auto& w : response["warnings"]) {
+        const std::string s = w.get<std::string>();
+        const std::size_t n = gpuguard::fuzz::runes(s);
+        FUZZ_CHECK(!s.empty() && n <= 256);
+        for (unsigned char c : s) FUZZ_CHECK(c >= 0x20 && c != 0x7F);
+        total += n;
+      }
+    } else {
+      FUZZ_CHECK(r.warnings == 0);
+    }
+    FUZZ_CHECK(total <= 4096);
+  } else {
+    if (r.httpStatus != 400) std::fprintf(stderr, "status %d: %s\n", r.httpStatus, r.body.c_str());
+    FUZZ_CHECK(r.httpStatus == 400);
+    FUZZ_CHECK(r.decision == Decision::Invalid);
+    FUZZ_CHECK(reply.value("kind", "") == "Status");
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (clang++, -fsanitize=fuzzer,address,undefined)
+# in build-fuzz and runs each for SECONDS; fails if any harness crashes,
+# leaks, trips UBSan or breaks one of its invariants.
+#   test/fuzz/run.sh 60        CI: one minute each
+#   test/fuzz/run.sh 3600      a long local run
+#   FUZZ_ONLY="fuzz_yaml" test/fuzz/run.sh 300     one harness
+#   FUZZ_JOBS=1 (default) parallel libFuzzer workers per harness
+# New interesting inputs go to build-fuzz/corpus/<harness> (seeded from
+# test/fuzz/corpus/<harness>, which is never written to); crashes are saved
+# as build-fuzz/artifacts/<harness>/crash-* and each should become a
+# regression test (test/unit/fuzz_regressions_test.cpp).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SECONDS_EACH=${1:-60}
+BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
+FUZZ_DIR=test/fuzz
+HARNESSES=(fuzz_quantity fuzz_yaml fuzz_engine fuzz_admission)
+[ -n "${FUZZ_ONLY:-}" ] && read -r -a HARNESSES <<<"$FUZZ_ONLY"
+
+command -v clang++ >/dev/null || { echo "run.sh: clang++ not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+
+# Every library is instrumented for coverage and sanitizers; only the
+# harnesses link the libFuzzer main.
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+  -DGPUGUARD_BUILD_TESTS=OFF -DGPUGUARD_BUILD_FUZZ=ON >/dev/null
+targets=()
+for h in "${HARNESSES[@]}"; do
+  if [ "$h" = fuzz_admission ] && [ ! -f webhook/admission.cpp ]; then
+    echo "run.sh: webhook/admission.cpp missing, skipping fuzz_admission"; continue
+  fi
+  targets+=("$h")
+done
+cmake --build "$BUILD_DIR" -j"${FUZZ_BUILD_JOBS:-1}" --target "${targets[@]}"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+summary=()
+for h in "${targets[@]}"; do
+  corpus="$BUILD_DIR/corpus/$h"
+  artifacts="$BUILD_DIR/artifacts/$h"
+  mkdir -p "$corpus" "$artifacts"
+  dict=()
+  [ -f "$FUZZ_DIR/$h.dict" ] && dict=(-dict="$FUZZ_DIR/$h.dict")
+  seeds=()
+  [ -d "$FUZZ_DIR/corpus/$h" ] && seeds=("$FUZZ_DIR/corpus/$h")
+  log="$BUILD_DIR/$h.log"
+  echo "== $h: ${SECONDS_EACH}s (log: $log)"
+  set +e
+  "$BUILD_DIR/test/fuzz/$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    -max_len="${FUZZ_MAX_LEN:-16384}" -print_final_stats=1 -jobs="${FUZZ_JOBS:-1}" -workers="${FUZZ_JOBS:-1}" \
+    -artifact_prefix="$artifacts/" "${dict[@]}" "$corpus" "${seeds[@]}" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
+  speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  line="$h: rc=$rc runs=$runs exec/s=$speed cov=${cov:-?} corpus=$(ls "$corpus" | wc -l)"
+  summary+=("$line")
+  echo "   $line"
+  if [ $rc -ne 0 ]; then
+    failed+=("$h")
+    grep -m1 -A12 -E 'invariant failed|ERROR: |runtime error' "$log" >&2 || tail -40 "$log" >&2
+    ls "$artifacts" >&2
+  fi
+done
+printf '%s\n' "${summary[@]}" >"$BUILD_DIR/summary.txt"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "run.sh: FAILED: ${failed[*]} (inputs in $BUILD_DIR/artifacts/)" >&2
+  exit 1
+fi
+echo "run.sh: all harnesses ran ${SECONDS_EACH}s without a crash"
