@@ -13,6 +13,7 @@
 #include "lint/inputs.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
+#include "lint/pending.h"
 #include "lint/report.h"
 #include "lint/rule_docs.h"
 #include "rules/registry.h"
@@ -161,6 +162,8 @@ int run(const Options& o) {
     std::cerr << "gpuguard-lint: " << e.what() << "\n";
     return kExitTrouble;
   }
+  // --nodes: why is my GPU pod Pending? (lint/pending.h)
+  if (o.nodes) return runPending(o, policy);
 
   const ExpandedInputs inputs = expandInputs(o.paths, policy.include, policy.exclude, configDir);
   const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());

@@ -28,6 +28,12 @@ Options:
       --version          print the version and exit
   -h, --help             print this help and exit
 
+Why is my GPU pod Pending? (docs/pending.md)
+      --nodes FILE       judge every GPU pod and pod template in PATH against the nodes
+                         in FILE (kubectl get nodes -o json): a table per pod, or
+                         --format json; exit 1 if one fits on no node
+      --pods FILE        with --nodes: the pods holding resources (kubectl get pods -A -o json)
+
 Exit status: 0 no errors, 1 at least one error finding, 2 unreadable input or bad usage.
 )";
 
@@ -122,6 +128,12 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       o.fix = true;
     } else if (a == "--dry-run") {
       o.dryRun = true;
+    } else if (is(a, nullptr, "--nodes")) {  // lint/pending.h
+      takeValue(args, i, "--nodes", value, error);
+      o.nodes = value;
+    } else if (is(a, nullptr, "--pods")) {
+      takeValue(args, i, "--pods", value, error);
+      o.pods = value;
     } else if (a == "--version") {
       o.version = true;
     } else if (a == "-h" || a == "--help") {
@@ -132,6 +144,7 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
   }
   const bool informational = o.help || o.version || o.listRules || o.explain || o.rulesMarkdown || o.rulesTable;
   if (error.empty() && !informational && o.paths.empty()) error = "no PATH given (use - for stdin)";
+  if (error.empty() && o.pods && !o.nodes) error = "--pods only goes with --nodes";
   if (error.empty() && o.dryRun && !o.fix) error = "--dry-run only goes with --fix";
   return parsed;
 }

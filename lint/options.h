@@ -25,6 +25,9 @@ struct Options {
   bool dryRun = false;                 // --dry-run (with --fix): print a unified diff instead
   bool version = false;
   bool help = false;
+  // --nodes / --pods: "Why is my GPU pod Pending?" (lint/pending.h)
+  std::optional<std::string> nodes;    // --nodes FILE: kubectl get nodes -o json
+  std::optional<std::string> pods;     // --pods FILE: kubectl get pods -A -o json
 };
 
 struct ParsedOptions {

@@ -495,5 +495,48 @@ TEST(DiagnoseReport, TextTableAndJson) {
   EXPECT_EQ(job["nodes"][1]["affinity"]["terms"][0]["failing"][0]["nodeValue"], "Tesla-T4");
 }
 
+// --- gpuguard-lint --nodes ---------------------------------------------------------
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+
+CliRun runLint(const std::string& args) {
+  const std::string binary = GPUGUARD_BINARY_DIR "/lint/gpuguard-lint";
+  CliRun r;
+  if (!std::filesystem::exists(binary)) return r;
+  const std::string command = "cd " + kSnapshots + " && " + binary + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  char buffer[4096];
+  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(DiagnoseCli, TableVerdictAndExitStatus) {
+  if (!std::filesystem::exists(GPUGUARD_BINARY_DIR "/lint/gpuguard-lint")) GTEST_SKIP() << "gpuguard-lint not built";
+  const CliRun pending = runLint("--nodes nodes.json --pods pods.json pending.yaml");
+  EXPECT_EQ(pending.status, 1) << pending.out;
+  EXPECT_THAT(pending.out, HasSubstr("Job ml/finetune (spec.template.spec) in pending.yaml"));
+  EXPECT_THAT(pending.out, HasSubstr("verdict: Pending: 0/7 nodes are available: 1 node(s) had untolerated taint "
+                                     "{dedicated: inference}, 1 node(s) were unschedulable, 2 Insufficient "
+                                     "nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector."));
+
+  const CliRun asJson = runLint("--nodes nodes.json --pods pods.json --format json schedulable.yaml");
+  EXPECT_EQ(asJson.status, 0) << asJson.out;
+  const nlohmann::json j = nlohmann::json::parse(asJson.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << asJson.out;
+  EXPECT_EQ(j["schedulable"], true);
+  EXPECT_EQ(j["pods"][0]["verdict"], "schedulable on 1 node: gpu-mig-1");
+  EXPECT_EQ(j["pods"][0]["source"], "schedulable.yaml");
+
+  const CliRun bad = runLint("--nodes pending.yaml schedulable.yaml");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("kubectl get nodes -o json"));
+}
+
 }  // namespace
 }  // namespace gpuguard::schedule

@@ -1,0 +1,139 @@
+#include "lint/pending.h"
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/inputs.h"
+#include "schedule/diagnose.h"
+#include "schedule/node_snapshot.h"
+#include "schedule/report.h"
+#include "yaml/yaml_to_json.h"
+
+namespace gpuguard::lint {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitSchedulable = 0;
+constexpr int kExitPending = 1;
+constexpr int kExitTrouble = 2;
+
+bool readText(const std::string& path, std::string& text, std::string& error) {
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (std::cin.bad()) error = "cannot read standard input";
+    return error.empty();
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = "cannot read file";
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << file.rdbuf();
+  text = buffer.str();
+  return true;
+}
+
+// kubectl -o json output; -o yaml works too.
+bool readDocument(const std::string& path, json& doc, std::string& error) {
+  std::string text;
+  if (!readText(path, text, error)) return false;
+  doc = json::parse(text, nullptr, false);
+  if (!doc.is_discarded()) return true;
+  yaml::ParseResult parsed = yaml::parseStream(text);
+  if (parsed.error) {
+    error = std::to_string(parsed.error->position.line) + ":" + std::to_string(parsed.error->position.column) + ": " +
+            parsed.error->message;
+    return false;
+  }
+  for (yaml::Document& d : parsed.documents) {
+    if (!d.value.is_null()) {
+      doc = std::move(d.value);
+      return true;
+    }
+  }
+  error = "empty document";
+  return false;
+}
+
+}  // namespace
+
+int runPending(const Options& o, const Policy& policy) {
+  if (o.format != Format::Text && o.format != Format::Json) {
+    std::cerr << "gpuguard-lint: --nodes prints text or json (--format)\n";
+    return kExitTrouble;
+  }
+  json nodesDoc, podsDoc;
+  std::string error;
+  if (!readDocument(*o.nodes, nodesDoc, error)) {
+    std::cerr << "gpuguard-lint: " << *o.nodes << ": " << error << "\n";
+    return kExitTrouble;
+  }
+  if (o.pods && !readDocument(*o.pods, podsDoc, error)) {
+    std::cerr << "gpuguard-lint: " << *o.pods << ": " << error << "\n";
+    return kExitTrouble;
+  }
+  const schedule::Snapshot snapshot = schedule::makeSnapshot(nodesDoc, o.pods ? &podsDoc : nullptr);
+  if (!snapshot.error.empty()) {
+    std::cerr << "gpuguard-lint: " << *o.nodes << ": " << snapshot.error << "\n";
+    return kExitTrouble;
+  }
+
+  int status = kExitSchedulable;
+  std::vector<schedule::PodDiagnosis> pods;
+  const ExpandedInputs inputs = expandInputs(o.paths, policy.include, policy.exclude);
+  for (const std::string& missing : inputs.problems) {
+    std::cerr << "gpuguard-lint: " << missing << ": no such file or directory\n";
+    status = kExitTrouble;
+  }
+  for (const std::string& path : inputs.files) {
+    const std::string name = path == "-" ? "<stdin>" : path;
+    std::string text;
+    if (!readText(path, text, error)) {
+      std::cerr << "gpuguard-lint: " << name << ": " << error << "\n";
+      status = kExitTrouble;
+      continue;
+    }
+    yaml::ParseResult parsed = yaml::parseStream(text);
+    for (const yaml::Document& doc : parsed.documents) {
+      for (schedule::PodDiagnosis& d : schedule::diagnoseObject(doc.value, snapshot, policy)) {
+        d.source = name;
+        pods.push_back(std::move(d));
+      }
+    }
+    if (parsed.error) {
+      std::cerr << "gpuguard-lint: " << name << ":" << parsed.error->position.line << ":"
+                << parsed.error->position.column << ": " << parsed.error->message << "\n";
+      status = kExitTrouble;
+    }
+  }
+
+  std::ofstream file;
+  if (o.output) {
+    file.open(*o.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "gpuguard-lint: cannot write " << *o.output << "\n";
+      return kExitTrouble;
+    }
+  }
+  std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cout;
+  if (o.format == Format::Json) out << schedule::toJson(pods, snapshot).dump(2) << "\n";
+  else schedule::writeText(out, pods, snapshot);
+  out.flush();
+  if (!out) {
+    std::cerr << "gpuguard-lint: failed to write the report\n";
+    return kExitTrouble;
+  }
+  if (status != kExitSchedulable) return status;
+  for (const schedule::PodDiagnosis& d : pods) {
+    if (!d.schedulable()) return kExitPending;
+  }
+  return kExitSchedulable;
+}
+
+}  // namespace gpuguard::lint
