@@ -156,7 +156,7 @@ run() {  # run NAME PORT PID CONNS
 
 echo "# load_vs_nginx: $(date -u +%FT%TZ) $(uname -n) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# webhook $BIN (pid $WH_PID), nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NG_PID)"
-echo "# body $(wc -c <"$WORK/body.json") B; webhook reply $(printf %s "$WH_REPLY" | wc -c) B, nginx reply $(printf %s "$NG_REPLY" | wc -c) B; ${DURATION}s per run"
+echo "# body $(wc -c <"$WORK/body.json") B; webhook reply $(printf %s "$WH_REPLY" | wc -c) B ($(grep -o '"allowed":[a-z]*' <<<"$WH_REPLY")), nginx reply $(printf %s "$NG_REPLY" | wc -c) B; ${DURATION}s per run"
 echo "# webhook RSS idle $(awk -v k="$(rss_kb "$WH_PID")" 'BEGIN{print k/1024}') MiB"
 for c in $CONNS; do
   run nginx "$NG_PORT" "$NG_PID" "$c"

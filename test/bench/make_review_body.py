@@ -43,6 +43,10 @@ md["managedFields"].append({
 c = obj["spec"]["containers"][0]
 c["env"] = []
 obj["spec"]["tolerations"].append({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
+# A driver pin, as the GPU Operator's node labels allow: the typical pod is allowed
+# (a denial would also be logged at info level on every request).
+obj["spec"]["nodeSelector"] = {"nvidia.com/cuda.driver-version.major": "550",
+                               "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
 i = 0
 while len(json.dumps(d, separators=(",", ":"))) < 5200:
     c["env"].append({"name": f"TRAIN_OPTION_{i}", "value": f"value-{i:04d}"})
