@@ -1,0 +1,541 @@
+#include "webhook/admission.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/engine.h"
+#include "webhook/json_text.h"
+
+namespace gpuguard::webhook {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kV1 = "admission.k8s.io/v1";
+constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
+constexpr std::string_view kPreexisting = "(already present before this update)";
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, one rune
+
+// ---------------------------------------------------------------------------
+// Parsing: a SAX handler that builds the DOM the rules need and nothing else.
+//
+// nlohmann's parser-callback API (json::parse(text, callback)) can drop keys
+// too, but it copies every key into a json for the callback and still builds
+// the values it then throws away; on real AdmissionReviews it costs more than
+// a plain parse. This handler moves strings out of the lexer instead of
+// copying them and never builds what it drops, so the whole parse is cheaper
+// than json::parse of the same bytes.
+//
+// Dropped, because no rule reads them (the engine's pod-site walker and the
+// label rule skip metadata other than labels/annotations, and status):
+//   request.{object,oldObject}.metadata.managedFields
+//   request.{object,oldObject}.metadata.annotations
+//       ["kubectl.kubernetes.io/last-applied-configuration"]  (a copy of the object)
+//   request.{object,oldObject}.status
+// Nesting deeper than the limit stops the parse (a 400), so hostile input
+// never builds a DOM that recursive code downstream could not walk.
+// ---------------------------------------------------------------------------
+
+enum class Where : unsigned char { Other, Root, Request, Object, Metadata, Annotations };
+
+class PruningBuilder final : public nlohmann::json_sax<json> {
+ public:
+  PruningBuilder(json& root, std::size_t maxDepth) : root_(root), maxDepth_(maxDepth) {
+    where_.reserve(32);
+    stack_.reserve(32);
+  }
+
+  bool null() override { return put(nullptr); }
+  bool boolean(bool v) override { return put(v); }
+  bool number_integer(number_integer_t v) override { return put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return put(v); }
+  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool string(string_t& v) override { return put(std::move(v)); }
+  bool binary(binary_t&) override { return put(nullptr); }  // not produced by the JSON lexer
+  bool start_object(std::size_t) override { return open(json::value_t::object); }
+  bool start_array(std::size_t) override { return open(json::value_t::array); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& k) override {
+    if (skipDepth_ > 0) return true;
+    const Where parent = where_.back();
+    Where child = Where::Other;
+    bool drop = false;
+    switch (parent) {
+      case Where::Root:
+        if (k == "request") child = Where::Request;
+        break;
+      case Where::Request:
+        if (k == "object" || k == "oldObject") child = Where::Object;
+        break;
+      case Where::Object:
+        if (k == "metadata") child = Where::Metadata;
+        else drop = k == "status";
+        break;
+      case Where::Metadata:
+        if (k == "annotations") child = Where::Annotations;
+        else drop = k == "managedFields";
+        break;
+      case Where::Annotations:
+        drop = k == "kubectl.kubernetes.io/last-applied-configuration";
+        break;
+      case Where::Other:
+        break;
+    }
+    if (drop) {
+      dropNext_ = true;
+      return true;
+    }
+    nextWhere_ = child;
+    slot_ = &(*stack_.back()->get_ptr<json::object_t*>())[std::move(k)];
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 3: ..." -> "parse error at ..."
+    if (const std::size_t close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != std::string::npos) {
+      what.erase(0, close + 2);
+    }
+    error = "malformed JSON: " + what + " (byte " + std::to_string(position) + ")";
+    return false;
+  }
+
+  std::string error;  // set when the parse stopped
+
+ private:
+  template <class V>
+  bool put(V&& v) {
+    if (skipDepth_ > 0) return true;
+    if (dropNext_) {
+      dropNext_ = false;
+      return true;
+    }
+    place() = std::forward<V>(v);
+    return true;
+  }
+
+  json& place() {
+    if (stack_.empty()) return root_;
+    json* top = stack_.back();
+    if (top->is_array()) return top->get_ptr<json::array_t*>()->emplace_back();
+    return *slot_;
+  }
+
+  bool open(json::value_t type) {
+    if (skipDepth_ > 0) {
+      ++skipDepth_;
+      return checkDepth(stack_.size() + skipDepth_);
+    }
+    if (dropNext_) {
+      dropNext_ = false;
+      skipDepth_ = 1;
+      return checkDepth(stack_.size() + 1);
+    }
+    if (!checkDepth(stack_.size() + 1)) return false;
+    json& node = place();
+    node = json(type);
+    const Where w = stack_.empty() ? Where::Root : (stack_.back()->is_array() ? Where::Other : nextWhere_);
+    stack_.push_back(&node);
+    where_.push_back(w);
+    return true;
+  }
+
+  bool close() {
+    if (skipDepth_ > 0) {
+      --skipDepth_;
+      return true;
+    }
+    stack_.pop_back();
+    where_.pop_back();
+    return true;
+  }
+
+  bool checkDepth(std::size_t depth) {
+    if (depth <= maxDepth_) return true;
+    error = "JSON nesting deeper than " + std::to_string(maxDepth_) + " levels";
+    return false;
+  }
+
+  json& root_;
+  std::size_t maxDepth_;
+  std::vector<json*> stack_;
+  std::vector<Where> where_;
+  json* slot_ = nullptr;
+  Where nextWhere_ = Where::Other;
+  std::size_t skipDepth_ = 0;
+  bool dropNext_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// UTF-8 and JSON text.
+// ---------------------------------------------------------------------------
+
+// Go's unicode.IsControl: C0, DEL and C1. Line and paragraph separators are
+// not controls to Go, but no header should carry them either.
+bool isControl(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+}
+
+// ---------------------------------------------------------------------------
+// Reading the review.
+// ---------------------------------------------------------------------------
+
+struct BadRequest {
+  std::string message;
+};
+
+// A member that is present and not null, or nullptr.
+const json* member(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+const std::string* stringMember(const json& object, const char* key, const char* path) {
+  const json* v = member(object, key);
+  if (!v) return nullptr;
+  if (!v->is_string()) throw BadRequest{std::string(path) + " must be a string, not " + v->type_name()};
+  return &v->get_ref<const std::string&>();
+}
+
+const json* objectMember(const json& object, const char* key, const char* path) {
+  const json* v = member(object, key);
+  if (v && !v->is_object()) throw BadRequest{std::string(path) + " must be an object, not " + v->type_name()};
+  return v;
+}
+
+std::string stringOr(const std::string* s) { return s ? *s : std::string(); }
+
+bool namespaceExempt(const Policy& policy, std::string_view ns) {
+  if (ns.empty()) return false;
+  return std::any_of(policy.exemptNamespaces.begin(), policy.exemptNamespaces.end(), [&](const std::string& e) {
+    if (!e.empty() && e.back() == '*') return ns.substr(0, e.size() - 1) == std::string_view(e).substr(0, e.size() - 1);
+    return e == ns;
+  });
+}
+
+bool beingDeleted(const json& object) {
+  const json* metadata = member(object, "metadata");
+  return metadata && metadata->is_object() && member(*metadata, "deletionTimestamp") != nullptr;
+}
+
+std::string findingKey(const Finding& f) { return f.rule + '\n' + f.field; }
+
+// ---------------------------------------------------------------------------
+// Writing the reply.
+// ---------------------------------------------------------------------------
+
+// A metav1.Status, the shape the API server itself uses for errors.
+std::string statusBody(int code, std::string_view reason, std::string_view message) {
+  std::string out = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
+  appendJsonString(out, message);
+  out += R"(,"reason":)";
+  appendJsonString(out, reason);
+  out += R"(,"code":)" + std::to_string(code) + "}";
+  return out;
+}
+
+void fail(AdmissionResult& r, std::string message, int code = 400) {
+  r.httpStatus = code;
+  r.decision = Decision::Invalid;
+  r.body = code == 400 ? statusBody(code, "BadRequest", "invalid AdmissionReview: " + message)
+                       : statusBody(code, "InternalError", message);
+  r.error = std::move(message);
+}
+
+std::string responseBody(const AdmissionResult& r, const std::vector<std::string>& warnings,
+                         const std::string* denial) {
+  std::string out;
+  out.reserve(160 + r.uid.size() + (denial ? denial->size() : 0) + warnings.size() * 128);
+  out += R"({"apiVersion":)";
+  appendJsonString(out, r.apiVersion);
+  out += R"(,"kind":"AdmissionReview","response":{"uid":)";
+  appendJsonString(out, r.uid);
+  out += denial ? R"(,"allowed":false)" : R"(,"allowed":true)";
+  if (denial) {
+    out += R"(,"status":{"status":"Failure","code":403,"reason":"Forbidden","message":)";
+    appendJsonString(out, *denial);
+    out += '}';
+  }
+  if (!warnings.empty()) {
+    out += R"(,"warnings":[)";
+    for (std::size_t i = 0; i < warnings.size(); ++i) {
+      if (i) out += ',';
+      appendJsonString(out, warnings[i]);
+    }
+    out += ']';
+  }
+  out += "}}";
+  return out;
+}
+
+// Adds warnings within the API server's total budget: duplicates dropped,
+// and once the budget would run out, one closing "and N more" note.
+class WarningList {
+ public:
+  explicit WarningList(const AdmissionLimits& limits) : limits_(limits) {}
+
+  void add(std::string text) {
+    if (text.empty()) return;
+    if (std::find(items_.begin(), items_.end(), text) != items_.end()) return;
+    const std::size_t runes = runeCount(text);
+    if (omitted_ == 0 && total_ + runes + kNoteReserve <= limits_.maxWarningTotalRunes) {
+      total_ += runes;
+      items_.push_back(std::move(text));
+    } else {
+      ++omitted_;
+    }
+  }
+
+  std::vector<std::string> finish() && {
+    if (omitted_ > 0) {
+      items_.push_back("gpuguard: and " + std::to_string(omitted_) + " more warning" + (omitted_ == 1 ? "" : "s") +
+                       " (see the webhook's log or run gpuguard-lint)");
+    }
+    return std::move(items_);
+  }
+
+ private:
+  static constexpr std::size_t kNoteReserve = 80;
+  const AdmissionLimits& limits_;
+  std::vector<std::string> items_;
+  std::size_t total_ = 0;
+  std::size_t omitted_ = 0;
+};
+
+// The part of a finding message before its remedy: up to the first "; "
+// outside a quoted value.
+std::string_view whatIsWrong(std::string_view message) {
+  bool quoted = false;
+  for (std::size_t i = 0; i + 1 < message.size(); ++i) {
+    const char c = message[i];
+    if (c == '\\' && quoted) {
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ';' && message[i + 1] == ' ' && !quoted) {
+      return message.substr(0, i);
+    }
+  }
+  return message;
+}
+
+}  // namespace
+
+std::string_view decisionName(Decision d) {
+  switch (d) {
+    case Decision::Allowed: return "allowed";
+    case Decision::Denied: return "denied";
+    case Decision::Invalid: return "invalid";
+  }
+  return "invalid";
+}
+
+Policy webhookPolicy(Policy policy) {
+  if (!policy.allowSuppressions) policy.allowSuppressions = false;
+  return policy;
+}
+
+std::string sanitizeWarning(std::string_view text, std::size_t maxRunes) {
+  std::string clean;
+  clean.reserve(text.size());
+  std::size_t i = 0;
+  bool lastSpace = true;  // drops leading spaces
+  while (i < text.size()) {
+    char32_t cp = decodeUtf8(text, i);
+    if (isControl(cp)) cp = ' ';
+    if (cp == ' ') {
+      if (lastSpace) continue;
+      lastSpace = true;
+    } else {
+      lastSpace = false;
+    }
+    appendUtf8(clean, cp);
+  }
+  while (!clean.empty() && clean.back() == ' ') clean.pop_back();
+  if (maxRunes == 0) return {};
+  if (runeCount(clean) <= maxRunes) return clean;
+  std::string cut(firstRunes(clean, maxRunes - 1));
+  while (!cut.empty() && cut.back() == ' ') cut.pop_back();
+  return cut + std::string(kEllipsis);
+}
+
+std::string warningText(const Finding& f, std::string_view suffix, const AdmissionLimits& limits) {
+  std::string head = f.rule + ": ";
+  if (!f.field.empty()) head += f.field + ": ";
+  const std::string tail = sanitizeWarning(suffix, limits.maxWarningRunes / 2);
+  const std::size_t tailRunes = tail.empty() ? 0 : runeCount(tail) + 1;  // and a space
+  std::string text = sanitizeWarning(head + f.message, SIZE_MAX);
+  if (runeCount(text) + tailRunes > limits.preferredWarningRunes) {
+    text = sanitizeWarning(head + std::string(whatIsWrong(f.message)), SIZE_MAX);
+  }
+  text = sanitizeWarning(text, limits.maxWarningRunes > tailRunes ? limits.maxWarningRunes - tailRunes : 1);
+  return tail.empty() ? text : text + " " + tail;
+}
+
+std::string denialEntry(const Finding& f) { return f.fieldError() + " [" + f.rule + "]"; }
+
+std::string denialMessage(const std::vector<std::string>& entries, const AdmissionLimits& limits) {
+  std::vector<const std::string*> unique;
+  for (const std::string& e : entries) {
+    if (std::none_of(unique.begin(), unique.end(), [&](const std::string* u) { return *u == e; })) unique.push_back(&e);
+  }
+  if (unique.size() == 1) {
+    const std::string& only = *unique.front();
+    if (runeCount(only) <= limits.maxDenialMessageRunes) return only;
+    return std::string(firstRunes(only, limits.maxDenialMessageRunes - 1)) + std::string(kEllipsis);
+  }
+  std::string out = "[";
+  std::size_t runes = 1;
+  std::size_t shown = 0;
+  constexpr std::size_t kTailReserve = 24;  // ", and 999 more]"
+  for (const std::string* e : unique) {
+    const std::size_t r = runeCount(*e) + (shown ? 2 : 0);
+    const bool fits = runes + r + kTailReserve <= limits.maxDenialMessageRunes;
+    if (shown >= limits.maxDenialErrors || (!fits && shown > 0)) break;
+    if (shown) out += ", ";
+    if (fits) {
+      out += *e;
+      runes += r;
+    } else {  // the first entry alone is too long: cut it
+      const std::size_t room = limits.maxDenialMessageRunes - runes - kTailReserve;
+      out += firstRunes(*e, room > 1 ? room - 1 : 0);
+      out += kEllipsis;
+      runes += room;
+    }
+    ++shown;
+  }
+  if (shown < unique.size()) out += ", and " + std::to_string(unique.size() - shown) + " more";
+  out += ']';
+  return out;
+}
+
+AdmissionResult review(std::string_view body, const Policy& policy, const AdmissionLimits& limits) {
+  AdmissionResult r;
+  try {
+    json review;
+    {
+      PruningBuilder builder(review, limits.maxNestingDepth);
+      const bool ok = json::sax_parse(body.begin(), body.end(), &builder, nlohmann::detail::input_format_t::json, true);
+      if (!ok) {
+        fail(r, builder.error.empty() ? "malformed JSON" : builder.error);
+        return r;
+      }
+    }
+    if (!review.is_object()) throw BadRequest{std::string("the body must be a JSON object, not ") + review.type_name()};
+
+    const std::string* apiVersion = stringMember(review, "apiVersion", "apiVersion");
+    if (!apiVersion) throw BadRequest{"apiVersion is missing"};
+    if (*apiVersion != kV1 && *apiVersion != kV1beta1) {
+      throw BadRequest{"unsupported apiVersion \"" + *apiVersion + "\": expected " + std::string(kV1) + " or " +
+                       std::string(kV1beta1)};
+    }
+    r.apiVersion = *apiVersion;
+    const std::string* kind = stringMember(review, "kind", "kind");
+    if (!kind || *kind != "AdmissionReview") {
+      throw BadRequest{"kind must be \"AdmissionReview\"" + (kind ? ", not \"" + *kind + "\"" : std::string())};
+    }
+    const json* request = objectMember(review, "request", "request");
+    if (!request) throw BadRequest{"the AdmissionReview has no request"};
+
+    const std::string* uid = stringMember(*request, "uid", "request.uid");
+    if (!uid || uid->empty()) throw BadRequest{"request.uid is missing"};
+    r.uid = *uid;
+    const std::string* operation = stringMember(*request, "operation", "request.operation");
+    if (!operation || operation->empty()) throw BadRequest{"request.operation is missing"};
+    r.operation = *operation;
+    if (const json* gvk = objectMember(*request, "kind", "request.kind")) {
+      r.group = stringOr(stringMember(*gvk, "group", "request.kind.group"));
+      r.kind = stringOr(stringMember(*gvk, "kind", "request.kind.kind"));
+    }
+    r.namespaceName = stringOr(stringMember(*request, "namespace", "request.namespace"));
+    r.name = stringOr(stringMember(*request, "name", "request.name"));
+    r.subResource = stringOr(stringMember(*request, "subResource", "request.subResource"));
+    if (const json* dryRun = member(*request, "dryRun")) {
+      if (!dryRun->is_boolean()) throw BadRequest{std::string("request.dryRun must be a boolean, not ") + dryRun->type_name()};
+      r.dryRun = dryRun->get<bool>();
+    }
+    const json* object = objectMember(*request, "object", "request.object");
+    const json* oldObject = objectMember(*request, "oldObject", "request.oldObject");
+
+    const bool create = r.operation == "CREATE";
+    const bool update = r.operation == "UPDATE";
+    if ((create || update) && !object) throw BadRequest{"request.object is missing for " + r.operation};
+    if (object) {
+      if (r.kind.empty()) r.kind = stringOr(stringMember(*object, "kind", "request.object.kind"));
+      if (r.name.empty()) {
+        if (const json* metadata = objectMember(*object, "metadata", "request.object.metadata")) {
+          r.name = stringOr(stringMember(*metadata, "name", "request.object.metadata.name"));
+        }
+      }
+    }
+
+    r.decision = Decision::Allowed;
+    if (!create && !update) {
+      r.skipped = r.operation;
+    } else if (!r.subResource.empty()) {
+      r.skipped = "subresource " + r.subResource;
+    } else if (namespaceExempt(policy, r.namespaceName)) {
+      r.skipped = "namespace exempt";
+    } else if (update && beingDeleted(*object)) {
+      r.skipped = "being deleted";
+    }
+    if (!r.skipped.empty()) {
+      r.body = responseBody(r, {}, nullptr);
+      return r;
+    }
+
+    const bool honourSuppressions = policy.allowSuppressions.value_or(false);
+    std::vector<Finding> findings = judge(*object, policy);
+    if (!honourSuppressions) {
+      for (Finding& f : findings) f.suppressed = false;
+    }
+    const bool anyError = hasErrors(findings);
+
+    // On UPDATE, errors the old object already had are not the update's doing.
+    std::set<std::string> preexisting;
+    if (update && anyError && oldObject) {
+      for (const Finding& f : judge(*oldObject, policy)) {
+        if (!f.suppressed || !honourSuppressions) preexisting.insert(findingKey(f));
+      }
+    }
+
+    std::vector<std::string> denials;
+    WarningList warnings(limits);
+    for (const Finding& f : findings) {
+      if (f.suppressed) continue;
+      if (f.severity == Severity::Error && !preexisting.count(findingKey(f))) {
+        denials.push_back(denialEntry(f));
+        r.hits.push_back({f.rule, true});
+      } else {
+        warnings.add(warningText(f, f.severity == Severity::Error ? kPreexisting : std::string_view(), limits));
+        r.hits.push_back({f.rule, false});
+      }
+    }
+    const std::vector<std::string> warningTexts = std::move(warnings).finish();
+    r.warnings = warningTexts.size();
+    if (denials.empty()) {
+      r.body = responseBody(r, warningTexts, nullptr);
+    } else {
+      r.decision = Decision::Denied;
+      const std::string message = denialMessage(denials, limits);
+      r.body = responseBody(r, warningTexts, &message);
+    }
+    return r;
+  } catch (const BadRequest& e) {
+    fail(r, e.message);
+  } catch (const std::exception& e) {
+    // The engine and the parser are written not to throw on any input; if
+    // one does (or memory runs out), the request is still answered.
+    fail(r, std::string("internal error reviewing the request: ") + e.what(), 500);
+  }
+  return r;
+}
+
+}  // namespace gpuguard::webhook

@@ -1,0 +1,107 @@
+#include "webhook/app.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace gpuguard::webhook {
+namespace {
+
+HttpResponse text(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.contentType = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse methodNotAllowed(std::string_view allow) {
+  HttpResponse r = text(405, "method not allowed\n");
+  r.headers.emplace_back("Allow", std::string(allow));
+  return r;
+}
+
+std::vector<std::string> uniqueRules(const std::vector<RuleHit>& hits, bool deniedOnly) {
+  std::vector<std::string> out;
+  for (const RuleHit& h : hits) {
+    if (deniedOnly && !h.denied) continue;
+    if (std::find(out.begin(), out.end(), h.rule) == out.end()) out.push_back(h.rule);
+  }
+  return out;
+}
+
+}  // namespace
+
+WebhookApp::WebhookApp(const PolicySource& policy, Metrics& metrics, const Logger& logger, AdmissionLimits limits)
+    : policy_(policy), metrics_(metrics), logger_(logger), limits_(limits) {}
+
+bool WebhookApp::ready() const {
+  const HttpsServer* server = server_.load(std::memory_order_acquire);
+  return serving_.load(std::memory_order_acquire) && server && server->certificateLoaded();
+}
+
+HttpResponse WebhookApp::handle(const HttpRequest& request) {
+  const std::string& path = request.path;
+  if (path == "/validate") {
+    if (request.method != "POST") return methodNotAllowed("POST");
+    return validate(request);
+  }
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  if (path == "/healthz" || path == "/livez") {
+    return get ? text(200, "ok\n") : methodNotAllowed("GET, HEAD");
+  }
+  if (path == "/readyz") {
+    if (!get) return methodNotAllowed("GET, HEAD");
+    return ready() ? text(200, "ok\n") : text(503, "not ready: no certificate loaded or not serving\n");
+  }
+  if (path == "/metrics") {
+    if (!get) return methodNotAllowed("GET, HEAD");
+    ExternalCounters external;
+    if (const HttpsServer* server = server_.load(std::memory_order_acquire)) external.server = server->stats();
+    external.policyReloadSuccesses = policy_.reloadSuccesses();
+    external.policyReloadFailures = policy_.reloadFailures();
+    HttpResponse r = text(200, metrics_.render(external));
+    r.contentType = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
+  }
+  return text(404, "not found: the webhook serves POST /validate, GET /healthz, /readyz and /metrics\n");
+}
+
+HttpResponse WebhookApp::validate(const HttpRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::shared_ptr<const Policy> policy = policy_.current();
+  AdmissionResult result = review(request.body, *policy, limits_);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  metrics_.observe(result, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
+  logReview(result, std::chrono::duration<double, std::milli>(elapsed).count(), request);
+
+  HttpResponse response;
+  response.status = result.httpStatus;
+  response.contentType = "application/json";
+  response.body = std::move(result.body);
+  return response;
+}
+
+void WebhookApp::logReview(const AdmissionResult& r, double millis, const HttpRequest& request) const {
+  LogLevel level = LogLevel::Debug;
+  if (r.decision == Decision::Invalid) level = r.httpStatus >= 500 ? LogLevel::Error : LogLevel::Warn;
+  else if (r.decision == Decision::Denied || r.warnings > 0) level = LogLevel::Info;
+  if (!logger_.enabled(level)) return;
+
+  LogLine line = logger_.log(level, r.decision == Decision::Invalid ? "invalid admission request" : "admission");
+  line.str("uid", r.uid)
+      .str("kind", r.kind)
+      .str("group", r.group)
+      .str("namespace", r.namespaceName)
+      .str("name", r.name)
+      .str("operation", r.operation);
+  if (!r.subResource.empty()) line.str("subResource", r.subResource);
+  line.flag("dryRun", r.dryRun).str("decision", decisionName(r.decision));
+  if (!r.skipped.empty()) line.str("skipped", r.skipped);
+  if (!r.error.empty()) line.str("error", r.error).str("peer", request.peer);
+  line.strings("rules", uniqueRules(r.hits, false))
+      .strings("deniedBy", uniqueRules(r.hits, true))
+      .num("warnings", static_cast<long long>(r.warnings))
+      .num("durationMs", millis);
+}
+
+}  // namespace gpuguard::webhook

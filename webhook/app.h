@@ -1,0 +1,46 @@
+// The webhook application behind the HTTPS server: routes requests to the
+// admission review, health, readiness and metrics, and records every review
+// in the metrics and the log. Transport-free, so tests drive it directly.
+//
+//   POST /validate  -> review() with the active policy
+//   GET  /healthz   -> 200 "ok" (also /livez)
+//   GET  /readyz    -> 200 "ok" once serving with a certificate, else 503
+//   GET  /metrics   -> Prometheus text format 0.0.4
+#pragma once
+
+#include <atomic>
+
+#include "webhook/admission.h"
+#include "webhook/https_server.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+#include "webhook/policy_source.h"
+
+namespace gpuguard::webhook {
+
+class WebhookApp {
+ public:
+  WebhookApp(const PolicySource& policy, Metrics& metrics, const Logger& logger, AdmissionLimits limits = {});
+
+  HttpResponse handle(const HttpRequest& request);
+
+  // The server whose certificate state /readyz reports and whose counters
+  // /metrics shows; set once it exists. `serving` is true from a successful
+  // start() until shutdown begins.
+  void attach(const HttpsServer* server) { server_.store(server, std::memory_order_release); }
+  void setServing(bool serving) { serving_.store(serving, std::memory_order_release); }
+  bool ready() const;
+
+ private:
+  HttpResponse validate(const HttpRequest& request);
+  void logReview(const AdmissionResult& r, double millis, const HttpRequest& request) const;
+
+  const PolicySource& policy_;
+  Metrics& metrics_;
+  const Logger& logger_;
+  AdmissionLimits limits_;
+  std::atomic<const HttpsServer*> server_{nullptr};
+  std::atomic<bool> serving_{false};
+};
+
+}  // namespace gpuguard::webhook

@@ -1,0 +1,233 @@
+#include "webhook/flags.h"
+
+#include <charconv>
+#include <functional>
+#include <limits>
+#include <map>
+
+namespace gpuguard::webhook {
+
+const char* const kUsage =
+    R"(Usage: gpuguard-webhook --tls-cert-file=PATH --tls-private-key-file=PATH [flags]
+
+The GPU rules of gpuguard as a Kubernetes ValidatingAdmissionWebhook. Serves
+HTTPS only (TLS 1.2 or newer):
+  POST /validate   AdmissionReview admission.k8s.io/v1 or v1beta1
+  GET  /healthz    200 while the process is up
+  GET  /readyz     200 while a certificate is loaded and the server is serving
+  GET  /metrics    Prometheus text format
+
+TLS:
+  --tls-cert-file=PATH          Serving certificate (PEM, leaf first, then any
+                                intermediates). Reloaded when it changes on disk.
+  --tls-private-key-file=PATH   Private key of the serving certificate (PEM).
+  --client-ca-file=PATH         Require client certificates signed by these CAs
+                                (for API servers configured to present one).
+  --tls-reload-interval=DUR     How often to check the certificate files for
+                                changes (default 2s).
+
+Serving:
+  --port=N                      HTTPS port (default 8443; 0 picks a free port).
+  --bind-address=IP             Address to listen on (default 0.0.0.0; use :: for
+                                IPv6).
+  --max-request-bytes=SIZE      Largest request body; larger ones get 413
+                                (default 3Mi, the API server's own limit).
+  --request-timeout=DUR         Time allowed to receive one request (default 10s).
+  --idle-timeout=DUR            Keep-alive connections idle longer are closed
+                                (default 90s).
+  --worker-threads=N            Threads that judge requests (default 0: one per
+                                core).
+
+Policy:
+  --policy=FILE                 Policy file (the schema of gpuguard-lint's
+                                .gpuguard.yaml: rules, gpuResources, gpuTaints,
+                                driverPinLabels, exemptNamespaces, ...). Without
+                                it, the built-in defaults. Suppression annotations
+                                count only with allowSuppressions: true in it.
+  --policy-reload-interval=DUR  How often to check the policy file for changes
+                                (default 2s). A changed file that does not load
+                                is rejected and the active policy stays.
+  --check-policy                Load --policy, print what is wrong with it (if
+                                anything) and exit: 0 valid, 1 invalid.
+
+Logging:
+  --log-level=LEVEL             debug, info, warn or error (default info). Info
+                                logs every denial and every request that got
+                                warnings; debug logs every request.
+
+  --help                        Show this help and exit.
+  --version                     Print the version and exit.
+
+DUR is a duration like 500ms, 2s, 1m (a bare number is seconds). SIZE is a
+byte count, optionally with Ki, Mi or Gi.
+Signals: SIGTERM or SIGINT stops accepting connections, finishes the requests
+in flight and exits 0.
+)";
+
+std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::uint64_t n = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc() || p == text.data()) return std::nullopt;
+  const std::string unit(p, end);
+  std::uint64_t factor = 0;
+  if (unit.empty() || unit == "s") factor = 1000;
+  else if (unit == "ms") factor = 1;
+  else if (unit == "m") factor = 60'000;
+  else if (unit == "h") factor = 3'600'000;
+  else return std::nullopt;
+  if (n > std::numeric_limits<std::int64_t>::max() / factor / 2) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(n * factor));
+}
+
+std::optional<std::size_t> parseByteSize(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::uint64_t n = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc() || p == text.data()) return std::nullopt;
+  static const std::map<std::string, std::uint64_t, std::less<>> kUnits{
+      {"", 1}, {"k", 1000}, {"K", 1000}, {"M", 1000'000}, {"G", 1000'000'000},
+      {"Ki", 1024}, {"Mi", 1024 * 1024}, {"Gi", 1024ull * 1024 * 1024}};
+  auto unit = kUnits.find(std::string_view(p, static_cast<std::size_t>(end - p)));
+  if (unit == kUnits.end()) return std::nullopt;
+  if (n > std::numeric_limits<std::size_t>::max() / unit->second) return std::nullopt;
+  return static_cast<std::size_t>(n * unit->second);
+}
+
+FlagsResult parseFlags(const std::vector<std::string>& args) {
+  FlagsResult r;
+  Flags& f = r.flags;
+
+  using Setter = std::function<std::string(const std::string&)>;  // returns an error or ""
+  auto path = [](std::string& dst) {
+    return Setter([&dst](const std::string& v) { return v.empty() ? "must not be empty" : (dst = v, ""); });
+  };
+  auto optPath = [](std::optional<std::string>& dst) {
+    return Setter([&dst](const std::string& v) { return v.empty() ? "must not be empty" : (dst = v, ""); });
+  };
+  auto duration = [](std::chrono::milliseconds& dst, bool allowZero) {
+    return Setter([&dst, allowZero](const std::string& v) -> std::string {
+      auto d = parseDuration(v);
+      if (!d || (!allowZero && d->count() == 0)) return "must be a duration like 500ms, 2s or 1m";
+      dst = *d;
+      return "";
+    });
+  };
+  const std::map<std::string, Setter, std::less<>> valued{
+      {"tls-cert-file", path(f.tlsCertFile)},
+      {"tls-private-key-file", path(f.tlsPrivateKeyFile)},
+      {"client-ca-file", optPath(f.clientCaFile)},
+      {"policy", optPath(f.policy)},
+      {"bind-address", path(f.bindAddress)},
+      {"port",
+       [&f](const std::string& v) -> std::string {
+         unsigned n = 0;
+         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || p != v.data() + v.size() || n > 65535) return "must be a port number (0-65535)";
+         f.port = static_cast<std::uint16_t>(n);
+         return "";
+       }},
+      {"max-request-bytes",
+       [&f](const std::string& v) -> std::string {
+         auto n = parseByteSize(v);
+         if (!n || *n < 1024) return "must be a byte size of at least 1024, like 3Mi";
+         f.maxRequestBytes = *n;
+         return "";
+       }},
+      {"log-level",
+       [&f](const std::string& v) -> std::string {
+         auto level = parseLogLevel(v);
+         if (!level) return "must be debug, info, warn or error";
+         f.logLevel = *level;
+         return "";
+       }},
+      {"policy-reload-interval", duration(f.policyPollInterval, false)},
+      {"tls-reload-interval", duration(f.certPollInterval, false)},
+      {"request-timeout", duration(f.requestTimeout, false)},
+      {"idle-timeout", duration(f.idleTimeout, false)},
+      {"worker-threads",
+       [&f](const std::string& v) -> std::string {
+         unsigned n = 0;
+         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || p != v.data() + v.size() || n > 1024) return "must be a number from 0 to 1024";
+         f.workerThreads = n;
+         return "";
+       }},
+  };
+  const std::map<std::string, bool*, std::less<>> switches{
+      {"help", &f.help}, {"version", &f.version}, {"check-policy", &f.checkPolicy}};
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h") {
+      f.help = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      r.error = "unexpected argument \"" + arg + "\" (flags start with --; see --help)";
+      return r;
+    }
+    const std::size_t eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (auto s = switches.find(name); s != switches.end()) {
+      if (eq != std::string::npos) {
+        const std::string v = arg.substr(eq + 1);
+        if (v != "true" && v != "false") {
+          r.error = "--" + name + " takes no value (or =true/=false)";
+          return r;
+        }
+        *s->second = v == "true";
+      } else {
+        *s->second = true;
+      }
+      continue;
+    }
+    auto setter = valued.find(name);
+    if (setter == valued.end()) {
+      r.error = "unknown flag --" + name + " (see --help)";
+      return r;
+    }
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      r.error = "--" + name + " needs a value";
+      return r;
+    }
+    if (std::string err = setter->second(value); !err.empty()) {
+      r.error = "--" + name + "=" + value + ": " + err;
+      return r;
+    }
+  }
+
+  if (f.help || f.version) return r;
+  if (f.checkPolicy) {
+    if (!f.policy) r.error = "--check-policy needs --policy=FILE";
+    return r;
+  }
+  if (f.tlsCertFile.empty() || f.tlsPrivateKeyFile.empty()) {
+    r.error = "--tls-cert-file and --tls-private-key-file are required (there is no plain-HTTP mode)";
+  }
+  return r;
+}
+
+ServerConfig serverConfig(const Flags& flags) {
+  ServerConfig c;
+  c.bindAddress = flags.bindAddress;
+  c.port = flags.port;
+  c.certFile = flags.tlsCertFile;
+  c.keyFile = flags.tlsPrivateKeyFile;
+  c.clientCaFile = flags.clientCaFile;
+  c.maxBodyBytes = flags.maxRequestBytes;
+  c.requestTimeout = flags.requestTimeout;
+  c.idleTimeout = flags.idleTimeout;
+  c.certificatePollInterval = flags.certPollInterval;
+  c.workerThreads = flags.workerThreads;
+  return c;
+}
+
+}  // namespace gpuguard::webhook

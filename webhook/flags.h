@@ -1,0 +1,57 @@
+// Command-line flags of gpuguard-webhook. Names follow kube-apiserver's
+// (--tls-cert-file, --tls-private-key-file, --client-ca-file, --bind-address).
+// Both --name=value and --name value are accepted.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "webhook/https_server.h"
+#include "webhook/log.h"
+
+namespace gpuguard::webhook {
+
+struct Flags {
+  std::string tlsCertFile;
+  std::string tlsPrivateKeyFile;
+  std::uint16_t port = 8443;
+  std::string bindAddress = "0.0.0.0";
+  std::optional<std::string> policy;
+  std::optional<std::string> clientCaFile;
+  std::size_t maxRequestBytes = 3 * 1024 * 1024;
+  LogLevel logLevel = LogLevel::Info;
+  std::chrono::milliseconds policyPollInterval{2000};
+  std::chrono::milliseconds certPollInterval{2000};
+  std::chrono::milliseconds requestTimeout{10000};
+  std::chrono::milliseconds idleTimeout{90000};
+  unsigned workerThreads = 0;
+  bool help = false;
+  bool version = false;
+  bool checkPolicy = false;  // load --policy, report, exit
+};
+
+struct FlagsResult {
+  Flags flags;
+  std::string error;  // empty when the arguments are valid
+};
+
+// Parses argv[1..]. Unknown flags, missing values, bad numbers and a missing
+// --tls-cert-file/--tls-private-key-file (unless --help, --version or
+// --check-policy) are errors.
+FlagsResult parseFlags(const std::vector<std::string>& args);
+
+// The HTTPS server's configuration for these flags.
+ServerConfig serverConfig(const Flags& flags);
+
+// Durations: "2s", "500ms", "1m", "1h"; a bare number is seconds.
+std::optional<std::chrono::milliseconds> parseDuration(const std::string& text);
+// Byte sizes: "3145728", "512Ki", "3Mi", "1Gi", "3M" (powers of 1000 without the i).
+std::optional<std::size_t> parseByteSize(const std::string& text);
+
+extern const char* const kUsage;
+
+}  // namespace gpuguard::webhook

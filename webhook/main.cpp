@@ -1,0 +1,138 @@
+// gpuguard-webhook: the HTTPS ValidatingAdmissionWebhook front end of the GPU
+// rule engine. See docs/webhook.md.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "webhook/app.h"
+#include "webhook/flags.h"
+#include "webhook/https_server.h"
+#include "webhook/policy_source.h"
+#include "yaml/policy_file.h"
+
+namespace {
+
+using namespace gpuguard;
+using namespace gpuguard::webhook;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int checkPolicy(const std::string& path) {
+  try {
+    const Policy p = webhookPolicy(yaml::loadPolicyFile(path));
+    std::cout << path << ": ok (" << p.rules.size() << " rule override" << (p.rules.size() == 1 ? "" : "s")
+              << ", " << p.exemptNamespaces.size() << " exempt namespace"
+              << (p.exemptNamespaces.size() == 1 ? "" : "s") << ", suppressions "
+              << (p.allowSuppressions.value_or(false) ? "allowed" : "ignored") << ")\n";
+    return kExitOk;
+  } catch (const std::exception& e) {
+    std::cerr << "gpuguard-webhook: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
+  std::unique_ptr<PolicySource> policy;
+  try {
+    policy = std::make_unique<PolicySource>(flags.policy, logger);
+  } catch (const std::exception& e) {
+    logger.error("cannot load the policy").str("path", flags.policy.value_or("")).str("error", e.what());
+    return kExitFailure;
+  }
+
+  Metrics metrics(GPUGUARD_VERSION);
+  WebhookApp app(*policy, metrics, logger);
+  ServerConfig config = serverConfig(flags);
+  config.log = [&logger](const std::string& message) {
+    const bool bad = message.find("fail") != std::string::npos || message.find("reject") != std::string::npos;
+    logger.log(bad ? LogLevel::Error : LogLevel::Info, message);
+  };
+  HttpsServer server(std::move(config), [&app](const HttpRequest& request) { return app.handle(request); });
+  app.attach(&server);
+
+  std::string error;
+  if (!server.start(error)) {
+    logger.error("cannot start the HTTPS server").str("error", error);
+    return kExitFailure;
+  }
+  app.setServing(true);
+  policy->start(flags.policyPollInterval);
+  logger.info("serving")
+      .str("version", GPUGUARD_VERSION)
+      .str("bindAddress", flags.bindAddress)
+      .num("port", static_cast<long long>(server.boundPort()))
+      .str("policy", flags.policy.value_or("(built-in defaults)"))
+      .flag("clientCertificates", flags.clientCaFile.has_value());
+
+  // Signals are blocked in every thread; this one waits for them.
+  std::atomic<bool> finished{false};
+  std::atomic<bool> signalled{false};
+  std::thread waiter([&] {
+    const timespec tick{0, 200'000'000};
+    while (!finished.load()) {
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig <= 0) continue;
+      signalled.store(true);
+      app.setServing(false);  // /readyz fails while in-flight requests drain
+      logger.info("shutting down").str("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      server.stop();
+      return;
+    }
+  });
+
+  server.run();
+  finished.store(true);
+  waiter.join();
+  app.setServing(false);
+  policy->stop();
+  if (!signalled.load()) {
+    logger.error("the HTTPS server stopped unexpectedly");
+    return kExitFailure;
+  }
+  logger.info("stopped");
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const FlagsResult parsed = parseFlags(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed.error.empty()) {
+    std::cerr << "gpuguard-webhook: " << parsed.error << "\nRun gpuguard-webhook --help for usage.\n";
+    return kExitUsage;
+  }
+  const Flags& flags = parsed.flags;
+  if (flags.help) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (flags.version) {
+    std::cout << "gpuguard-webhook " << GPUGUARD_VERSION << "\n";
+    return kExitOk;
+  }
+  if (flags.checkPolicy) return checkPolicy(*flags.policy);
+
+  // Block the shutdown signals before any thread exists, so every thread
+  // inherits the mask and only the waiter in serve() receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const Logger logger(flags.logLevel);
+  try {
+    return serve(flags, logger, signals);
+  } catch (const std::exception& e) {
+    logger.error("fatal error").str("error", e.what());
+    return kExitFailure;
+  }
+}

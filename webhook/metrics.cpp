@@ -1,0 +1,183 @@
+#include "webhook/metrics.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+#include "rules/registry.h"
+
+namespace gpuguard::webhook {
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// Operations the API server sends; anything else is folded into "other".
+std::string_view operationLabel(std::string_view op) {
+  for (std::string_view known : {"CREATE", "UPDATE", "DELETE", "CONNECT"}) {
+    if (op == known) return known;
+  }
+  return op.empty() ? std::string_view() : "other";
+}
+
+// A Kubernetes kind is a short identifier; anything else is not worth a series.
+std::string_view kindLabel(std::string_view kind) {
+  if (kind.size() > 63) return "other";
+  const bool plain = std::all_of(kind.begin(), kind.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+  });
+  return plain ? kind : "other";
+}
+
+std::string formatDouble(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void sample(std::string& out, std::string_view name, std::string_view labels, std::uint64_t value) {
+  out += name;
+  if (!labels.empty()) {
+    out += '{';
+    out += labels;
+    out += '}';
+  }
+  out += ' ';
+  out += std::to_string(value);
+  out += '\n';
+}
+
+}  // namespace
+
+std::string escapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+Metrics::Metrics(std::string version) : version_(std::move(version)) {
+  for (const Rule* rule : allRules()) ruleIds_.emplace_back(rule->id());
+  findingCounters_ = std::make_unique<Counter[]>(ruleIds_.size() * 2);
+  for (std::size_t i = 0; i < ruleIds_.size() * 2; ++i) findingCounters_[i].store(0, kRelaxed);
+}
+
+Metrics::Counter& Metrics::requestCounter(std::string_view operation, std::string_view kind, std::string_view result) {
+  std::string key = "operation=\"" + escapeLabelValue(operationLabel(operation)) + "\",kind=\"" +
+                    escapeLabelValue(kindLabel(kind)) + "\",result=\"" + escapeLabelValue(result) + "\"";
+  {
+    std::shared_lock lock(seriesMutex_);
+    if (auto it = requestSeries_.find(key); it != requestSeries_.end()) return *it->second;
+  }
+  std::unique_lock lock(seriesMutex_);
+  if (requestSeries_.size() >= kMaxRequestSeries) {
+    key = "operation=\"" + escapeLabelValue(operationLabel(operation)) + "\",kind=\"other\",result=\"" +
+          escapeLabelValue(result) + "\"";
+  }
+  auto& slot = requestSeries_[key];
+  if (!slot) slot = std::make_unique<Counter>(0);
+  return *slot;
+}
+
+void Metrics::observe(const AdmissionResult& result, std::chrono::nanoseconds duration) {
+  requestCounter(result.operation, result.kind, decisionName(result.decision)).fetch_add(1, kRelaxed);
+
+  for (const RuleHit& hit : result.hits) {
+    auto it = std::find(ruleIds_.begin(), ruleIds_.end(), hit.rule);
+    if (it == ruleIds_.end()) continue;
+    const auto index = static_cast<std::size_t>(it - ruleIds_.begin()) * 2 + (hit.denied ? 0 : 1);
+    findingCounters_[index].fetch_add(1, kRelaxed);
+  }
+
+  const double seconds = std::chrono::duration<double>(duration).count();
+  const auto bucket = static_cast<std::size_t>(
+      std::lower_bound(kDurationBuckets.begin(), kDurationBuckets.end(), seconds) - kDurationBuckets.begin());
+  buckets_[bucket].fetch_add(1, kRelaxed);
+  durationNanos_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, duration.count())), kRelaxed);
+  durationCount_.fetch_add(1, kRelaxed);
+}
+
+std::string Metrics::render(const ExternalCounters& external) const {
+  std::string out;
+  out.reserve(4096);
+
+  header(out, "gpuguard_admission_requests_total", "counter",
+         "AdmissionReview requests answered, by operation, kind and result (allowed, denied, invalid).");
+  {
+    std::shared_lock lock(seriesMutex_);
+    for (const auto& [labels, counter] : requestSeries_) {
+      sample(out, "gpuguard_admission_requests_total", labels, counter->load(kRelaxed));
+    }
+  }
+
+  header(out, "gpuguard_admission_findings_total", "counter",
+         "Findings that denied a request (severity=\"error\") or became a warning (severity=\"warning\"), by rule.");
+  for (std::size_t i = 0; i < ruleIds_.size(); ++i) {
+    const std::string rule = "rule=\"" + escapeLabelValue(ruleIds_[i]) + "\"";
+    sample(out, "gpuguard_admission_findings_total", rule + ",severity=\"error\"", findingCounters_[i * 2].load(kRelaxed));
+    sample(out, "gpuguard_admission_findings_total", rule + ",severity=\"warning\"",
+           findingCounters_[i * 2 + 1].load(kRelaxed));
+  }
+
+  header(out, "gpuguard_admission_duration_seconds", "histogram",
+         "Time to review one AdmissionReview, from the request body to the response body.");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kDurationBuckets.size(); ++i) {
+    cumulative += buckets_[i].load(kRelaxed);
+    sample(out, "gpuguard_admission_duration_seconds_bucket", "le=\"" + formatDouble(kDurationBuckets[i]) + "\"",
+           cumulative);
+  }
+  cumulative += buckets_[kDurationBuckets.size()].load(kRelaxed);
+  const std::uint64_t count = std::max(cumulative, durationCount_.load(kRelaxed));
+  sample(out, "gpuguard_admission_duration_seconds_bucket", "le=\"+Inf\"", count);
+  out += "gpuguard_admission_duration_seconds_sum " +
+         formatDouble(static_cast<double>(durationNanos_.load(kRelaxed)) / 1e9) + "\n";
+  sample(out, "gpuguard_admission_duration_seconds_count", "", count);
+
+  header(out, "gpuguard_policy_reloads_total", "counter",
+         "Policy file reloads after a change on disk; a failed one keeps the previous policy.");
+  sample(out, "gpuguard_policy_reloads_total", "result=\"success\"", external.policyReloadSuccesses);
+  sample(out, "gpuguard_policy_reloads_total", "result=\"failure\"", external.policyReloadFailures);
+
+  const ServerStats s = external.server.value_or(ServerStats{});
+  header(out, "gpuguard_certificate_reloads_total", "counter",
+         "Serving certificate reloads after a change on disk; a failed one keeps the previous pair.");
+  sample(out, "gpuguard_certificate_reloads_total", "result=\"success\"", s.certificateReloads);
+  sample(out, "gpuguard_certificate_reloads_total", "result=\"failure\"", s.certificateReloadFailures);
+
+  if (external.server) {
+    header(out, "gpuguard_https_connections_accepted_total", "counter", "TCP connections accepted.");
+    sample(out, "gpuguard_https_connections_accepted_total", "", s.connectionsAccepted);
+    header(out, "gpuguard_https_connections_open", "gauge", "Connections open now.");
+    sample(out, "gpuguard_https_connections_open", "", s.connectionsOpen);
+    header(out, "gpuguard_https_handshake_failures_total", "counter", "TLS handshakes that failed.");
+    sample(out, "gpuguard_https_handshake_failures_total", "", s.handshakeFailures);
+    header(out, "gpuguard_https_timeouts_total", "counter", "Connections closed for a handshake, request or idle timeout.");
+    sample(out, "gpuguard_https_timeouts_total", "", s.timeouts);
+    header(out, "gpuguard_https_requests_rejected_total", "counter",
+           "Requests the HTTPS layer answered itself (400, 413, 431) before the webhook saw them.");
+    sample(out, "gpuguard_https_requests_rejected_total", "", s.requestsRejected);
+  }
+
+  header(out, "gpuguard_build_info", "gauge", "Always 1; the version is a label.");
+  sample(out, "gpuguard_build_info", "version=\"" + escapeLabelValue(version_) + "\"", 1);
+  return out;
+}
+
+}  // namespace gpuguard::webhook

@@ -1,0 +1,73 @@
+// Prometheus metrics in the text exposition format 0.0.4 (GET /metrics).
+//
+//   gpuguard_admission_requests_total{operation,kind,result}   counter
+//   gpuguard_admission_findings_total{rule,severity}           counter
+//       severity="error": the finding denied a request; "warning": it became
+//       a response warning (warning rules, and errors an UPDATE did not introduce)
+//   gpuguard_admission_duration_seconds                        histogram
+//   gpuguard_certificate_reloads_total{result}                 counter (from the HTTPS server)
+//   gpuguard_policy_reloads_total{result}                      counter
+//   gpuguard_https_*                                           connection counters
+//   gpuguard_build_info{version}                               gauge, always 1
+//
+// Recording is lock-free except the first time a new (operation, kind,
+// result) series appears; the number of series is capped so that a client
+// inventing kinds cannot grow memory without bound.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhook/admission.h"
+#include "webhook/https_server.h"
+
+namespace gpuguard::webhook {
+
+// Counters that live elsewhere, read when /metrics is scraped.
+struct ExternalCounters {
+  std::optional<ServerStats> server;
+  std::uint64_t policyReloadSuccesses = 0;
+  std::uint64_t policyReloadFailures = 0;
+};
+
+class Metrics {
+ public:
+  static constexpr std::array<double, 14> kDurationBuckets{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                           0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   2.5};
+  static constexpr std::size_t kMaxRequestSeries = 1000;
+
+  explicit Metrics(std::string version = "");
+
+  // One answered AdmissionReview (any decision, including 400s).
+  void observe(const AdmissionResult& result, std::chrono::nanoseconds duration);
+
+  std::string render(const ExternalCounters& external = {}) const;
+
+ private:
+  using Counter = std::atomic<std::uint64_t>;
+  Counter& requestCounter(std::string_view operation, std::string_view kind, std::string_view result);
+
+  std::string version_;
+  std::vector<std::string> ruleIds_;              // registry order
+  std::unique_ptr<Counter[]> findingCounters_;    // [rule * 2 + (warning ? 1 : 0)]
+  std::array<Counter, kDurationBuckets.size() + 1> buckets_{};  // per bucket, not cumulative; last: +Inf
+  Counter durationNanos_{0};
+  Counter durationCount_{0};
+
+  mutable std::shared_mutex seriesMutex_;
+  std::map<std::string, std::unique_ptr<Counter>, std::less<>> requestSeries_;  // key: rendered labels
+};
+
+// Escapes a label value for the text format (\\, \" and \n).
+std::string escapeLabelValue(std::string_view value);
+
+}  // namespace gpuguard::webhook
