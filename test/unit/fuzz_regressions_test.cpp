@@ -41,5 +41,20 @@ TEST(FuzzRegressions, HugeExponentsWithinInt32RoundTrip) {
   }
 }
 
+// fuzz_quantity, input "\t4687.5Ki" (crash-dc464c19...; a harness bug, not a
+// product one). A BinarySI value that is no multiple of 1024 prints as a bare
+// integer, as Go's CanonicalizeBytes does; that text re-parses as DecimalSI,
+// which prints differently. The value survives; the text need not.
+TEST(FuzzRegressions, BinaryValueThatIsNoMultipleOf1024KeepsItsValueNotItsText) {
+  const auto q = Quantity::parseTrimmed("\t4687.5Ki");
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->canonical(), "4800000");
+  const auto again = Quantity::parse(q->canonical());
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*again, *q);
+  EXPECT_EQ(again->canonical(), "4800k");
+  EXPECT_EQ(Quantity::parse(again->canonical()).value(), *q);
+}
+
 }  // namespace
 }  // namespace gpuguard
