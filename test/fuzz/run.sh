@@ -5,16 +5,18 @@
 #   test/fuzz/run.sh 60        CI: one minute each
 #   test/fuzz/run.sh 3600      a long local run
 #   FUZZ_ONLY="fuzz_yaml" test/fuzz/run.sh 300     one harness
-#   FUZZ_JOBS=1 (default) parallel libFuzzer workers per harness
+#   FUZZ_JOBS=2 test/fuzz/run.sh 3600     parallel libFuzzer workers per harness (default 1)
 # New interesting inputs go to build-fuzz/corpus/<harness> (seeded from
 # test/fuzz/corpus/<harness>, which is never written to); crashes are saved
 # as build-fuzz/artifacts/<harness>/crash-* and each should become a
 # regression test (test/unit/fuzz_regressions_test.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
 SECONDS_EACH=${1:-60}
 BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
-FUZZ_DIR=test/fuzz
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+FUZZ_DIR=$ROOT/test/fuzz
 HARNESSES=(fuzz_quantity fuzz_yaml fuzz_engine fuzz_admission)
 [ -n "${FUZZ_ONLY:-}" ] && read -r -a HARNESSES <<<"$FUZZ_ONLY"
 
@@ -50,9 +52,12 @@ for h in "${targets[@]}"; do
   log="$BUILD_DIR/$h.log"
   echo "== $h: ${SECONDS_EACH}s (log: $log)"
   set +e
-  "$BUILD_DIR/test/fuzz/$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-    -max_len="${FUZZ_MAX_LEN:-16384}" -print_final_stats=1 -jobs="${FUZZ_JOBS:-1}" -workers="${FUZZ_JOBS:-1}" \
-    -artifact_prefix="$artifacts/" "${dict[@]}" "$corpus" "${seeds[@]}" >"$log" 2>&1
+  parallel=()
+  # -jobs writes fuzz-N.log into the working directory: run in the build dir.
+  [ "${FUZZ_JOBS:-1}" -gt 1 ] && parallel=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS")
+  (cd "$BUILD_DIR" && "$BUILD_DIR/test/fuzz/$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    -max_len="${FUZZ_MAX_LEN:-16384}" -print_final_stats=1 "${parallel[@]}" \
+    -artifact_prefix="$artifacts/" "${dict[@]}" "$corpus" "${seeds[@]}") >"$log" 2>&1
   rc=$?
   set -e
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
