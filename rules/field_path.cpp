@@ -8,20 +8,29 @@ std::string_view severityName(Severity s) { return s == Severity::Error ? "error
 
 std::string Finding::fieldError() const { return field.empty() ? message : field + ": " + message; }
 
+// A path grows one segment at a time from its parent, which is kept: copy
+// into a vector that already has room for the new segment, so each step costs
+// one allocation for the segments instead of two (copy, then regrow).
 FieldPath FieldPath::field(std::string_view name) const {
-  FieldPath p = *this;
+  FieldPath p;
+  p.segments_.reserve(segments_.size() + 1);
+  p.segments_ = segments_;
   p.segments_.push_back({Kind::Field, std::string(name), 0});
   return p;
 }
 
 FieldPath FieldPath::index(std::size_t i) const {
-  FieldPath p = *this;
+  FieldPath p;
+  p.segments_.reserve(segments_.size() + 1);
+  p.segments_ = segments_;
   p.segments_.push_back({Kind::Index, {}, i});
   return p;
 }
 
 FieldPath FieldPath::key(std::string_view k) const {
-  FieldPath p = *this;
+  FieldPath p;
+  p.segments_.reserve(segments_.size() + 1);
+  p.segments_ = segments_;
   p.segments_.push_back({Kind::Key, std::string(k), 0});
   return p;
 }
