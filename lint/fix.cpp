@@ -140,27 +140,65 @@ std::string child(const std::string& pointer, std::string_view key) {
   return pointer + "/" + escapeJsonPointerToken(key);
 }
 
-// Anchors (&a), aliases (*a) and merge keys (<<) outside comments and quoted
-// text. Conservative: a false alarm only means "not fixed".
+// Anchors (&a), aliases (*a) and merge keys (<<:) where a node starts (at
+// the start of a line, after "key: ", "- ", '[', '{' or ','), outside
+// comments, quoted text and block scalars (a shell heredoc "<<EOF" or
+// "a && b" in a script is not one). Conservative: a false alarm only means
+// "not fixed".
 bool usesAnchors(const Lines& lines, std::size_t first, std::size_t last) {
+  std::size_t blockParent = std::string_view::npos;  // indentation of the line that opened a block scalar
   for (std::size_t n = first; n <= last && n <= lines.count(); ++n) {
     const std::string_view l = lines.line(n);
+    const std::size_t indent = leadingSpaces(l);
+    if (blockParent != std::string_view::npos) {
+      if (indent == l.size() || indent > blockParent) continue;  // block scalar content
+      blockParent = std::string_view::npos;
+    }
     char quote = 0;
+    char previous = 0;  // the last non-blank character before the current one
+    bool spaced = true;  // whitespace since `previous`
+    std::size_t end = l.size();
     for (std::size_t i = 0; i < l.size(); ++i) {
       const char c = l[i];
       if (quote) {
         if (c == '\\' && quote == '"') ++i;
         else if (c == quote) quote = 0;
+        previous = c;
+        spaced = false;
         continue;
       }
-      const bool tokenStart = i == 0 || std::strchr(" \t[{,", l[i - 1]) != nullptr;
-      if (c == '#' && tokenStart) break;
-      if ((c == '"' || c == '\'') && tokenStart) quote = c;
-      else if ((c == '&' || c == '*') && tokenStart && i + 1 < l.size() && std::strchr(" \t,[]{}", l[i + 1]) == nullptr) {
-        return true;
-      } else if (c == '<' && tokenStart && l.substr(i).starts_with("<<")) {
-        return true;
+      if (c == ' ' || c == '\t') {
+        spaced = true;
+        continue;
       }
+      const bool nodeStart = previous == 0 || previous == '[' || previous == '{' || previous == ',' ||
+                             ((previous == ':' || previous == '-' || previous == '?') && spaced);
+      if (c == '#' && (previous == 0 || spaced)) {
+        end = i;
+        break;
+      }
+      if (nodeStart && (c == '"' || c == '\'')) {
+        quote = c;
+      } else if (nodeStart && (c == '&' || c == '*') && i + 1 < l.size() &&
+                 std::strchr(" \t,[]{}", l[i + 1]) == nullptr) {
+        return true;
+      } else if (nodeStart && c == '<' && l.substr(i).starts_with("<<")) {
+        std::size_t k = i + 2;
+        while (k < l.size() && l[k] == ' ') ++k;
+        if (k < l.size() && l[k] == ':') return true;
+      }
+      previous = c;
+      spaced = false;
+    }
+    // A block scalar starts: "key: |", "- >-", "key: |2 # comment".
+    std::string_view head = l.substr(0, end);
+    while (!head.empty() && (head.back() == ' ' || head.back() == '\t')) head.remove_suffix(1);
+    while (!head.empty() && (head.back() == '-' || head.back() == '+' || (head.back() >= '0' && head.back() <= '9'))) {
+      head.remove_suffix(1);
+    }
+    if (!quote && !head.empty() && (head.back() == '|' || head.back() == '>')) {
+      head.remove_suffix(1);
+      if (head.empty() || head.back() == ' ' || head.back() == '\t') blockParent = indent;
     }
   }
   return false;

@@ -304,6 +304,30 @@ spec:
   EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-requests-limits-mismatch: requests and limits differ"));
 }
 
+TEST(LintFix, ShellHeredocsAndAndAndInScriptsAreNotMistakenForAnchors) {
+  const std::string before = R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeSelector: {nvidia.com/cuda.driver-version.major: "550"}
+  containers:
+  - name: c
+    command: [sh, -c, "a && b"]
+    args:
+    - |
+      cat >/x.sh <<EOF
+      *star && &amp
+      - &notanchor
+      EOF
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+)";
+  const lint::FixResult r = fixText(before, Policy{});
+  EXPECT_EQ(r.fixed, 2u) << notesOf(r);
+  EXPECT_THAT(rulesLeft(r.text), IsEmpty());
+}
+
 TEST(LintFix, SuppressedFindingsAndUnparsableFilesAreNotTouched) {
   std::string suppressed = kUntolerated;
   suppressed.replace(suppressed.find("  name: llm\n"), 12,
