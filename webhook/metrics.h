@@ -10,9 +10,11 @@
 //   gpuguard_https_*                                           connection counters
 //   gpuguard_build_info{version}                               gauge, always 1
 //
-// Recording is lock-free except the first time a new (operation, kind,
-// result) series appears; the number of series is capped so that a client
-// inventing kinds cannot grow memory without bound.
+// Recording uses relaxed atomics only (findings, histogram), plus a shared
+// lock to find the counter of an (operation, kind, result) series; the
+// exclusive lock is taken only the first time a series appears. The number of
+// series is capped so that a client inventing kinds cannot grow memory
+// without bound.
 #pragma once
 
 #include <array>
