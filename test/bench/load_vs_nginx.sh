@@ -2,12 +2,14 @@
 # gpuguard-webhook against nginx (a static TLS endpoint: the practical ceiling)
 # on loopback, side by side in one run, with wrk on keep-alive connections.
 #
-#   test/bench/load_vs_nginx.sh [-d SECONDS] [-c "1 32"] [BUILD_DIR]
+#   test/bench/load_vs_nginx.sh [-d SECONDS] [-c "1 32"] [-r REPS] [BUILD_DIR]
 #     BUILD_DIR   where gpuguard-webhook was built (default build; the binary is
 #                 BUILD_DIR/webhook/gpuguard-webhook or BUILD_DIR/gpuguard-webhook).
 #                 Nothing is built.
 #     -d SECONDS  each measured wrk run (default 10), after a 2 s warm-up
 #     -c LIST     connection counts (default "1 32"; wrk -t1 for 1, -t2 otherwise)
+#     -r REPS     alternate nginx and webhook REPS times per count (default 1); the
+#                 ratios are computed from the medians (a busy machine needs >= 3)
 #
 # Both servers get the same certificate (ECDSA P-256, generated here), TLS 1.2
 # and 1.3, and the same ~5 KB AdmissionReview POST (make_review_body.py). nginx
@@ -19,11 +21,11 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/test/bench"
-DURATION=10 CONNS="1 32"
-while getopts "d:c:h" o; do
+DURATION=10 CONNS="1 32" REPS=1
+while getopts "d:c:r:h" o; do
   case $o in
-    d) DURATION=$OPTARG ;; c) CONNS=$OPTARG ;;
-    *) sed -n '2,18p' "$0"; exit 2 ;;
+    d) DURATION=$OPTARG ;; c) CONNS=$OPTARG ;; r) REPS=$OPTARG ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -150,6 +152,7 @@ run() {  # run NAME PORT PID CONNS
   RPS[$name.$c]=$rps P50[$name.$c]=$p50 P99[$name.$c]=$p99
   CPU[$name.$c]=$(awk -v d=$((after - before)) -v hz="$HZ" -v n="$req" 'BEGIN { printf "%.1f", n ? d / hz * 1e6 / n : 0 }')
   RSS[$name.$c]=$(cat "$WORK/rss.$name.$c" 2>/dev/null || echo 0)
+  echo "$rps ${P50[$name.$c]} ${P99[$name.$c]} ${CPU[$name.$c]}" >>"$WORK/res.$name.$c"
   printf '%-8s -c%-3s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  CPU %6.1f us/req  RSS %6.1f MiB  errors %s non2xx %s\n' \
     "$name" "$c" "$rps" "$p50" "$p99" "${CPU[$name.$c]}" "$(awk -v k="${RSS[$name.$c]}" 'BEGIN{print k/1024}')" "$err" "$non2xx"
 }
@@ -159,11 +162,18 @@ echo "# webhook $BIN (pid $WH_PID), nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (
 echo "# body $(wc -c <"$WORK/body.json") B; webhook reply $(printf %s "$WH_REPLY" | wc -c) B ($(grep -o '"allowed":[a-z]*' <<<"$WH_REPLY")), nginx reply $(printf %s "$NG_REPLY" | wc -c) B; ${DURATION}s per run"
 echo "# webhook RSS idle $(awk -v k="$(rss_kb "$WH_PID")" 'BEGIN{print k/1024}') MiB"
 for c in $CONNS; do
-  run nginx "$NG_PORT" "$NG_PID" "$c"
-  run webhook "$WH_PORT" "$WH_PID" "$c"
+  for _ in $(seq 1 "$REPS"); do
+    run nginx "$NG_PORT" "$NG_PID" "$c"
+    run webhook "$WH_PORT" "$WH_PID" "$c"
+  done
 done
-echo "# ratios webhook/nginx"
+med() { cut -d' ' -f"$2" "$1" 2>/dev/null | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
+echo "# ratios webhook/nginx (medians of $REPS)"
 for c in $CONNS; do
+  for n in nginx webhook; do
+    RPS[$n.$c]=$(med "$WORK/res.$n.$c" 1) P50[$n.$c]=$(med "$WORK/res.$n.$c" 2)
+    P99[$n.$c]=$(med "$WORK/res.$n.$c" 3) CPU[$n.$c]=$(med "$WORK/res.$n.$c" 4)
+  done
   awk -v c="$c" -v wr="${RPS[webhook.$c]:-0}" -v nr="${RPS[nginx.$c]:-1}" -v w50="${P50[webhook.$c]:-0}" \
       -v n50="${P50[nginx.$c]:-1}" -v w99="${P99[webhook.$c]:-0}" -v n99="${P99[nginx.$c]:-1}" \
       -v wc="${CPU[webhook.$c]:-0}" -v nc="${CPU[nginx.$c]:-1}" \
