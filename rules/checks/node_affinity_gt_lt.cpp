@@ -75,16 +75,19 @@ std::optional<long long> singleInteger(const json& e) {
 // What to write instead of an operator that does not exist.
 std::string operatorFix(std::string_view op, const json& expression) {
   const std::string l = lower(op);
-  auto n = singleInteger(expression);
-  if (n && (*n > kSaneBound || *n < -kSaneBound)) n.reset();  // no arithmetic near the int64 limits
+  const std::optional<long long> parsed = singleInteger(expression);
+  // No arithmetic near the int64 limits. (Plain values, not a reset optional:
+  // GCC 12 warns -Wmaybe-uninitialized on the latter at -O2.)
+  const bool known = parsed && *parsed <= kSaneBound && *parsed >= -kSaneBound;
+  const long long n = known ? *parsed : 0;
   if (l == "gte" || l == "ge" || l == ">=" || l == "greaterthanorequal" || l == "greaterorequal") {
-    return n ? "write operator Gt with values [\"" + std::to_string(*n - 1) + "\"] (Gt is strict: Gt \"" +
-                   std::to_string(*n - 1) + "\" admits " + std::to_string(*n) + " and above)"
+    return known ? "write operator Gt with values [\"" + std::to_string(n - 1) + "\"] (Gt is strict: Gt \"" +
+                   std::to_string(n - 1) + "\" admits " + std::to_string(n) + " and above)"
              : "write Gt with one integer one below the bound (\">= 535\" is Gt \"534\")";
   }
   if (l == "lte" || l == "le" || l == "<=" || l == "lessthanorequal" || l == "lessorequal") {
-    return n ? "write operator Lt with values [\"" + std::to_string(*n + 1) + "\"] (Lt is strict: Lt \"" +
-                   std::to_string(*n + 1) + "\" admits " + std::to_string(*n) + " and below)"
+    return known ? "write operator Lt with values [\"" + std::to_string(n + 1) + "\"] (Lt is strict: Lt \"" +
+                   std::to_string(n + 1) + "\" admits " + std::to_string(n) + " and below)"
              : "write Lt with one integer one above the bound (\"<= 550\" is Lt \"551\")";
   }
   if (l == "greaterthan" || l == ">") return "write Gt";
