@@ -381,7 +381,8 @@ const ParallelFlag& ServingLaunch::primary() const {
   if (engine == ServingEngine::Tgi) return numShard;
   if (tensor.present) return tensor;
   if (pipeline.present) return pipeline;
-  return data;
+  if (data.present) return data;
+  return dataLocal;
 }
 
 std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {

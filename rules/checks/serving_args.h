@@ -48,7 +48,8 @@ struct ServingLaunch {
   bool multiNode = false;          // one replica spread over several pods (Ray, --dist-init-addr, --node-rank...)
   bool externalDataParallel = false;  // vLLM data-parallel ranks placed by someone else
 
-  // The flag that states the parallelism, for reporting: TP, else PP, else num-shard.
+  // The flag that states the parallelism, for reporting: num-shard for TGI;
+  // else TP, PP, DP, local DP, the first one given.
   const ParallelFlag& primary() const;
 };
 

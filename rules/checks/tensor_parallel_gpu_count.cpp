@@ -67,7 +67,9 @@ std::optional<World> worldOf(const ServingLaunch& l) {
     w.formula = l.numShard.name + (l.numShard.name.starts_with("-") ? " " : "=") + std::to_string(w.size) + " shards";
     return w;
   }
-  if (!l.tensor.present && !l.pipeline.present) return std::nullopt;  // no explicit parallelism
+  if (!l.tensor.present && !l.pipeline.present && !l.data.present && !l.dataLocal.present) {
+    return std::nullopt;  // no explicit parallelism
+  }
   for (const ParallelFlag* f : {&l.tensor, &l.pipeline, &l.data, &l.dataLocal}) {
     if (f->present && !f->value) return std::nullopt;
   }

@@ -218,6 +218,14 @@ TEST(CudaDriverTooOld, AffinityGtAdmitsTheNextInteger) {
   EXPECT_THAT(judge(withGt("524")), IsEmpty());                                       // admits 525
 }
 
+TEST(CudaDriverTooOld, GtAtTheInt64LimitAdmitsNoNode) {
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
+                        requiredAffinity("        - matchExpressions:\n"
+                                         "          - {key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                                         "values: [\"9223372036854775807\"]}\n"))),
+              IsEmpty());
+}
+
 TEST(CudaDriverTooOld, AffinityLtAloneDoesNotBoundTheDriverFromBelow) {
   EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
                         requiredAffinity("        - matchExpressions:\n"

@@ -192,6 +192,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadOperator{"exists", "[]", "operators are case-sensitive: write Exists"},
         BadOperator{"Matches", "[\"5.*\"]", "use In, NotIn, Exists, DoesNotExist, Gt or Lt"}));
 
+TEST(NodeAffinityGtLt, BoundsAtTheInt64LimitGetTheGenericFix) {
+  const auto f = judge(requiredPod("{key: example.com/n, operator: Gte, values: [\"-9223372036854775808\"]}"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("write Gt with one integer one below the bound"));
+}
+
 // --- where node affinity lives ------------------------------------------------
 
 TEST(NodeAffinityGtLt, PreferredTermsAreCheckedToo) {

@@ -73,6 +73,12 @@ TEST(TensorParallelGpuCount, DataParallelismInThePodMultiplies) {
               ElementsAre("tensor-parallel-gpu-count"));
 }
 
+TEST(TensorParallelGpuCount, DataParallelismAloneCounts) {
+  const auto f = judge(vllmArgs("\"--data-parallel-size=4\"", "2"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("tensor-parallel 1 x data-parallel 4 = 4 GPU workers"));
+}
+
 TEST(TensorParallelGpuCount, VllmUnderscoreFlagsAreRead) {
   EXPECT_THAT(rulesHit(judge(vllmArgs("\"--tensor_parallel_size=4\"", "1"))), ElementsAre("tensor-parallel-gpu-count"));
 }
@@ -237,6 +243,15 @@ TEST(TensorParallelGpuCount, LiteralNnodesOutsideALeaderWorkerSet) {
               IsEmpty());
   EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
                            "        command: [python3, -m, sglang.launch_server, --tp, \"16\", --nnodes, $(N)]\n", "8")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, AbsurdGroupSizesAreNotJudged) {
+  EXPECT_THAT(judge(lws("9223372036854775807", kLeaderTp8Pp2, "8", "8")), IsEmpty());
+  EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
+                           "        command: [python3, -m, sglang.launch_server, --tp, \"16\", --nnodes, "
+                           "\"999999999999999999\"]\n",
+                           "8")),
               IsEmpty());
 }
 
