@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <system_error>
 
 namespace gpuguard::lint {
@@ -119,6 +120,14 @@ ExpandedInputs expandInputs(const std::vector<std::string>& paths, const std::ve
       out.problems.push_back(p);
     }
   }
+  // A file named twice (or reached from two arguments) is linted, and fixed,
+  // once.
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (std::string& f : out.files) {
+    if (seen.insert(f == "-" ? f : fs::path(f).lexically_normal().generic_string()).second) unique.push_back(std::move(f));
+  }
+  out.files = std::move(unique);
   return out;
 }
 

@@ -66,6 +66,13 @@ TEST(LintInputs, GlobsAreAlsoMatchedRelativeToTheConfigDirectory) {
   EXPECT_EQ(in.files.size(), 2u);
 }
 
+TEST(LintInputs, AFileNamedTwiceIsLintedOnce) {
+  TempDir dir;
+  const std::string a = dir.write("a.yaml", "x: 1\n").string();
+  const lint::ExpandedInputs in = expandInputs({a, dir.str(), dir.str() + "/./a.yaml"}, {}, {});
+  EXPECT_EQ(in.files, std::vector<std::string>{a});
+}
+
 TEST(LintInputs, StdinIsNeverFiltered) {
   const lint::ExpandedInputs in = expandInputs({"-"}, {"nothing/**"}, {"*"});
   EXPECT_EQ(in.files, std::vector<std::string>{"-"});
