@@ -536,9 +536,17 @@ std::string Quantity::canonical() const {
   // Largest multiple-of-3 exponent that leaves an integer mantissa.
   std::int64_t rem = exp10_ % 3;
   if (rem < 0) rem += 3;
-  const std::int64_t exponent = exp10_ - rem;
+  std::int64_t exponent = exp10_ - rem;
   out += digits_;
   out.append(static_cast<std::size_t>(rem), '0');
+  // parse() truncates exponents to 32 bits like Go; an exponent above the
+  // largest int32 multiple of 3 moves its excess into the mantissa as zeros,
+  // so the text re-parses to the same value.
+  constexpr std::int64_t kMaxExponent = 2147483646;
+  if (exponent > kMaxExponent) {
+    out.append(static_cast<std::size_t>(exponent - kMaxExponent), '0');
+    exponent = kMaxExponent;
+  }
 
   const bool decimalSI = format_ != Format::DecimalExponent;
   if (decimalSI && exponent >= -9 && exponent <= 18) {
