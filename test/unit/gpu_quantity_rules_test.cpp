@@ -15,10 +15,15 @@ using ::testing::IsEmpty;
 using testing::gpuPod;
 using testing::judgeYaml;
 using testing::only;
+using testing::onlyRules;
 using testing::rulesHit;
 
+// The findings of this file's four rules: other rules have their say on the
+// same pods (1e3 GPUs exceed a node; a toleration without a GPU request).
 std::vector<std::string> rulesFor(const std::string& resources, const std::string& kind = "Pod") {
-  return rulesHit(judgeYaml(gpuPod(resources, kind)));
+  static const Policy quantityRules = onlyRules({"gpu-invalid-quantity", "gpu-fractional",
+                                                 "gpu-requests-limits-mismatch", "gpu-requests-without-limits"});
+  return rulesHit(judgeYaml(gpuPod(resources, kind), quantityRules));
 }
 
 // --- whole numbers ---------------------------------------------------------
