@@ -141,6 +141,8 @@ LabelCheck evaluate(const Expression& x, const NodeInfo& node, bool field) {
     else c.why = presentValue(v);
   }
   if (field) c.why = "node is " + node.name;
+  c.observed = c.key + (v ? " is " + (v->empty() ? std::string("\"\"") : *v) : std::string(" absent"));
+  if ((x.op == "Gt" || x.op == "Lt") && v && !checks::parseGoInt(*v)) c.observed += ", not an integer";
   return c;
 }
 
@@ -252,8 +254,7 @@ ResourceFit fitOf(const std::string& name, const Amount& requested, const NodeIn
   const std::string gap = "allocatable " + f.allocatable.strFor(name) + " < capacity " + f.capacity.strFor(name);
   std::string unhealthyText = device ? gap + ": " + unhealthy.strFor(name) + " device(s) reported Unhealthy" : gap;
   if (!f.advertised) {
-    f.cause = device ? "device plugin not registered on this node (no " + name + " in status.capacity)"
-                     : "the node does not report " + name;
+    f.cause = device ? "device plugin not registered on this node" : "the node does not report " + name;
   } else if (f.capacity.isZero() && device) {
     f.cause = "the device plugin advertises 0 " + name;
   } else if (requested > f.allocatable) {
@@ -280,15 +281,18 @@ struct PodFacts {
   std::optional<BoundPod> self;  // the Pod's identity, to leave its own requests out of `used`
 };
 
-std::string describeTerms(const NodeVerdict& v) {
+// The node's side of the failed terms: "nvidia.com/gpu.product is Tesla-T4,
+// nvidia.com/cuda.driver-version.major is 535" (one term) or
+// "term 0: ... | term 1: invalid: ..." (several).
+std::string observedTerms(const NodeVerdict& v) {
   std::vector<std::string> parts;
   for (const TermCheck& t : v.terms) {
-    std::string s = "term " + std::to_string(t.index) + ": ";
+    std::string s = v.terms.size() > 1 ? "term " + std::to_string(t.index) + ": " : std::string();
     if (!t.invalid.empty()) {
-      s += t.invalid;
+      s += "invalid: " + t.invalid;
     } else {
       std::vector<std::string> fails;
-      for (const LabelCheck& c : t.failing) fails.push_back(c.requirement + " (" + c.why + ")");
+      for (const LabelCheck& c : t.failing) fails.push_back(c.observed);
       s += joined(fails, ", ");
     }
     parts.push_back(std::move(s));
@@ -319,6 +323,8 @@ NodeVerdict judgeNode(const PodFacts& pod, const NodeInfo& node, const Policy& p
     c.nodeValue = labelOf(node, key);
     c.matches = c.nodeValue && *c.nodeValue == want;
     c.why = presentValue(c.nodeValue);
+    c.observed = key + (c.nodeValue ? " is " + (c.nodeValue->empty() ? std::string("\"\"") : *c.nodeValue)
+                                    : std::string(" absent"));
     if (!c.matches) v.selectorFailures.push_back(std::move(c));
   }
   if (pod.affinity.required) {
@@ -361,21 +367,28 @@ NodeVerdict judgeNode(const PodFacts& pod, const NodeInfo& node, const Policy& p
   if (v.cordoned) {
     v.reasons = {kReasonUnschedulable};
     v.cause = "cordoned (spec.unschedulable)";
+    v.verdict = "cordoned";
   } else if (v.nodeNameMismatch) {
     v.reasons = {kReasonNodeName};
     v.cause = "the pod names node " + pod.nodeName + " (spec.nodeName)";
+    v.verdict = "spec.nodeName is " + pod.nodeName;
   } else if (!v.untoleratedTaints.empty()) {
     const Taint& t = v.untoleratedTaints.front();
     v.reasons = {"node(s) had untolerated taint {" + t.key + ": " + t.value.value_or("") + "}"};
     std::vector<std::string> names;
     for (const Taint& u : v.untoleratedTaints) names.push_back(taintText(u));
     v.cause = std::string(v.untoleratedTaints.size() == 1 ? "untolerated taint " : "untolerated taints ") + joined(names);
+    v.verdict = v.untoleratedTaints.size() == 1 ? "untolerated taint" : "untolerated taints";
   } else if (!v.selectorFailures.empty() || !v.affinityMatches) {
     v.reasons = {kReasonAffinity};
-    std::vector<std::string> parts;
-    for (const LabelCheck& c : v.selectorFailures) parts.push_back("nodeSelector " + c.requirement + " (" + c.why + ")");
-    if (!v.affinityMatches) parts.push_back("required node affinity " + describeTerms(v));
+    std::vector<std::string> parts, observed;
+    for (const LabelCheck& c : v.selectorFailures) observed.push_back(c.observed);
+    if (!observed.empty()) parts.push_back("nodeSelector: " + joined(observed));
+    if (!v.affinityMatches) parts.push_back("affinity: " + observedTerms(v));
     v.cause = joined(parts, "; ");
+    v.verdict = !v.selectorFailures.empty() && !v.affinityMatches ? "nodeSelector and affinity mismatch"
+                : !v.selectorFailures.empty()                    ? "nodeSelector mismatch"
+                                                                 : "affinity mismatch";
   } else {
     std::vector<std::string> causes;
     if (v.tooManyPods) {
@@ -390,6 +403,7 @@ NodeVerdict judgeNode(const PodFacts& pod, const NodeInfo& node, const Policy& p
     }
     v.schedulable = v.reasons.empty();
     v.cause = v.schedulable ? "fits" : joined(causes, "; ");
+    v.verdict = v.cause;
   }
   return v;
 }
@@ -463,6 +477,39 @@ std::string driverPinNote(const DriverPin& pin, const Snapshot& snapshot) {
   return s + "; the nodes have " + joined(have);
 }
 
+// nodeSelector pairs and required affinity In expressions asking for label
+// values no node has: "no node has nvidia.com/gpu.product=NVIDIA-T4; the
+// nodes have Tesla-T4 (1 node), NVIDIA-L4 (2 nodes)". Driver majors have
+// their own note (driverPin).
+std::vector<std::string> unknownValueNotes(const PodFacts& pod, const Snapshot& snapshot) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> asks;  // key, accepted values
+  for (const auto& [key, value] : pod.selector) asks.push_back({key, {value}});
+  for (const Affinity::Term& term : pod.affinity.terms) {
+    for (const Expression& x : term.expressions) {
+      if (x.op == "In" && x.invalid.empty()) asks.push_back({x.key, x.values});
+    }
+  }
+  std::vector<std::string> notes;
+  for (const auto& [key, values] : asks) {
+    if (checks::isDriverMajorLabel(key)) continue;
+    std::map<std::string, std::size_t> have;
+    for (const NodeInfo& n : snapshot.nodes) {
+      if (auto it = n.labels.find(key); it != n.labels.end()) ++have[it->second];
+    }
+    if (std::any_of(values.begin(), values.end(), [&](const std::string& v) { return have.count(v) > 0; })) continue;
+    std::string note = "no node in the snapshot has " + key + (values.size() == 1 ? "=" + values[0] : " in [" + joined(values) + "]");
+    if (have.empty()) {
+      note += "; no node carries " + key + " at all";
+    } else {
+      std::vector<std::string> listed;
+      for (const auto& [value, count] : have) listed.push_back(value + " (" + plural(count, "node", "nodes") + ")");
+      note += "; the nodes have " + joined(listed);
+    }
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
+  }
+  return notes;
+}
+
 void conclude(PodDiagnosis& d) {
   for (const NodeVerdict& v : d.nodes) {
     if (v.schedulable) d.schedulableNodes.push_back(v.node);
@@ -491,15 +538,13 @@ void conclude(PodDiagnosis& d) {
     d.dominantNodes.push_back(v.node);
     std::string why = v.cause;
     for (const ResourceFit& f : v.resources) {
-      if (!f.fits && d.dominantReason == "Insufficient " + f.name) why = f.cause;
+      if (!f.fits && d.dominantReason == "Insufficient " + f.name) why = f.name + ": " + f.cause;
     }
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == why; });
     if (g == groups.end()) groups.push_back({why, {v.node}});
     else g->second.push_back(v.node);
   }
-  std::vector<std::string> parts;
-  for (const auto& [why, nodes] : groups) parts.push_back(joined(nodes) + ": " + why);
-  d.dominantDetail = joined(parts, "; ");
+  for (const auto& [why, nodes] : groups) d.dominantDetails.push_back(joined(nodes) + ": " + why);
 }
 
 PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapshot& snapshot, const Policy& policy) {
@@ -531,6 +576,13 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
   for (const NodeInfo& node : snapshot.nodes) d.nodes.push_back(judgeNode(facts, node, policy));
   d.hasNodeSelector = !facts.selector.empty();
   d.hasRequiredAffinity = facts.affinity.required;
+  for (const auto& [key, value] : facts.selector) d.selectorText.push_back(key + "=" + value);
+  for (const Affinity::Term& term : facts.affinity.terms) {
+    std::vector<std::string> parts;
+    for (const Expression& x : term.expressions) parts.push_back(describe(x));
+    for (const Expression& x : term.fields) parts.push_back(describe(x));
+    d.affinityText.push_back(parts.empty() ? "(empty)" : joined(parts));
+  }
   conclude(d);
 
   // What the table alone would not make obvious.
@@ -538,6 +590,7 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
     d.notes.push_back(driverPinNote(*pin, snapshot));
     d.driverPin = std::move(pin);
   }
+  for (std::string& note : unknownValueNotes(facts, snapshot)) d.notes.push_back(std::move(note));
   std::set<std::string> advertisedExtended;
   for (const NodeInfo& n : snapshot.nodes) {
     for (const auto& [name, amount] : n.capacity) {

@@ -47,6 +47,8 @@ struct LabelCheck {
   std::optional<std::string> nodeValue;  // nullopt: the node has no such label
   bool matches = false;
   std::string why;                       // when it fails: "node has Tesla-T4", "label absent"...
+  std::string observed;                  // the node's side: "nvidia.com/gpu.product is Tesla-T4",
+                                         // "nvidia.com/gpu.product absent"
 };
 
 // One term of the required node affinity (terms are ORed, its parts ANDed).
@@ -70,7 +72,9 @@ struct NodeVerdict {
   bool tooManyPods = false;
   bool schedulable = false;
   std::vector<std::string> reasons;      // the scheduler's words for the first filter that fails
-  std::string cause;                     // that filter's failure, explained
+  std::string cause;                     // that filter's failure, explained ("fits" when none fails)
+  std::string verdict;                   // the same in a few words, for the table ("fits", "cordoned",
+                                         // "untolerated taint", "nodeSelector mismatch", resource causes)
 };
 
 // A driver major the pod pins (nodeSelector or required affinity In) that no
@@ -91,13 +95,16 @@ struct PodDiagnosis {
   std::vector<std::string> gpuResources; // the GPU resources it requests
   bool hasNodeSelector = false;
   bool hasRequiredAffinity = false;
+  std::vector<std::string> selectorText; // "nvidia.com/gpu.product=NVIDIA-T4", one per pair
+  std::vector<std::string> affinityText; // one per required term: "key In [a, b], key Gt 540"
   long long gpus = 0;                    // podGpus(): GPUs of every kind
   std::vector<NodeVerdict> nodes;        // snapshot order
   std::vector<std::string> schedulableNodes;
   std::string verdict;                   // "schedulable on 2 node(s): a, b" / "0/5 nodes are available: ..."
   std::string dominantReason;            // the most common first-failing reason ("" when schedulable)
   std::vector<std::string> dominantNodes;
-  std::string dominantDetail;            // per node (grouped), why that reason holds
+  std::vector<std::string> dominantDetails;  // why it holds, nodes with the same explanation grouped:
+                                             // "cpu-1, cpu-2: nvidia.com/gpu: device plugin not registered..."
   std::optional<DriverPin> driverPin;
   std::vector<std::string> notes;
 

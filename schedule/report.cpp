@@ -29,12 +29,13 @@ std::string gpuCell(const ResourceFit* f) {
   return f->capacity.strFor(f->name) + "/" + f->allocatable.strFor(f->name) + "/" + f->free.strFor(f->name);
 }
 
+// The node's side only: what the pod wants is printed above the table.
 std::string selectorCell(const PodDiagnosis& d, const NodeVerdict& v) {
   if (!d.hasNodeSelector) return "-";
   if (v.selectorFailures.empty()) return "ok";
   std::vector<std::string> parts;
-  for (const LabelCheck& c : v.selectorFailures) parts.push_back(c.requirement + " (" + c.why + ")");
-  return joined(parts, "; ");
+  for (const LabelCheck& c : v.selectorFailures) parts.push_back(c.observed);
+  return joined(parts);
 }
 
 std::string affinityCell(const PodDiagnosis& d, const NodeVerdict& v) {
@@ -44,11 +45,11 @@ std::string affinityCell(const PodDiagnosis& d, const NodeVerdict& v) {
   for (const TermCheck& t : v.terms) {
     std::string s = (v.terms.size() > 1 ? "term " + std::to_string(t.index) + ": " : std::string());
     if (!t.invalid.empty()) {
-      s += t.invalid;
+      s += "invalid: " + t.invalid;
     } else {
       std::vector<std::string> fails;
-      for (const LabelCheck& c : t.failing) fails.push_back(c.requirement + " (" + c.why + ")");
-      s += joined(fails, ", ");
+      for (const LabelCheck& c : t.failing) fails.push_back(c.observed);
+      s += joined(fails);
     }
     parts.push_back(std::move(s));
   }
@@ -95,6 +96,17 @@ void writePod(std::ostream& out, const PodDiagnosis& d) {
   out << d.title();
   if (!d.source.empty()) out << " in " << d.source;
   out << "\n  requests: " << requestsText(d) << "\n";
+  if (d.hasNodeSelector) out << "  nodeSelector: " << joined(d.selectorText) << "\n";
+  if (d.hasRequiredAffinity) {
+    out << "  required node affinity: ";
+    if (d.affinityText.empty()) out << "no nodeSelectorTerms";
+    for (std::size_t i = 0; i < d.affinityText.size(); ++i) {
+      if (i) out << " OR ";
+      if (d.affinityText.size() > 1) out << "term " << i << ": ";
+      out << d.affinityText[i];
+    }
+    out << "\n";
+  }
 
   std::vector<std::string> header{"NODE"};
   for (const std::string& g : d.gpuResources) header.push_back(g + " CAP/ALLOC/FREE");
@@ -112,7 +124,7 @@ void writePod(std::ostream& out, const PodDiagnosis& d) {
     cells.push_back(selectorCell(d, v));
     cells.push_back(affinityCell(d, v));
     cells.push_back(v.cordoned ? "cordoned" : taintsCell(v));
-    cells.push_back(v.cause);
+    cells.push_back(v.verdict);
     auto same = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.cells == cells; });
     if (same != rows.end()) same->nodes.push_back(v.node);
     else rows.push_back({{v.node}, std::move(cells)});
@@ -134,7 +146,8 @@ void writePod(std::ostream& out, const PodDiagnosis& d) {
     out << "  verdict: Pending: " << d.verdict << "\n";
     if (!d.dominantReason.empty()) {
       out << "  dominant reason: " << d.dominantReason << " (" << d.dominantNodes.size() << " of " << d.nodes.size()
-          << (d.nodes.size() == 1 ? " node" : " nodes") << "): " << d.dominantDetail << "\n";
+          << (d.nodes.size() == 1 ? " node" : " nodes") << ")\n";
+      for (const std::string& line : d.dominantDetails) out << "    " << line << "\n";
     }
   }
   for (const std::string& n : d.notes) out << "  note: " << n << "\n";
@@ -145,7 +158,8 @@ json labelCheckJson(const LabelCheck& c) {
           {"key", c.key},
           {"nodeValue", c.nodeValue ? json(*c.nodeValue) : json(nullptr)},
           {"matches", c.matches},
-          {"why", c.why}};
+          {"why", c.why},
+          {"observed", c.observed}};
 }
 
 json taintJson(const Taint& t) { return {{"key", t.key}, {"value", t.value.value_or("")}, {"effect", t.effect}}; }
@@ -155,6 +169,7 @@ json nodeJson(const PodDiagnosis& d, const NodeVerdict& v) {
          {"schedulable", v.schedulable},
          {"reasons", v.reasons},
          {"cause", v.cause},
+         {"verdict", v.verdict},
          {"cordoned", v.cordoned},
          {"nodeNameMismatch", v.nodeNameMismatch},
          {"tooManyPods", v.tooManyPods}};
@@ -220,6 +235,8 @@ json toJson(const PodDiagnosis& d) {
          {"namespace", d.ns},
          {"name", d.name},
          {"specPath", d.specPath},
+         {"nodeSelector", d.selectorText},
+         {"requiredAffinityTerms", d.affinityText},
          {"source", d.source},
          {"requests", requests},
          {"gpuResources", d.gpuResources},
@@ -229,7 +246,7 @@ json toJson(const PodDiagnosis& d) {
          {"verdict", d.verdict},
          {"dominantReason", d.dominantReason},
          {"dominantNodes", d.dominantNodes},
-         {"dominantDetail", d.dominantDetail},
+         {"dominantDetails", d.dominantDetails},
          {"notes", d.notes}};
   j["driverPin"] = nullptr;
   if (d.driverPin) {

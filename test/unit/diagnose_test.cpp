@@ -127,8 +127,9 @@ TEST(Diagnose, NoDevicePluginOnTheNode) {
   EXPECT_THAT(cpu.reasons, ElementsAre("Insufficient nvidia.com/gpu"));
   const ResourceFit& gpu = fit(cpu, "nvidia.com/gpu");
   EXPECT_FALSE(gpu.advertised);
-  EXPECT_THAT(gpu.cause, HasSubstr("device plugin not registered on this node"));
-  EXPECT_THAT(cpu.cause, HasSubstr("nvidia.com/gpu: device plugin not registered on this node"));
+  EXPECT_EQ(gpu.cause, "device plugin not registered on this node");
+  EXPECT_EQ(cpu.cause, "nvidia.com/gpu: device plugin not registered on this node");
+  EXPECT_EQ(cpu.verdict, cpu.cause);
 }
 
 TEST(Diagnose, UnhealthyDeviceShowsAllocatableBelowCapacity) {
@@ -174,11 +175,19 @@ TEST(Diagnose, SelectorMismatchShowsTheNodesActualValue) {
   EXPECT_EQ(t4.selectorFailures[0].nodeValue, "Tesla-T4");
   EXPECT_EQ(t4.selectorFailures[0].why, "node has Tesla-T4");
   EXPECT_THAT(t4.reasons, ElementsAre("node(s) didn't match Pod's node affinity/selector"));
-  EXPECT_EQ(t4.cause, "nodeSelector nvidia.com/gpu.product=NVIDIA-T4 (node has Tesla-T4)");
+  EXPECT_EQ(t4.selectorFailures[0].observed, "nvidia.com/gpu.product is Tesla-T4");
+  EXPECT_EQ(t4.cause, "nodeSelector: nvidia.com/gpu.product is Tesla-T4");
+  EXPECT_EQ(t4.verdict, "nodeSelector mismatch");
   const NodeVerdict& cpu = on(d, "cpu-1");
   ASSERT_THAT(cpu.selectorFailures, SizeIs(1));
   EXPECT_FALSE(cpu.selectorFailures[0].nodeValue.has_value());
   EXPECT_EQ(cpu.selectorFailures[0].why, "label absent");
+  EXPECT_EQ(cpu.cause, "nodeSelector: nvidia.com/gpu.product absent");
+  // The value no node has, and the values the nodes do have.
+  EXPECT_THAT(d.notes, Contains(std::string(
+                           "no node in the snapshot has nvidia.com/gpu.product=NVIDIA-T4; the nodes have "
+                           "NVIDIA-A100-SXM4-80GB (3 nodes), NVIDIA-H100-80GB-HBM3 (1 node), NVIDIA-L4 (1 node), "
+                           "Tesla-T4 (1 node)")));
 }
 
 TEST(Diagnose, AffinityGtFailsOnOlderDriversAndPassesOnNewer) {
@@ -193,6 +202,8 @@ TEST(Diagnose, AffinityGtFailsOnOlderDriversAndPassesOnNewer) {
   ASSERT_THAT(a100.terms[0].failing, SizeIs(1));
   EXPECT_EQ(a100.terms[0].failing[0].requirement, "nvidia.com/cuda.driver-version.major Gt 560");
   EXPECT_EQ(a100.terms[0].failing[0].why, "node has 550");
+  EXPECT_EQ(a100.cause, "affinity: nvidia.com/cuda.driver-version.major is 550");
+  EXPECT_EQ(a100.verdict, "affinity mismatch");
   EXPECT_EQ(on(d, "cpu-1").terms[0].failing[0].why, "label absent");
   EXPECT_TRUE(on(d, "gpu-h100-1").affinityMatches);
   EXPECT_EQ(d.verdict, "schedulable on 1 node: gpu-h100-1");
@@ -206,6 +217,7 @@ TEST(Diagnose, UntoleratedTaintIsNamedAndPreferNoScheduleIsIgnored) {
   EXPECT_EQ(taintText(h100.untoleratedTaints[0]), "dedicated=inference:NoSchedule");
   EXPECT_THAT(h100.reasons, ElementsAre("node(s) had untolerated taint {dedicated: inference}"));
   EXPECT_EQ(h100.cause, "untolerated taint dedicated=inference:NoSchedule");
+  EXPECT_EQ(h100.verdict, "untolerated taint");
   // Without any toleration, the GPU taint is the first one the node lists.
   const PodDiagnosis bare = one(pod("{nvidia.com/gpu: 1}", "", ""));
   EXPECT_THAT(on(bare, "gpu-h100-1").reasons, ElementsAre("node(s) had untolerated taint {nvidia.com/gpu: present}"));
@@ -237,8 +249,10 @@ TEST(Diagnose, MigSlicesAreJustAnotherExtendedResource) {
   EXPECT_FALSE(big.schedulable());
   EXPECT_EQ(fit(on(big, "gpu-mig-1"), "nvidia.com/mig-3g.40gb").cause, "needs 1, 0 free: 4 of 4 held by 2 bound pods");
   EXPECT_EQ(big.dominantReason, "Insufficient nvidia.com/mig-3g.40gb");
-  EXPECT_THAT(big.dominantDetail, HasSubstr("gpu-mig-1: needs 1, 0 free: 4 of 4 held by 2 bound pods"));
-  EXPECT_THAT(big.dominantDetail, HasSubstr("cpu-1, gpu-t4-1, gpu-a100-1, gpu-l4-shared-1: device plugin not registered"));
+  EXPECT_THAT(big.dominantDetails,
+              ElementsAre("cpu-1, gpu-t4-1, gpu-a100-1, gpu-l4-shared-1: nvidia.com/mig-3g.40gb: device plugin not "
+                          "registered on this node",
+                          "gpu-mig-1: nvidia.com/mig-3g.40gb: needs 1, 0 free: 4 of 4 held by 2 bound pods"));
 
   const PodDiagnosis absent = one(pod("{nvidia.com/mig-2g.20gb: 1}"));
   EXPECT_THAT(absent.notes, Contains(AllOf(HasSubstr("no node in the snapshot advertises nvidia.com/mig-2g.20gb"),
@@ -362,7 +376,11 @@ TEST(DiagnoseAffinity, TermsAreOredExpressionsAnded) {
   ASSERT_THAT(v.terms, SizeIs(2));
   EXPECT_EQ(v.terms[0].failing.at(0).why, "node has NVIDIA-L4");
   EXPECT_THAT(v.terms[1].invalid, HasSubstr("Gt needs an integer, \"12.4\" is not one"));
-  EXPECT_THAT(v.cause, HasSubstr("term 0: nvidia.com/gpu.product In [Tesla-T4] (node has NVIDIA-L4) | term 1:"));
+  EXPECT_EQ(v.cause,
+            "affinity: term 0: nvidia.com/gpu.product is NVIDIA-L4 | term 1: invalid: nvidia.com/cuda.driver-version.major "
+            "Gt 12.4: Gt needs an integer, \"12.4\" is not one");
+  EXPECT_THAT(d.affinityText, ElementsAre("nvidia.com/gpu.product In [Tesla-T4]",
+                                          "nvidia.com/cuda.driver-version.major Gt 12.4"));
 }
 
 TEST(DiagnoseAffinity, NodeSelectorAndAffinityMustBothMatch) {
@@ -472,10 +490,15 @@ TEST(DiagnoseReport, TextTableAndJson) {
   EXPECT_THAT(s, HasSubstr("Deployment serve/vllm-t4 (spec.template.spec)"));
   EXPECT_THAT(s, HasSubstr("NODE"));
   EXPECT_THAT(s, HasSubstr("nvidia.com/gpu CAP/ALLOC/FREE"));
-  EXPECT_THAT(s, HasSubstr("nvidia.com/gpu.product=NVIDIA-T4 (node has Tesla-T4)"));
+  EXPECT_THAT(s, HasSubstr("  nodeSelector: nvidia.com/gpu.product=NVIDIA-T4\n"));
+  EXPECT_THAT(s, HasSubstr("nvidia.com/gpu.product is Tesla-T4"));
+  EXPECT_THAT(s, HasSubstr("  required node affinity: nvidia.com/gpu.product In [NVIDIA-A100-SXM4-80GB, "
+                           "NVIDIA-H100-80GB-HBM3], nvidia.com/cuda.driver-version.major Gt 540\n"));
   EXPECT_THAT(s, HasSubstr("4/3/3"));
   EXPECT_THAT(s, HasSubstr("verdict: Pending: 0/7 nodes are available:"));
-  EXPECT_THAT(s, HasSubstr("dominant reason: node(s) didn't match Pod's node affinity/selector (3 of 7 nodes)"));
+  EXPECT_THAT(s, HasSubstr("dominant reason: node(s) didn't match Pod's node affinity/selector (3 of 7 nodes)\n"
+                           "    cpu-1: affinity: nvidia.com/gpu.product absent, nvidia.com/cuda.driver-version.major "
+                           "absent\n"));
   EXPECT_THAT(s, HasSubstr("2 GPU pods against 7 nodes: 0 schedulable, 2 Pending"));
 
   const json j = toJson(pods, cluster());
@@ -493,6 +516,7 @@ TEST(DiagnoseReport, TextTableAndJson) {
   EXPECT_EQ(a100["resources"][2]["name"], "nvidia.com/gpu");
   EXPECT_EQ(a100["resources"][2]["free"], "0");
   EXPECT_EQ(job["nodes"][1]["affinity"]["terms"][0]["failing"][0]["nodeValue"], "Tesla-T4");
+  EXPECT_EQ(job["nodes"][1]["verdict"], "affinity mismatch");
 }
 
 // --- gpuguard-lint --nodes ---------------------------------------------------------
