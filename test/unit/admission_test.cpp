@@ -1019,6 +1019,29 @@ Decided webhookSide(const json& object, const Policy& policy) {
   return d;
 }
 
+// Findings the linter makes only because it reads the YAML text (an
+// unquoted 010 is the octal 8, yes is a boolean): an AdmissionReview carries
+// JSON, so the webhook cannot make them, and for built-in kinds the API
+// server rejects such values at decode, before any webhook. They are removed
+// from the lint side, and only these rules may have them.
+std::vector<Finding> withoutSourceTextFindings(const std::vector<Finding>& lintFindings, const json& object,
+                                               const Policy& policy) {
+  std::vector<std::string> plain;
+  for (const Finding& f : judge(object, policy)) plain.push_back(f.rule + "\n" + f.field);
+  std::vector<Finding> out;
+  for (const Finding& f : lintFindings) {
+    auto it = std::find(plain.begin(), plain.end(), f.rule + "\n" + f.field);
+    if (it != plain.end()) {
+      plain.erase(it);
+      out.push_back(f);
+    } else {
+      EXPECT_THAT(f.rule, ::testing::AnyOf("gpu-label-value", "label-value-not-string"))
+          << "only the YAML-text rules may depend on how a value was written: " << f.fieldError();
+    }
+  }
+  return out;
+}
+
 void expectParity(const std::string& what, const Decided& lint, const Decided& webhook) {
   EXPECT_EQ(lint.denied, webhook.denied) << what;
   EXPECT_EQ(lint.errors, webhook.errors) << what;
@@ -1102,8 +1125,10 @@ spec:
 TEST(DecisionParity, InlineCasesDecideTheSameInLintAndWebhook) {
   for (const auto& [policyName, policy] : parityPolicies()) {
     for (const char* yaml : kParityCases) {
-      const Decided lint = lintSide(gpuguard::testing::judgeYaml(yaml, policy));
-      const Decided webhook = webhookSide(objectFromYaml(yaml), policy);
+      const json object = objectFromYaml(yaml);
+      const Decided lint =
+          lintSide(withoutSourceTextFindings(gpuguard::testing::judgeYaml(yaml, policy), object, policy));
+      const Decided webhook = webhookSide(object, policy);
       expectParity(policyName + " on:" + yaml, lint, webhook);
     }
   }
@@ -1129,7 +1154,7 @@ TEST(DecisionParity, TheEndToEndCasesDecideTheSameInLintAndWebhook) {
           if (l.document == doc.index) lintFindings.push_back(l.finding);
         }
         // lintText sorts by line; the webhook reports in engine order.
-        Decided lint = lintSide(lintFindings);
+        Decided lint = lintSide(withoutSourceTextFindings(lintFindings, doc.value, policy));
         Decided webhook = webhookSide(doc.value, policy);
         std::sort(lint.errors.begin(), lint.errors.end());
         std::sort(lint.warnings.begin(), lint.warnings.end());
