@@ -10,7 +10,7 @@
 // of an exponent, so "1e999999999" is as cheap as "1".
 //
 // Semantics that follow from the Go code (see
-// /work/shared/reference/kubernetes-gpu-semantics.md §1):
+// ../shared/reference/kubernetes-gpu-semantics.md §1):
 //  * Parsed values are exact down to nano (10^-9). A finer non-zero value is
 //    rounded away from zero to the next nano: "0.5n" is 1n, "-0.5n" is -1n.
 //  * BinarySI values ("Ki" .. "Ei") are capped in magnitude at 2^63-1

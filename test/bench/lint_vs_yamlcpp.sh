@@ -11,7 +11,7 @@
 #                 Pods, Jobs, some GPU, comments, flow and block styles, ~65 lines each)
 #     -r REPS     runs of each measurement, interleaved; the median is printed (default 3)
 #
-# For each tree (the generated one and /work/shared/corpus/real) prints wall and
+# For each tree (the generated one and ../shared/corpus/real) prints wall and
 # CPU (user+sys) seconds and docs/s of: yamlcpp-parse (YAML::LoadAll per file,
 # one thread), gpuguard-lint -j1, gpuguard-lint -j2; then the ratios
 #   lint -j1 / raw parse   (target >= 0.8, by CPU time: one core each)
@@ -36,7 +36,7 @@ for b in "$BUILD_DIR/lint/gpuguard-lint" "$BUILD_DIR/gpuguard-lint"; do
 done
 [ -n "$LINT" ] || { echo "lint_vs_yamlcpp.sh: no gpuguard-lint in $BUILD_DIR" >&2; exit 2; }
 [ -x "$RAW" ] || { echo "lint_vs_yamlcpp.sh: no $RAW (cmake -DGPUGUARD_BUILD_BENCH=ON, target yamlcpp-parse; or -y)" >&2; exit 2; }
-REAL=/work/shared/corpus/real
+REAL=${REAL:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/corpus/real}
 
 WORK=$(mktemp -d /tmp/gpuguard-bench-lint.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT INT TERM

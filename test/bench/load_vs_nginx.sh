@@ -39,7 +39,7 @@ for t in nginx wrk openssl python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "load_vs_nginx.sh: $t not installed" >&2; exit 2; }
 done
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-SAMPLE=$(ls /work/shared/reference/admission-samples/raw/03-CREATE-Pod-*allowed.json | head -1)
+SAMPLE=$(ls "$(cd "$(dirname "$0")/../.." && pwd)"/../shared/reference/admission-samples/raw/03-CREATE-Pod-*allowed.json | head -1)
 
 WORK=$(mktemp -d /tmp/gpuguard-bench-load.XXXXXX)
 WH_PID="" NG_PID="" RSS_PID=""

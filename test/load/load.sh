@@ -9,7 +9,7 @@
 #     -b BINARY      gpuguard-webhook (default build/webhook/gpuguard-webhook,
 #                    else build/gpuguard-webhook)
 #     -s FILE        request body (default the ~5 KB real AdmissionReview
-#                    /work/shared/reference/admission-samples/raw/01-*.json)
+#                    ../shared/reference/admission-samples/raw/01-*.json)
 #     -g KB          allowed RSS growth after warm-up (default 8192 = 8 MiB)
 #     -r             rotate the certificate mid-run: a new key pair is
 #                    written over the files; zero failed requests allowed
@@ -44,7 +44,7 @@ if [ -z "$BIN" ]; then
   done
 fi
 [ -x "$BIN" ] || { echo "load.sh: no gpuguard-webhook binary (build it, or pass -b)" >&2; exit 2; }
-if [ -z "$BODY" ]; then BODY=$(ls /work/shared/reference/admission-samples/raw/01-*.json 2>/dev/null | head -1 || true); fi
+if [ -z "$BODY" ]; then BODY=$(ls "$(cd "$(dirname "$0")/../.." && pwd)"/../shared/reference/admission-samples/raw/01-*.json 2>/dev/null | head -1 || true); fi
 [ -f "$BODY" ] || { echo "load.sh: no request body (pass -s FILE)" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "load.sh: wrk not installed" >&2; exit 2; }
 

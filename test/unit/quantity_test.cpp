@@ -1,6 +1,6 @@
 // gpuguard::Quantity must behave exactly like k8s.io/apimachinery
 // resource.Quantity. The expectations below come from
-// /work/shared/reference/kubernetes-gpu-semantics.md §1 (tables verified by
+// ../shared/reference/kubernetes-gpu-semantics.md §1 (tables verified by
 // running the real Go code) and from reading quantity.go / suffix.go.
 //
 // Values are checked against an independent, deliberately naive big-decimal
