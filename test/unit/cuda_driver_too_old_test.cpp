@@ -338,15 +338,6 @@ TEST(CudaDriverTooOld, IsOnByDefaultAsAnError) {
   EXPECT_THAT(testing::only(f, "cuda-driver-too-old"), ::testing::SizeIs(1));
 }
 
-TEST(CudaDriverTooOld, TheDocumentedWrongExampleFiresAndTheRightOneDoesNot) {
-  const Rule* rule = findRule("cuda-driver-too-old");
-  ASSERT_NE(rule, nullptr);
-  const std::string head = "apiVersion: v1\nkind: Pod\nmetadata: {name: example}\n";
-  const Policy policy = onlyRules({"cuda-driver-too-old"});
-  const auto wrong = rulesHit(judgeYaml(head + std::string(rule->doc().wrongExample), policy));
-  EXPECT_THAT(wrong, ::testing::AllOf(::testing::Not(IsEmpty()), ::testing::Each(std::string("cuda-driver-too-old"))));
-  EXPECT_THAT(judgeYaml(head + std::string(rule->doc().rightExample), policy), IsEmpty());
-}
 
 }  // namespace
 }  // namespace gpuguard

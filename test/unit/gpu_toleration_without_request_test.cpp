@@ -194,15 +194,6 @@ TEST(GpuTolerationWithoutRequest, IsOnByDefaultAsAWarning) {
   EXPECT_EQ(mine[0].severity, Severity::Warning);
 }
 
-TEST(GpuTolerationWithoutRequest, TheDocumentedWrongExampleFiresAndTheRightOneDoesNot) {
-  const Rule* rule = findRule("gpu-toleration-without-request");
-  ASSERT_NE(rule, nullptr);
-  const std::string head = "apiVersion: v1\nkind: Pod\nmetadata: {name: example}\n";
-  const Policy policy = onlyRules({"gpu-toleration-without-request"});
-  const auto wrong = rulesHit(judgeYaml(head + std::string(rule->doc().wrongExample), policy));
-  EXPECT_THAT(wrong, ::testing::AllOf(::testing::Not(IsEmpty()), ::testing::Each(std::string("gpu-toleration-without-request"))));
-  EXPECT_THAT(judgeYaml(head + std::string(rule->doc().rightExample), policy), IsEmpty());
-}
 
 }  // namespace
 }  // namespace gpuguard

@@ -235,15 +235,6 @@ TEST(NodeAffinityGtLt, IsOnByDefaultAsAnError) {
   EXPECT_EQ(mine[0].severity, Severity::Error);
 }
 
-TEST(NodeAffinityGtLt, TheDocumentedWrongExampleFiresAndTheRightOneDoesNot) {
-  const Rule* rule = findRule("node-affinity-gt-lt");
-  ASSERT_NE(rule, nullptr);
-  const std::string head = "apiVersion: v1\nkind: Pod\nmetadata: {name: example}\n";
-  const Policy policy = onlyRules({"node-affinity-gt-lt"});
-  const auto wrong = rulesHit(judgeYaml(head + std::string(rule->doc().wrongExample), policy));
-  EXPECT_THAT(wrong, ::testing::AllOf(::testing::Not(IsEmpty()), ::testing::Each(std::string("node-affinity-gt-lt"))));
-  EXPECT_THAT(judgeYaml(head + std::string(rule->doc().rightExample), policy), IsEmpty());
-}
 
 }  // namespace
 }  // namespace gpuguard
