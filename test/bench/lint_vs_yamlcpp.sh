@@ -3,7 +3,7 @@
 # in one run, plus start-up time.
 #
 #   test/bench/lint_vs_yamlcpp.sh [-n FILES] [-r REPS] [-y YAMLCPP_PARSE] [BUILD_DIR]
-#     BUILD_DIR   where gpuguard-lint was built (default build): BUILD_DIR/lint/gpuguard-lint
+#     BUILD_DIR   where gpuguard-lint was built (default build): BUILD_DIR/gpuguard-lint
 #                 or BUILD_DIR/gpuguard-lint. Nothing is built.
 #     -y PATH     the raw parse tool (default build-bench/test/bench/yamlcpp-parse; it is
 #                 built by -DGPUGUARD_BUILD_BENCH=ON, target yamlcpp-parse)
@@ -30,11 +30,8 @@ while getopts "n:r:y:h" o; do
 done
 shift $((OPTIND - 1))
 BUILD_DIR=${1:-$ROOT/build}
-LINT=""
-for b in "$BUILD_DIR/lint/gpuguard-lint" "$BUILD_DIR/gpuguard-lint"; do
-  [ -x "$b" ] && { LINT=$b; break; }
-done
-[ -n "$LINT" ] || { echo "lint_vs_yamlcpp.sh: no gpuguard-lint in $BUILD_DIR" >&2; exit 2; }
+LINT=$BUILD_DIR/gpuguard-lint
+[ -x "$LINT" ] || { echo "lint_vs_yamlcpp.sh: no gpuguard-lint in $BUILD_DIR" >&2; exit 2; }
 [ -x "$RAW" ] || { echo "lint_vs_yamlcpp.sh: no $RAW (cmake -DGPUGUARD_BUILD_BENCH=ON, target yamlcpp-parse; or -y)" >&2; exit 2; }
 REAL=${REAL:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/corpus/real}
 

@@ -4,7 +4,7 @@
 #
 #   test/bench/load_vs_nginx.sh [-d SECONDS] [-c "1 32"] [-r REPS] [BUILD_DIR]
 #     BUILD_DIR   where gpuguard-webhook was built (default build; the binary is
-#                 BUILD_DIR/webhook/gpuguard-webhook or BUILD_DIR/gpuguard-webhook).
+#                 BUILD_DIR/gpuguard-webhook).
 #                 Nothing is built.
 #     -d SECONDS  each measured wrk run (default 10), after a 2 s warm-up
 #     -c LIST     connection counts (default "1 32"; wrk -t1 for 1, -t2 otherwise)
@@ -30,11 +30,8 @@ while getopts "d:c:r:h" o; do
 done
 shift $((OPTIND - 1))
 BUILD_DIR=${1:-$ROOT/build}
-BIN=""
-for b in "$BUILD_DIR/webhook/gpuguard-webhook" "$BUILD_DIR/gpuguard-webhook"; do
-  [ -x "$b" ] && { BIN=$b; break; }
-done
-[ -n "$BIN" ] || { echo "load_vs_nginx.sh: no gpuguard-webhook in $BUILD_DIR (build it first)" >&2; exit 2; }
+BIN=$BUILD_DIR/gpuguard-webhook
+[ -x "$BIN" ] || { echo "load_vs_nginx.sh: no gpuguard-webhook in $BUILD_DIR (build it first)" >&2; exit 2; }
 for t in nginx wrk openssl python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "load_vs_nginx.sh: $t not installed" >&2; exit 2; }
 done

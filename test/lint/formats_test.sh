@@ -12,7 +12,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$(cd "${1:-$REPO/build}" && pwd)
-LINT=$BUILD/lint/gpuguard-lint
+LINT=$BUILD/gpuguard-lint
 [[ -x $LINT ]] || { echo "FAIL: $LINT is not built"; exit 1; }
 
 PY=""

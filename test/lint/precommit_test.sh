@@ -9,7 +9,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$(cd "${1:-$REPO/build}" && pwd)
-[[ -x $BUILD/lint/gpuguard-lint ]] || { echo "FAIL: gpuguard-lint is not built in $BUILD"; exit 1; }
+[[ -x $BUILD/gpuguard-lint ]] || { echo "FAIL: gpuguard-lint is not built in $BUILD"; exit 1; }
 command -v git >/dev/null || { echo "SKIP: git not found"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 export PATH=$BUILD/lint:$PATH  # language: system

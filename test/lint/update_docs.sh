@@ -16,7 +16,7 @@ if [[ -d $BUILD ]]; then
 else
   ./build.sh >/dev/null
 fi
-LINT=$BUILD/lint/gpuguard-lint
+LINT=$BUILD/gpuguard-lint
 
 "$LINT" --rules-markdown > docs/rules.md.tmp && mv docs/rules.md.tmp docs/rules.md
 

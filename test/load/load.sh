@@ -6,8 +6,7 @@
 #     -w SECONDS     warm-up run before it (default 10)
 #     -c N           keep-alive TLS connections (default 200)
 #     -t N           wrk threads (default 2)
-#     -b BINARY      gpuguard-webhook (default build/webhook/gpuguard-webhook,
-#                    else build/gpuguard-webhook)
+#     -b BINARY      gpuguard-webhook (default build/gpuguard-webhook)
 #     -s FILE        request body (default the ~5 KB real AdmissionReview
 #                    ../shared/reference/admission-samples/raw/01-*.json)
 #     -g KB          allowed RSS growth after warm-up (default 8192 = 8 MiB)
@@ -38,11 +37,7 @@ while getopts "d:w:c:t:b:s:g:rkW:h" o; do
     *) sed -n '2,30p' "$0"; exit 2 ;;
   esac
 done
-if [ -z "$BIN" ]; then
-  for b in "$ROOT/build/webhook/gpuguard-webhook" "$ROOT/build/gpuguard-webhook"; do
-    [ -x "$b" ] && { BIN=$b; break; }
-  done
-fi
+BIN=${BIN:-$ROOT/build/gpuguard-webhook}
 [ -x "$BIN" ] || { echo "load.sh: no gpuguard-webhook binary (build it, or pass -b)" >&2; exit 2; }
 if [ -z "$BODY" ]; then BODY=$(ls "$(cd "$(dirname "$0")/../.." && pwd)"/../shared/reference/admission-samples/raw/01-*.json 2>/dev/null | head -1 || true); fi
 [ -f "$BODY" ] || { echo "load.sh: no request body (pass -s FILE)" >&2; exit 2; }

@@ -31,10 +31,12 @@ finish() {
 SHIP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuguard-ship.XXXXXX")
 trap 'rm -rf "$SHIP_TMP"' EXIT
 
-# find_binary BUILD_DIR NAME : the built executable, or nothing
+# find_binary BUILD_DIR NAME : the built executable, or nothing. Only where
+# users find it (BUILD_DIR/NAME, as the README and test/e2e say), so a binary
+# that lands elsewhere fails these tests rather than the user.
 find_binary() {
-  [[ -n $1 && -d $1 ]] || return 0
-  find "$1" -maxdepth 3 -type f -name "$2" -perm -u+x 2>/dev/null | sort | head -n 1
+  [[ -n $1 && -x $1/$2 && -f $1/$2 ]] && echo "$1/$2"
+  return 0
 }
 
 # cmake_defines_target BUILD_DIR NAME : the CMake project in BUILD_DIR has that target

@@ -527,7 +527,7 @@ struct CliRun {
 };
 
 CliRun runLint(const std::string& args) {
-  const std::string binary = GPUGUARD_BINARY_DIR "/lint/gpuguard-lint";
+  const std::string binary = GPUGUARD_BINARY_DIR "/gpuguard-lint";
   CliRun r;
   if (!std::filesystem::exists(binary)) return r;
   const std::string command = "cd " + kSnapshots + " && " + binary + " " + args + " 2>&1";
@@ -541,7 +541,7 @@ CliRun runLint(const std::string& args) {
 }
 
 TEST(DiagnoseCli, TableVerdictAndExitStatus) {
-  if (!std::filesystem::exists(GPUGUARD_BINARY_DIR "/lint/gpuguard-lint")) GTEST_SKIP() << "gpuguard-lint not built";
+  if (!std::filesystem::exists(GPUGUARD_BINARY_DIR "/gpuguard-lint")) GTEST_SKIP() << "gpuguard-lint not built";
   const CliRun pending = runLint("--nodes nodes.json --pods pods.json pending.yaml");
   EXPECT_EQ(pending.status, 1) << pending.out;
   EXPECT_THAT(pending.out, HasSubstr("Job ml/finetune (spec.template.spec) in pending.yaml"));

@@ -334,7 +334,7 @@ TEST(LintCli, DocsRulesMdIsGeneratedFromTheRegistry) {
   const std::string committed = readFile(sourceDir() + "/docs/rules.md");
   EXPECT_TRUE(r.out == committed)
       << "docs/rules.md is stale: the rule registry changed. Regenerate it with\n"
-         "    test/lint/update_docs.sh          (or: build/lint/gpuguard-lint --rules-markdown > docs/rules.md)\n"
+         "    test/lint/update_docs.sh          (or: build/gpuguard-lint --rules-markdown > docs/rules.md)\n"
          "and commit the result.";
 }
 

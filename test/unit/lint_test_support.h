@@ -21,7 +21,7 @@
 
 namespace gpuguard::lint_test {
 
-inline std::string lintBinary() { return GPUGUARD_BINARY_DIR "/lint/gpuguard-lint"; }
+inline std::string lintBinary() { return GPUGUARD_BINARY_DIR "/gpuguard-lint"; }
 inline std::string sourceDir() { return GPUGUARD_SOURCE_DIR; }
 
 struct RunResult {

@@ -491,7 +491,7 @@ struct ProcessResult {
   std::string err;
 };
 
-std::string binary() { return std::string(GPUGUARD_BINARY_DIR) + "/webhook/gpuguard-webhook"; }
+std::string binary() { return std::string(GPUGUARD_BINARY_DIR) + "/gpuguard-webhook"; }
 
 std::string slurp(int fd) {
   std::string out;
