@@ -68,6 +68,16 @@ struct Selection {
   }
 };
 
+// A symbolic link that leads nowhere (broken, or a loop). Such a manifest
+// is listed anyway, so reading it reports why, rather than the file
+// vanishing from the run.
+bool isDeadLink(const fs::directory_entry& entry) {
+  std::error_code ec;
+  if (!entry.is_symlink(ec)) return false;
+  const fs::file_status target = fs::status(entry.path(), ec);
+  return ec || target.type() == fs::file_type::not_found;
+}
+
 void walkDirectory(const fs::path& root, const Selection& selection, std::vector<std::string>& out) {
   std::vector<std::string> found;
   std::error_code ec;
@@ -79,7 +89,7 @@ void walkDirectory(const fs::path& root, const Selection& selection, std::vector
       if (name.size() > 1 && name.front() == '.') it.disable_recursion_pending();
       continue;
     }
-    if (hasManifestExtension(p) && it->is_regular_file(ec) && selection.selected(p.generic_string())) {
+    if (hasManifestExtension(p) && (it->is_regular_file(ec) || isDeadLink(*it)) && selection.selected(p.generic_string())) {
       found.push_back(p.generic_string());
     }
   }
@@ -114,8 +124,10 @@ ExpandedInputs expandInputs(const std::vector<std::string>& paths, const std::ve
       out.files.push_back(p);
     } else if (fs::is_directory(p, ec)) {
       walkDirectory(p, selection, out.files);
-    } else if (fs::exists(p, ec)) {
-      if (selection.selected(p)) out.files.push_back(p);  // named explicitly: whatever its extension
+    } else if (fs::exists(p, ec) || fs::is_symlink(fs::symlink_status(p, ec))) {
+      // Named explicitly: whatever its extension; a dead link is read, and
+      // fails with its reason (a loop, a missing target).
+      if (selection.selected(p)) out.files.push_back(p);
     } else {
       out.problems.push_back(p);
     }

@@ -1,8 +1,11 @@
 // gpuguard-lint: the offline front end of the GPU rule engine.
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -101,6 +104,12 @@ std::vector<Outcome> processAll(const std::vector<std::string>& files, const Pol
   worker();
   for (std::thread& t : pool) t.join();
   return outcomes;
+}
+
+// stdout is a pipe whose reading end was closed.
+bool readerHasGone() {
+  pollfd out{STDOUT_FILENO, 0, 0};
+  return poll(&out, 1, 0) == 1 && (out.revents & POLLERR);
 }
 
 bool useColor(const Options& o, bool toFile) {
@@ -206,19 +215,24 @@ int run(const Options& o) {
     }
   }
   out.flush();
+  const RunSummary s = summarize(reports);
+  const int status = s.inputErrors ? kExitTrouble : s.errors ? kExitFindings : kExitClean;
   if (!out) {
+    // The reader closed the pipe (gpuguard-lint deploy/ | head -1): it had
+    // what it wanted. Stop quietly with the run's status, like a filter.
+    if (!o.output && (errno == EPIPE || readerHasGone())) return status;
     std::cerr << "gpuguard-lint: failed to write the report\n";
     return kExitTrouble;
   }
-
-  const RunSummary s = summarize(reports);
-  if (s.inputErrors) return kExitTrouble;
-  return s.errors ? kExitFindings : kExitClean;
+  return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed output pipe is EPIPE on write, handled in run(), not a signal
+  // that kills the process mid-report.
+  std::signal(SIGPIPE, SIG_IGN);
   std::ios::sync_with_stdio(false);
   const ParsedOptions parsed = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!parsed.error.empty()) {

@@ -14,6 +14,7 @@
 // Warnings do not fail a testcase (they do not fail the run either).
 // classname drops the file extension because Jenkins reads the last dot of a
 // classname as a package separator.
+#include <algorithm>
 #include <sstream>
 
 #include "lint/report.h"
@@ -72,53 +73,61 @@ void writeJunit(std::ostream& out, const std::vector<FileReport>& reports, const
             << text(where(e.file, e.line, e.column) + ": " + e.message) << "</error>\n"
             << "    </testcase>\n";
     }
+    // The rules that ran, then the linter's own checks of how the file is
+    // written when they found something (lint_file.h).
+    std::vector<std::string_view> checks;
     if (r.documents > 0) {
-      for (const Rule* rule : active) {
-        std::vector<const Located*> failing, other;
-        std::size_t ruleSuppressed = 0;
-        for (const Located& l : r.findings) {
-          if (l.finding.rule != rule->id()) continue;
-          if (l.finding.suppressed) ++ruleSuppressed, ++suppressed;
-          else if (l.finding.severity == Severity::Error) ++errors;
-          else ++warnings;
-          (!l.finding.suppressed && l.finding.severity == Severity::Error ? failing : other).push_back(&l);
-        }
-        ++suite.tests;
-        cases << "    <testcase name=\"" << attr(rule->id()) << "\" classname=\"" << cls << "\" file=\"" << file
-              << "\" time=\"0\"";
-        if (failing.empty() && other.empty()) {
-          cases << "/>\n";
-          continue;
-        }
-        cases << ">\n";
-        if (!failing.empty()) {
-          ++suite.failures;
-          std::string body;
-          for (const Located* l : failing) {
-            body += where(r.file, l->line, l->column) + ": error: " + l->finding.fieldError() + "\n";
-          }
-          const std::string message = std::to_string(failing.size()) + (failing.size() == 1 ? " error" : " errors") +
-                                      " at line " + std::to_string(failing.front()->line) + ": " +
-                                      failing.front()->finding.message;
-          cases << "      <failure message=\"" << attr(message) << "\" type=\"error\">" << text(body)
-                << "</failure>\n";
-        } else if (ruleSuppressed == other.size()) {
-          ++suite.skipped;
-          std::string reasons;
-          for (const Located* l : other) reasons += (reasons.empty() ? "" : "; ") + l->finding.suppressionReason;
-          cases << "      <skipped message=\"" << attr("suppressed: " + reasons) << "\"/>\n";
-        }
-        if (!other.empty()) {
-          std::string body;
-          for (const Located* l : other) {
-            const Finding& f = l->finding;
-            body += where(r.file, l->line, l->column) + (f.suppressed ? ": suppressed: " : ": warning: ") +
-                    f.fieldError() + (f.suppressed ? " (" + f.suppressionReason + ")" : "") + "\n";
-          }
-          cases << "      <system-out>" << text(body) << "</system-out>\n";
-        }
-        cases << "    </testcase>\n";
+      for (const Rule* rule : active) checks.push_back(rule->id());
+      for (const SourceCheck& c : kSourceChecks) {
+        if (std::any_of(r.findings.begin(), r.findings.end(), [&](const Located& l) { return l.finding.rule == c.id; }))
+          checks.push_back(c.id);
       }
+    }
+    for (const std::string_view id : checks) {
+      std::vector<const Located*> failing, other;
+      std::size_t ruleSuppressed = 0;
+      for (const Located& l : r.findings) {
+        if (l.finding.rule != id) continue;
+        if (l.finding.suppressed) ++ruleSuppressed, ++suppressed;
+        else if (l.finding.severity == Severity::Error) ++errors;
+        else ++warnings;
+        (!l.finding.suppressed && l.finding.severity == Severity::Error ? failing : other).push_back(&l);
+      }
+      ++suite.tests;
+      cases << "    <testcase name=\"" << attr(id) << "\" classname=\"" << cls << "\" file=\"" << file
+            << "\" time=\"0\"";
+      if (failing.empty() && other.empty()) {
+        cases << "/>\n";
+        continue;
+      }
+      cases << ">\n";
+      if (!failing.empty()) {
+        ++suite.failures;
+        std::string body;
+        for (const Located* l : failing) {
+          body += where(r.file, l->line, l->column) + ": error: " + l->finding.fieldError() + "\n";
+        }
+        const std::string message = std::to_string(failing.size()) + (failing.size() == 1 ? " error" : " errors") +
+                                    " at line " + std::to_string(failing.front()->line) + ": " +
+                                    failing.front()->finding.message;
+        cases << "      <failure message=\"" << attr(message) << "\" type=\"error\">" << text(body)
+              << "</failure>\n";
+      } else if (ruleSuppressed == other.size()) {
+        ++suite.skipped;
+        std::string reasons;
+        for (const Located* l : other) reasons += (reasons.empty() ? "" : "; ") + l->finding.suppressionReason;
+        cases << "      <skipped message=\"" << attr("suppressed: " + reasons) << "\"/>\n";
+      }
+      if (!other.empty()) {
+        std::string body;
+        for (const Located* l : other) {
+          const Finding& f = l->finding;
+          body += where(r.file, l->line, l->column) + (f.suppressed ? ": suppressed: " : ": warning: ") +
+                  f.fieldError() + (f.suppressed ? " (" + f.suppressionReason + ")" : "") + "\n";
+        }
+        cases << "      <system-out>" << text(body) << "</system-out>\n";
+      }
+      cases << "    </testcase>\n";
     }
     total.tests += suite.tests;
     total.failures += suite.failures;

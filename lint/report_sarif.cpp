@@ -50,6 +50,21 @@ Json ruleDescriptor(const RuleDoc& d) {
   };
 }
 
+// The linter's own checks of how a manifest is written (lint_file.h).
+Json sourceCheckDescriptor(const SourceCheck& c) {
+  const std::string help = std::string(c.description) + "\n\nWhat to do: " + std::string(c.remediation);
+  const std::string markdown = std::string(c.description) + "\n\n**What to do:** " + std::string(c.remediation);
+  return Json{
+      {"id", c.id},
+      {"name", pascalCase(c.id)},
+      {"shortDescription", {{"text", c.summary}}},
+      {"fullDescription", {{"text", c.description}}},
+      {"help", {{"text", help}, {"markdown", markdown}}},
+      {"defaultConfiguration", {{"level", "warning"}}},
+      {"properties", {{"tags", Json::array({"kubernetes", "yaml"})}}},
+  };
+}
+
 Json physicalLocation(const std::string& file, int line, int column) {
   Json loc = {{"artifactLocation", {{"uri", sarifUri(file)}}}};
   if (line > 0) {
@@ -66,9 +81,10 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
   const std::vector<const Rule*>& rules = allRules();
   Json ruleDescriptors = Json::array();
   for (const Rule* r : rules) ruleDescriptors.push_back(ruleDescriptor(r->doc()));
+  for (const SourceCheck& c : kSourceChecks) ruleDescriptors.push_back(sourceCheckDescriptor(c));
   auto ruleIndex = [&](std::string_view id) -> long {
-    for (std::size_t i = 0; i < rules.size(); ++i) {
-      if (rules[i]->id() == id) return static_cast<long>(i);
+    for (std::size_t i = 0; i < ruleDescriptors.size(); ++i) {
+      if (ruleDescriptors[i]["id"].get_ref<const std::string&>() == id) return static_cast<long>(i);
     }
     return -1;
   };

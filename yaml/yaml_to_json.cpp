@@ -46,9 +46,12 @@
 // grammar (it accepts a few things libyaml rejects; the important ones, tabs
 // used as indentation and an unterminated quoted scalar at the end of a
 // document, are checked here), NEL/LS/PS are not line breaks, a section
-// holding only a %YAML directive gives a null document (go-yaml: error), and
-// kubectl reads a stream whose first character is '{' with a JSON decoder
-// (no comments, no YAML flow syntax) while we read it as YAML.
+// holding only a %YAML directive gives a null document (go-yaml: error).
+//
+// A stream whose first non-space character is '{' is read as JSON, as
+// kubectl does (json_stream.cpp). A section that cannot be parsed is an
+// error and parsing goes on with the next section, so one bad document does
+// not hide the others.
 #include "yaml/yaml_to_json.h"
 
 #include <algorithm>
@@ -72,6 +75,8 @@
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
+
+#include "yaml/json_stream.h"
 
 namespace gpuguard::yaml {
 
@@ -128,6 +133,12 @@ class SourceMapBuilder {
     map.sorted_.erase(map.sorted_.begin(), last.base());
   }
 };
+
+SourceMap SourceMap::fromEntries(std::vector<Entry> entries) {
+  SourceMap map;
+  SourceMapBuilder::assign(map, std::move(entries));
+  return map;
+}
 
 std::string escapePointerToken(std::string_view token) {
   std::string out;
@@ -1030,11 +1041,14 @@ std::string_view trimGoSpace(std::string_view s) {
   return s;
 }
 
-// Splits like apimachinery's YAMLReader and pre-scans each section; stops at
-// the first problem (its section carries the error).
+// Splits like apimachinery's YAMLReader and pre-scans each section. A
+// section with a problem carries its error, and splitting goes on at the
+// next separator, so the sections after it are still parsed. An invalid
+// separator line ("--- !tag") is a section of its own holding the error:
+// the documents on both sides of it are parsed.
 std::vector<Section> splitSections(std::string_view s, const Limits& limits) {
   std::vector<Section> sections;
-  const TextProblem bad = firstTextProblem(s);
+  TextProblem bad = firstTextProblem(s);
   Prescan scan(s, limits);
   Section cur;
   bool curEmpty = true;
@@ -1045,38 +1059,48 @@ std::vector<Section> splitSections(std::string_view s, const Limits& limits) {
     cur.ascii = allAscii(s.substr(cur.begin, cur.end - cur.begin));
     sections.push_back(std::move(cur));
   };
+  auto open = [&](std::size_t begin, int firstLine) {
+    cur = Section{};
+    cur.begin = begin;
+    cur.firstLine = firstLine;
+    curEmpty = true;
+    scan.reset();
+  };
   while (pos < s.size()) {
     const char* nl = static_cast<const char*>(std::memchr(s.data() + pos, '\n', s.size() - pos));
     const std::size_t lineEnd = nl ? static_cast<std::size_t>(nl - s.data()) : s.size();
     const std::size_t next = nl ? lineEnd + 1 : s.size();
+    std::optional<ParseError> lineProblem;
     if (bad.offset < next) {
-      cur.error = ParseError{{line, 1 + countChars(s.substr(pos, bad.offset - pos))}, bad.message};
-      close(next);
-      return sections;
+      lineProblem = ParseError{{line, 1 + countChars(s.substr(pos, bad.offset - pos))}, bad.message};
+      bad = firstTextProblem(s.substr(next));
+      if (bad.offset != npos) bad.offset += next;
     }
     if (lineEnd - pos >= 3 && s.compare(pos, 3, "---") == 0) {
-      std::string_view rest = trimGoSpace(s.substr(pos + 3, lineEnd - pos - 3));
-      if (!rest.empty() && rest[0] != '#') {
-        cur.error = ParseError{{line, 1},
-                               "invalid document separator \"" + std::string(s.substr(pos, lineEnd - pos)) +
-                                   "\": kubectl accepts only \"---\", optionally followed by a comment, on a separator line"};
-        close(next);
-        return sections;
-      }
+      const std::string_view rest = trimGoSpace(s.substr(pos + 3, lineEnd - pos - 3));
       if (!curEmpty) close(pos);
-      cur = Section{};
-      cur.begin = next;
-      cur.firstLine = line + 1;
-      curEmpty = true;
-      scan.reset();
+      if (!lineProblem && !rest.empty() && rest[0] != '#') {
+        lineProblem = ParseError{{line, 1 + countChars(s.substr(pos, static_cast<std::size_t>(rest.data() - s.data()) - pos))},
+                                 "invalid document separator \"" + std::string(s.substr(pos, lineEnd - pos)) +
+                                     "\": only blanks or a comment may follow \"---\" on a separator line (kubectl: \"invalid Yaml "
+                                     "document separator: " + std::string(rest) + "\"; it stops there and does not apply "
+                                     "the document above the line either)"};
+      }
+      if (lineProblem) {
+        open(pos, line);
+        cur.error = std::move(lineProblem);
+        close(next);
+      }
+      open(next, line + 1);
     } else {
       curEmpty = false;
-      try {
-        scan.feedLine(pos, lineEnd, line);
-      } catch (const PrescanFailure& f) {
-        cur.error = ParseError{f.position, f.message};
-        close(next);
-        return sections;
+      if (lineProblem && !cur.error) cur.error = std::move(lineProblem);
+      if (!cur.error) {
+        try {
+          scan.feedLine(pos, lineEnd, line);
+        } catch (const PrescanFailure& f) {
+          cur.error = ParseError{f.position, f.message};
+        }
       }
     }
     pos = next;
@@ -1588,7 +1612,7 @@ class Builder final : public YAML::EventHandler {
                           (firstLine > 0 ? " at line " + std::to_string(firstLine) : std::string()) +
                           (lim_.rejectDuplicateKeys ? "" : "; kubectl keeps the last value");
     if (lim_.rejectDuplicateKeys) fail(f.keyPos, std::move(message));
-    doc_->warnings.push_back(ParseWarning{f.keyPos, std::move(message), std::move(pointer)});
+    doc_->warnings.push_back(ParseWarning{f.keyPos, std::move(message), std::move(pointer), ParseWarning::Kind::DuplicateKey});
   }
 
   json* mapSlot(Frame& f) {
@@ -1886,9 +1910,10 @@ std::optional<ParseError> parseSection(std::string_view text, const Section& sec
         doc.warnings.push_back(ParseWarning{doc.start,
                                             "more than one YAML document in this '---' section (after '...'); kubectl reads "
                                             "only the first and ignores the rest",
-                                            ""});
+                                            "", ParseWarning::Kind::IgnoredContent});
     } catch (const YAML::Exception&) {
-      doc.warnings.push_back(ParseWarning{doc.start, "unparsable content after the end of this document is ignored by kubectl", ""});
+      doc.warnings.push_back(ParseWarning{doc.start, "unparsable content after the end of this document is ignored by kubectl", "",
+                                          ParseWarning::Kind::IgnoredContent});
     }
     return std::nullopt;
   } catch (const BuildError& e) {
@@ -1916,6 +1941,18 @@ std::optional<ParseError> parseSection(std::string_view text, const Section& sec
       while (n < chunk.size() && std::strchr(" \t\r\n,[]{}", chunk[n]) == nullptr) ++n;
       err.message = "unknown anchor '" + std::string(chunk.substr(b, n - b)) + "' referenced";
     }
+    // "image: {name}/app:1" - a value that starts with '{' or '[' is a flow
+    // collection, and yaml-cpp stops at the text after it. Say so: the
+    // indentation is not the problem.
+    if ((e.msg == YAML::ErrorMsg::END_OF_MAP || e.msg == YAML::ErrorMsg::END_OF_SEQ) && !e.mark.is_null() &&
+        e.mark.pos > 0 && static_cast<std::size_t>(e.mark.pos) <= chunk.size()) {
+      std::size_t before = static_cast<std::size_t>(e.mark.pos);
+      while (before > 0 && chunk[before - 1] == ' ') --before;
+      if (before > 0 && (chunk[before - 1] == '}' || chunk[before - 1] == ']'))
+        err.message = std::string(e.msg == YAML::ErrorMsg::END_OF_MAP ? "did not find expected key" : "did not find expected '-' indicator") +
+                      ": text follows a flow collection closed by '" + chunk[before - 1] +
+                      "' on this line (a value that starts with '{' or '[' is a YAML flow collection; quote the whole value)";
+    }
     // A tab in the indentation of the failing line is the likely culprit.
     if (!e.mark.is_null() && e.mark.pos >= e.mark.column && static_cast<std::size_t>(e.mark.pos) <= chunk.size()) {
       std::size_t ls = static_cast<std::size_t>(e.mark.pos - e.mark.column);
@@ -1928,6 +1965,11 @@ std::optional<ParseError> parseSection(std::string_view text, const Section& sec
     }
     return err;
   }
+}
+
+void noteError(ParseResult& result, ParseError error) {
+  if (!result.error) result.error = error;
+  result.errors.push_back(std::move(error));
 }
 
 }  // namespace
@@ -1947,25 +1989,27 @@ ParseResult parseStream(std::string_view text, const Limits& limits) {
       converted = utf16ToUtf8(src.substr(2), src[0] == '\xFE');
       src = converted;
     }
-    std::vector<Section> sections = splitSections(src, limits);
+    if (looksLikeJsonStream(src)) return parseJsonStream(src, limits);
+    const std::vector<Section> sections = splitSections(src, limits);
     Builder builder(limits);
-    for (const Section& sec : sections) {
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+      const Section& sec = sections[i];
       if (sec.error) {
-        result.error = sec.error;
-        break;
+        noteError(result, *sec.error);
+        continue;
       }
       Document doc;
-      doc.index = result.documents.size();
+      doc.index = i;  // counts the sections that failed too: the stream's numbering
       if (auto err = parseSection(src, sec, builder, doc)) {
-        result.error = std::move(err);
-        break;
+        noteError(result, std::move(*err));
+        continue;
       }
       result.documents.push_back(std::move(doc));
     }
   } catch (const std::bad_alloc&) {
-    result.error = ParseError{{}, "out of memory while parsing YAML"};
+    noteError(result, ParseError{{}, "out of memory while parsing YAML"});
   } catch (const std::exception& e) {
-    result.error = ParseError{{}, std::string("internal error while parsing YAML: ") + e.what()};
+    noteError(result, ParseError{{}, std::string("internal error while parsing YAML: ") + e.what()});
   }
   return result;
 }

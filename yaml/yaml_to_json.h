@@ -9,18 +9,25 @@
 //
 // What "the way kubectl reads it" covers (details in yaml_to_json.cpp):
 //  * Documents are split like k8s.io/apimachinery's YAMLReader: on lines that
-//    start with "---"; a separator followed by anything but a comment is an
-//    error; an empty section yields no document, a section holding only
-//    comments or blank lines yields a Document whose value is null.
+//    start with "---"; a separator followed by anything but blanks or a
+//    comment ("--- !tag", "---foo", "--- {a: 1}") is an error; an empty
+//    section yields no document, a section holding only comments or blank
+//    lines yields a Document whose value is null. A section that cannot be
+//    parsed is an error and the next sections are still parsed (kubectl
+//    stops there; a linter should show everything at once).
+//  * A stream whose first non-space character is '{' is JSON, as in
+//    kubectl's YAMLOrJSONDecoder (json_stream.h).
 //  * Scalars resolve like go-yaml v2.4 resolve(); map keys become strings
 //    like sigs.k8s.io/yaml convertToJSONableObject (1 -> "1", 010 -> "8",
 //    yes -> "true"; a null, uint64 or collection key is an error).
 //  * Merge keys (<<) follow go-yaml v2: applied in place, in order, so a
 //    merge overrides keys written before it and is overridden by keys
 //    written after it; in "<<: [*a, *b]" earlier maps win.
-//  * Duplicate keys: kubectl -f keeps the last value silently (go-yaml v2,
-//    non-strict); kustomize / go-yaml v3 reject them. We keep the last value
-//    and add a warning, or stop with an error if Limits::rejectDuplicateKeys.
+//  * Duplicate keys: kubectl -f keeps the last value silently (its decoder
+//    is sigs.k8s.io/yaml's non-strict YAMLToJSON, and it sends JSON, so the
+//    server's strict field validation never sees the duplicate); kustomize /
+//    go-yaml v3 reject them. We keep the last value and add a warning, or
+//    stop with an error if Limits::rejectDuplicateKeys.
 //  * .inf/.nan values cannot be encoded as JSON: an error, as in kubectl.
 #pragma once
 
@@ -65,6 +72,9 @@ class SourceMap {
 
   // Adds or replaces the origin of one pointer.
   void add(std::string pointer, NodeOrigin origin);
+  // A map of entries in document order, in one sort (a later duplicate
+  // pointer wins).
+  static SourceMap fromEntries(std::vector<Entry> entries);
   const NodeOrigin* find(std::string_view pointer) const;
   // The closest known origin: the pointer itself, else its nearest ancestor
   // ("/spec/x/y" unknown -> "/spec/x" -> "/spec" -> ""); {0,0} if none.
@@ -85,9 +95,14 @@ class SourceMap {
 
 // Something kubectl accepts silently but a reviewer wants to know about.
 struct ParseWarning {
+  enum class Kind {
+    DuplicateKey,    // a map key written twice: the first value is dropped
+    IgnoredContent,  // text after a document's end ("...") that kubectl never reads
+  };
   Position position;
   std::string message;  // e.g. mapping key "image" already defined at line 7
   std::string pointer;  // the JSON pointer concerned, if any
+  Kind kind = Kind::DuplicateKey;
 };
 
 struct Document {
@@ -114,8 +129,9 @@ struct Limits {
 };
 
 struct ParseResult {
-  std::vector<Document> documents;  // all documents parsed before any error
-  std::optional<ParseError> error;  // the first error, if parsing stopped
+  std::vector<Document> documents;  // every document that parsed, in stream order
+  std::optional<ParseError> error;  // the first error, if any
+  std::vector<ParseError> errors;   // every error, one per section that did not parse
 };
 
 // Parses a multi-document stream. Never throws; malformed, hostile or

@@ -435,7 +435,7 @@ TEST(LintCli, ASeparatorFollowedByTextIsAParseErrorWithAPosition) {
   const json j = parseJson(r);
   ASSERT_EQ(j["errors"].size(), 1u);
   EXPECT_EQ(j["errors"][0]["line"], 18);
-  EXPECT_EQ(j["errors"][0]["column"], 1);
+  EXPECT_EQ(j["errors"][0]["column"], 5);  // the text after "---"
   EXPECT_THAT(j["errors"][0]["message"].get<std::string>(), HasSubstr("separator"));
 }
 

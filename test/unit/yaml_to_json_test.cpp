@@ -378,6 +378,7 @@ TEST(YamlDuplicateKeys, KubectlKeepsTheLastValueAndWeWarn) {
   EXPECT_EQ(d.warnings[0].position, at(3, 1));
   EXPECT_EQ(d.warnings[0].pointer, "/image");
   EXPECT_NE(d.warnings[0].message.find("mapping key \"image\" already defined at line 1"), std::string::npos);
+  EXPECT_EQ(d.warnings[0].kind, y::ParseWarning::Kind::DuplicateKey);
   EXPECT_EQ(d.sources.find("/image")->position, at(3, 8));
 }
 
@@ -498,12 +499,52 @@ TEST(YamlStreams, OnlyASeparatorLineSplits) {
   EXPECT_EQ(r.documents[0].value["script"], json("---\necho\n"));
 }
 
-TEST(YamlStreams, ContentAfterASeparatorIsAnErrorLikeKubectl) {
+TEST(YamlStreams, ContentAfterASeparatorIsAnErrorAndTheDocumentsAroundItAreParsed) {
   y::ParseResult r = y::parseStream("a: 1\n---\nb: 2\n--- !!map\nc: 3\n");
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.error->position, at(4, 1));
-  EXPECT_NE(r.error->message.find("invalid document separator"), std::string::npos);
-  ASSERT_EQ(r.documents.size(), 1u);  // kubectl drops the section before a bad separator too
+  EXPECT_EQ(r.error->position, at(4, 5));  // at the text after "---"
+  EXPECT_NE(r.error->message.find("invalid document separator \"--- !!map\""), std::string::npos) << r.error->message;
+  EXPECT_NE(r.error->message.find("invalid Yaml document separator: !!map"), std::string::npos) << r.error->message;
+  // kubectl stops at the bad line (and drops "b: 2" with it); a linter shows
+  // everything it can: the documents on both sides are parsed.
+  ASSERT_EQ(r.documents.size(), 3u);
+  EXPECT_EQ(r.documents[1].value, json({{"b", 2}}));
+  EXPECT_EQ(r.documents[2].value, json({{"c", 3}}));
+  EXPECT_EQ(r.documents[2].start, at(5, 1));
+}
+
+// apimachinery's YAMLReader: a line that starts with "---" is a separator;
+// strings.TrimSpace of the rest must be empty or start with '#'.
+TEST(YamlStreams, SeparatorLinesAreExactlyThoseKubectlsSplitterAccepts) {
+  for (const char* separator : {"---", "---   ", "---\t", "--- # Source: chart/templates/pod.yaml", "---# comment",
+                                "---\t# comment", "---\r"}) {
+    y::ParseResult r = y::parseStream("a: 1\n" + std::string(separator) + "\nb: 2\n");
+    EXPECT_FALSE(r.error) << "separator \"" << separator << "\": " << describe(r);
+    ASSERT_EQ(r.documents.size(), 2u) << separator;
+    EXPECT_EQ(r.documents[1].value, json({{"b", 2}})) << separator;
+  }
+}
+
+TEST(YamlStreams, TextAfterTheDashesIsAnErrorAtThatText) {
+  struct Case {
+    const char* line;
+    int column;
+  };
+  for (const Case& c : {Case{"--- !tag", 5}, Case{"---foo", 4}, Case{"--- {a: 1}", 5}, Case{"----", 4}, Case{"--- |", 5},
+                        Case{"---  x # y", 6}, Case{"--- \"a\"", 5}}) {
+    y::ParseResult r = y::parseStream("a: 1\n" + std::string(c.line) + "\nb: 2\n");
+    ASSERT_TRUE(r.error) << c.line;
+    EXPECT_EQ(r.error->position, at(2, c.column)) << c.line;
+    EXPECT_NE(r.error->message.find("invalid document separator"), std::string::npos) << c.line;
+    ASSERT_EQ(r.errors.size(), 1u) << c.line;
+    ASSERT_EQ(r.documents.size(), 2u) << c.line;  // "a: 1" and "b: 2" both parsed
+    EXPECT_EQ(r.documents[0].value, json({{"a", 1}})) << c.line;
+    EXPECT_EQ(r.documents[1].value, json({{"b", 2}})) << c.line;
+  }
+}
+
+TEST(YamlStreams, DashesThatDoNotStartALineDoNotSeparate) {
+  EXPECT_EQ(valueOf("a: 1\n ---\nb: x---y\n"), json({{"a", "1 ---"}, {"b", "x---y"}}));
 }
 
 TEST(YamlStreams, ASecondDocumentAfterAnEndMarkerIsIgnoredWithAWarning) {
@@ -511,6 +552,15 @@ TEST(YamlStreams, ASecondDocumentAfterAnEndMarkerIsIgnoredWithAWarning) {
   EXPECT_EQ(d.value, json({{"a", 1}}));
   ASSERT_EQ(d.warnings.size(), 1u);
   EXPECT_NE(d.warnings[0].message.find("only the first"), std::string::npos);
+  EXPECT_EQ(d.warnings[0].kind, y::ParseWarning::Kind::IgnoredContent);
+}
+
+TEST(YamlStreams, AnEndMarkerAloneEndsTheDocumentQuietly) {
+  y::ParseResult r = y::parseStream("a: 1\n...\n---\nb: 2\n...\n");
+  ASSERT_FALSE(r.error) << describe(r);
+  ASSERT_EQ(r.documents.size(), 2u);
+  EXPECT_TRUE(r.documents[0].warnings.empty());
+  EXPECT_EQ(r.documents[1].value, json({{"b", 2}}));
 }
 
 TEST(YamlStreams, AScalarDocument) {
@@ -544,11 +594,34 @@ TEST(YamlStreams, CrLfLineEndingsAreFine) {
 
 // --- Errors -------------------------------------------------------------------------------
 
-TEST(YamlErrors, DocumentsBeforeAnErrorAreReturned) {
+TEST(YamlErrors, DocumentsBeforeAndAfterAnErrorAreReturned) {
   y::ParseResult r = y::parseStream("a: 1\n---\nb: 2\n---\nc: [1\n---\nd: 4\n");
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.documents.size(), 2u);
   EXPECT_EQ(r.error->position, at(5, 4));
+  ASSERT_EQ(r.documents.size(), 3u);
+  EXPECT_EQ(r.documents[2].value, json({{"d", 4}}));
+  EXPECT_EQ(r.documents[2].index, 3u);  // the stream's numbering: the bad section was #2
+  EXPECT_EQ(r.documents[2].sources.find("/d")->position, at(7, 4));
+}
+
+TEST(YamlErrors, EverySectionThatDoesNotParseHasItsOwnError) {
+  y::ParseResult r = y::parseStream("a: [1\n---\nb: 2\n---\nc: \xFF\n---\nd: {\n");
+  ASSERT_EQ(r.errors.size(), 3u);
+  EXPECT_EQ(r.errors[0].position, at(1, 4));
+  EXPECT_EQ(r.errors[1].position, at(5, 4));
+  EXPECT_NE(r.errors[1].message.find("UTF-8"), std::string::npos);
+  EXPECT_EQ(r.errors[2].position, at(7, 4));
+  EXPECT_EQ(r.error->position, r.errors[0].position);  // `error` is the first
+  ASSERT_EQ(r.documents.size(), 1u);
+  EXPECT_EQ(r.documents[0].value, json({{"b", 2}}));
+}
+
+TEST(YamlErrors, TextAfterAFlowCollectionSaysToQuoteTheValue) {
+  // kserve's sample: "{username}" was meant as a placeholder.
+  y::ParseError e = errorOf("spec:\n  containers:\n    - image: {username}/torchserve-gpu:latest\n      name: c\n");
+  EXPECT_EQ(e.position, at(3, 24));
+  EXPECT_NE(e.message.find("did not find expected key"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("quote the whole value"), std::string::npos) << e.message;
 }
 
 TEST(YamlErrors, TabIndentationIsReportedAtTheTab) {
