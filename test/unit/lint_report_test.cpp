@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -87,7 +88,16 @@ TEST(LintReport, SarifCarriesRulesResultsSuppressionsAndInputErrors) {
   EXPECT_EQ(driver["name"], "gpuguard-lint");
   EXPECT_EQ(driver["version"], "1.2.3");
   EXPECT_EQ(driver["informationUri"], kInformationUri);
-  ASSERT_EQ(driver["rules"].size(), allRules().size());
+  // Every rule of the registry, then the linter's own checks of how a
+  // manifest is written (duplicate-key, ignored-content).
+  ASSERT_EQ(driver["rules"].size(), allRules().size() + std::size(kSourceChecks));
+  for (std::size_t k = 0; k < std::size(kSourceChecks); ++k) {
+    const json& r = driver["rules"][allRules().size() + k];
+    EXPECT_EQ(r["id"], kSourceChecks[k].id);
+    EXPECT_EQ(r["shortDescription"]["text"], kSourceChecks[k].summary);
+    EXPECT_THAT(r["help"]["text"].get<std::string>(), HasSubstr(std::string(kSourceChecks[k].remediation)));
+    EXPECT_EQ(r["defaultConfiguration"]["level"], "warning");
+  }
   for (std::size_t i = 0; i < allRules().size(); ++i) {
     const RuleDoc& d = allRules()[i]->doc();
     const json& r = driver["rules"][i];

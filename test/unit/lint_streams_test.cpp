@@ -237,7 +237,7 @@ TEST(LintHostileInput, AnEndlessOrHugeFileIsAnErrorWithoutReadingItAll) {
   const auto huge = dir.path() / "huge.yaml";
   { std::ofstream(huge) << "a: 1\n"; }
   std::filesystem::resize_file(huge, 100ull << 30);  // sparse: 100 GB that take no disk
-  for (const std::string path : {huge.string(), std::string("/dev/zero")}) {
+  for (const std::string& path : {huge.string(), std::string("/dev/zero")}) {
     const RunResult r = runLint({path}, "", "", 60);
     EXPECT_FALSE(r.timedOut) << path;
     EXPECT_EQ(r.exitCode, 2) << path;

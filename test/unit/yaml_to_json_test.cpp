@@ -362,7 +362,8 @@ TEST(YamlKeys, NullUint64AndCollectionKeysAreErrors) {
   EXPECT_NE(errorOf("null: 1\n").message.find("unsupported map key"), std::string::npos);
   EXPECT_NE(errorOf("18446744073709551615: x\n").message.find("uint64"), std::string::npos);
   EXPECT_NE(errorOf("? [1, 2]\n: x\n").message.find("invalid map key"), std::string::npos);
-  EXPECT_NE(errorOf("{a: 1}: x\n").message.find("invalid map key"), std::string::npos);
+  // (Not first in the stream: a stream that starts with '{' is JSON.)
+  EXPECT_NE(errorOf("k: 1\n{a: 1}: x\n").message.find("invalid map key"), std::string::npos);
 }
 
 TEST(YamlKeys, AnAliasCanBeAKey) {
