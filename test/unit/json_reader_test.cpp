@@ -74,6 +74,9 @@ std::vector<TextCase> validTexts() {
       {"many_digits", "[0.1000000000000000055511151231257827021181583404541015625,123456789012345678901234567890]"},
       {"duplicate_keys_last_wins", R"({"a":1,"b":2,"a":{"c":3}})"},
       {"nested", R"({"a":[{"b":[[],{}]},null]})"},
+      // fuzz_json_reader, crash-e1e586a4...: nlohmann's lexer reads a NUL byte
+      // where a token starts as the end of input, so what follows is ignored.
+      {"nul_after_the_value_ends_the_input", std::string("{\"a\":1} \0 x]", 12)},
   };
 }
 
@@ -135,6 +138,9 @@ std::vector<TextCase> invalidTexts() {
       {"truncated_literal", "tru"},
       {"capitalised_literal", "True"},
       {"literal_with_suffix", "nullx"},
+      {"nul_instead_of_a_value", std::string("[1,\0]", 5)},
+      {"only_nul", std::string("\0", 1)},
+      {"nul_inside_a_literal", std::string("tr\0e", 4)},
   };
 }
 
