@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "text/utf8.h"
+
 namespace gpuguard::lint {
 
 RunSummary summarize(const std::vector<FileReport>& reports) {
@@ -59,24 +61,9 @@ std::string percentEncode(std::string_view path) {
 
 // Decodes one UTF-8 sequence at text[i]; returns its length, 0 if invalid.
 std::size_t utf8Sequence(std::string_view text, std::size_t i, char32_t& cp) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = b(i);
-  std::size_t len = 0;
-  if (c < 0x80) { cp = c; return 1; }
-  if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-  else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-  else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
-  else return 0;
-  if (i + len > text.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid.
-  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  return len;
+  const utf8::Decoded c = utf8::decode(text, i);
+  cp = c.codePoint;
+  return c.length;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/engine.h"
+#include "webhook/json_reader.h"
 #include "webhook/json_text.h"
 
 namespace gpuguard::webhook {
@@ -22,14 +23,7 @@ constexpr std::string_view kPreexisting = "(already present before this update)"
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, one rune
 
 // ---------------------------------------------------------------------------
-// Parsing: a SAX handler that builds the DOM the rules need and nothing else.
-//
-// nlohmann's parser-callback API (json::parse(text, callback)) can drop keys
-// too, but it copies every key into a json for the callback and still builds
-// the values it then throws away; on real AdmissionReviews it costs more than
-// a plain parse. This handler moves strings out of the lexer instead of
-// copying them and never builds what it drops, so the whole parse is cheaper
-// than json::parse of the same bytes.
+// Parsing: the reader builds the DOM the rules need and nothing else.
 //
 // Dropped, because no rule reads them (the engine's pod-site walker and the
 // label rule skip metadata other than labels/annotations, and status):
@@ -37,141 +31,29 @@ constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, one rune
 //   request.{object,oldObject}.metadata.annotations
 //       ["kubectl.kubernetes.io/last-applied-configuration"]  (a copy of the object)
 //   request.{object,oldObject}.status
-// Nesting deeper than the limit stops the parse (a 400), so hostile input
-// never builds a DOM that recursive code downstream could not walk.
+// Dropped values are still checked (malformed text in them is a 400). Nesting
+// deeper than the limit stops the parse (a 400), so hostile input never
+// builds a DOM that recursive code downstream could not walk.
 // ---------------------------------------------------------------------------
 
-enum class Where : unsigned char { Other, Root, Request, Object, Metadata, Annotations };
+// Where a value sits, on the way to what is dropped.
+constexpr JsonContext kRoot = 1, kRequest = 2, kObject = 3, kMetadata = 4, kAnnotations = 5;
 
-class PruningBuilder final : public nlohmann::json_sax<json> {
- public:
-  PruningBuilder(json& root, std::size_t maxDepth) : root_(root), maxDepth_(maxDepth) {
-    where_.reserve(32);
-    stack_.reserve(32);
+JsonContext admissionMember(JsonContext parent, std::string_view key) {
+  switch (parent) {
+    case kRoot: return key == "request" ? kRequest : kKeepAll;
+    case kRequest: return key == "object" || key == "oldObject" ? kObject : kKeepAll;
+    case kObject:
+      if (key == "metadata") return kMetadata;
+      return key == "status" ? kDropMember : kKeepAll;
+    case kMetadata:
+      if (key == "annotations") return kAnnotations;
+      return key == "managedFields" ? kDropMember : kKeepAll;
+    case kAnnotations:
+      return key == "kubectl.kubernetes.io/last-applied-configuration" ? kDropMember : kKeepAll;
+    default: return kKeepAll;
   }
-
-  bool null() override { return put(nullptr); }
-  bool boolean(bool v) override { return put(v); }
-  bool number_integer(number_integer_t v) override { return put(v); }
-  bool number_unsigned(number_unsigned_t v) override { return put(v); }
-  bool number_float(number_float_t v, const string_t&) override { return put(v); }
-  bool string(string_t& v) override { return put(std::move(v)); }
-  bool binary(binary_t&) override { return put(nullptr); }  // not produced by the JSON lexer
-  bool start_object(std::size_t) override { return open(json::value_t::object); }
-  bool start_array(std::size_t) override { return open(json::value_t::array); }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
-
-  bool key(string_t& k) override {
-    if (skipDepth_ > 0) return true;
-    const Where parent = where_.back();
-    Where child = Where::Other;
-    bool drop = false;
-    switch (parent) {
-      case Where::Root:
-        if (k == "request") child = Where::Request;
-        break;
-      case Where::Request:
-        if (k == "object" || k == "oldObject") child = Where::Object;
-        break;
-      case Where::Object:
-        if (k == "metadata") child = Where::Metadata;
-        else drop = k == "status";
-        break;
-      case Where::Metadata:
-        if (k == "annotations") child = Where::Annotations;
-        else drop = k == "managedFields";
-        break;
-      case Where::Annotations:
-        drop = k == "kubectl.kubernetes.io/last-applied-configuration";
-        break;
-      case Where::Other:
-        break;
-    }
-    if (drop) {
-      dropNext_ = true;
-      return true;
-    }
-    nextWhere_ = child;
-    slot_ = &(*stack_.back()->get_ptr<json::object_t*>())[std::move(k)];
-    return true;
-  }
-
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 3: ..." -> "parse error at ..."
-    if (const std::size_t close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != std::string::npos) {
-      what.erase(0, close + 2);
-    }
-    error = "malformed JSON: " + what + " (byte " + std::to_string(position) + ")";
-    return false;
-  }
-
-  std::string error;  // set when the parse stopped
-
- private:
-  template <class V>
-  bool put(V&& v) {
-    if (skipDepth_ > 0) return true;
-    if (dropNext_) {
-      dropNext_ = false;
-      return true;
-    }
-    place() = std::forward<V>(v);
-    return true;
-  }
-
-  json& place() {
-    if (stack_.empty()) return root_;
-    json* top = stack_.back();
-    if (top->is_array()) return top->get_ptr<json::array_t*>()->emplace_back();
-    return *slot_;
-  }
-
-  bool open(json::value_t type) {
-    if (skipDepth_ > 0) {
-      ++skipDepth_;
-      return checkDepth(stack_.size() + skipDepth_);
-    }
-    if (dropNext_) {
-      dropNext_ = false;
-      skipDepth_ = 1;
-      return checkDepth(stack_.size() + 1);
-    }
-    if (!checkDepth(stack_.size() + 1)) return false;
-    json& node = place();
-    node = json(type);
-    const Where w = stack_.empty() ? Where::Root : (stack_.back()->is_array() ? Where::Other : nextWhere_);
-    stack_.push_back(&node);
-    where_.push_back(w);
-    return true;
-  }
-
-  bool close() {
-    if (skipDepth_ > 0) {
-      --skipDepth_;
-      return true;
-    }
-    stack_.pop_back();
-    where_.pop_back();
-    return true;
-  }
-
-  bool checkDepth(std::size_t depth) {
-    if (depth <= maxDepth_) return true;
-    error = "JSON nesting deeper than " + std::to_string(maxDepth_) + " levels";
-    return false;
-  }
-
-  json& root_;
-  std::size_t maxDepth_;
-  std::vector<json*> stack_;
-  std::vector<Where> where_;
-  json* slot_ = nullptr;
-  Where nextWhere_ = Where::Other;
-  std::size_t skipDepth_ = 0;
-  bool dropNext_ = false;
-};
+}
 
 // ---------------------------------------------------------------------------
 // UTF-8 and JSON text.
@@ -420,13 +302,11 @@ AdmissionResult review(std::string_view body, const Policy& policy, const Admiss
   AdmissionResult r;
   try {
     json review;
-    {
-      PruningBuilder builder(review, limits.maxNestingDepth);
-      const bool ok = json::sax_parse(body.begin(), body.end(), &builder, nlohmann::detail::input_format_t::json, true);
-      if (!ok) {
-        fail(r, builder.error.empty() ? "malformed JSON" : builder.error);
-        return r;
-      }
+    JsonReadError parseError;
+    const JsonReadOptions options{limits.maxNestingDepth, admissionMember, kRoot};
+    if (!readJson(body, review, parseError, options)) {
+      fail(r, parseError.tooDeep ? parseError.message : "malformed JSON: " + parseError.message);
+      return r;
     }
     if (!review.is_object()) throw BadRequest{std::string("the body must be a JSON object, not ") + review.type_name()};
 

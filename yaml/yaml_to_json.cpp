@@ -76,6 +76,7 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include "text/utf8.h"
 #include "yaml/json_stream.h"
 
 namespace gpuguard::yaml {
@@ -241,45 +242,24 @@ TextProblem firstTextProblem(std::string_view s) {
       ++i;
       continue;
     }
-    int len;
-    std::uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1Fu; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0Fu; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07u; }
-    else return {i, "invalid UTF-8: byte " + byteHex(c) + " cannot start a character (is the file UTF-8?)"};
-    if (i + static_cast<std::size_t>(len) > n) return {i, "invalid UTF-8: truncated multi-byte character at the end of the input"};
-    for (int k = 1; k < len; ++k) {
-      unsigned char b = p[i + static_cast<std::size_t>(k)];
-      if ((b & 0xC0) != 0x80)
+    const utf8::Decoded u = utf8::decode(s, i);
+    switch (u.error) {
+      case utf8::Error::None: break;
+      case utf8::Error::BadLeadByte:
+        return {i, "invalid UTF-8: byte " + byteHex(c) + " cannot start a character (is the file UTF-8?)"};
+      case utf8::Error::Truncated: return {i, "invalid UTF-8: truncated multi-byte character at the end of the input"};
+      case utf8::Error::MissingContinuation:
         return {i, "invalid UTF-8: byte " + byteHex(c) + " is not followed by a continuation byte (is the file UTF-8?)"};
-      cp = (cp << 6) | (b & 0x3Fu);
+      case utf8::Error::OverlongOrOutOfRange: return {i, "invalid UTF-8: overlong or out-of-range encoding"};
+      case utf8::Error::Surrogate: return {i, "invalid UTF-8: encoded surrogate " + codePointName(u.codePoint)};
     }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-      return {i, "invalid UTF-8: overlong or out-of-range encoding"};
-    if (cp >= 0xD800 && cp <= 0xDFFF) return {i, "invalid UTF-8: encoded surrogate " + codePointName(cp)};
+    const std::uint32_t cp = u.codePoint;
+    const int len = u.length;
     if ((cp >= 0x80 && cp <= 0x9F && cp != 0x85) || cp == 0xFFFE || cp == 0xFFFF)
       return {i, "character " + codePointName(cp) + " is not allowed in YAML"};
     i += static_cast<std::size_t>(len);
   }
   return {};
-}
-
-void appendUtf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // UTF-16 (after its BOM) -> UTF-8; unpaired surrogates become U+FFFD, as
@@ -297,14 +277,14 @@ std::string utf16ToUtf8(std::string_view s, bool bigEndian) {
     if (u >= 0xD800 && u <= 0xDBFF && i + 3 < s.size()) {
       std::uint32_t v = unit(i + 2);
       if (v >= 0xDC00 && v <= 0xDFFF) {
-        appendUtf8(out, 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00));
+        utf8::append(out, 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00));
         i += 2;
         continue;
       }
     }
-    appendUtf8(out, (u >= 0xD800 && u <= 0xDFFF) ? 0xFFFD : u);
+    utf8::append(out, (u >= 0xD800 && u <= 0xDFFF) ? 0xFFFD : u);
   }
-  if (i < s.size()) appendUtf8(out, 0xFFFD);
+  if (i < s.size()) utf8::append(out, 0xFFFD);
   return out;
 }
 
@@ -313,23 +293,12 @@ std::string utf16ToUtf8(std::string_view s, bool bigEndian) {
 std::string sanitizeUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  std::size_t i = 0, n = s.size();
-  while (i < n) {
-    unsigned char c = p[i];
-    int len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
-    bool ok = len > 0 && i + static_cast<std::size_t>(len) <= n;
-    std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-    for (int k = 1; ok && k < len; ++k) {
-      unsigned char b = p[i + static_cast<std::size_t>(k)];
-      ok = (b & 0xC0) == 0x80;
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))))
-      ok = false;
-    if (ok) {
-      out.append(s.substr(i, static_cast<std::size_t>(len)));
-      i += static_cast<std::size_t>(len);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const utf8::Decoded u = utf8::decode(s, i);
+    if (u.error == utf8::Error::None) {
+      out.append(s.substr(i, u.length));
+      i += u.length;
     } else {
       out += "\xEF\xBF\xBD";
       ++i;

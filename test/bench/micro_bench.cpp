@@ -24,6 +24,7 @@
 #include "rules/engine.h"
 #include "rules/quantity.h"
 #include "webhook/admission.h"
+#include "webhook/json_reader.h"
 #include "yaml/yaml_to_json.h"
 
 namespace {
@@ -159,6 +160,18 @@ void BM_BareJsonParse(benchmark::State& state, std::string body) {
   state.counters["body_bytes"] = static_cast<double>(body.size());
 }
 
+// The webhook's reader on the same bytes, building the whole tree (no
+// pruning): the like-for-like comparison with BM_BareJsonParse.
+void BM_JsonReaderParse(benchmark::State& state, std::string body) {
+  for (auto _ : state) {
+    nlohmann::json j;
+    gpuguard::webhook::JsonReadError error;
+    if (!gpuguard::webhook::readJson(body, j, error)) state.SkipWithError(error.message.c_str());
+    benchmark::DoNotOptimize(j);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body.size()));
+}
+
 void BM_AdmissionReview(benchmark::State& state, std::string body) {
   const auto policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
   std::string decision;
@@ -249,12 +262,14 @@ BENCHMARK(BM_YamlParseStream)->Unit(benchmark::kMillisecond);
 int main(int argc, char** argv) {
   const std::string sample = admissionSample();
   benchmark::RegisterBenchmark("BM_BareJsonParse/sample01", BM_BareJsonParse, sample);
+  benchmark::RegisterBenchmark("BM_JsonReaderParse/sample01", BM_JsonReaderParse, sample);
   benchmark::RegisterBenchmark("BM_AdmissionReview/sample01", BM_AdmissionReview, sample);
   benchmark::RegisterBenchmark("BM_AdmissionJudgeOnly/sample01", BM_AdmissionJudgeOnly, sample);
   benchmark::RegisterBenchmark("BM_AdmissionObjectTreeOnly/sample01", BM_AdmissionObjectTreeOnly, sample);
   if (const char* extra = std::getenv("GPUGUARD_BENCH_REVIEW")) {
     const std::string body = readFile(extra);
     benchmark::RegisterBenchmark("BM_BareJsonParse/extra", BM_BareJsonParse, body);
+    benchmark::RegisterBenchmark("BM_JsonReaderParse/extra", BM_JsonReaderParse, body);
     benchmark::RegisterBenchmark("BM_AdmissionReview/extra", BM_AdmissionReview, body);
     benchmark::RegisterBenchmark("BM_AdmissionJudgeOnly/extra", BM_AdmissionJudgeOnly, body);
     benchmark::RegisterBenchmark("BM_AdmissionObjectTreeOnly/extra", BM_AdmissionObjectTreeOnly, body);

@@ -1,0 +1,56 @@
+// A strict JSON reader for request bodies: it accepts and rejects exactly what
+// nlohmann::json::parse does (RFC 8259 plus a leading UTF-8 BOM; UTF-8
+// validated inside strings; \u escapes with surrogate pairs; numbers typed as
+// nlohmann types them: unsigned, signed, else double, and a double that
+// overflows is an error; duplicate keys: the last one wins), and builds the
+// same nlohmann::json tree, but
+//   - only for what the caller keeps: a member filter can drop object members,
+//     whose values are then checked by a validating skip that builds nothing;
+//   - scanning strings in runs and numbers with std::from_chars, several
+//     times faster than nlohmann's byte-at-a-time lexer and SAX callbacks;
+//   - refusing nesting deeper than a limit (dropped values included), which
+//     also bounds its own recursion.
+// test/unit/json_reader_test.cpp and test/fuzz/fuzz_json_reader.cpp hold it to
+// nlohmann's behaviour.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuguard::webhook {
+
+// Where in the document a value sits, as the member filter defines it. The
+// reader only passes these along; kKeepAll is special: under it nothing is
+// dropped and the filter is not asked.
+using JsonContext = std::uint8_t;
+inline constexpr JsonContext kKeepAll = 0;
+inline constexpr JsonContext kDropMember = 0xFF;
+
+// For a member `key` of an object in context `parent` (never kKeepAll): the
+// context of the member's value, or kDropMember to leave it out of the tree.
+using JsonMemberFilter = JsonContext (*)(JsonContext parent, std::string_view key);
+
+struct JsonReadOptions {
+  std::size_t maxDepth = 200;          // arrays and objects open at once
+  JsonMemberFilter filter = nullptr;   // nullptr: keep everything
+  JsonContext rootContext = kKeepAll;  // the context of the top-level value
+};
+
+struct JsonReadError {
+  std::size_t byte = 0;  // offset of the offending byte
+  bool tooDeep = false;  // nesting limit exceeded (the text may be valid JSON)
+  // "parse error at byte 12 (line 1, column 13): invalid string: ..." or
+  // "JSON nesting deeper than 200 levels".
+  std::string message;
+};
+
+// Reads `text` into `out`. Returns false, with `error` set and `out`
+// unspecified, if the text is not one JSON value (with optional surrounding
+// whitespace) or nests too deeply.
+bool readJson(std::string_view text, nlohmann::json& out, JsonReadError& error, const JsonReadOptions& options = {});
+
+}  // namespace gpuguard::webhook
