@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "text/utf8.h"
+
 namespace gpuguard::yaml {
 namespace {
 
@@ -26,47 +28,7 @@ bool isJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r
 
 bool isContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
-// Length of the valid UTF-8 sequence at s[i] (Go's utf8.DecodeRune), 0 if
-// the byte does not start one.
-std::size_t utf8Length(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  std::size_t len = 0;
-  std::uint32_t cp = 0;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1Fu;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0Fu;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07u;
-  else return 0;
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    if (!isContinuation(b(i + k))) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3Fu);
-  }
-  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-    return 0;
-  return len;
-}
-
-void appendUtf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-constexpr std::uint32_t kReplacement = 0xFFFD;
+constexpr char32_t kReplacement = 0xFFFD;
 
 // How Go's encoding/json quotes an unexpected byte in its messages.
 std::string quoteChar(std::string_view s, std::size_t i) {
@@ -83,7 +45,7 @@ std::string quoteChar(std::string_view s, std::size_t i) {
       default: return std::string("'\\x") + hex[c >> 4] + hex[c & 15] + "'";
     }
   }
-  const std::size_t len = utf8Length(s, i);
+  const std::size_t len = utf8::decode(s, i).length;
   if (len == 0) return std::string("byte 0x") + hex[c >> 4] + hex[c & 15];
   return "'" + std::string(s.substr(i, len)) + "'";
 }
@@ -386,9 +348,9 @@ class JsonStreamParser {
         ++pos_;
         continue;
       }
-      const std::size_t len = utf8Length(s_, pos_);
+      const std::size_t len = utf8::decode(s_, pos_).length;
       if (len == 0) {
-        appendUtf8(out, kReplacement);  // Go replaces each invalid byte
+        utf8::append(out, kReplacement);  // Go replaces each invalid byte
         ++pos_;
       } else {
         out.append(s_.substr(pos_, len));
@@ -420,7 +382,7 @@ class JsonStreamParser {
           }
         }
         if (cp >= 0xD800 && cp <= 0xDFFF) cp = kReplacement;
-        appendUtf8(out, cp);
+        utf8::append(out, cp);
         return;
       }
       default: failUnexpected("in string escape code");
