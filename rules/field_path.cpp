@@ -1,5 +1,8 @@
 #include "rules/field_path.h"
 
+#include <new>
+#include <vector>
+
 #include "rules/finding.h"
 
 namespace gpuguard {
@@ -8,46 +11,97 @@ std::string_view severityName(Severity s) { return s == Severity::Error ? "error
 
 std::string Finding::fieldError() const { return field.empty() ? message : field + ": " + message; }
 
-// A path grows one segment at a time from its parent, which is kept: copy
-// into a vector that already has room for the new segment, so each step costs
-// one allocation for the segments instead of two (copy, then regrow).
-FieldPath FieldPath::field(std::string_view name) const {
-  FieldPath p;
-  p.segments_.reserve(segments_.size() + 1);
-  p.segments_ = segments_;
-  p.segments_.push_back({Kind::Field, std::string(name), 0});
-  return p;
+// One step of a path. The name's characters follow the struct in the same
+// allocation, so a segment costs exactly one allocation whatever its length.
+// The count is atomic because a path may be copied on several threads (the
+// webhook judges requests concurrently); segments are never modified.
+struct FieldPath::Segment {
+  const Segment* parent;  // owned: one reference held by this segment
+  mutable std::atomic<std::size_t> references;
+  std::size_t index;
+  std::size_t nameSize;
+  Kind kind;
+
+  std::string_view name() const { return {reinterpret_cast<const char*>(this + 1), nameSize}; }
+};
+
+FieldPath::FieldPath(const FieldPath& other) noexcept : last_(other.last_) { retain(last_); }
+
+FieldPath::FieldPath(FieldPath&& other) noexcept : last_(other.last_) { other.last_ = nullptr; }
+
+FieldPath& FieldPath::operator=(const FieldPath& other) noexcept {
+  retain(other.last_);  // first: `other` may be *this
+  release(last_);
+  last_ = other.last_;
+  return *this;
 }
 
-FieldPath FieldPath::index(std::size_t i) const {
-  FieldPath p;
-  p.segments_.reserve(segments_.size() + 1);
-  p.segments_ = segments_;
-  p.segments_.push_back({Kind::Index, {}, i});
-  return p;
+FieldPath& FieldPath::operator=(FieldPath&& other) noexcept {
+  if (this != &other) {
+    release(last_);
+    last_ = other.last_;
+    other.last_ = nullptr;
+  }
+  return *this;
 }
 
-FieldPath FieldPath::key(std::string_view k) const {
-  FieldPath p;
-  p.segments_.reserve(segments_.size() + 1);
-  p.segments_ = segments_;
-  p.segments_.push_back({Kind::Key, std::string(k), 0});
-  return p;
+FieldPath::~FieldPath() { release(last_); }
+
+void FieldPath::retain(const Segment* s) noexcept {
+  if (s) s->references.fetch_add(1, std::memory_order_relaxed);
 }
+
+// Iterative, not recursive: a long path must not exhaust the stack when freed.
+void FieldPath::release(const Segment* s) noexcept {
+  while (s && s->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    const Segment* parent = s->parent;
+    s->~Segment();
+    ::operator delete(const_cast<Segment*>(s));
+    s = parent;
+  }
+}
+
+FieldPath FieldPath::extended(Kind kind, std::string_view name, std::size_t index) const {
+  void* memory = ::operator new(sizeof(Segment) + name.size());
+  retain(last_);
+  Segment* s = new (memory) Segment{last_, 1, index, name.size(), kind};
+  name.copy(reinterpret_cast<char*>(s + 1), name.size());
+  return FieldPath(s);
+}
+
+FieldPath FieldPath::field(std::string_view name) const { return extended(Kind::Field, name, 0); }
+FieldPath FieldPath::index(std::size_t i) const { return extended(Kind::Index, {}, i); }
+FieldPath FieldPath::key(std::string_view k) const { return extended(Kind::Key, k, 0); }
+
+namespace {
+
+// The segments of a path, root first.
+template <typename Segment>
+std::vector<const Segment*> rootFirst(const Segment* last) {
+  std::vector<const Segment*> out;
+  for (const Segment* s = last; s; s = s->parent) out.push_back(s);
+  return {out.rbegin(), out.rend()};
+}
+
+}  // namespace
 
 std::string FieldPath::apiPath() const {
   std::string out;
-  for (const Segment& s : segments_) {
-    switch (s.kind) {
+  for (const Segment* s : rootFirst(last_)) {
+    switch (s->kind) {
       case Kind::Field:
         if (!out.empty()) out += '.';
-        out += s.name;
+        out += s->name();
         break;
       case Kind::Index:
-        out += '[' + std::to_string(s.index) + ']';
+        out += '[';
+        out += std::to_string(s->index);
+        out += ']';
         break;
       case Kind::Key:
-        out += '[' + s.name + ']';
+        out += '[';
+        out += s->name();
+        out += ']';
         break;
     }
   }
@@ -56,11 +110,27 @@ std::string FieldPath::apiPath() const {
 
 std::string FieldPath::jsonPointer() const {
   std::string out;
-  for (const Segment& s : segments_) {
+  for (const Segment* s : rootFirst(last_)) {
     out += '/';
-    out += s.kind == Kind::Index ? std::to_string(s.index) : escapeJsonPointerToken(s.name);
+    out += s->kind == Kind::Index ? std::to_string(s->index) : escapeJsonPointerToken(s->name());
   }
   return out;
+}
+
+FieldPath PathTrail::toFieldPath() const {
+  std::vector<const PathTrail*> steps;
+  for (const PathTrail* t = this; t->kind_ != Kind::Root; t = t->parent_) steps.push_back(t);
+  FieldPath path;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    const PathTrail& t = **it;
+    switch (t.kind_) {
+      case Kind::Field: path = path.field(t.name_); break;
+      case Kind::Index: path = path.index(t.index_); break;
+      case Kind::Key: path = path.key(t.name_); break;
+      case Kind::Root: break;
+    }
+  }
+  return path;
 }
 
 std::string escapeJsonPointerToken(std::string_view token) {

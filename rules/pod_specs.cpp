@@ -12,22 +12,25 @@ constexpr int kMaxDepth = 64;
 
 struct Ancestor {
   const json* node;
-  FieldPath path;
+  const PathTrail* path;  // lives on the walk's stack as long as the entry
 };
 
 struct Walker {
   std::vector<PodSite> sites;
   std::vector<Ancestor> chain;  // enclosing objects, outermost first
-  std::string ownerKind;
-  std::string ownerApiVersion;
+  // kind and apiVersion of the enclosing Kubernetes object (null: none yet);
+  // pointers, so that saving and restoring them per node copies no string.
+  const std::string* ownerKind = nullptr;
+  const std::string* ownerApiVersion = nullptr;
   std::size_t ownerChainIndex = 0;
   const json* specOfPod = nullptr;  // spec of the enclosing v1 Pod, if the owner is one
   std::optional<long long> groupSize;  // pods per group of the enclosing LeaderWorkerSet
 
   static bool isKubernetesObject(const json& node) {
     auto kind = node.find("kind");
+    if (kind == node.end() || !kind->is_string()) return false;
     auto apiVersion = node.find("apiVersion");
-    return kind != node.end() && kind->is_string() && apiVersion != node.end() && apiVersion->is_string();
+    return apiVersion != node.end() && apiVersion->is_string();
   }
 
   static bool isPodSpec(const json& node) {
@@ -79,8 +82,8 @@ struct Walker {
     PodSite site;
     site.specPath = path;
     site.spec = &spec;
-    site.ownerKind = ownerKind;
-    site.ownerApiVersion = ownerApiVersion;
+    if (ownerKind) site.ownerKind = *ownerKind;
+    if (ownerApiVersion) site.ownerApiVersion = *ownerApiVersion;
     site.podsInGroup = groupSize;
     return site;
   }
@@ -106,9 +109,10 @@ struct Walker {
     PodField own = fieldOf(holder, holderPath, name);
     if (own.value) return own;
     for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
-      if (!chain[i].node->is_object()) continue;
-      PodField f = fieldOf(*chain[i].node, chain[i].path, name);
-      if (f.value) return f;
+      const json& ancestor = *chain[i].node;
+      if (!ancestor.is_object()) continue;
+      auto it = ancestor.find(name);
+      if (it != ancestor.end() && !it->is_null()) return {&*it, chain[i].path->toFieldPath().field(name)};
     }
     return own;  // absent: report where the holder would carry it
   }
@@ -122,7 +126,8 @@ struct Walker {
     sites.push_back(std::move(site));
   }
 
-  void walk(const json& node, const FieldPath& path, int depth) {
+  // Paths are made only for the pod specs and containers found (see PathTrail).
+  void walk(const json& node, const PathTrail& path, int depth) {
     if (depth > kMaxDepth) return;
     if (node.is_array()) {
       for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), depth + 1);
@@ -130,25 +135,29 @@ struct Walker {
     }
     if (!node.is_object()) return;
 
-    const std::string savedKind = ownerKind, savedApiVersion = ownerApiVersion;
+    const std::string* savedKind = ownerKind;
+    const std::string* savedApiVersion = ownerApiVersion;
     const json* savedSpecOfPod = specOfPod;
     const std::size_t savedOwnerIndex = ownerChainIndex;
     const std::optional<long long> savedGroupSize = groupSize;
     if (isKubernetesObject(node)) {
       groupSize = node["kind"] == "LeaderWorkerSet" ? lwsGroupSize(node) : std::nullopt;
-      ownerKind = node["kind"].get<std::string>();
-      ownerApiVersion = node["apiVersion"].get<std::string>();
+      ownerKind = &node["kind"].get_ref<const std::string&>();
+      ownerApiVersion = &node["apiVersion"].get_ref<const std::string&>();
       auto spec = node.find("spec");
-      specOfPod = ownerKind == "Pod" && ownerApiVersion == "v1" && spec != node.end() ? &*spec : nullptr;
+      specOfPod = *ownerKind == "Pod" && *ownerApiVersion == "v1" && spec != node.end() ? &*spec : nullptr;
       ownerChainIndex = chain.size();
     }
 
     if (isPodSpec(node)) {
-      addPodSpec(node, path);
+      addPodSpec(node, path.toFieldPath());
     } else {
-      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path, key);
-      chain.push_back({&node, path});
-      for (const auto& [key, child] : node.items()) {
+      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path.toFieldPath(), key);
+      chain.push_back({&node, &path});
+      // The map itself, not items(): no proxy per member; keys compared as
+      // string_views, so most comparisons stop at the length.
+      for (const auto& [name, child] : node.get_ref<const json::object_t&>()) {
+        const std::string_view key = name;
         // Nothing a pod runs lives in metadata (managedFields can be large) or status.
         if (key == "metadata" || key == "status" || key == "resources" || key == "resourcesPerNode") continue;
         if (child.is_object() || child.is_array()) walk(child, path.field(key), depth + 1);
@@ -191,7 +200,7 @@ std::string_view ContainerRef::image() const {
 
 std::vector<PodSite> findPodSites(const json& object) {
   Walker w;
-  w.walk(object, FieldPath{}, 0);
+  w.walk(object, PathTrail{}, 0);
   return std::move(w.sites);
 }
 

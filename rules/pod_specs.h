@@ -11,6 +11,7 @@
 //     them (an Argo template, then the Workflow spec).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,8 @@ enum class ContainerKind {
   Lone,       // a container-like object outside any pod spec
 };
 
+struct ContainerResources;  // rules/semantics.h
+
 struct ContainerRef {
   const nlohmann::json* container = nullptr;
   FieldPath path;
@@ -40,6 +43,13 @@ struct ContainerRef {
 
   std::string_view name() const;
   std::string_view image() const;  // "" when absent or not a string
+
+  // What resourcesOf read, as written and after Pod defaulting: the checks
+  // ask for the same container's resources many times per object, so they
+  // are read once, on first use (hence mutable). Like the rest of a
+  // ContainerRef, not for sharing between threads.
+  mutable std::shared_ptr<const ContainerResources> resourcesAsWritten{};
+  mutable std::shared_ptr<const ContainerResources> resourcesDefaulted{};
 };
 
 // A pod-level field (nodeSelector, affinity, tolerations...) and where it is.

@@ -70,7 +70,17 @@ bool isQualifiedName(std::string_view name) {
 
 bool isExtendedResourceName(std::string_view name) {
   if (isNativeResourceName(name) || name.starts_with("requests.")) return false;
-  return isQualifiedName("requests." + std::string(name));
+  // IsQualifiedName("requests." + name) without building that string (the
+  // checks ask for every resource entry). A non-native name has a '/', so the
+  // qualified name's prefix is "requests." + the part of `name` before it:
+  // a DNS subdomain when that part is one (the label "requests" is valid)
+  // and the whole stays within 253 characters.
+  constexpr std::string_view kRequestsDot = "requests.";
+  const std::size_t slash = name.find('/');
+  const std::string_view prefix = name.substr(0, slash);
+  const std::string_view rest = name.substr(slash + 1);
+  if (rest.find('/') != std::string_view::npos) return false;
+  return kRequestsDot.size() + prefix.size() <= 253 && isDns1123Subdomain(prefix) && isQualifiedNamePart(rest);
 }
 
 bool isValidLabelValue(std::string_view v) {
@@ -118,21 +128,32 @@ std::string renderValue(const json& value) {
 const ResourceEntry* ContainerResources::limit(std::string_view name) const { return findEntry(limits, name); }
 const ResourceEntry* ContainerResources::request(std::string_view name) const { return findEntry(requests, name); }
 
-ContainerResources resourcesOf(const ContainerRef& container, bool podDefaulting) {
+namespace {
+
+ContainerResources readResources(const ContainerRef& container, bool defaults) {
   ContainerResources out;
   out.path = container.path.field(container.resourcesKey);
   auto it = container.container->find(container.resourcesKey);
   if (it == container.container->end() || !it->is_object()) return out;
   collect(*it, "limits", out.path, out.limits);
   collect(*it, "requests", out.path, out.requests);
-  // SetDefaults_Pod: containers and init containers only, per missing key.
-  const bool defaults = podDefaulting && container.kind != ContainerKind::Ephemeral;
   if (defaults) {
     for (const ResourceEntry& l : out.limits) {
       if (!out.request(l.name)) out.requests.push_back({l.name, l.value, l.path, true});
     }
   }
   return out;
+}
+
+}  // namespace
+
+const ContainerResources& resourcesOf(const ContainerRef& container, bool podDefaulting) {
+  // SetDefaults_Pod: containers and init containers only, per missing key.
+  const bool defaults = podDefaulting && container.kind != ContainerKind::Ephemeral;
+  std::shared_ptr<const ContainerResources>& kept =
+      defaults ? container.resourcesDefaulted : container.resourcesAsWritten;
+  if (!kept) kept = std::make_shared<const ContainerResources>(readResources(container, defaults));
+  return *kept;
 }
 
 long long requestedUnits(const ContainerResources& resources, std::string_view name) {
@@ -145,7 +166,7 @@ long long requestedUnits(const ContainerResources& resources, std::string_view n
 }
 
 long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting) {
-  const ContainerResources r = resourcesOf(container, podDefaulting);
+  const ContainerResources& r = resourcesOf(container, podDefaulting);
   long long total = 0;
   for (const auto* list : {&r.limits, &r.requests}) {
     for (const ResourceEntry& e : *list) {
@@ -182,7 +203,7 @@ long long podGpus(const PodSite& site, const Policy& policy) {
   std::vector<std::string> names;
   for (const ContainerRef& c : site.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;
-    const ContainerResources r = resourcesOf(c, site.isPod);
+    const ContainerResources& r = resourcesOf(c, site.isPod);
     for (const auto* list : {&r.limits, &r.requests}) {
       for (const ResourceEntry& e : *list) {
         if (policy.isGpuResource(e.name) && std::find(names.begin(), names.end(), e.name) == names.end()) {
@@ -238,7 +259,7 @@ std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& polic
     // for each extended resource a Pod requests.
     if (!tolerated && policy.assumeExtendedResourceToleration && taint.effect == "NoSchedule") {
       for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, true);
+        const ContainerResources& r = resourcesOf(c, true);
         if (r.request(taint.key) || r.limit(taint.key)) tolerated = true;
       }
     }

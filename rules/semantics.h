@@ -60,7 +60,26 @@ struct ContainerResources {
   const ResourceEntry* limit(std::string_view name) const;
   const ResourceEntry* request(std::string_view name) const;
 };
-ContainerResources resourcesOf(const ContainerRef& container, bool podDefaulting);
+// Read once per container and kept with it: the reference lives as long as
+// `container`.
+const ContainerResources& resourcesOf(const ContainerRef& container, bool podDefaulting);
+
+// The loop the quantity rules share: `visit(resources)` for every container of
+// every pod site, in document order, with its resources as written (no Pod
+// defaulting: those rules judge what the author wrote).
+template <typename Visit>
+void forEachContainerResources(const std::vector<PodSite>& sites, Visit&& visit) {
+  for (const PodSite& site : sites) {
+    for (const ContainerRef& c : site.containers) visit(resourcesOf(c, false));
+  }
+}
+
+// Every entry of a container's resources: limits first, then requests.
+template <typename Visit>
+void forEachResourceEntry(const ContainerResources& resources, Visit&& visit) {
+  for (const ResourceEntry& e : resources.limits) visit(e);
+  for (const ResourceEntry& e : resources.requests) visit(e);
+}
 
 // The whole-unit count a container asks of a resource: the limit if set,
 // else the request; fractional values round up; unparseable ones count 0.

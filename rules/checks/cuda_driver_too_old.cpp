@@ -492,16 +492,17 @@ class CudaDriverTooOld final : public Rule {
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
-      const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
+      std::optional<std::vector<NodeTerm>> terms;  // read only for a container with a known CUDA floor
       for (const ContainerRef& c : site.containers) {
         const auto cuda = containerCuda(c);
         if (!cuda) continue;
         const auto floor = floorFor(*cuda);
         if (!floor) continue;
+        if (!terms) terms = nodeSelectionTerms(site);
 
         std::optional<TermVerdict> worst;
         bool unknown = false;
-        for (const NodeTerm& term : terms) {
+        for (const NodeTerm& term : *terms) {
           TermVerdict v = judgeTerm(term, *cuda, *floor);
           if (v.verdict == Verdict::Unknown) unknown = true;
           if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;

@@ -106,7 +106,7 @@ class DraWithDevicePlugin final : public Rule {
     std::string gpuResource;
     for (const ContainerRef& c : site.containers) {
       if (c.kind == ContainerKind::Ephemeral || gpuContainer) continue;
-      const ContainerResources r = resourcesOf(c, false);
+      const ContainerResources& r = resourcesOf(c, false);
       for (const auto* list : {&r.limits, &r.requests}) {
         for (const ResourceEntry& e : *list) {
           if (!gpuContainer && ctx.policy.isGpuResource(e.name) && requestedUnits(r, e.name) > 0) {

@@ -53,7 +53,7 @@ class GpuCountExceedsNode final : public Rule {
     for (const PodSite& site : ctx.sites) {
       std::vector<std::string> names;
       for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, false);
+        const ContainerResources& r = resourcesOf(c, false);
         for (const auto* list : {&r.limits, &r.requests}) {
           for (const ResourceEntry& e : *list) {
             if (isWholeGpu(ctx.policy, e.name) && std::find(names.begin(), names.end(), e.name) == names.end()) {
@@ -77,7 +77,7 @@ class GpuCountExceedsNode final : public Rule {
     int contributors = 0;
     for (const ContainerRef& c : site.containers) {
       if (c.kind == ContainerKind::Ephemeral) continue;
-      const ContainerResources r = resourcesOf(c, false);
+      const ContainerResources& r = resourcesOf(c, false);
       const long long n = requestedUnits(r, name);
       if (n <= 0) continue;
       ++contributors;

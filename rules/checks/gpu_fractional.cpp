@@ -30,14 +30,9 @@ class GpuFractional final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    for (const PodSite& site : ctx.sites) {
-      for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, false);
-        for (const auto* list : {&r.limits, &r.requests}) {
-          for (const ResourceEntry& e : *list) checkEntry(ctx, e, out);
-        }
-      }
-    }
+    forEachContainerResources(ctx.sites, [&](const ContainerResources& r) {
+      forEachResourceEntry(r, [&](const ResourceEntry& e) { checkEntry(ctx, e, out); });
+    });
   }
 
  private:

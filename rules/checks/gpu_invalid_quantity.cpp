@@ -25,20 +25,16 @@ class GpuInvalidQuantity final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    for (const PodSite& site : ctx.sites) {
-      for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, false);
-        for (const auto* list : {&r.limits, &r.requests}) {
-          for (const ResourceEntry& e : *list) checkEntry(ctx, e, out);
-        }
-      }
-    }
+    forEachContainerResources(ctx.sites, [&](const ContainerResources& r) {
+      forEachResourceEntry(r, [&](const ResourceEntry& e) { checkEntry(ctx, e, out); });
+    });
   }
 
  private:
   static void checkEntry(const CheckContext& ctx, const ResourceEntry& e, Reporter& out) {
     if (!isExtendedResourceName(e.name) && !ctx.policy.isGpuResource(e.name)) return;
     const QuantityValue q = decodeQuantity(*e.value);
+    if (q.quantity && !q.quantity->isNegative()) return;  // valid: nothing to render
     // Quantities print as strings in API errors, whatever JSON type they had.
     const std::string shown = renderValue(nlohmann::json(q.text));
     if (!q.quantity) {

@@ -2,6 +2,7 @@
 // carry, and YAML 1.1 traps in GPU quantities and GPU label values.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -127,7 +128,7 @@ class GpuLabelValue final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    walk(ctx, ctx.object, FieldPath{}, 0, out);
+    walk(ctx, ctx.object, PathTrail{}, 0, out);
     checkQuantities(ctx, out);
   }
 
@@ -137,7 +138,7 @@ class GpuLabelValue final : public Rule {
   static void checkQuantities(const CheckContext& ctx, Reporter& out) {
     for (const PodSite& site : ctx.sites) {
       for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, false);
+        const ContainerResources& r = resourcesOf(c, false);
         for (const auto* list : {&r.limits, &r.requests}) {
           for (const ResourceEntry& e : *list) {
             if (!ctx.policy.isGpuResource(e.name)) continue;
@@ -167,24 +168,29 @@ class GpuLabelValue final : public Rule {
 
   // --- label values in node selection ------------------------------------
 
-  static void walk(const CheckContext& ctx, const json& node, const FieldPath& path, int depth, Reporter& out) {
+  // The path of a node is made only where node selection is (see PathTrail).
+  static void walk(const CheckContext& ctx, const json& node, const PathTrail& path, int depth, Reporter& out) {
     if (depth > kMaxDepth) return;
     if (node.is_array()) {
       for (std::size_t i = 0; i < node.size(); ++i) walk(ctx, node[i], path.index(i), depth + 1, out);
       return;
     }
     if (!node.is_object()) return;
-    for (const auto& [key, child] : node.items()) {
+    // The map itself, not items(): no proxy per member; keys compared as
+    // string_views, so most comparisons stop at the length.
+    for (const auto& [name, child] : node.get_ref<const json::object_t&>()) {
+      const std::string_view key = name;
       if (key == "metadata" || key == "status") continue;
-      const FieldPath childPath = path.field(key);
+      const PathTrail childPath = path.field(key);
       if (key == "nodeSelector" && child.is_object()) {
+        const FieldPath selectorPath = childPath.toFieldPath();
         if (auto terms = child.find("nodeSelectorTerms"); terms != child.end()) {
-          checkTerms(ctx, *terms, childPath.field("nodeSelectorTerms"), out);  // a NodeSelector (DRA, PV)
+          checkTerms(ctx, *terms, selectorPath.field("nodeSelectorTerms"), out);  // a NodeSelector (DRA, PV)
         } else {
-          for (const auto& [label, value] : child.items()) checkValue(ctx, label, value, childPath.key(label), out);
+          for (const auto& [label, value] : child.items()) checkValue(ctx, label, value, selectorPath.key(label), out);
         }
       } else if (key == "nodeAffinity" && child.is_object()) {
-        checkNodeAffinity(ctx, child, childPath, out);
+        checkNodeAffinity(ctx, child, childPath.toFieldPath(), out);
       } else if (child.is_object() || child.is_array()) {
         walk(ctx, child, childPath, depth + 1, out);
       }
@@ -257,12 +263,18 @@ class GpuLabelValue final : public Rule {
     }
     const std::string& s = value.get_ref<const std::string&>();
     if (looksTemplated(s)) return;
-    const std::string shown = renderValue(value);
-    const std::string lead = "Invalid value: " + shown + ": ";
+    if (const std::optional<std::string> problem = labelValueProblem(key, s)) {
+      // Rendered only when reported: most values are fine.
+      const std::string shown = renderValue(value);
+      out.report(path, shown, "Invalid value: " + shown + ": " + *problem);
+    }
+  }
 
+  // What is wrong with the string value `s` of GPU label `key`, as it follows
+  // "Invalid value: <value>: " in the finding; nullopt when nothing is.
+  static std::optional<std::string> labelValueProblem(const std::string& key, const std::string& s) {
     if (!isValidLabelValue(s)) {
-      std::string message = lead +
-                            "not a valid label value (at most 63 characters: alphanumerics, '-', '_' or '.', starting "
+      std::string message = "not a valid label value (at most 63 characters: alphanumerics, '-', '_' or '.', starting "
                             "and ending with an alphanumeric), so no node carries it";
       if (key == "nvidia.com/gpu.product" || key.ends_with(".product")) {
         const std::string fixed = gfdSanitised(s);
@@ -271,30 +283,27 @@ class GpuLabelValue final : public Rule {
       } else {
         message += "; write the value exactly as the node's label holds it";
       }
-      out.report(path, shown, message);
-      return;
+      return message;
     }
 
     switch (labelFormat(key)) {
       case LabelFormat::Integer:
-        if (!isCanonicalUnsigned(s)) out.report(path, shown, lead + integerAdvice(key, s));
+        if (!isCanonicalUnsigned(s)) return integerAdvice(key, s);
         break;
       case LabelFormat::DriverVersion:
         if (!dottedDigits(s, 2, 3)) {
-          out.report(path, shown,
-                     lead + "GFD writes " + key + " as the whole driver version (\"550.107.02\"), so this matches no "
-                     "node" + (allDigits(s) ? "; to select by major version use nvidia.com/cuda.driver-version.major: \"" +
-                                                  s + "\""
-                                            : ""));
+          return "GFD writes " + key + " as the whole driver version (\"550.107.02\"), so this matches no node" +
+                 (allDigits(s) ? "; to select by major version use nvidia.com/cuda.driver-version.major: \"" + s + "\""
+                               : "");
         }
         break;
       case LabelFormat::RuntimeVersion:
         if (!dottedDigits(s, 2, 2)) {
-          std::string m = lead + "GFD writes " + key +
+          std::string m = "GFD writes " + key +
                           " as major.minor (\"12.5\", the newest CUDA the driver supports), so this matches no node";
           if (dottedDigits(s, 3, 3)) m += "; write \"" + s.substr(0, s.rfind('.')) + "\"";
           else if (allDigits(s)) m += "; to select by major version use nvidia.com/cuda.runtime-version.major: \"" + s + "\"";
-          out.report(path, shown, m);
+          return m;
         }
         break;
       case LabelFormat::Boolean:
@@ -304,10 +313,8 @@ class GpuLabelValue final : public Rule {
                          [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
           const bool yes = l == "true" || l == "yes" || l == "y" || l == "on" || l == "1";
           const bool no = l == "false" || l == "no" || l == "n" || l == "off" || l == "0";
-          out.report(path, shown,
-                     lead + "GFD writes " + key + " as \"true\" or \"false\" (label values are case-sensitive), so "
-                            "this matches no node" +
-                         (yes ? "; write \"true\"" : no ? "; write \"false\"" : ""));
+          return "GFD writes " + key + " as \"true\" or \"false\" (label values are case-sensitive), so this matches no "
+                 "node" + std::string(yes ? "; write \"true\"" : no ? "; write \"false\"" : "");
         }
         break;
       case LabelFormat::Enumerated: {
@@ -318,14 +325,12 @@ class GpuLabelValue final : public Rule {
         std::string l = s;
         std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
         const bool caseOnly = std::find(allowed.begin(), allowed.end(), l) != allowed.end();
-        out.report(path, shown,
-                   lead + "GFD writes one of " + list + " in " + key + " (label values are case-sensitive), so this "
-                          "matches no node" +
-                       (caseOnly ? "; write \"" + l + "\"" : ""));
-        break;
+        return "GFD writes one of " + list + " in " + key + " (label values are case-sensitive), so this matches no node" +
+               (caseOnly ? "; write \"" + l + "\"" : "");
       }
       default: break;
     }
+    return std::nullopt;
   }
 
   static std::string integerAdvice(const std::string& key, const std::string& s) {

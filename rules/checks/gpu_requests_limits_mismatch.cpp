@@ -23,12 +23,9 @@ class GpuRequestsLimitsMismatch final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    for (const PodSite& site : ctx.sites) {
-      for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, false);
-        for (const ResourceEntry& request : r.requests) checkEntry(ctx, r, request, out);
-      }
-    }
+    forEachContainerResources(ctx.sites, [&](const ContainerResources& r) {
+      for (const ResourceEntry& request : r.requests) checkEntry(ctx, r, request, out);
+    });
   }
 
  private:

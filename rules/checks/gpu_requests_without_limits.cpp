@@ -23,21 +23,22 @@ class GpuRequestsWithoutLimits final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    for (const PodSite& site : ctx.sites) {
-      for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, false);
-        for (const ResourceEntry& request : r.requests) {
-          if (!isExtendedResourceName(request.name) && !ctx.policy.isGpuResource(request.name)) continue;
-          if (r.limit(request.name)) continue;
-          const std::string shown = decodeQuantity(*request.value).text;
-          // Like the API server: the path is ...resources.limits, without the key.
-          out.report(r.path.field("limits"), "",
-                     "Required value: Limit must be set for non overcommitable resources: " + request.name +
-                         " is requested (" + shown + ") without a limit; set limits." + request.name + ": " + shown +
-                         " (requests then default to it)");
-        }
-      }
-    }
+    forEachContainerResources(ctx.sites, [&](const ContainerResources& r) {
+      for (const ResourceEntry& request : r.requests) checkEntry(ctx, r, request, out);
+    });
+  }
+
+ private:
+  static void checkEntry(const CheckContext& ctx, const ContainerResources& r, const ResourceEntry& request,
+                         Reporter& out) {
+    if (!isExtendedResourceName(request.name) && !ctx.policy.isGpuResource(request.name)) return;
+    if (r.limit(request.name)) return;
+    const std::string shown = decodeQuantity(*request.value).text;
+    // Like the API server: the path is ...resources.limits, without the key.
+    out.report(r.path.field("limits"), "",
+               "Required value: Limit must be set for non overcommitable resources: " + request.name +
+                   " is requested (" + shown + ") without a limit; set limits." + request.name + ": " + shown +
+                   " (requests then default to it)");
   }
 };
 

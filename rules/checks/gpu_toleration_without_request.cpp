@@ -69,7 +69,7 @@ bool asksForGpuResource(const PodSite& site, const Policy& policy) {
   for (const ContainerRef& c : site.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;
     if (setsVisibleDevices(c)) return true;
-    const ContainerResources r = resourcesOf(c, false);
+    const ContainerResources& r = resourcesOf(c, false);
     for (const auto* list : {&r.limits, &r.requests}) {
       for (const ResourceEntry& e : *list) {
         if (isComputeResource(e.name)) continue;
@@ -136,14 +136,15 @@ class GpuTolerationWithoutRequest final : public Rule {
   void check(const CheckContext& ctx, Reporter& out) const override {
     if (ctx.policy.gpuTaints.empty()) return;
     // Lone containers share the tolerations of their enclosing object: judge
-    // each tolerations list once, against every site that uses it.
-    std::set<std::string> gpuUsers, seen;
+    // each tolerations list once, against every site that uses it. A list is
+    // known by its node (one node, one path), which costs no path string.
+    std::set<const json*> gpuUsers, seen;
     for (const PodSite& site : ctx.sites) {
-      if (site.tolerations.value && asksForGpu(ctx, site)) gpuUsers.insert(site.tolerations.path.jsonPointer());
+      if (site.tolerations.value && asksForGpu(ctx, site)) gpuUsers.insert(site.tolerations.value);
     }
     for (const PodSite& site : ctx.sites) {
       if (!site.tolerations.value || !site.tolerations.value->is_array()) continue;
-      const std::string where = site.tolerations.path.jsonPointer();
+      const json* where = site.tolerations.value;
       if (gpuUsers.count(where) || !seen.insert(where).second) continue;
       if (ownedByDaemonSet(ctx.object, site)) continue;
       const json& list = *site.tolerations.value;

@@ -31,12 +31,13 @@ class LabelValueNotString final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
-  void check(const CheckContext& ctx, Reporter& out) const override { walk(ctx, ctx.object, FieldPath{}, 0, out); }
+  void check(const CheckContext& ctx, Reporter& out) const override { walk(ctx, ctx.object, PathTrail{}, 0, out); }
 
  private:
   static bool isScalarNonString(const json& v) { return v.is_number() || v.is_boolean(); }
 
-  static void report(const CheckContext& ctx, const FieldPath& path, const json& v, Reporter& out) {
+  static void report(const CheckContext& ctx, const PathTrail& at, const json& v, Reporter& out) {
+    const FieldPath path = at.toFieldPath();
     const std::string shown = renderValue(v);
     const std::string* written = ctx.writtenText(path);
     const std::string text = written ? *written : shown;
@@ -49,7 +50,7 @@ class LabelValueNotString final : public Rule {
     out.report(path, shown, message);
   }
 
-  static void checkMap(const CheckContext& ctx, const json& map, const FieldPath& path, Reporter& out) {
+  static void checkMap(const CheckContext& ctx, const json& map, const PathTrail& path, Reporter& out) {
     if (!map.is_object()) return;
     for (const auto& [key, v] : map.items()) {
       if (isScalarNonString(v)) report(ctx, path.key(key), v, out);
@@ -58,7 +59,7 @@ class LabelValueNotString final : public Rule {
 
   // Tolerations: key, operator, value and effect are strings
   // (tolerationSeconds is the one number).
-  static void checkTolerations(const CheckContext& ctx, const json& list, const FieldPath& path, Reporter& out) {
+  static void checkTolerations(const CheckContext& ctx, const json& list, const PathTrail& path, Reporter& out) {
     if (!list.is_array()) return;
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (!list[i].is_object()) continue;
@@ -69,28 +70,34 @@ class LabelValueNotString final : public Rule {
     }
   }
 
-  static void checkExpressions(const CheckContext& ctx, const json& exprs, const FieldPath& path, Reporter& out) {
+  static void checkExpressions(const CheckContext& ctx, const json& exprs, const PathTrail& path, Reporter& out) {
     if (!exprs.is_array()) return;
     for (std::size_t i = 0; i < exprs.size(); ++i) {
       if (!exprs[i].is_object()) continue;
       auto values = exprs[i].find("values");
       if (values == exprs[i].end() || !values->is_array()) continue;
-      const FieldPath valuesPath = path.index(i).field("values");
+      const PathTrail item = path.index(i);
+      const PathTrail valuesPath = item.field("values");
       for (std::size_t j = 0; j < values->size(); ++j) {
         if (isScalarNonString((*values)[j])) report(ctx, valuesPath.index(j), (*values)[j], out);
       }
     }
   }
 
-  static void walk(const CheckContext& ctx, const json& node, const FieldPath& path, int depth, Reporter& out) {
+  // Descends into every object and array; the path of a key is made only when
+  // a finding needs it (see PathTrail).
+  static void walk(const CheckContext& ctx, const json& node, const PathTrail& path, int depth, Reporter& out) {
     if (depth > kMaxDepth) return;
     if (node.is_array()) {
       for (std::size_t i = 0; i < node.size(); ++i) walk(ctx, node[i], path.index(i), depth + 1, out);
       return;
     }
     if (!node.is_object()) return;
-    for (const auto& [key, child] : node.items()) {
-      const FieldPath childPath = path.field(key);
+    // The map itself, not items(): no proxy per member; keys compared as
+    // string_views, so most comparisons stop at the length.
+    for (const auto& [name, child] : node.get_ref<const json::object_t&>()) {
+      const std::string_view key = name;
+      const PathTrail childPath = path.field(key);
       if (key == "nodeSelector" || key == "matchLabels") {
         checkMap(ctx, child, childPath, out);
       } else if (key == "matchExpressions") {
@@ -103,7 +110,7 @@ class LabelValueNotString final : public Rule {
             if (auto m = child.find(map); m != child.end()) checkMap(ctx, *m, childPath.field(map), out);
           }
         }
-      } else if (key != "status") {
+      } else if (key != "status" && (child.is_object() || child.is_array())) {
         walk(ctx, child, childPath, depth + 1, out);
       }
     }

@@ -152,7 +152,7 @@ class MigResourceName final : public Rule {
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
       for (const ContainerRef& c : site.containers) {
-        const ContainerResources r = resourcesOf(c, false);
+        const ContainerResources& r = resourcesOf(c, false);
         for (const auto* list : {&r.limits, &r.requests}) {
           for (const ResourceEntry& e : *list) {
             if (!lowercase(e.name).starts_with("nvidia.com/mig") || namedExactlyInPolicy(ctx.policy, e.name)) continue;

@@ -152,20 +152,24 @@ class NodeAffinityGtLt final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
-  void check(const CheckContext& ctx, Reporter& out) const override { walk(ctx.object, FieldPath{}, 0, out); }
+  void check(const CheckContext& ctx, Reporter& out) const override { walk(ctx.object, PathTrail{}, 0, out); }
 
  private:
-  static void walk(const json& node, const FieldPath& path, int depth, Reporter& out) {
+  // The path of a node is made only where a nodeAffinity is (see PathTrail).
+  static void walk(const json& node, const PathTrail& path, int depth, Reporter& out) {
     if (depth > kMaxDepth) return;
     if (node.is_array()) {
       for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), depth + 1, out);
       return;
     }
     if (!node.is_object()) return;
-    for (const auto& [key, child] : node.items()) {
+    // The map itself, not items(): no proxy per member; keys compared as
+    // string_views, so most comparisons stop at the length.
+    for (const auto& [name, child] : node.get_ref<const json::object_t&>()) {
+      const std::string_view key = name;
       if (key == "metadata" || key == "status") continue;
       if (key == "nodeAffinity" && child.is_object()) {
-        checkNodeAffinity(child, path.field(key), out);
+        checkNodeAffinity(child, path.field(key).toFieldPath(), out);
       } else if (child.is_object() || child.is_array()) {
         walk(child, path.field(key), depth + 1, out);
       }

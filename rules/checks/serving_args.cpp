@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -331,7 +333,7 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
 }
 
 // Script lines that build a Ray cluster across pods.
-bool scriptSpreadsOverPods(const std::vector<Command>& commands) {
+bool scriptSpreadsOverPods(std::span<const Command> commands) {
   for (const Command& cmd : commands) {
     for (std::size_t i = 0; i < cmd.size(); ++i) {
       const std::string& t = cmd[i].text;
@@ -394,11 +396,13 @@ std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
   if (hasCommand) argv = listTokens(*command, container.path.field("command"));
   if (args != c.end()) {
     std::vector<Token> a = listTokens(*args, container.path.field("args"));
-    argv.insert(argv.end(), a.begin(), a.end());
+    argv.insert(argv.end(), std::make_move_iterator(a.begin()), std::make_move_iterator(a.end()));
   }
 
-  // The commands to look at: argv itself, or the script of `sh -c`.
-  std::vector<Command> commands;
+  // The commands to look at: argv itself, or the script of `sh -c` (none
+  // when a shell runs no -c script). A span, so that argv is not copied.
+  std::vector<Command> script;
+  std::span<const Command> commands(&argv, 1);
   std::size_t first = 0;
   if (!argv.empty() && basename(argv[0].text) == "env") first = 1;
   if (argv.size() > first && isShell(argv[first].text)) {
@@ -406,12 +410,11 @@ std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
       const std::string& opt = argv[i].text;
       if (opt.size() < 2 || opt[0] != '-' || opt[1] == '-') break;
       if (opt.find('c') != std::string::npos) {
-        if (argv[i + 1].text.size() <= kMaxScript) commands = splitScript(argv[i + 1].text, argv[i + 1].path);
+        if (argv[i + 1].text.size() <= kMaxScript) script = splitScript(argv[i + 1].text, argv[i + 1].path);
         break;
       }
     }
-  } else {
-    commands.push_back(argv);
+    commands = script;
   }
 
   ServingLaunch launch;

@@ -135,6 +135,10 @@ class TensorParallelGpuCount final : public Rule {
     for (const PodSite& site : ctx.sites) {
       for (const ContainerRef& c : site.containers) {
         if (c.kind == ContainerKind::Ephemeral || c.kind == ContainerKind::Init) continue;
+        // No GPU request: another accelerator, DRA, or all GPUs of the node.
+        // Asked first: it is cheaper than reading the command line.
+        const long long own = containerGpus(c, ctx.policy, site.isPod);
+        if (own == 0) continue;
         const auto launch = findServingLaunch(c);
         if (!launch) continue;
         const auto world = worldOf(*launch);
@@ -158,8 +162,6 @@ class TensorParallelGpuCount final : public Rule {
 
         long long have = 0;
         std::string how;
-        const long long own = containerGpus(c, ctx.policy, site.isPod);
-        if (own == 0) continue;  // no GPU request: another accelerator, DRA, or all GPUs of the node
         if (pods == 1) {
           have = own;
           how = "the container gets " + std::to_string(have) + " GPU" + (have == 1 ? "" : "s");

@@ -98,6 +98,9 @@ struct ImageCase {
   const char* cuda;  // in the message; "" when the image says nothing about CUDA
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const ImageCase& c, std::ostream* os) { *os << c.image; }
+
 class CudaFromImage : public ::testing::TestWithParam<ImageCase> {};
 
 TEST_P(CudaFromImage, IsReadFromTheReference) {

@@ -137,6 +137,9 @@ struct SettingCase {
   bool valid;
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const SettingCase& c, std::ostream* os) { *os << c.env << "=" << c.value; }
+
 class DevicePluginEnvSetting : public ::testing::TestWithParam<SettingCase> {};
 
 TEST_P(DevicePluginEnvSetting, IsJudgedLikeThePlugin) {

@@ -46,6 +46,9 @@ struct GoodValue {
   const char* value;
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const GoodValue& c, std::ostream* os) { *os << c.key << "=" << c.value; }
+
 class GfdFormattedValue : public ::testing::TestWithParam<GoodValue> {};
 
 TEST_P(GfdFormattedValue, IsAccepted) {
@@ -83,6 +86,9 @@ struct BadValue {
   const char* value;
   const char* advice;
 };
+
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const BadValue& c, std::ostream* os) { *os << c.key << "=" << c.value; }
 
 class ValueNoNodeCarries : public ::testing::TestWithParam<BadValue> {};
 

@@ -87,6 +87,9 @@ struct Selection {
   bool gpu;
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const Selection& c, std::ostream* os) { *os << c.key << " " << c.op << " " << c.values; }
+
 class NodePoolRequirement : public ::testing::TestWithParam<Selection> {};
 
 TEST_P(NodePoolRequirement, SelectsGpuNodesOrNot) {

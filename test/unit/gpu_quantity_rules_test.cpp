@@ -33,6 +33,9 @@ struct WholeCase {
   bool fractional;
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const WholeCase& c, std::ostream* os) { *os << c.written; }
+
 class GpuQuantityAsWritten : public ::testing::TestWithParam<WholeCase> {};
 
 TEST_P(GpuQuantityAsWritten, IsFractionalExactlyWhenNotAWholeNumber) {

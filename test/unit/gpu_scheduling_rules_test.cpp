@@ -37,6 +37,9 @@ struct TolerationCase {
   bool tolerates;
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const TolerationCase& c, std::ostream* os) { *os << c.toleration; }
+
 class TolerationOfNvidiaGpuPresentNoSchedule : public ::testing::TestWithParam<TolerationCase> {};
 
 // The truth table of kubernetes-gpu-semantics.md §6.1 for the taint

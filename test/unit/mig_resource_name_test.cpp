@@ -52,6 +52,9 @@ struct WrongName {
   const char* fix;  // expected in the message
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const WrongName& c, std::ostream* os) { *os << c.name; }
+
 class UnadvertisedMigName : public ::testing::TestWithParam<WrongName> {};
 
 TEST_P(UnadvertisedMigName, IsReportedWithTheFix) {

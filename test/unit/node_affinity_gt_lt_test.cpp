@@ -117,6 +117,9 @@ struct TextLabel {
   const char* advice;
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const TextLabel& c, std::ostream* os) { *os << c.key; }
+
 class GtOnATextLabel : public ::testing::TestWithParam<TextLabel> {};
 
 TEST_P(GtOnATextLabel, NeverMatchesAndSaysWhatToUse) {
@@ -165,6 +168,9 @@ struct BadOperator {
   const char* values;
   const char* fix;
 };
+
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const BadOperator& c, std::ostream* os) { *os << c.op << " " << c.values; }
 
 class NonexistentOperator : public ::testing::TestWithParam<BadOperator> {};
 

@@ -26,6 +26,9 @@ struct KindCase {
   const char* expectedField;
 };
 
+// How GoogleTest and ctest show each case (instead of its bytes).
+void PrintTo(const KindCase& c, std::ostream* os) { *os << c.name; }
+
 std::vector<KindCase> kindCases() {
   return {
       {"Pod", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n" + halfGpuContainer(2),

@@ -78,6 +78,9 @@ struct PcieLabel {
   const char* gpu;
 };
 
+// How GoogleTest and ctest name each case (instead of its bytes).
+void PrintTo(const PcieLabel& c, std::ostream* os) { *os << c.key << "=" << c.value; }
+
 class PcieOnlySelection : public ::testing::TestWithParam<PcieLabel> {};
 
 TEST_P(PcieOnlySelection, IsReported) {
