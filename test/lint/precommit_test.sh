@@ -12,7 +12,7 @@ BUILD=$(cd "${1:-$REPO/build}" && pwd)
 [[ -x $BUILD/gpuguard-lint ]] || { echo "FAIL: gpuguard-lint is not built in $BUILD"; exit 1; }
 command -v git >/dev/null || { echo "SKIP: git not found"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
-export PATH=$BUILD/lint:$PATH  # language: system
+export PATH=$BUILD:$PATH  # language: system (the binary is BUILD/gpuguard-lint)
 export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.invalid
 export GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.invalid
 
