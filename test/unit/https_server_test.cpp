@@ -996,9 +996,15 @@ TEST(HttpsServer, StopAnswersEveryRequestAlreadySentAndClosesIdleConnectionsClea
     std::unique_lock lock(m);
     ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return held; }));
   }
-  // The loop is busy: this connection waits in the accept queue.
-  std::thread queued([&] { queuedAnswer = tls::httpsRequest(s.port(), s.client(), "POST", "/validate", R"({"queued":1})"); });
-  std::this_thread::sleep_for(200ms);
+  // The loop is busy: this connection (the kernel completed it) waits in the
+  // accept queue; its handshake and request follow.
+  const int queuedFd = tls::tcpConnect(s.port());
+  ASSERT_GE(queuedFd, 0);
+  std::thread queued([&] {
+    tls::TlsClient c;
+    std::string ignored;
+    if (c.connectOver(queuedFd, s.client(), ignored)) queuedAnswer = c.request("POST", "/validate", R"({"queued":1})");
+  });
   s.server->stop();
   // Sent after the stop, before the loop could see it: in the socket buffer.
   ASSERT_TRUE(late.write(tls::buildRequest("POST", "/validate", R"({"late":1})")));

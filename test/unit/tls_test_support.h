@@ -396,7 +396,19 @@ class TlsClient {
 
   // Connects and completes the handshake. False with `error` if either fails.
   bool connect(std::uint16_t port, const ClientOptions& options, std::string& error) {
+    return connectOver(tcpConnect(port, options.timeout), options, error);
+  }
+
+  // The handshake over a TCP connection made already (by tcpConnect: it may
+  // still wait in the server's accept queue); takes ownership of `fd`.
+  bool connectOver(int fd, const ClientOptions& options, std::string& error) {
+    const int connectErrno = errno;
     close();
+    if (fd < 0) {
+      error = std::string("connect: ") + std::strerror(connectErrno);
+      return false;
+    }
+    fd_ = fd;
     ERR_clear_error();
     ctx_.reset(SSL_CTX_new(TLS_client_method()));
     if (!ctx_) {
@@ -430,11 +442,6 @@ class TlsClient {
         error = "client key: " + opensslErrors();
         return false;
       }
-    }
-    fd_ = tcpConnect(port, options.timeout);
-    if (fd_ < 0) {
-      error = std::string("connect: ") + std::strerror(errno);
-      return false;
     }
     ssl_.reset(SSL_new(ctx_.get()));
     SSL_set_fd(ssl_.get(), fd_);
