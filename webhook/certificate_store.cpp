@@ -120,13 +120,13 @@ bool CertifiedKey::useOn(SSL* ssl) const {
   return SSL_use_cert_and_key(ssl, leaf_, key_, chain_, 1) == 1;
 }
 
-bool CertificateStore::Stamp::operator==(const Stamp& o) const {
+bool FileStamp::operator==(const FileStamp& o) const {
   return exists == o.exists && dev == o.dev && ino == o.ino && size == o.size && mtime.tv_sec == o.mtime.tv_sec &&
          mtime.tv_nsec == o.mtime.tv_nsec && ctime.tv_sec == o.ctime.tv_sec && ctime.tv_nsec == o.ctime.tv_nsec;
 }
 
-CertificateStore::Stamp CertificateStore::stampOf(const std::string& path) {
-  Stamp s;
+FileStamp FileStamp::of(const std::string& path) {
+  FileStamp s;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return s;  // follows symlinks
   s.exists = true;
@@ -144,8 +144,8 @@ CertificateStore::CertificateStore(std::string certFile, std::string keyFile)
 bool CertificateStore::reloadLocked(std::string& error) {
   // Stamp before reading: a change that lands while we read is seen by the
   // next poll.
-  certStamp_ = stampOf(certFile_);
-  keyStamp_ = stampOf(keyFile_);
+  certStamp_ = FileStamp::of(certFile_);
+  keyStamp_ = FileStamp::of(keyFile_);
   std::shared_ptr<const CertifiedKey> fresh = CertifiedKey::load(certFile_, keyFile_, error);
   if (!fresh) {
     if (everLoaded_) failures_.fetch_add(1, std::memory_order_relaxed);
@@ -164,7 +164,7 @@ bool CertificateStore::reload(std::string& error) {
 
 bool CertificateStore::reloadIfChanged(bool& ok, std::string& error) {
   std::lock_guard lock(mutex_);
-  if (stampOf(certFile_) == certStamp_ && stampOf(keyFile_) == keyStamp_) return false;
+  if (FileStamp::of(certFile_) == certStamp_ && FileStamp::of(keyFile_) == keyStamp_) return false;
   ok = reloadLocked(error);
   return true;
 }
@@ -174,6 +174,135 @@ int CertificateStore::certCallback(SSL* ssl, void* arg) {
   std::shared_ptr<const CertifiedKey> ck = store->current();
   if (!ck) return 0;  // aborts the handshake
   return ck->useOn(ssl) ? 1 : 0;
+}
+
+namespace {
+
+std::string hexOf(const unsigned char* data, unsigned len) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[data[i] >> 4];
+    out += hex[data[i] & 15];
+  }
+  return out;
+}
+
+struct MdCtxCloser {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+struct X509Closer {
+  void operator()(X509* x) const { X509_free(x); }
+};
+
+}  // namespace
+
+ClientCaBundle::~ClientCaBundle() {
+  X509_STORE_free(store_);
+  sk_X509_NAME_pop_free(names_, X509_NAME_free);
+}
+
+std::shared_ptr<const ClientCaBundle> ClientCaBundle::load(const std::string& file, std::string& error) {
+  ERR_clear_error();
+  std::shared_ptr<ClientCaBundle> bundle(new ClientCaBundle());
+  std::unique_ptr<BIO, BioCloser> bio(BIO_new_file(file.c_str(), "r"));
+  if (!bio) {
+    error = withDetail("cannot open client CA file " + file);
+    return nullptr;
+  }
+  bundle->store_ = X509_STORE_new();
+  bundle->names_ = sk_X509_NAME_new_null();
+  std::unique_ptr<EVP_MD_CTX, MdCtxCloser> md(EVP_MD_CTX_new());
+  if (!bundle->store_ || !bundle->names_ || !md || EVP_DigestInit_ex(md.get(), EVP_sha256(), nullptr) != 1) {
+    error = withDetail("out of memory");
+    return nullptr;
+  }
+  while (true) {
+    std::unique_ptr<X509, X509Closer> ca(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+    if (!ca) break;
+    unsigned char* der = nullptr;
+    const int derLen = i2d_X509(ca.get(), &der);
+    const bool hashed = derLen > 0 && EVP_DigestUpdate(md.get(), der, static_cast<std::size_t>(derLen)) == 1;
+    OPENSSL_free(der);
+    X509_NAME* name = X509_NAME_dup(X509_get_subject_name(ca.get()));
+    if (!hashed || !name || X509_STORE_add_cert(bundle->store_, ca.get()) != 1 || !sk_X509_NAME_push(bundle->names_, name)) {
+      X509_NAME_free(name);
+      error = withDetail("cannot use a CA certificate of " + file);
+      return nullptr;
+    }
+    if (char* s = X509_NAME_oneline(name, nullptr, 0)) {
+      if (!bundle->subjects_.empty()) bundle->subjects_ += "; ";
+      bundle->subjects_ += s;
+      OPENSSL_free(s);
+    }
+    ++bundle->count_;
+  }
+  // The loop ends with a "no start line" error at end of file; anything else
+  // is a broken certificate.
+  const unsigned long last = ERR_peek_last_error();
+  if (last != 0 && !(ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE)) {
+    error = withDetail("broken certificate in client CA file " + file);
+    return nullptr;
+  }
+  ERR_clear_error();
+  if (bundle->count_ == 0) {
+    error = "no PEM certificate in client CA file " + file;
+    return nullptr;
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digestLen = 0;
+  if (EVP_DigestFinal_ex(md.get(), digest, &digestLen) != 1) {
+    error = withDetail("cannot digest the client CAs");
+    return nullptr;
+  }
+  bundle->fingerprint_ = hexOf(digest, digestLen);
+  return bundle;
+}
+
+bool ClientCaBundle::useOn(SSL* ssl) const {
+  STACK_OF(X509_NAME)* names = SSL_dup_CA_list(names_);
+  if (!names) return false;
+  SSL_set_client_CA_list(ssl, names);  // takes ownership
+  // At most SSL_MAX_SID_CTX_LENGTH (32) bytes: a prefix and 28 hex digits.
+  const std::string context = "ggca" + fingerprint_.substr(0, SSL_MAX_SID_CTX_LENGTH - 4);
+  return SSL_set1_verify_cert_store(ssl, store_) == 1 &&
+         SSL_set_session_id_context(ssl, reinterpret_cast<const unsigned char*>(context.data()),
+                                    static_cast<unsigned>(context.size())) == 1;
+}
+
+ClientCaStore::ClientCaStore(std::string file) : file_(std::move(file)) {}
+
+bool ClientCaStore::reloadLocked(std::string& error) {
+  stamp_ = FileStamp::of(file_);  // before reading, as CertificateStore does
+  std::shared_ptr<const ClientCaBundle> fresh = ClientCaBundle::load(file_, error);
+  if (!fresh) {
+    if (everLoaded_) failures_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  current_.store(std::move(fresh), std::memory_order_release);
+  if (everLoaded_) reloads_.fetch_add(1, std::memory_order_relaxed);
+  everLoaded_ = true;
+  return true;
+}
+
+bool ClientCaStore::reload(std::string& error) {
+  std::lock_guard lock(mutex_);
+  return reloadLocked(error);
+}
+
+bool ClientCaStore::reloadIfChanged(bool& ok, std::string& error) {
+  std::lock_guard lock(mutex_);
+  if (FileStamp::of(file_) == stamp_) return false;
+  ok = reloadLocked(error);
+  return true;
+}
+
+int ClientCaStore::clientHelloCallback(SSL* ssl, int* alert, void* arg) {
+  const auto* store = static_cast<const ClientCaStore*>(arg);
+  std::shared_ptr<const ClientCaBundle> bundle = store->current();
+  if (bundle && bundle->useOn(ssl)) return SSL_CLIENT_HELLO_SUCCESS;
+  *alert = SSL_AD_INTERNAL_ERROR;
+  return SSL_CLIENT_HELLO_ERROR;
 }
 
 }  // namespace gpuguard::webhook

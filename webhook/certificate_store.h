@@ -1,7 +1,8 @@
-// The server's certificate and key: loaded into an immutable CertifiedKey,
-// published through an atomic shared_ptr, swapped when the files change.
-// New TLS handshakes pick up the current pair (SSL_CTX_set_cert_cb); live
-// connections keep the one they started with.
+// The server's certificate and key, and the CAs that sign acceptable client
+// certificates: each loaded into an immutable object, published through an
+// atomic shared_ptr, swapped when the files change. New TLS handshakes pick
+// up the current ones (SSL_CTX_set_cert_cb, SSL_CTX_set_client_hello_cb);
+// live connections keep what they started with.
 #pragma once
 
 #include <sys/types.h>
@@ -15,8 +16,22 @@
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 namespace gpuguard::webhook {
+
+// What stat() says of a file (through symlinks): inode, device, size, mtime,
+// ctime. A Kubernetes Secret or ConfigMap volume's `..data` swap changes it.
+struct FileStamp {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  std::timespec mtime{};
+  std::timespec ctime{};
+  bool operator==(const FileStamp& o) const;
+  static FileStamp of(const std::string& path);
+};
 
 // A leaf certificate, its intermediates and the private key that matches it.
 // Immutable once built; shared by every handshake that uses it.
@@ -72,24 +87,72 @@ class CertificateStore {
   static int certCallback(SSL* ssl, void* store);
 
  private:
-  struct Stamp {
-    bool exists = false;
-    dev_t dev = 0;
-    ino_t ino = 0;
-    off_t size = 0;
-    std::timespec mtime{};
-    std::timespec ctime{};
-    bool operator==(const Stamp& o) const;
-  };
-  static Stamp stampOf(const std::string& path);
   bool reloadLocked(std::string& error);
 
   const std::string certFile_;
   const std::string keyFile_;
   std::mutex mutex_;  // serialises reloads; never taken on the handshake path
-  Stamp certStamp_, keyStamp_;
+  FileStamp certStamp_, keyStamp_;
   bool everLoaded_ = false;
   std::atomic<std::shared_ptr<const CertifiedKey>> current_;
+  std::atomic<std::uint64_t> reloads_{0};
+  std::atomic<std::uint64_t> failures_{0};
+};
+
+// The CA certificates of --client-ca-file. Immutable once built.
+class ClientCaBundle {
+ public:
+  // Reads every PEM certificate of `file`. Null with `error` if the file is
+  // missing or unreadable, holds no certificate or a broken one.
+  static std::shared_ptr<const ClientCaBundle> load(const std::string& file, std::string& error);
+  ~ClientCaBundle();
+  ClientCaBundle(const ClientCaBundle&) = delete;
+  ClientCaBundle& operator=(const ClientCaBundle&) = delete;
+
+  std::size_t size() const { return count_; }
+  const std::string& fingerprint() const { return fingerprint_; }  // SHA-256 of the CAs' DER, hex
+  const std::string& subjects() const { return subjects_; }        // "CN=a; CN=b"
+
+  // Makes one connection verify client certificates against these CAs and
+  // name them in its CertificateRequest. Also gives it a session id context
+  // derived from the bundle, so a session (ticket) whose client certificate
+  // was verified against another bundle is never resumed: after a rotation
+  // that drops a CA, its clients must verify again.
+  bool useOn(SSL* ssl) const;
+
+ private:
+  ClientCaBundle() = default;
+  X509_STORE* store_ = nullptr;
+  STACK_OF(X509_NAME) * names_ = nullptr;
+  std::size_t count_ = 0;
+  std::string fingerprint_;
+  std::string subjects_;
+};
+
+// The current client CA bundle plus the file watch. Thread-safe.
+class ClientCaStore {
+ public:
+  explicit ClientCaStore(std::string file);
+
+  // As CertificateStore: a failed load keeps the current bundle.
+  bool reload(std::string& error);
+  bool reloadIfChanged(bool& ok, std::string& error);
+
+  std::shared_ptr<const ClientCaBundle> current() const { return current_.load(std::memory_order_acquire); }
+  std::uint64_t reloads() const { return reloads_.load(std::memory_order_relaxed); }
+  std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
+
+  // For SSL_CTX_set_client_hello_cb(ctx, ClientCaStore::clientHelloCallback, store).
+  static int clientHelloCallback(SSL* ssl, int* alert, void* store);
+
+ private:
+  bool reloadLocked(std::string& error);
+
+  const std::string file_;
+  std::mutex mutex_;
+  FileStamp stamp_;
+  bool everLoaded_ = false;
+  std::atomic<std::shared_ptr<const ClientCaBundle>> current_;
   std::atomic<std::uint64_t> reloads_{0};
   std::atomic<std::uint64_t> failures_{0};
 };

@@ -21,10 +21,13 @@ TLS:
   --tls-cert-file=PATH          Serving certificate (PEM, leaf first, then any
                                 intermediates). Reloaded when it changes on disk.
   --tls-private-key-file=PATH   Private key of the serving certificate (PEM).
-  --client-ca-file=PATH         Require client certificates signed by these CAs
-                                (for API servers configured to present one).
-  --tls-reload-interval=DUR     How often to check the certificate files for
-                                changes (default 2s).
+  --client-ca-file=PATH         Verify client certificates against these CAs (for
+                                API servers configured to present one): without
+                                a verified one, only /healthz, /livez and /readyz
+                                are served (403 otherwise), so the kubelet's
+                                HTTPS probes work. Reloaded when it changes.
+  --tls-reload-interval=DUR     How often to check the certificate files and the
+                                client CA file for changes (default 2s).
 
 Serving:
   --port=N                      HTTPS port (default 8443; 0 picks a free port).
@@ -34,7 +37,12 @@ Serving:
                                 (default 3Mi, the API server's own limit).
   --request-timeout=DUR         Time allowed to receive one request (default 10s).
   --idle-timeout=DUR            Keep-alive connections idle longer are closed
-                                (default 90s).
+                                (default 120s: longer than the API server's 90s,
+                                so that it, not the webhook, closes them).
+  --shutdown-timeout=DUR        On SIGTERM, the longest wait for requests in
+                                flight before the remaining connections are
+                                closed (default 20s; keep it below the pod's
+                                terminationGracePeriodSeconds minus preStop).
   --worker-threads=N            Threads that judge requests (default 0: one per
                                 core).
 
@@ -53,15 +61,18 @@ Policy:
 Logging:
   --log-level=LEVEL             debug, info, warn or error (default info). Info
                                 logs every denial and every request that got
-                                warnings; debug logs every request.
+                                warnings (allowed requests are not logged: at
+                                thousands per second that is noise); debug logs
+                                every decision; warn only invalid requests.
 
   --help                        Show this help and exit.
   --version                     Print the version and exit.
 
 DUR is a duration like 500ms, 2s, 1m (a bare number is seconds). SIZE is a
 byte count, optionally with Ki, Mi or Gi.
-Signals: SIGTERM or SIGINT stops accepting connections, finishes the requests
-in flight and exits 0.
+Signals: SIGTERM or SIGINT accepts the connections already queued, then stops
+accepting; answers every request already received (with Connection: close),
+closes idle connections and exits 0 (within --shutdown-timeout).
 )";
 
 std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
@@ -147,6 +158,7 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
       {"tls-reload-interval", duration(f.certPollInterval, false)},
       {"request-timeout", duration(f.requestTimeout, false)},
       {"idle-timeout", duration(f.idleTimeout, false)},
+      {"shutdown-timeout", duration(f.shutdownTimeout, false)},
       {"worker-threads",
        [&f](const std::string& v) -> std::string {
          unsigned n = 0;
@@ -225,6 +237,7 @@ ServerConfig serverConfig(const Flags& flags) {
   c.maxBodyBytes = flags.maxRequestBytes;
   c.requestTimeout = flags.requestTimeout;
   c.idleTimeout = flags.idleTimeout;
+  c.shutdownTimeout = flags.shutdownTimeout;
   c.certificatePollInterval = flags.certPollInterval;
   c.workerThreads = flags.workerThreads;
   return c;

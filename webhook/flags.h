@@ -27,7 +27,10 @@ struct Flags {
   std::chrono::milliseconds policyPollInterval{2000};
   std::chrono::milliseconds certPollInterval{2000};
   std::chrono::milliseconds requestTimeout{10000};
-  std::chrono::milliseconds idleTimeout{90000};
+  // Longer than the API server's own idle timeout (Go's 90 s), so that the
+  // client closes idle connections: a request racing a server-side close fails.
+  std::chrono::milliseconds idleTimeout{120000};
+  std::chrono::milliseconds shutdownTimeout{20000};
   unsigned workerThreads = 0;
   bool help = false;
   bool version = false;

@@ -116,6 +116,7 @@ struct Connection : TimerNode {
   bool closeAfterWrite = false;
   bool writeBlocked = false;
   bool closed = false;
+  bool clientVerified = false;  // a client certificate was presented and verified
   std::size_t headLen = 0;
   std::size_t bodyLen = 0;
   std::size_t scanPos = 0;  // where the head-end scan resumes
@@ -136,6 +137,8 @@ struct alignas(64) LoopCounters {
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> requestsHandled{0};
   std::atomic<std::uint64_t> requestsRejected{0};
+  std::atomic<std::uint64_t> clientCertificateRequired{0};
+  std::atomic<std::uint64_t> shutdownClosed{0};
   void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 };
 
@@ -200,6 +203,7 @@ struct ServerState {
   ServerConfig config;
   Handler handler;
   CertificateStore certificates;
+  std::unique_ptr<ClientCaStore> clientCas;  // with config.clientCaFile
   SSL_CTX* ctx = nullptr;
   int listenFd = -1;
   int stopFd = -1;  // eventfd, made readable once by stop() and never drained
@@ -218,6 +222,7 @@ struct ServerState {
 
   ServerState(ServerConfig c, Handler h)
       : config(std::move(c)), handler(std::move(h)), certificates(config.certFile, config.keyFile) {
+    if (config.clientCaFile) clientCas = std::make_unique<ClientCaStore>(*config.clientCaFile);
     stopFd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   }
   ~ServerState();
@@ -228,6 +233,8 @@ struct ServerState {
   bool makeContext(std::string& error);
   bool makeListener(std::string& error);
   void releaseListener();
+  void pollCertificateFiles();
+  bool requiresClientCertificate(const Connection& c, const std::string& path) const;
   EventLoop* pickLoop(EventLoop* self);
 };
 
@@ -247,10 +254,12 @@ class EventLoop {
 
  private:
   // Accepting and adopting.
-  void acceptMany();
+  void acceptMany(bool untilEmpty = false);
   void adopt(int fd, const sockaddr_storage& peer);
   void drainInbox();
   void beginStop();
+  void drainOnStop(Connection* c);
+  void closeEverything();
 
   // Per-connection work.
   void onEvent(Connection* c, std::uint32_t events);
@@ -278,6 +287,7 @@ class EventLoop {
   bool listening_ = false;
   bool listenerPaused_ = false;  // after EMFILE and friends, until the next tick
   bool stopping_ = false;
+  Clock::time_point stopDeadline_;
   Clock::time_point now_;
   Clock::time_point nextCertPoll_;
   TimerNode lists_[kPhases];
@@ -332,19 +342,16 @@ bool ServerState::makeContext(std::string& error) {
   SSL_CTX_set_num_tickets(ctx, 1);
   SSL_CTX_set_cert_cb(ctx, &CertificateStore::certCallback, &certificates);
 
-  if (config.clientCaFile) {
-    const std::string& ca = *config.clientCaFile;
-    if (SSL_CTX_load_verify_locations(ctx, ca.c_str(), nullptr) != 1) {
-      error = "cannot load client CA file " + ca + ": " + opensslErrors();
-      return false;
-    }
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca.c_str());
-    if (!names) {
-      error = "no CA certificate in client CA file " + ca + ": " + opensslErrors();
-      return false;
-    }
-    SSL_CTX_set_client_CA_list(ctx, names);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  if (clientCas) {
+    if (!clientCas->reload(error)) return false;
+    // Each handshake takes the CAs current at its ClientHello (they are
+    // reloaded when the file changes). VERIFY_PEER without
+    // FAIL_IF_NO_PEER_CERT: the kubelet's probes present no certificate and
+    // are let through to the HTTP layer, which serves them nothing but the
+    // probe paths; a certificate that is presented and does not verify still
+    // fails the handshake.
+    SSL_CTX_set_client_hello_cb(ctx, &ClientCaStore::clientHelloCallback, clientCas.get());
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
   }
   return true;
 }
@@ -395,12 +402,41 @@ bool ServerState::makeListener(std::string& error) {
   return true;
 }
 
-// The first loop to stop shuts the listening socket down: the kernel then
-// refuses new connections (and resets those still in the backlog) even while
+// The first loop to stop, after accepting what the backlog holds, shuts the
+// listening socket down: the kernel then refuses new connections even while
 // another loop is busy in a handler. The descriptor itself stays valid, so no
 // other loop can race with its number being reused; run() closes it at the end.
 void ServerState::releaseListener() {
   if (!listenerShut.exchange(true)) ::shutdown(listenFd, SHUT_RDWR);
+}
+
+bool ServerState::requiresClientCertificate(const Connection& c, const std::string& path) const {
+  if (!clientCas || c.clientVerified) return false;
+  const auto& open = config.pathsWithoutClientCertificate;
+  return std::find(open.begin(), open.end(), path) == open.end();
+}
+
+// Runs on loop 0's tick: the serving pair and the client CAs.
+void ServerState::pollCertificateFiles() {
+  bool ok = false;
+  std::string error;
+  if (certificates.reloadIfChanged(ok, error)) {
+    if (ok) {
+      auto ck = certificates.current();
+      log("certificate files changed; reloaded " + ck->subject() + " sha256 " + ck->fingerprint());
+    } else {
+      log("certificate files changed but the new pair is rejected; the old one keeps serving: " + error);
+    }
+  }
+  if (clientCas && clientCas->reloadIfChanged(ok, error)) {
+    if (ok) {
+      auto cas = clientCas->current();
+      log("client CA file changed; reloaded " + std::to_string(cas->size()) + " CA certificate(s) (" +
+          cas->subjects() + ") sha256 " + cas->fingerprint());
+    } else {
+      log("client CA file changed but the new file is rejected; the old CAs stay trusted: " + error);
+    }
+  }
 }
 
 EventLoop* ServerState::pickLoop(EventLoop* self) {
@@ -517,6 +553,12 @@ std::string HttpsServer::certificateFingerprint() const {
   return ck ? ck->fingerprint() : std::string();
 }
 
+std::string HttpsServer::clientCaFingerprint() const {
+  if (!impl_->clientCas) return {};
+  auto cas = impl_->clientCas->current();
+  return cas ? cas->fingerprint() : std::string();
+}
+
 std::uint16_t HttpsServer::boundPort() const { return impl_->port; }
 
 ServerStats HttpsServer::stats() const {
@@ -530,6 +572,12 @@ ServerStats HttpsServer::stats() const {
     st.timeouts += l->counters.timeouts.load(std::memory_order_relaxed);
     st.requestsHandled += l->counters.requestsHandled.load(std::memory_order_relaxed);
     st.requestsRejected += l->counters.requestsRejected.load(std::memory_order_relaxed);
+    st.clientCertificateRequired += l->counters.clientCertificateRequired.load(std::memory_order_relaxed);
+    st.shutdownClosedConnections += l->counters.shutdownClosed.load(std::memory_order_relaxed);
+  }
+  if (s.clientCas) {
+    st.clientCaReloads = s.clientCas->reloads();
+    st.clientCaReloadFailures = s.clientCas->failures();
   }
   st.certificateReloads = s.certificates.reloads();
   st.certificateReloadFailures = s.certificates.failures();
@@ -632,7 +680,9 @@ void EventLoop::run() {
       graveyard_.clear();
       nextTick = now_ + kTick;
     }
-    if (stopping_ && open_.load(std::memory_order_relaxed) == 0) break;
+    // Every loop waits for the last connection of all loops: a loop that
+    // accepted just before the stop may still hand one over (see acceptMany).
+    if (stopping_ && server_.connectionsOpen.load() == 0) break;
   }
   // Whatever is left (only after an epoll failure) is closed by the destructor.
 }
@@ -650,22 +700,16 @@ void EventLoop::tick() {
   }
   if (index_ == 0 && !stopping_ && server_.config.certificatePollInterval.count() > 0 && now_ >= nextCertPoll_) {
     nextCertPoll_ = now_ + server_.config.certificatePollInterval;
-    bool ok = false;
-    std::string error;
-    if (server_.certificates.reloadIfChanged(ok, error)) {
-      if (ok) {
-        auto ck = server_.certificates.current();
-        server_.log("certificate files changed; reloaded " + ck->subject() + " sha256 " + ck->fingerprint());
-      } else {
-        server_.log("certificate files changed but the new pair is rejected; the old one keeps serving: " + error);
-      }
-    }
+    server_.pollCertificateFiles();
   }
+  if (stopping_ && now_ >= stopDeadline_ && open_.load(std::memory_order_relaxed) > 0) closeEverything();
 }
 
-void EventLoop::acceptMany() {
+// A batch at a time, so that a flood of connections does not starve the
+// connections this loop serves; everything the backlog holds when stopping.
+void EventLoop::acceptMany(bool untilEmpty) {
   if (!listening_) return;
-  for (std::size_t i = 0; i < kAcceptBatch; ++i) {
+  for (std::size_t i = 0; untilEmpty || i < kAcceptBatch; ++i) {
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     int fd = ::accept4(server_.listenFd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -687,7 +731,11 @@ void EventLoop::acceptMany() {
       ::close(fd);
       continue;
     }
-    EventLoop* target = server_.pickLoop(this);
+    // Once stopping, loops may be on their way out: keep the connection. (The
+    // count above is made before this load, and a loop leaves only when the
+    // count is zero after stopRequested was set, so a loop that could still
+    // be picked here has not left.)
+    EventLoop* target = server_.stopRequested.load() ? this : server_.pickLoop(this);
     if (target == this) {
       adopt(fd, peer);
     } else {
@@ -709,12 +757,8 @@ void EventLoop::drainInbox() {
   }
 }
 
+// Also while stopping: an accepted client is answered, not reset.
 void EventLoop::adopt(int fd, const sockaddr_storage& peer) {
-  if (stopping_) {
-    ::close(fd);
-    server_.connectionsOpen.fetch_sub(1, std::memory_order_relaxed);
-    return;
-  }
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   auto owned = std::make_unique<Connection>();
@@ -747,39 +791,74 @@ void EventLoop::adopt(int fd, const sockaddr_storage& peer) {
   handshake(c);
 }
 
+// Graceful shutdown, as Go's http.Server.Shutdown or nginx's graceful quit
+// (and more careful about the bytes already received): no client that sent
+// a request before the stop sees a reset or a truncated response.
 void EventLoop::beginStop() {
   if (stopping_) return;
   stopping_ = true;
+  stopDeadline_ = now_ + server_.config.shutdownTimeout;
   ::epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.stopFd, nullptr);
   if (listening_) ::epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listenFd, nullptr);
+  // Connections completed by the kernel but not accepted yet are clients
+  // about to send a request: closing the listener now would reset them.
+  if (!server_.listenerShut.load()) {
+    listening_ = true;
+    acceptMany(/*untilEmpty=*/true);
+    server_.releaseListener();
+  }
   listening_ = false;
   listenerPaused_ = false;
-  server_.releaseListener();
-  drainInbox();  // closes them: stopping_ is set
+  drainInbox();  // handed over before the stop: served like the others
 
   std::vector<Connection*> all;
   for (auto& list : lists_) {
     for (TimerNode* n = list.next; n != &list; n = n->next) all.push_back(static_cast<Connection*>(n));
   }
   for (Connection* c : all) {
-    if (c->closed) continue;
-    switch (c->phase) {
-      case kHandshake:
-        closeNow(c);
-        break;
-      case kIdle:
-        closeGracefully(c, /*linger=*/false);
-        break;
-      case kRequest:
-        // Nothing of a request received yet: nothing in flight.
-        if (!c->outPending() && c->buffered() == 0 && !c->headReady) closeGracefully(c, /*linger=*/false);
-        // Otherwise the request finishes (or times out) and its response
-        // says "Connection: close".
-        break;
-      default:
-        break;
+    if (!c->closed) drainOnStop(c);
+  }
+}
+
+// What one connection does when the server starts stopping. Responses given
+// from now on say "Connection: close" (dispatch) and the connection closes
+// after them (settle).
+void EventLoop::drainOnStop(Connection* c) {
+  switch (c->phase) {
+    case kHandshake:  // finishes (or times out); then its request is answered
+    case kLinger:     // already closing
+      return;
+    case kIdle:
+    case kRequest:
+      // A response being written: the connection closes after it.
+      if (c->outPending()) return;
+      // A request may wait in the kernel's socket buffer or in OpenSSL's,
+      // where epoll does not see it: read it now and answer it. A request
+      // partly received is completed (requestTimeout) and answered; a
+      // connection that finished its handshake but sent nothing yet gets its
+      // first request answered too.
+      readable(c);
+      // Nothing pending on a keep-alive connection: close it with
+      // close_notify and a FIN, lingering so that a request racing the close
+      // meets a clean EOF, not a reset.
+      if (!c->closed && c->phase == kIdle) closeGracefully(c);
+      return;
+    default:
+      return;
+  }
+}
+
+// shutdownTimeout has passed: whatever is still open goes now.
+void EventLoop::closeEverything() {
+  std::size_t closed = 0;
+  for (auto& list : lists_) {
+    while (list.next != &list) {
+      closeNow(static_cast<Connection*>(list.next));
+      counters.bump(counters.shutdownClosed);
+      ++closed;
     }
   }
+  server_.log("shutdown timeout reached; closed " + std::to_string(closed) + " connection(s) still open");
 }
 
 void EventLoop::setPhase(Connection* c, Phase p, Clock::time_point deadline) {
@@ -889,6 +968,11 @@ void EventLoop::handshake(Connection* c) {
   const int r = SSL_do_handshake(c->ssl);
   if (r == 1) {
     c->tlsUp = true;
+    // A resumed session carries the certificate (and verify result) of the
+    // handshake that created it; sessions from another client CA bundle are
+    // not resumed (ClientCaBundle::useOn).
+    c->clientVerified = server_.clientCas && SSL_get0_peer_certificate(c->ssl) != nullptr &&
+                        SSL_get_verify_result(c->ssl) == X509_V_OK;
     c->inRequest = true;  // the first request must come within requestTimeout
     setPhase(c, kRequest, now_ + server_.config.requestTimeout);
     setInterest(c, EPOLLIN);
@@ -1012,10 +1096,19 @@ void EventLoop::dispatch(Connection* c) {
   http1::parseHead(whole.substr(0, c->headLen), kMaxHeaders, &req);
   req.body.assign(whole.substr(c->headLen));
   req.peer = c->peer;
+  req.clientCertificateVerified = c->clientVerified;
   c->inPos += c->headLen + c->bodyLen;
   c->scanPos = c->inPos;
   c->headReady = false;
-  const bool close = !c->keepAlive || stopping_;
+  c->inRequest = false;
+  if (server_.requiresClientCertificate(*c, req.path)) {
+    counters.bump(counters.clientCertificateRequired);
+    http1::appendError(c->out, 403, "a verified client certificate is required for " + req.path +
+                                        " (only the health probes are served without one)");
+    c->closeAfterWrite = true;
+    return;
+  }
+  const bool moreReceived = c->buffered() > 0 || SSL_has_pending(c->ssl);
 
   counters.bump(counters.requestsHandled);
   HttpResponse response;
@@ -1029,9 +1122,13 @@ void EventLoop::dispatch(Connection* c) {
     failed = true;
     http1::appendError(c->out, 500, "handler failed");
   }
+  // Once a stop is requested (perhaps while the handler ran), the last
+  // request received says "Connection: close"; one pipelined behind it
+  // (already here) is answered first.
+  const bool stopRequested = stopping_ || server_.stopRequested.load(std::memory_order_relaxed);
+  const bool close = !c->keepAlive || (stopRequested && !moreReceived);
   if (!failed) http1::appendResponse(c->out, response, close, c->keepAlive10 && !close, c->headMethod);
   if (close || failed) c->closeAfterWrite = true;
-  c->inRequest = false;
 }
 
 void EventLoop::reject(Connection* c, int status, std::string_view message) {

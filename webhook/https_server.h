@@ -20,6 +20,19 @@
 //  - plain HTTP on the TLS port: a plaintext 400 and close.
 //  - TLS 1.2 minimum; TLS 1.2 suites are ECDHE with AES-GCM or ChaCha20.
 //  - at most maxConnections open connections; more are closed at accept.
+//
+// With clientCaFile (mutual TLS), a client certificate is requested but not
+// required at the handshake: one that is presented must verify, or the
+// handshake fails; without one, only the paths of
+// pathsWithoutClientCertificate (the probes: the kubelet presents none) are
+// served and every other request gets 403 and closes. The CA file is
+// watched and reloaded like the serving certificate.
+//
+// Shutdown (stop()): the accept queue is drained and the listener closed;
+// every request already received, or already in the socket buffers, is
+// answered with "Connection: close"; idle keep-alive connections are closed
+// with close_notify and a FIN (never a reset); run() returns when the last
+// connection is gone, or after shutdownTimeout at the latest.
 #pragma once
 
 #include <chrono>
@@ -42,6 +55,8 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
   std::string peer;  // "127.0.0.1:53422"
+  // The client presented a certificate that verified against clientCaFile.
+  bool clientCertificateVerified = false;
 
   // The first header of that name (give it lower-case), or null.
   const std::string* header(std::string_view lowerCaseName) const;
@@ -65,7 +80,10 @@ struct ServerConfig {
   std::uint16_t port = 8443;            // 0: any free port, see boundPort()
   std::string certFile;                 // PEM: leaf first, then intermediates
   std::string keyFile;                  // PEM private key of the leaf
-  std::optional<std::string> clientCaFile;  // require and verify client certificates
+  std::optional<std::string> clientCaFile;  // request and verify client certificates (see above)
+  // Served without a verified client certificate under clientCaFile. Exact
+  // paths (the query is ignored).
+  std::vector<std::string> pathsWithoutClientCertificate{"/healthz", "/livez", "/readyz"};
   std::size_t maxHeaderBytes = 16 * 1024;     // 431 beyond
   std::size_t maxBodyBytes = 3 * 1024 * 1024; // 413 beyond (kube-apiserver caps requests at 3 MiB)
   std::size_t maxConnections = 10000;         // accepted and closed at once beyond
@@ -76,7 +94,11 @@ struct ServerConfig {
   // server, closes an idle connection: a POST racing a server-side close
   // fails instead of being retried.
   std::chrono::milliseconds idleTimeout{120000};
-  std::chrono::milliseconds certificatePollInterval{2000};  // 0: never poll
+  std::chrono::milliseconds certificatePollInterval{2000};  // 0: never poll (certificate and client CA)
+  // After stop(): connections still open this long after it are closed and
+  // run() returns. Keep it below the pod's terminationGracePeriodSeconds
+  // minus its preStop time.
+  std::chrono::milliseconds shutdownTimeout{20000};
   unsigned workerThreads = 0;  // event-loop threads; 0: one per usable CPU (affinity, cgroup quota)
   // Told about certificate reloads (and their failures) and fatal loop
   // errors, from whichever thread noticed. Null: silent.
@@ -94,6 +116,10 @@ struct ServerStats {
   std::uint64_t requestsRejected = 0;    // 400/408/411/413/431/505 answered by the server itself
   std::uint64_t certificateReloads = 0;  // successful reloads after the first load
   std::uint64_t certificateReloadFailures = 0;
+  std::uint64_t clientCaReloads = 0;  // successful reloads of clientCaFile after the first load
+  std::uint64_t clientCaReloadFailures = 0;
+  std::uint64_t clientCertificateRequired = 0;  // requests answered 403: no verified client certificate
+  std::uint64_t shutdownClosedConnections = 0;  // connections still open at shutdownTimeout
 };
 
 class HttpsServer {
@@ -109,9 +135,9 @@ class HttpsServer {
   // Runs one event loop on the calling thread and workerThreads-1 others.
   void run();
   // Thread- and async-signal-safe (an atomic store and a write to an
-  // eventfd): stop accepting, finish in-flight requests, close idle
-  // connections, make run() return. Callable before run(), then run()
-  // returns at once.
+  // eventfd): drain the accept queue and stop accepting, answer every request
+  // already received, close idle connections, make run() return (within
+  // shutdownTimeout). Callable before run(), then run() returns at once.
   void stop();
 
   // Re-reads the certificate and key now (it also happens by itself when the
@@ -121,6 +147,9 @@ class HttpsServer {
   // SHA-256 of the DER of the leaf certificate now served, lower-case hex;
   // empty before the first load.
   std::string certificateFingerprint() const;
+  // SHA-256 over the DER of the client CAs now trusted, hex; empty without
+  // clientCaFile.
+  std::string clientCaFingerprint() const;
   std::uint16_t boundPort() const;  // useful with port 0 in tests
   ServerStats stats() const;
 

@@ -5,8 +5,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <deque>
+#include <thread>
 
 #include "webhook/json_text.h"
 
@@ -131,18 +134,95 @@ LogLine& LogLine::strings(std::string_view k, const std::vector<std::string>& va
   return *this;
 }
 
-Logger::Logger(LogLevel minimum) : Logger(minimum, nullptr) {}
+// Lines in a FIFO, written by one thread in order, each with one write(2).
+class Logger::AsyncWriter {
+ public:
+  AsyncWriter(int fd, std::size_t maxQueuedBytes) : fd_(fd), maxQueuedBytes_(maxQueuedBytes) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~AsyncWriter() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+  void push(std::string_view line) {
+    {
+      std::lock_guard lock(mutex_);
+      if (queuedBytes_ + line.size() > maxQueuedBytes_) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      queue_.emplace_back(line);
+      queuedBytes_ += line.size();
+    }
+    wake_.notify_one();
+  }
+  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  void run() {
+    std::uint64_t reported = 0;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything is written
+      std::deque<std::string> batch;
+      batch.swap(queue_);
+      queuedBytes_ = 0;
+      lock.unlock();
+      for (const std::string& line : batch) writeAll(fd_, line);
+      const std::uint64_t dropped = dropped_.load(std::memory_order_relaxed);
+      if (dropped > reported) {
+        writeAll(fd_, droppedLine(dropped - reported));
+        reported = dropped;
+      }
+      lock.lock();
+    }
+  }
+
+  static std::string droppedLine(std::uint64_t count) {
+    return R"({"time":")" + timestamp() +
+           R"(","level":"warn","msg":"log lines dropped: the log output is not read fast enough","dropped":)" +
+           std::to_string(count) + "}\n";
+  }
+
+  const int fd_;
+  const std::size_t maxQueuedBytes_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::string> queue_;
+  std::size_t queuedBytes_ = 0;
+  bool stopping_ = false;
+  std::atomic<std::uint64_t> dropped_{0};
+  std::thread thread_;
+};
+
+Logger::Logger(LogLevel minimum) : Logger(minimum, STDERR_FILENO, kMaxQueuedBytes) {}
+
+Logger::Logger(LogLevel minimum, int fd, std::size_t maxQueuedBytes)
+    : minimum_(minimum), writer_(std::make_unique<AsyncWriter>(fd, maxQueuedBytes)) {}
 
 Logger::Logger(LogLevel minimum, Sink sink) : minimum_(minimum), sink_(std::move(sink)) {}
+
+Logger::~Logger() = default;
+
+std::uint64_t Logger::dropped() const { return writer_ ? writer_->dropped() : 0; }
 
 LogLine Logger::log(LogLevel level, std::string_view msg) const {
   return LogLine(enabled(level) ? this : nullptr, level, msg);
 }
 
 void Logger::write(std::string_view line) const {
+  if (writer_) {
+    writer_->push(line);
+    return;
+  }
   std::lock_guard lock(mutex_);
   if (sink_) sink_(line);
-  else writeAll(STDERR_FILENO, line);
 }
 
 }  // namespace gpuguard::webhook

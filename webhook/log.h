@@ -1,12 +1,18 @@
 // Structured logs: one JSON object per line on stderr, e.g.
 //   {"time":"2026-11-29T10:02:03.123Z","level":"info","msg":"admission","uid":"...",...}
 // Lines are written with a single write(2) each, so concurrent workers never
-// interleave. Admission lines carry what the request was about and what was
+// interleave. Writing to stderr happens on a thread of its own, behind a
+// bounded queue: a log reader that stalls (a full pipe to the container
+// runtime) must not stall the event loops that log, and so admission. When
+// the queue is full, lines are dropped, counted, and the count is logged. Admission lines carry what the request was about and what was
 // decided, never the object itself.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -49,8 +55,16 @@ class Logger {
  public:
   using Sink = std::function<void(std::string_view line)>;  // gets "{...}\n"
 
-  explicit Logger(LogLevel minimum = LogLevel::Info);  // writes to stderr
-  Logger(LogLevel minimum, Sink sink);
+  static constexpr std::size_t kMaxQueuedBytes = 4 << 20;
+
+  explicit Logger(LogLevel minimum = LogLevel::Info);  // writes to stderr (asynchronously)
+  // Writes to `fd` (not owned) asynchronously, queueing at most
+  // `maxQueuedBytes` of lines not written yet.
+  Logger(LogLevel minimum, int fd, std::size_t maxQueuedBytes);
+  Logger(LogLevel minimum, Sink sink);  // calls `sink` synchronously
+  ~Logger();  // writes what is queued
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
 
   bool enabled(LogLevel level) const { return level >= minimum_.load(std::memory_order_relaxed); }
   void setMinimum(LogLevel level) { minimum_.store(level, std::memory_order_relaxed); }
@@ -61,12 +75,17 @@ class Logger {
   LogLine warn(std::string_view msg) const { return log(LogLevel::Warn, msg); }
   LogLine error(std::string_view msg) const { return log(LogLevel::Error, msg); }
 
+  // Lines dropped because the queue to the file descriptor was full.
+  std::uint64_t dropped() const;
+
  private:
   friend class LogLine;
+  class AsyncWriter;
   void write(std::string_view line) const;
   std::atomic<LogLevel> minimum_;
   Sink sink_;
   mutable std::mutex mutex_;
+  std::unique_ptr<AsyncWriter> writer_;  // without a sink
 };
 
 }  // namespace gpuguard::webhook

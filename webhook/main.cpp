@@ -52,7 +52,8 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   ServerConfig config = serverConfig(flags);
   config.log = [&logger](const std::string& message) {
     const bool bad = message.find("fail") != std::string::npos || message.find("reject") != std::string::npos;
-    logger.log(bad ? LogLevel::Error : LogLevel::Info, message);
+    const bool cut = message.find("shutdown timeout") != std::string::npos;  // connections closed unanswered
+    logger.log(bad ? LogLevel::Error : cut ? LogLevel::Warn : LogLevel::Info, message);
   };
   HttpsServer server(std::move(config), [&app](const HttpRequest& request) { return app.handle(request); });
   app.attach(&server);

@@ -160,6 +160,10 @@ std::string Metrics::render(const ExternalCounters& external) const {
          "Serving certificate reloads after a change on disk; a failed one keeps the previous pair.");
   sample(out, "gpuguard_certificate_reloads_total", "result=\"success\"", s.certificateReloads);
   sample(out, "gpuguard_certificate_reloads_total", "result=\"failure\"", s.certificateReloadFailures);
+  header(out, "gpuguard_client_ca_reloads_total", "counter",
+         "Client CA file (--client-ca-file) reloads after a change on disk; a failed one keeps the previous CAs.");
+  sample(out, "gpuguard_client_ca_reloads_total", "result=\"success\"", s.clientCaReloads);
+  sample(out, "gpuguard_client_ca_reloads_total", "result=\"failure\"", s.clientCaReloadFailures);
 
   if (external.server) {
     header(out, "gpuguard_https_connections_accepted_total", "counter", "TCP connections accepted.");
@@ -173,6 +177,12 @@ std::string Metrics::render(const ExternalCounters& external) const {
     header(out, "gpuguard_https_requests_rejected_total", "counter",
            "Requests the HTTPS layer answered itself (400, 413, 431) before the webhook saw them.");
     sample(out, "gpuguard_https_requests_rejected_total", "", s.requestsRejected);
+    header(out, "gpuguard_https_client_certificate_required_total", "counter",
+           "Requests answered 403 under --client-ca-file: no verified client certificate, and not a probe path.");
+    sample(out, "gpuguard_https_client_certificate_required_total", "", s.clientCertificateRequired);
+    header(out, "gpuguard_https_shutdown_closed_connections_total", "counter",
+           "Connections still open when --shutdown-timeout ran out, closed without waiting.");
+    sample(out, "gpuguard_https_shutdown_closed_connections_total", "", s.shutdownClosedConnections);
   }
 
   header(out, "gpuguard_build_info", "gauge", "Always 1; the version is a label.");

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "test/unit/tls_test_support.h"
@@ -36,6 +37,7 @@ HttpResponse echo(const HttpRequest& r) {
   out.headers.emplace_back("X-Path", r.path);
   out.headers.emplace_back("X-Target", r.target);
   out.headers.emplace_back("X-Peer", r.peer);
+  out.headers.emplace_back("X-Client-Verified", r.clientCertificateVerified ? "yes" : "no");
   if (const std::string* v = r.header("x-test")) out.headers.emplace_back("X-Test-Echo", *v);
   if (r.path == "/throw") throw std::runtime_error("boom");
   return out;
@@ -735,30 +737,161 @@ TEST(HttpsServer, StartFailsWithABrokenPair) {
   EXPECT_FALSE(missing.start(error));
 }
 
-TEST(HttpsServer, ClientCertificatesAreRequiredWithAClientCa) {
+// --- Mutual TLS ------------------------------------------------------------------------
+
+tls::ClientOptions withCertificate(tls::ClientOptions o, const tls::KeyPair& client) {
+  o.certPem = client.certPem;
+  o.keyPem = client.keyPem;
+  return o;
+}
+
+TEST(HttpsServer, WithAClientCaOnlyTheProbesAreServedWithoutACertificate) {
+  tls::TestCa clientCa("gpuguard test client CA");
+  TestServer s([&](TestServer& t, ServerConfig& cfg) { cfg.clientCaFile = t.dir.write("client-ca.crt", clientCa.certPem()); });
+  // The kubelet's HTTPS probes present no certificate.
+  for (const char* probe : {"/healthz", "/livez", "/readyz", "/readyz?verbose"}) {
+    auto r = tls::httpsRequest(s.port(), s.client(), "GET", probe);
+    ASSERT_TRUE(r) << probe;
+    EXPECT_EQ(r->status, 200) << probe;
+    EXPECT_EQ(*r->header("x-path"), std::string(probe).substr(0, std::string(probe).find('?')));
+    EXPECT_EQ(*r->header("x-client-verified"), "no");
+  }
+  // Anything else without one: 403, the reason in the body, never the handler.
+  for (const char* path : {"/validate", "/metrics", "/healthz/../validate", "/"}) {
+    tls::TlsClient c;
+    std::string error;
+    ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
+    auto r = c.request(path == std::string("/validate") ? "POST" : "GET", path, "{}");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 403) << path;
+    EXPECT_EQ(r->header("x-path"), nullptr) << "the handler never sees it";
+    EXPECT_EQ(r->body, std::string("{\"error\": \"a verified client certificate is required for ") + path +
+                           " (only the health probes are served without one)\"}\n");
+    EXPECT_EQ(*r->header("connection"), "close");
+    EXPECT_TRUE(c.peerClosed());
+  }
+  EXPECT_EQ(s.stats().clientCertificateRequired, 4u);
+}
+
+TEST(HttpsServer, WithAClientCaAPresentedCertificateMustVerify) {
   tls::TestCa clientCa("gpuguard test client CA");
   tls::TestCa strangerCa("someone else's CA");
   TestServer s([&](TestServer& t, ServerConfig& cfg) { cfg.clientCaFile = t.dir.write("client-ca.crt", clientCa.certPem()); });
-  // No certificate: the handshake (or, in TLS 1.3, the first read) fails.
-  EXPECT_FALSE(tls::httpsRequest(s.port(), s.client(), "POST", "/validate", "{}"));
-  // A certificate from another CA: refused too.
-  {
-    const tls::KeyPair stranger = strangerCa.issueClient();
-    tls::ClientOptions o = s.client();
-    o.certPem = stranger.certPem;
-    o.keyPem = stranger.keyPem;
-    EXPECT_FALSE(tls::httpsRequest(s.port(), o, "POST", "/validate", "{}"));
+  // A certificate from another CA: the handshake fails, even for a probe.
+  const tls::ClientOptions stranger = withCertificate(s.client(), strangerCa.issueClient());
+  EXPECT_FALSE(tls::httpsRequest(s.port(), stranger, "GET", "/healthz"));
+  EXPECT_FALSE(tls::httpsRequest(s.port(), stranger, "POST", "/validate", "{}"));
+  // One from the client CA: everything is served.
+  const tls::ClientOptions apiserver = withCertificate(s.client(), clientCa.issueClient());
+  auto r = tls::httpsRequest(s.port(), apiserver, "POST", "/validate", "{}");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "{}");
+  EXPECT_EQ(*r->header("x-client-verified"), "yes");
+  EXPECT_TRUE(eventually([&] { return s.stats().handshakeFailures >= 2; }));
+  EXPECT_EQ(s.stats().clientCertificateRequired, 0u);
+}
+
+TEST(HttpsServer, AResumedSessionKeepsWhatItsFirstHandshakeVerified) {
+  tls::TestCa clientCa("gpuguard test client CA");
+  TestServer s([&](TestServer& t, ServerConfig& cfg) { cfg.clientCaFile = t.dir.write("client-ca.crt", clientCa.certPem()); });
+  for (int maxVersion : {TLS1_3_VERSION, TLS1_2_VERSION}) {
+    // A session begun without a certificate stays without one when resumed.
+    tls::ClientOptions anonymous = s.client();
+    anonymous.maxVersion = maxVersion;
+    tls::TlsClient probe;
+    std::string error;
+    ASSERT_TRUE(probe.connect(s.port(), anonymous, error)) << error;
+    ASSERT_TRUE(probe.request("GET", "/healthz"));
+    anonymous.session = probe.session();
+    tls::TlsClient resumed;
+    ASSERT_TRUE(resumed.connect(s.port(), anonymous, error)) << error;
+    EXPECT_TRUE(resumed.resumed()) << maxVersion;
+    auto r = resumed.request("POST", "/validate", "{}");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 403) << maxVersion;
   }
-  {
-    const tls::KeyPair apiserver = clientCa.issueClient();
-    tls::ClientOptions o = s.client();
-    o.certPem = apiserver.certPem;
-    o.keyPem = apiserver.keyPem;
-    auto r = tls::httpsRequest(s.port(), o, "POST", "/validate", "{}");
+}
+
+TEST(HttpsServer, RotatedClientCaIsPickedUpFromDisk) {
+  tls::TestCa oldCa("old client CA"), newCa("new client CA");
+  std::string caPath;
+  TestServer s([&](TestServer& t, ServerConfig& cfg) { cfg.clientCaFile = caPath = t.dir.write("client-ca.crt", oldCa.certPem()); });
+  const std::string before = s.server->clientCaFingerprint();
+  EXPECT_EQ(before, tls::fingerprintOfPem(oldCa.certPem()));
+  const tls::ClientOptions oldClient = withCertificate(s.client(), oldCa.issueClient());
+  const tls::ClientOptions newClient = withCertificate(s.client(), newCa.issueClient());
+  tls::TlsClient first;
+  std::string error;
+  ASSERT_TRUE(first.connect(s.port(), oldClient, error)) << error;
+  auto r = first.request("POST", "/validate", "{}");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  tls::ClientOptions resumingOld = oldClient;
+  resumingOld.session = first.session();
+  EXPECT_FALSE(tls::httpsRequest(s.port(), newClient, "POST", "/validate", "{}")) << "not trusted yet";
+
+  tls::TempDir staging;
+  std::filesystem::rename(staging.write("client-ca.crt", newCa.certPem()), caPath);
+  ASSERT_TRUE(eventually([&] { return s.stats().clientCaReloads == 1; }));
+  EXPECT_EQ(s.server->clientCaFingerprint(), tls::fingerprintOfPem(newCa.certPem()));
+  r = tls::httpsRequest(s.port(), newClient, "POST", "/validate", "{}");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_FALSE(tls::httpsRequest(s.port(), oldClient, "POST", "/validate", "{}")) << "no longer trusted";
+  // Nor through a session verified against the old CA: it is not resumed.
+  EXPECT_FALSE(tls::httpsRequest(s.port(), resumingOld, "POST", "/validate", "{}"));
+  // The connection opened before the rotation keeps what it verified.
+  r = first.request("POST", "/validate", "{}");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST(HttpsServer, BrokenNewClientCaFileIsRejectedAndTheOldCasStay) {
+  tls::TestCa clientCa("gpuguard test client CA");
+  std::string caPath;
+  std::mutex logMutex;
+  std::vector<std::string> logs;
+  TestServer s([&](TestServer& t, ServerConfig& cfg) {
+    cfg.clientCaFile = caPath = t.dir.write("client-ca.crt", clientCa.certPem());
+    cfg.log = [&](const std::string& m) {
+      std::lock_guard lock(logMutex);
+      logs.push_back(m);
+    };
+  });
+  const tls::ClientOptions apiserver = withCertificate(s.client(), clientCa.issueClient());
+  for (const std::string& broken : {std::string("not a certificate\n"), std::string(),
+                                   std::string("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")}) {
+    const std::uint64_t failuresBefore = s.stats().clientCaReloadFailures;
+    tls::TempDir staging;
+    std::filesystem::rename(staging.write("client-ca.crt", broken), caPath);
+    ASSERT_TRUE(eventually([&] { return s.stats().clientCaReloadFailures == failuresBefore + 1; })) << broken;
+    auto r = tls::httpsRequest(s.port(), apiserver, "POST", "/validate", "{}");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200);
   }
-  EXPECT_TRUE(eventually([&] { return s.stats().handshakeFailures >= 2; }));
+  EXPECT_EQ(s.stats().clientCaReloads, 0u);
+  EXPECT_EQ(s.server->clientCaFingerprint(), tls::fingerprintOfPem(clientCa.certPem()));
+  std::lock_guard lock(logMutex);
+  ASSERT_FALSE(logs.empty());
+  EXPECT_THAT(logs.back(), ::testing::StartsWith("client CA file changed but the new file is rejected; the old CAs "
+                                                 "stay trusted: "));
+}
+
+TEST(HttpsServer, StartFailsWithoutAUsableClientCaFile) {
+  tls::TestCa ca;
+  tls::TempDir dir;
+  const tls::KeyPair p = ca.issueServer();
+  ServerConfig cfg;
+  cfg.bindAddress = "127.0.0.1";
+  cfg.port = 0;
+  cfg.certFile = dir.write("tls.crt", p.certPem);
+  cfg.keyFile = dir.write("tls.key", p.keyPem);
+  cfg.clientCaFile = dir.write("client-ca.crt", "no certificate here\n");
+  HttpsServer server(cfg, echo);
+  std::string error;
+  EXPECT_FALSE(server.start(error));
+  EXPECT_EQ(error, "no PEM certificate in client CA file " + *cfg.clientCaFile);
 }
 
 // --- Shutdown ------------------------------------------------------------------------
@@ -831,6 +964,92 @@ TEST(HttpsServer, StopRefusesNewConnectionsWhileAHandlerIsBusy) {
   ASSERT_TRUE(heldAnswer);
   EXPECT_EQ(heldAnswer->status, 200);
   s.thread.join();
+}
+
+// One loop, blocked in a handler while stop() arrives: what waits in the
+// kernel then (a queued connection, a request in a socket buffer) is exactly
+// what a closing listener or socket would reset.
+TEST(HttpsServer, StopAnswersEveryRequestAlreadySentAndClosesIdleConnectionsCleanly) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool held = false, released = false;
+  TestServer s([](TestServer&, ServerConfig& cfg) { cfg.workerThreads = 1; },
+               [&](const HttpRequest& r) {
+                 if (r.path == "/hold") {
+                   std::unique_lock lock(m);
+                   held = true;
+                   cv.notify_all();
+                   cv.wait(lock, [&] { return released; });
+                 }
+                 return echo(r);
+               });
+  std::string error;
+  tls::TlsClient idle, late;  // keep-alive connections, each answered once
+  ASSERT_TRUE(idle.connect(s.port(), s.client(), error)) << error;
+  ASSERT_TRUE(idle.request("POST", "/validate", "{}"));
+  ASSERT_TRUE(late.connect(s.port(), s.client(), error)) << error;
+  ASSERT_TRUE(late.request("POST", "/validate", "{}"));
+
+  std::optional<tls::Response> heldAnswer, queuedAnswer;
+  std::thread holder([&] { heldAnswer = tls::httpsRequest(s.port(), s.client(), "POST", "/hold", R"({"held":1})"); });
+  {
+    std::unique_lock lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return held; }));
+  }
+  // The loop is busy: this connection (the kernel completed it) waits in the
+  // accept queue; its handshake and request follow.
+  const int queuedFd = tls::tcpConnect(s.port());
+  ASSERT_GE(queuedFd, 0);
+  std::thread queued([&] {
+    tls::TlsClient c;
+    std::string ignored;
+    if (c.connectOver(queuedFd, s.client(), ignored)) queuedAnswer = c.request("POST", "/validate", R"({"queued":1})");
+  });
+  s.server->stop();
+  // Sent after the stop, before the loop could see it: in the socket buffer.
+  ASSERT_TRUE(late.write(tls::buildRequest("POST", "/validate", R"({"late":1})")));
+  {
+    std::lock_guard lock(m);
+    released = true;
+    cv.notify_all();
+  }
+  holder.join();
+  queued.join();
+  s.thread.join();  // run() returned
+
+  ASSERT_TRUE(heldAnswer);
+  EXPECT_EQ(heldAnswer->body, R"({"held":1})");
+  EXPECT_EQ(*heldAnswer->header("connection"), "close");
+  ASSERT_TRUE(queuedAnswer) << "a connection in the accept queue is served, not reset";
+  EXPECT_EQ(queuedAnswer->body, R"({"queued":1})");
+  EXPECT_EQ(*queuedAnswer->header("connection"), "close");
+  auto lateAnswer = late.readResponse();
+  ASSERT_TRUE(lateAnswer) << "a request in the socket buffer is answered, not reset";
+  EXPECT_EQ(lateAnswer->body, R"({"late":1})");
+  EXPECT_EQ(*lateAnswer->header("connection"), "close");
+  EXPECT_TRUE(late.peerClosed());
+  // The idle keep-alive connection: close_notify and FIN, no reset.
+  EXPECT_TRUE(idle.peerClosed());
+  EXPECT_EQ(idle.lastEnd(), tls::ReadEnd::CleanClose);
+  EXPECT_EQ(s.stats().connectionsOpen, 0u);
+  EXPECT_EQ(s.stats().shutdownClosedConnections, 0u);
+}
+
+TEST(HttpsServer, ShutdownTimeoutBoundsTheDrain) {
+  TestServer s([](TestServer&, ServerConfig& cfg) {
+    cfg.shutdownTimeout = 300ms;
+    cfg.requestTimeout = 60s;  // would keep the slow client below for a minute
+  });
+  std::string error;
+  tls::TlsClient slow;
+  ASSERT_TRUE(slow.connect(s.port(), s.client(), error)) << error;
+  // Half a request: the server waits for the rest.
+  ASSERT_TRUE(slow.write("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{}"));
+  ASSERT_TRUE(eventually([&] { return s.stats().connectionsOpen == 1; }));
+  s.server->stop();
+  ASSERT_TRUE(eventually([&] { return s.stats().connectionsOpen == 0; }, 5s));
+  s.thread.join();
+  EXPECT_EQ(s.stats().shutdownClosedConnections, 1u);
 }
 
 TEST(HttpsServer, StopBeforeRunMakesRunReturn) {

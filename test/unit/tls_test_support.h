@@ -378,6 +378,15 @@ struct ClientOptions {
   std::shared_ptr<SSL_SESSION> session;     // offer to resume this session (TlsClient::session())
 };
 
+// How the last read from the server ended (TlsClient::lastEnd()).
+enum class ReadEnd {
+  None,         // no failed read yet
+  CleanClose,   // close_notify, or a FIN (EOF) from the server
+  Reset,        // ECONNRESET / EPIPE: the server reset the connection
+  Timeout,      // nothing within the client's timeout
+  Other,        // a TLS error
+};
+
 class TlsClient {
  public:
   TlsClient() = default;
@@ -387,7 +396,19 @@ class TlsClient {
 
   // Connects and completes the handshake. False with `error` if either fails.
   bool connect(std::uint16_t port, const ClientOptions& options, std::string& error) {
+    return connectOver(tcpConnect(port, options.timeout), options, error);
+  }
+
+  // The handshake over a TCP connection made already (by tcpConnect: it may
+  // still wait in the server's accept queue); takes ownership of `fd`.
+  bool connectOver(int fd, const ClientOptions& options, std::string& error) {
+    const int connectErrno = errno;
     close();
+    if (fd < 0) {
+      error = std::string("connect: ") + std::strerror(connectErrno);
+      return false;
+    }
+    fd_ = fd;
     ERR_clear_error();
     ctx_.reset(SSL_CTX_new(TLS_client_method()));
     if (!ctx_) {
@@ -421,11 +442,6 @@ class TlsClient {
         error = "client key: " + opensslErrors();
         return false;
       }
-    }
-    fd_ = tcpConnect(port, options.timeout);
-    if (fd_ < 0) {
-      error = std::string("connect: ") + std::strerror(errno);
-      return false;
     }
     ssl_.reset(SSL_new(ctx_.get()));
     SSL_set_fd(ssl_.get(), fd_);
@@ -464,8 +480,12 @@ class TlsClient {
 
   bool write(std::string_view data) {
     while (!data.empty()) {
+      errno = 0;
       int n = SSL_write(ssl_.get(), data.data(), static_cast<int>(data.size()));
-      if (n <= 0) return false;
+      if (n <= 0) {
+        recordEnd(n);
+        return false;
+      }
       data.remove_prefix(static_cast<std::size_t>(n));
     }
     return true;
@@ -543,24 +563,31 @@ class TlsClient {
     return err != SSL_ERROR_WANT_READ;
   }
 
-  // True if the server has closed the connection (EOF or close_notify) and
-  // sent nothing more; false if data came or the read timed out.
+  // True if the server has closed the connection (EOF or close_notify, or a
+  // reset: see lastEnd()) and sent nothing more; false if data came or the
+  // read timed out.
   bool peerClosed() {
     if (!pending_.empty()) return false;
     char buf[256];
+    errno = 0;
     int n = SSL_read(ssl_.get(), buf, sizeof buf);
     if (n > 0) {
       pending_.append(buf, static_cast<std::size_t>(n));
       return false;
     }
-    int err = SSL_get_error(ssl_.get(), n);
-    ERR_clear_error();
-    if (err == SSL_ERROR_ZERO_RETURN) return true;
-    if (err == SSL_ERROR_SYSCALL) return errno != EAGAIN && errno != EWOULDBLOCK;
-    return true;
+    recordEnd(n);
+    return lastEnd_ != ReadEnd::Timeout;
   }
 
+  // Why the last read or write failed.
+  ReadEnd lastEnd() const { return lastEnd_; }
+  const std::string& lastError() const { return lastError_; }  // details of lastEnd()
+  // Bytes received but not yet returned as a response: non-empty after a
+  // failed readResponse() means a truncated response.
+  const std::string& unread() const { return pending_; }
+
   void close() {
+    lastEnd_ = ReadEnd::None;
     ssl_.reset();
     ctx_.reset();
     if (fd_ >= 0) ::close(fd_);
@@ -572,19 +599,39 @@ class TlsClient {
  private:
   bool fill() {
     char buf[16384];
+    errno = 0;
     int n = SSL_read(ssl_.get(), buf, sizeof buf);
     if (n <= 0) {
-      ERR_clear_error();
+      recordEnd(n);
       return false;
     }
     pending_.append(buf, static_cast<std::size_t>(n));
     return true;
   }
 
+  void recordEnd(int result) {
+    const int savedErrno = errno;
+    const int err = SSL_get_error(ssl_.get(), result);
+    const unsigned long reason = ERR_GET_REASON(ERR_peek_error());
+    lastError_ = "SSL error " + std::to_string(err) + ", errno " + std::to_string(savedErrno) + ": " + opensslErrors();
+    if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SSL && reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) ||
+        (err == SSL_ERROR_SYSCALL && savedErrno == 0)) {
+      lastEnd_ = ReadEnd::CleanClose;
+    } else if (err == SSL_ERROR_SYSCALL && (savedErrno == ECONNRESET || savedErrno == EPIPE)) {
+      lastEnd_ = ReadEnd::Reset;
+    } else if (err == SSL_ERROR_SYSCALL && (savedErrno == EAGAIN || savedErrno == EWOULDBLOCK)) {
+      lastEnd_ = ReadEnd::Timeout;
+    } else {
+      lastEnd_ = ReadEnd::Other;
+    }
+  }
+
   CtxPtr ctx_;
   SslPtr ssl_;
   int fd_ = -1;
   std::string pending_;
+  ReadEnd lastEnd_ = ReadEnd::None;
+  std::string lastError_;
 };
 
 // One request on a fresh connection. Nothing if the connection or the

@@ -100,6 +100,7 @@ class Webhook : public ::testing::Test {
     config.maxBodyBytes = maxBody;
     config.certificatePollInterval = 100ms;
     config.workerThreads = 2;
+    config.clientCaFile = clientCaPath;
     server = std::make_unique<HttpsServer>(config, [this](const HttpRequest& request) {
       if (request.header("x-test-hold")) holdRequest();
       return app->handle(request);
@@ -165,6 +166,7 @@ class Webhook : public ::testing::Test {
   tls::KeyPair pair = ca.issueServer();
   tls::TempDir dir;
   std::string certPath, keyPath, policyPath;
+  std::optional<std::string> clientCaPath;  // mutual TLS when set before startServer()
 
   std::mutex logMutex;
   std::vector<std::string> lines;
@@ -293,6 +295,38 @@ TEST_F(Webhook, HealthzAndReadyz) {
   ASSERT_TRUE(draining);
   EXPECT_EQ(draining->status, 503);
   EXPECT_EQ(call("GET", "/healthz")->status, 200);
+}
+
+TEST_F(Webhook, UnderMutualTlsTheKubeletsProbesNeedNoClientCertificate) {
+  tls::TestCa clientCa("API server client CA");
+  clientCaPath = dir.write("client-ca.crt", clientCa.certPem());
+  startServer();
+  // The kubelet: HTTPS, no client certificate.
+  for (const char* probe : {"/healthz", "/livez", "/readyz"}) {
+    const auto r = call("GET", probe);
+    ASSERT_TRUE(r) << probe;
+    EXPECT_EQ(r->status, 200) << probe;
+    EXPECT_EQ(r->body, "ok\n");
+  }
+  // Reviews and metrics need one.
+  const auto anonymousReview = call("POST", "/validate", review("CREATE", gpuPod(false)));
+  ASSERT_TRUE(anonymousReview);
+  EXPECT_EQ(anonymousReview->status, 403);
+  EXPECT_THAT(anonymousReview->body, HasSubstr("a verified client certificate is required for /validate"));
+  EXPECT_EQ(call("GET", "/metrics")->status, 403);
+  // The API server presents one.
+  tls::ClientOptions apiserver = trusting(ca);
+  const tls::KeyPair client = clientCa.issueClient();
+  apiserver.certPem = client.certPem;
+  apiserver.keyPem = client.keyPem;
+  const auto r = tls::httpsRequest(port, apiserver, "POST", "/validate", review("CREATE", gpuPod(false)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["response"]["allowed"], false);
+  const auto metrics = tls::httpsRequest(port, apiserver, "GET", "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("gpuguard_https_client_certificate_required_total 2\n"));
+  EXPECT_THAT(metrics->body, HasSubstr("gpuguard_client_ca_reloads_total{result=\"success\"} 0\n"));
 }
 
 TEST_F(Webhook, MetricsCountRequestsFindingsAndLatency) {
@@ -540,7 +574,7 @@ TEST_F(Binary, HelpDocumentsEveryFlag) {
   EXPECT_EQ(r.exitCode, 0);
   for (const char* flag : {"--tls-cert-file", "--tls-private-key-file", "--port", "--bind-address", "--policy",
                            "--client-ca-file", "--max-request-bytes", "--log-level", "--policy-reload-interval",
-                           "--tls-reload-interval", "--request-timeout", "--idle-timeout", "--worker-threads",
+                           "--tls-reload-interval", "--request-timeout", "--idle-timeout", "--shutdown-timeout", "--worker-threads",
                            "--check-policy", "--version", "/validate", "/healthz", "/readyz", "/metrics"}) {
     EXPECT_THAT(r.out, HasSubstr(flag));
   }
@@ -566,54 +600,174 @@ TEST_F(Binary, CheckPolicy) {
   EXPECT_THAT(bad.err, HasSubstr("nope"));
 }
 
+// The binary serving on 127.0.0.1 with a throw-away certificate; its logs
+// (stderr) are read all along (a full pipe would block the webhook's
+// logging) and kept.
+class WebhookProcess {
+ public:
+  explicit WebhookProcess(const tls::TestCa& ca, std::vector<std::string> extraArgs = {}) {
+    const tls::KeyPair pair = ca.issueServer();
+    std::vector<std::string> args{binary(), "--tls-cert-file=" + dir_.write("tls.crt", pair.certPem),
+                                  "--tls-private-key-file=" + dir_.write("tls.key", pair.keyPem), "--port=0",
+                                  "--bind-address=127.0.0.1"};
+    args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int err[2];
+    if (::pipe(err) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(err[1], 2);
+      ::close(err[0]), ::close(err[1]);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(err[1]);
+    errFd_ = err[0];
+    // The "serving" line tells the port.
+    char buf[4096];
+    while (port_ == 0) {
+      const ssize_t n = ::read(errFd_, buf, sizeof buf);
+      if (n <= 0) break;
+      logs_.append(buf, static_cast<std::size_t>(n));
+      for (std::size_t start = 0, nl; (nl = logs_.find('\n', start)) != std::string::npos; start = nl + 1) {
+        const json line = json::parse(logs_.substr(start, nl - start), nullptr, false);
+        if (line.is_object() && line.value("msg", "") == "serving") port_ = line.value("port", 0);
+      }
+    }
+    reader_ = std::thread([this] { rest_ = slurp(errFd_); });
+  }
+  ~WebhookProcess() {
+    if (pid_ > 0) waitForExit(SIGKILL);
+  }
+
+  std::uint16_t port() const { return port_; }
+  const std::string& logs() const { return logs_; }  // complete after waitForExit()
+  // Sends `sig`, reads the rest of the logs, returns the wait status.
+  int waitForExit(int sig) {
+    ::kill(pid_, sig);
+    if (reader_.joinable()) reader_.join();
+    logs_ += rest_;
+    ::close(errFd_);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  tls::TempDir dir_;
+  pid_t pid_ = -1;
+  int errFd_ = -1;
+  std::uint16_t port_ = 0;
+  std::string logs_, rest_;
+  std::thread reader_;
+};
+
 TEST_F(Binary, ServesUntilSigtermThenExitsZero) {
   tls::TestCa ca;
-  const tls::KeyPair pair = ca.issueServer();
-  tls::TempDir dir;
-  const std::string cert = dir.write("tls.crt", pair.certPem);
-  const std::string key = dir.write("tls.key", pair.keyPem);
+  WebhookProcess webhook(ca);
+  ASSERT_NE(webhook.port(), 0) << webhook.logs();
 
-  int err[2];
-  ASSERT_EQ(::pipe(err), 0);
-  std::string path = binary(), a1 = "--tls-cert-file=" + cert, a2 = "--tls-private-key-file=" + key,
-              a3 = "--port=0", a4 = "--bind-address=127.0.0.1";
-  char* argv[] = {path.data(), a1.data(), a2.data(), a3.data(), a4.data(), nullptr};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(err[1], 2);
-    ::close(err[0]), ::close(err[1]);
-    ::execv(path.c_str(), argv);
-    ::_exit(127);
-  }
-  ::close(err[1]);
-  // The "serving" line tells the port.
-  std::string logs;
-  std::uint16_t port = 0;
-  char buf[4096];
-  while (port == 0) {
-    const ssize_t n = ::read(err[0], buf, sizeof buf);
-    if (n <= 0) break;
-    logs.append(buf, static_cast<std::size_t>(n));
-    for (std::size_t start = 0, nl; (nl = logs.find('\n', start)) != std::string::npos; start = nl + 1) {
-      const json line = json::parse(logs.substr(start, nl - start), nullptr, false);
-      if (line.is_object() && line.value("msg", "") == "serving") port = line.value("port", 0);
-    }
-  }
-  ASSERT_NE(port, 0) << logs;
-
-  const auto reply = tls::httpsRequest(port, trusting(ca), "POST", "/validate", review("CREATE", gpuPod(false)));
+  const auto reply = tls::httpsRequest(webhook.port(), trusting(ca), "POST", "/validate", review("CREATE", gpuPod(false)));
   ASSERT_TRUE(reply);
   EXPECT_EQ(json::parse(reply->body)["response"]["allowed"], false);
 
-  ::kill(pid, SIGTERM);
-  logs += slurp(err[0]);
-  ::close(err[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status)) << logs;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << logs;
-  EXPECT_THAT(logs, HasSubstr(R"("msg":"shutting down")"));
-  EXPECT_THAT(logs, HasSubstr(R"("msg":"stopped")"));
+  const int status = webhook.waitForExit(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status)) << webhook.logs();
+  EXPECT_EQ(WEXITSTATUS(status), 0) << webhook.logs();
+  EXPECT_THAT(webhook.logs(), HasSubstr(R"("msg":"shutting down")"));
+  EXPECT_THAT(webhook.logs(), HasSubstr(R"("msg":"stopped")"));
+}
+
+// What kube-apiserver sees when a webhook pod is terminated under traffic:
+// every request it sent is answered in full, or the connection is closed
+// cleanly between two requests (close_notify/FIN before any response byte,
+// which Go's transport retries on a new connection). Never a reset, never a
+// truncated response; connections that come afterwards are refused.
+TEST_F(Binary, SigtermUnderKeepAliveTrafficAnswersOrClosesCleanlyNeverResets) {
+  tls::TestCa ca;
+  WebhookProcess webhook(ca);
+  ASSERT_NE(webhook.port(), 0) << webhook.logs();
+  const std::string request = tls::buildRequest("POST", "/validate", review("CREATE", gpuPod(false)));
+
+  struct Tally {
+    int answered = 0, answeredWithClose = 0, cleanCloses = 0, resets = 0, truncated = 0, otherFailures = 0;
+    std::vector<std::string> problems;
+  };
+  constexpr int kConnections = 8;
+  std::vector<Tally> tallies(kConnections);
+  std::atomic<int> totalAnswered{0};
+  std::atomic<bool> signalled{false};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kConnections; ++i) {
+    clients.emplace_back([&, i] {
+      Tally& t = tallies[static_cast<std::size_t>(i)];
+      tls::TlsClient c;
+      std::string error;
+      int onThisConnection = 0;
+      while (true) {
+        if (!c.connected()) onThisConnection = 0;
+        if (!c.connected() && !c.connect(webhook.port(), trusting(ca), error)) {
+          if (!signalled.load()) t.problems.push_back("connect failed before SIGTERM: " + error);
+          return;  // refused: the listener is closed
+        }
+        if (!c.write(request)) {
+          (c.lastEnd() == tls::ReadEnd::Reset ? t.resets : t.otherFailures)++;
+          t.problems.push_back("write failed: " + c.lastError());
+          return;
+        }
+        const auto r = c.readResponse();
+        if (r) {
+          ++t.answered;
+          ++onThisConnection;
+          ++totalAnswered;
+          if (r->status != 200) t.problems.push_back("HTTP " + std::to_string(r->status));
+          if (const std::string* connection = r->header("connection"); connection && *connection == "close") {
+            ++t.answeredWithClose;
+            c.close();
+          }
+          continue;
+        }
+        if (!c.unread().empty()) {
+          ++t.truncated;
+        } else if (c.lastEnd() == tls::ReadEnd::CleanClose) {
+          ++t.cleanCloses;
+        } else if (c.lastEnd() == tls::ReadEnd::Reset) {
+          ++t.resets;
+        } else {
+          ++t.otherFailures;
+          t.problems.push_back("read failed after " + std::to_string(onThisConnection) + " answers on this connection" +
+                               (signalled.load() ? " (after SIGTERM): " : ": ") + c.lastError());
+        }
+        c.close();
+      }
+    });
+  }
+  // Traffic on every connection, then SIGTERM in the middle of it.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (totalAnswered.load() < 50 * kConnections && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  signalled = true;
+  const int status = webhook.waitForExit(SIGTERM);
+  for (auto& t : clients) t.join();
+
+  ASSERT_TRUE(WIFEXITED(status)) << webhook.logs();
+  EXPECT_EQ(WEXITSTATUS(status), 0) << webhook.logs();
+  int answeredWithClose = 0;
+  for (const Tally& t : tallies) {
+    EXPECT_GT(t.answered, 0);
+    EXPECT_EQ(t.resets, 0);
+    EXPECT_EQ(t.truncated, 0);
+    EXPECT_EQ(t.otherFailures, 0);
+    EXPECT_THAT(t.problems, ::testing::IsEmpty());
+    answeredWithClose += t.answeredWithClose;
+  }
+  // Requests that were in flight at the stop were answered, telling the
+  // client to close.
+  EXPECT_GT(answeredWithClose, 0);
 }
 
 }  // namespace
