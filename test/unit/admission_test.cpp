@@ -236,6 +236,8 @@ struct RuleCase {
   const char* expectedStart;  // "<field>: <message start>"
   const char* expectedPart;   // a phrase further on
 };
+// GoogleTest (and so ctest) names the case by its rule, not by its bytes.
+void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.rule; }
 
 const RuleCase kRuleCases[] = {
     {"gpu-invalid-quantity", R"(
@@ -816,6 +818,7 @@ struct BadCase {
   std::string body;
   const char* expected;  // part of the message
 };
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<BadCase> badCases() {
   const std::string okRequest = R"("request":{"uid":"u","operation":"CREATE","object":{"kind":"Pod"}})";

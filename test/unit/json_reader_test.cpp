@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct TextCase {
 };
 
 std::string printable(const TextCase& c) { return c.name; }
+// GoogleTest (and so ctest) names the case by this, not by its bytes.
+void PrintTo(const TextCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<TextCase> validTexts() {
   return {
