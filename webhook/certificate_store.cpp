@@ -139,35 +139,10 @@ FileStamp FileStamp::of(const std::string& path) {
 }
 
 CertificateStore::CertificateStore(std::string certFile, std::string keyFile)
-    : certFile_(std::move(certFile)), keyFile_(std::move(keyFile)) {}
-
-bool CertificateStore::reloadLocked(std::string& error) {
-  // Stamp before reading: a change that lands while we read is seen by the
-  // next poll.
-  certStamp_ = FileStamp::of(certFile_);
-  keyStamp_ = FileStamp::of(keyFile_);
-  std::shared_ptr<const CertifiedKey> fresh = CertifiedKey::load(certFile_, keyFile_, error);
-  if (!fresh) {
-    if (everLoaded_) failures_.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  current_.store(std::move(fresh), std::memory_order_release);
-  if (everLoaded_) reloads_.fetch_add(1, std::memory_order_relaxed);
-  everLoaded_ = true;
-  return true;
-}
-
-bool CertificateStore::reload(std::string& error) {
-  std::lock_guard lock(mutex_);
-  return reloadLocked(error);
-}
-
-bool CertificateStore::reloadIfChanged(bool& ok, std::string& error) {
-  std::lock_guard lock(mutex_);
-  if (FileStamp::of(certFile_) == certStamp_ && FileStamp::of(keyFile_) == keyStamp_) return false;
-  ok = reloadLocked(error);
-  return true;
-}
+    : WatchedValue({std::move(certFile), std::move(keyFile)},
+                   [](const std::vector<std::string>& files, std::string& error) {
+                     return CertifiedKey::load(files[0], files[1], error);
+                   }) {}
 
 int CertificateStore::certCallback(SSL* ssl, void* arg) {
   auto* store = static_cast<CertificateStore*>(arg);
@@ -270,32 +245,10 @@ bool ClientCaBundle::useOn(SSL* ssl) const {
                                     static_cast<unsigned>(context.size())) == 1;
 }
 
-ClientCaStore::ClientCaStore(std::string file) : file_(std::move(file)) {}
-
-bool ClientCaStore::reloadLocked(std::string& error) {
-  stamp_ = FileStamp::of(file_);  // before reading, as CertificateStore does
-  std::shared_ptr<const ClientCaBundle> fresh = ClientCaBundle::load(file_, error);
-  if (!fresh) {
-    if (everLoaded_) failures_.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  current_.store(std::move(fresh), std::memory_order_release);
-  if (everLoaded_) reloads_.fetch_add(1, std::memory_order_relaxed);
-  everLoaded_ = true;
-  return true;
-}
-
-bool ClientCaStore::reload(std::string& error) {
-  std::lock_guard lock(mutex_);
-  return reloadLocked(error);
-}
-
-bool ClientCaStore::reloadIfChanged(bool& ok, std::string& error) {
-  std::lock_guard lock(mutex_);
-  if (FileStamp::of(file_) == stamp_) return false;
-  ok = reloadLocked(error);
-  return true;
-}
+ClientCaStore::ClientCaStore(std::string file)
+    : WatchedValue({std::move(file)}, [](const std::vector<std::string>& files, std::string& error) {
+        return ClientCaBundle::load(files[0], error);
+      }) {}
 
 int ClientCaStore::clientHelloCallback(SSL* ssl, int* alert, void* arg) {
   const auto* store = static_cast<const ClientCaStore*>(arg);

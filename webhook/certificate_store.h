@@ -13,6 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -31,6 +33,71 @@ struct FileStamp {
   std::timespec ctime{};
   bool operator==(const FileStamp& o) const;
   static FileStamp of(const std::string& path);
+};
+
+// A value loaded from files and swapped in atomically, what the serving
+// certificate and the client CAs share: a failed load keeps the current value
+// (and counts the failure, except for the very first load); readers on the
+// handshake path only take a shared_ptr, never the reload mutex.
+template <class T>
+class WatchedValue {
+ public:
+  // Reads the files now.
+  bool reload(std::string& error) {
+    std::lock_guard lock(mutex_);
+    return reloadLocked(error);
+  }
+  // Reloads if any file changed since the last attempt (stat() through
+  // symlinks: inode, device, size, mtime, ctime), so a Kubernetes Secret
+  // volume's `..data` swap is seen. Returns true if it tried; `ok`/`error`
+  // tell how it went.
+  bool reloadIfChanged(bool& ok, std::string& error) {
+    std::lock_guard lock(mutex_);
+    if (!changed()) return false;
+    ok = reloadLocked(error);
+    return true;
+  }
+
+  std::shared_ptr<const T> current() const { return current_.load(std::memory_order_acquire); }
+  std::uint64_t reloads() const { return reloads_.load(std::memory_order_relaxed); }
+  std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
+
+ protected:
+  using Loader = std::shared_ptr<const T> (*)(const std::vector<std::string>& files, std::string& error);
+  WatchedValue(std::vector<std::string> files, Loader load)
+      : files_(std::move(files)), stamps_(files_.size()), load_(load) {}
+
+ private:
+  bool changed() const {
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      if (!(FileStamp::of(files_[i]) == stamps_[i])) return true;
+    }
+    return false;
+  }
+
+  bool reloadLocked(std::string& error) {
+    // Stamp before reading: a change that lands while we read is seen by the
+    // next poll.
+    for (std::size_t i = 0; i < files_.size(); ++i) stamps_[i] = FileStamp::of(files_[i]);
+    std::shared_ptr<const T> fresh = load_(files_, error);
+    if (!fresh) {
+      if (everLoaded_) failures_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    current_.store(std::move(fresh), std::memory_order_release);
+    if (everLoaded_) reloads_.fetch_add(1, std::memory_order_relaxed);
+    everLoaded_ = true;
+    return true;
+  }
+
+  const std::vector<std::string> files_;
+  std::vector<FileStamp> stamps_;
+  const Loader load_;
+  std::mutex mutex_;  // serialises reloads
+  bool everLoaded_ = false;
+  std::atomic<std::shared_ptr<const T>> current_;
+  std::atomic<std::uint64_t> reloads_{0};
+  std::atomic<std::uint64_t> failures_{0};
 };
 
 // A leaf certificate, its intermediates and the private key that matches it.
@@ -66,37 +133,12 @@ class CertifiedKey {
 };
 
 // The current pair plus the file watch. Thread-safe.
-class CertificateStore {
+class CertificateStore : public WatchedValue<CertifiedKey> {
  public:
   CertificateStore(std::string certFile, std::string keyFile);
 
-  // Loads the files now. On failure the current pair (if any) stays and the
-  // failure is counted (except for the very first load).
-  bool reload(std::string& error);
-  // Reloads if either file changed since the last attempt (stat() through
-  // symlinks: inode, device, size, mtime, ctime), so a Kubernetes Secret
-  // volume's `..data` swap is seen. Returns true if it tried; `ok`/`error`
-  // tell how it went.
-  bool reloadIfChanged(bool& ok, std::string& error);
-
-  std::shared_ptr<const CertifiedKey> current() const { return current_.load(std::memory_order_acquire); }
-  std::uint64_t reloads() const { return reloads_.load(std::memory_order_relaxed); }
-  std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
-
   // For SSL_CTX_set_cert_cb(ctx, CertificateStore::certCallback, store).
   static int certCallback(SSL* ssl, void* store);
-
- private:
-  bool reloadLocked(std::string& error);
-
-  const std::string certFile_;
-  const std::string keyFile_;
-  std::mutex mutex_;  // serialises reloads; never taken on the handshake path
-  FileStamp certStamp_, keyStamp_;
-  bool everLoaded_ = false;
-  std::atomic<std::shared_ptr<const CertifiedKey>> current_;
-  std::atomic<std::uint64_t> reloads_{0};
-  std::atomic<std::uint64_t> failures_{0};
 };
 
 // The CA certificates of --client-ca-file. Immutable once built.
@@ -130,31 +172,12 @@ class ClientCaBundle {
 };
 
 // The current client CA bundle plus the file watch. Thread-safe.
-class ClientCaStore {
+class ClientCaStore : public WatchedValue<ClientCaBundle> {
  public:
   explicit ClientCaStore(std::string file);
 
-  // As CertificateStore: a failed load keeps the current bundle.
-  bool reload(std::string& error);
-  bool reloadIfChanged(bool& ok, std::string& error);
-
-  std::shared_ptr<const ClientCaBundle> current() const { return current_.load(std::memory_order_acquire); }
-  std::uint64_t reloads() const { return reloads_.load(std::memory_order_relaxed); }
-  std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
-
   // For SSL_CTX_set_client_hello_cb(ctx, ClientCaStore::clientHelloCallback, store).
   static int clientHelloCallback(SSL* ssl, int* alert, void* store);
-
- private:
-  bool reloadLocked(std::string& error);
-
-  const std::string file_;
-  std::mutex mutex_;
-  FileStamp stamp_;
-  bool everLoaded_ = false;
-  std::atomic<std::shared_ptr<const ClientCaBundle>> current_;
-  std::atomic<std::uint64_t> reloads_{0};
-  std::atomic<std::uint64_t> failures_{0};
 };
 
 }  // namespace gpuguard::webhook
