@@ -364,7 +364,9 @@ TEST(AdmissionDenial, EveryRegisteredRuleHasADenialCaseHereOrIsNewerThanThisTest
   }
 }
 
-TEST(AdmissionDenial, AVeryLongListIsCappedWithAndNMore) {
+// A Deployment whose `count` containers each ask for a fractional GPU
+// (0.1 ... 0.9): one gpu-fractional finding per container.
+std::string deploymentWithFractionalContainers(int count) {
   std::string yaml = R"(
 apiVersion: apps/v1
 kind: Deployment
@@ -374,10 +376,15 @@ spec:
     spec:
       containers:
 )";
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < count; ++i) {
     yaml += "      - name: c" + std::to_string(i) + "\n        resources:\n          limits: {nvidia.com/gpu: \"0." +
             std::to_string(i % 9 + 1) + "\"}\n";
   }
+  return yaml;
+}
+
+TEST(AdmissionDenial, AVeryLongListIsCappedWithAndNMore) {
+  const std::string yaml = deploymentWithFractionalContainers(60);
   const Reply r = admit(yaml, webhookPolicy(onlyRules({"gpu-fractional"})));
   ASSERT_FALSE(r.allowed());
   EXPECT_THAT(r.message(), StartsWith("[spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: "));
@@ -494,19 +501,7 @@ TEST(AdmissionWarnings, StayWithinTheApiServersTotalBudget) {
   // 80 containers with a warning each would be ~10,000 runes: the API server
   // would cut every warning to 256 runes and drop the rest. We stop first
   // and say how many were left out.
-  std::string yaml = R"(
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d}
-spec:
-  template:
-    spec:
-      containers:
-)";
-  for (int i = 0; i < 80; ++i) {
-    yaml += "      - name: c" + std::to_string(i) + "\n        resources:\n          limits: {nvidia.com/gpu: \"0." +
-            std::to_string(i % 9 + 1) + "\"}\n";
-  }
+  const std::string yaml = deploymentWithFractionalContainers(80);
   Policy policy = onlyRules({"gpu-fractional"});
   policy.rules["gpu-fractional"] = RuleSetting::Warning;
   const Reply r = admit(yaml, webhookPolicy(policy));

@@ -53,16 +53,24 @@ bool eventually(F condition, std::chrono::milliseconds timeout = 5s) {
   return condition();
 }
 
+// A config for 127.0.0.1:<any port> serving `certPem` with `keyPem`, both
+// written to `dir`.
+ServerConfig loopbackConfig(tls::TempDir& dir, const std::string& certPem, const std::string& keyPem) {
+  ServerConfig config;
+  config.bindAddress = "127.0.0.1";
+  config.port = 0;
+  config.certFile = dir.write("tls.crt", certPem);
+  config.keyFile = dir.write("tls.key", keyPem);
+  return config;
+}
+
 // A server on 127.0.0.1:<any port>, running on its own thread, with a
 // throw-away CA and certificate. Tests tweak the config before it starts.
 class TestServer {
  public:
   explicit TestServer(const std::function<void(TestServer&, ServerConfig&)>& tweak = {}, Handler handler = echo) {
     pair = ca.issueServer();
-    config.bindAddress = "127.0.0.1";
-    config.port = 0;
-    config.certFile = dir.write("tls.crt", pair.certPem);
-    config.keyFile = dir.write("tls.key", pair.keyPem);
+    config = loopbackConfig(dir, pair.certPem, pair.keyPem);
     config.workerThreads = 2;
     config.handshakeTimeout = 2000ms;
     config.requestTimeout = 2000ms;
@@ -721,11 +729,7 @@ TEST(HttpsServer, StartFailsWithABrokenPair) {
   tls::TestCa ca;
   tls::TempDir dir;
   const tls::KeyPair a = ca.issueServer(), b = ca.issueServer();
-  ServerConfig cfg;
-  cfg.bindAddress = "127.0.0.1";
-  cfg.port = 0;
-  cfg.certFile = dir.write("tls.crt", a.certPem);
-  cfg.keyFile = dir.write("tls.key", b.keyPem);
+  ServerConfig cfg = loopbackConfig(dir, a.certPem, b.keyPem);
   HttpsServer server(cfg, echo);
   std::string error;
   EXPECT_FALSE(server.start(error));
@@ -882,11 +886,7 @@ TEST(HttpsServer, StartFailsWithoutAUsableClientCaFile) {
   tls::TestCa ca;
   tls::TempDir dir;
   const tls::KeyPair p = ca.issueServer();
-  ServerConfig cfg;
-  cfg.bindAddress = "127.0.0.1";
-  cfg.port = 0;
-  cfg.certFile = dir.write("tls.crt", p.certPem);
-  cfg.keyFile = dir.write("tls.key", p.keyPem);
+  ServerConfig cfg = loopbackConfig(dir, p.certPem, p.keyPem);
   cfg.clientCaFile = dir.write("client-ca.crt", "no certificate here\n");
   HttpsServer server(cfg, echo);
   std::string error;
@@ -1056,11 +1056,7 @@ TEST(HttpsServer, StopBeforeRunMakesRunReturn) {
   tls::TestCa ca;
   tls::TempDir dir;
   const tls::KeyPair p = ca.issueServer();
-  ServerConfig cfg;
-  cfg.bindAddress = "127.0.0.1";
-  cfg.port = 0;
-  cfg.certFile = dir.write("tls.crt", p.certPem);
-  cfg.keyFile = dir.write("tls.key", p.keyPem);
+  ServerConfig cfg = loopbackConfig(dir, p.certPem, p.keyPem);
   HttpsServer server(cfg, echo);
   std::string error;
   ASSERT_TRUE(server.start(error)) << error;
