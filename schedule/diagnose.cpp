@@ -7,11 +7,16 @@
 #include "rules/checks/node_selection.h"
 #include "rules/pod_specs.h"
 #include "rules/semantics.h"
+#include "schedule/json_access.h"
 
 namespace gpuguard::schedule {
 namespace {
 
 using nlohmann::json;
+using detail::joined;
+using detail::member;
+using detail::stringAt;
+using detail::valueText;
 
 // The scheduler's reason strings (k8s.io/kubernetes pkg/scheduler/framework/plugins).
 constexpr const char* kReasonUnschedulable = "node(s) were unschedulable";
@@ -19,30 +24,6 @@ constexpr const char* kReasonNodeName = "node(s) didn't match the requested node
 constexpr const char* kReasonAffinity = "node(s) didn't match Pod's node affinity/selector";
 constexpr const char* kReasonTooManyPods = "Too many pods";
 constexpr const char* kTaintUnschedulable = "node.kubernetes.io/unschedulable";
-
-const json* member(const json& obj, const char* name) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(name);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string stringAt(const json& obj, const char* name) {
-  const json* v = member(obj, name);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-// A selector value as a string: strings as written, anything else as JSON
-// (the API server would reject it; a controller that stringifies it sees this).
-std::string valueText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-std::string joined(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (const std::string& s : items) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);

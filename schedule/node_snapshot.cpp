@@ -3,25 +3,15 @@
 #include <algorithm>
 
 #include "rules/semantics.h"
+#include "schedule/json_access.h"
 
 namespace gpuguard::schedule {
 namespace {
 
 using nlohmann::json;
-
-const json* member(const json& obj, const char* name) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(name);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string stringAt(const json& obj, const char* name) {
-  const json* v = member(obj, name);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-// Label values are strings; anything else is shown as JSON.
-std::string labelText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+using detail::member;
+using detail::stringAt;
+using detail::valueText;
 
 // Calls fn(item) for the object itself or each item of a List / *List.
 template <typename Fn>
@@ -166,7 +156,7 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
       return;
     }
     if (const json* labels = metadata ? member(*metadata, "labels") : nullptr; labels && labels->is_object()) {
-      for (const auto& [k, v] : labels->items()) n.labels[k] = labelText(v);
+      for (const auto& [k, v] : labels->items()) n.labels[k] = valueText(v);
     }
     const json* spec = member(item, "spec");
     if (spec) {

@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <string>
 
+#include "schedule/json_access.h"
+
 namespace gpuguard::schedule {
 namespace {
 
 using nlohmann::json;
-
-std::string joined(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (const std::string& s : items) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
+using detail::joined;
 
 const ResourceFit* fitOf(const NodeVerdict& v, const std::string& name) {
   for (const ResourceFit& f : v.resources) {
