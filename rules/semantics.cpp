@@ -68,6 +68,10 @@ bool isQualifiedName(std::string_view name) {
   return isDns1123Subdomain(name.substr(0, slash)) && isQualifiedNamePart(name.substr(slash + 1));
 }
 
+bool isJudgedResource(std::string_view name, const Policy& policy) {
+  return isExtendedResourceName(name) || policy.isGpuResource(name);
+}
+
 bool isExtendedResourceName(std::string_view name) {
   if (isNativeResourceName(name) || name.starts_with("requests.")) return false;
   // IsQualifiedName("requests." + name) without building that string (the

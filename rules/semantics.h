@@ -23,6 +23,9 @@ bool isNativeResourceName(std::string_view name);
 // IsExtendedResourceName: not native, not "requests.*", and
 // "requests." + name is a qualified name.
 bool isExtendedResourceName(std::string_view name);
+// A resource the quantity rules judge: every extended resource (the API
+// server counts them all in whole units) and any GPU resource the policy names.
+bool isJudgedResource(std::string_view name, const Policy& policy);
 // IsQualifiedName (label key syntax): [prefix/]name.
 bool isQualifiedName(std::string_view name);
 // IsValidLabelValue: <= 63 chars, empty or alnum at both ends, [-_.A-Za-z0-9] inside.

@@ -51,7 +51,7 @@ class GpuInPodLevelResources final : public Rule {
         const nlohmann::json* entries = objectAt(*resources, list);
         if (!entries) continue;
         for (const auto& [name, value] : entries->items()) {
-          if (!isExtendedResourceName(name) && !ctx.policy.isGpuResource(name)) continue;
+          if (!isJudgedResource(name, ctx.policy)) continue;
           out.report(site.podResources.path.field(list).key(name), name,
                      "Unsupported value: \"" + name +
                          "\": supported values: \"cpu\", \"hugepages-\", \"memory\"; pod-level resources cannot hold "

@@ -32,7 +32,7 @@ class GpuInvalidQuantity final : public Rule {
 
  private:
   static void checkEntry(const CheckContext& ctx, const ResourceEntry& e, Reporter& out) {
-    if (!isExtendedResourceName(e.name) && !ctx.policy.isGpuResource(e.name)) return;
+    if (!isJudgedResource(e.name, ctx.policy)) return;
     const QuantityValue q = decodeQuantity(*e.value);
     if (q.quantity && !q.quantity->isNegative()) return;  // valid: nothing to render
     // Quantities print as strings in API errors, whatever JSON type they had.

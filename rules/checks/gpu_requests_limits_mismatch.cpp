@@ -31,7 +31,7 @@ class GpuRequestsLimitsMismatch final : public Rule {
  private:
   static void checkEntry(const CheckContext& ctx, const ContainerResources& r, const ResourceEntry& request,
                          Reporter& out) {
-    if (!isExtendedResourceName(request.name) && !ctx.policy.isGpuResource(request.name)) return;
+    if (!isJudgedResource(request.name, ctx.policy)) return;
     const ResourceEntry* limit = r.limit(request.name);
     if (!limit) return;
     const QuantityValue req = decodeQuantity(*request.value);

@@ -31,7 +31,7 @@ class GpuRequestsWithoutLimits final : public Rule {
  private:
   static void checkEntry(const CheckContext& ctx, const ContainerResources& r, const ResourceEntry& request,
                          Reporter& out) {
-    if (!isExtendedResourceName(request.name) && !ctx.policy.isGpuResource(request.name)) return;
+    if (!isJudgedResource(request.name, ctx.policy)) return;
     if (r.limit(request.name)) return;
     const std::string shown = decodeQuantity(*request.value).text;
     // Like the API server: the path is ...resources.limits, without the key.
