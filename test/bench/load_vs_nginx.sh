@@ -127,25 +127,30 @@ cpu_ticks() {  # utime+stime of a PID and its children, in clock ticks
 HZ=$(getconf CLK_TCK)
 rss_kb() { awk '/^VmRSS:/ {print $2}' /proc/"$1"/status 2>/dev/null || echo 0; }
 
+# The load test's wrk script (test/load/admission.lua): one AdmissionReview
+# POSTed on keep-alive connections, a machine-readable RESULT line.
+WRK_SCRIPT="$ROOT/test/load/admission.lua"
 declare -A RPS P50 P99 CPU RSS
 run() {  # run NAME PORT PID CONNS
   local name=$1 port=$2 pid=$3 c=$4 t=2
   [ "$c" -le 1 ] && t=1
-  GPUGUARD_BENCH_BODY="$WORK/body.json" wrk -t"$t" -c"$c" -d2s -s "$HERE/admission_post.lua" \
+  GPUGUARD_LOAD_BODY="$WORK/body.json" wrk -t"$t" -c"$c" -d2s -s "$WRK_SCRIPT" \
     "https://127.0.0.1:$port/validate" >/dev/null 2>&1 || true
   local before maxrss=0 out
   before=$(cpu_ticks "$pid")
   ( peak=0; while :; do r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r && echo "$peak" >"$WORK/rss.$name.$c"; sleep 0.5; done ) &
   RSS_PID=$!
-  out=$(GPUGUARD_BENCH_BODY="$WORK/body.json" wrk -t"$t" -c"$c" -d"${DURATION}s" --timeout 5s \
-        -s "$HERE/admission_post.lua" "https://127.0.0.1:$port/validate" 2>&1 | grep '^RESULT' || true)
+  out=$(GPUGUARD_LOAD_BODY="$WORK/body.json" wrk -t"$t" -c"$c" -d"${DURATION}s" --timeout 5s \
+        -s "$WRK_SCRIPT" "https://127.0.0.1:$port/validate" 2>&1 | grep '^RESULT' || true)
   kill "$RSS_PID" 2>/dev/null; wait "$RSS_PID" 2>/dev/null || true; RSS_PID=""
   local after; after=$(cpu_ticks "$pid")
   [ -n "$out" ] || { echo "wrk gave no result for $name -c$c" >&2; return; }
   local req rps p50 p99 err non2xx
   req=$(sed -E 's/.* requests=([0-9]+).*/\1/' <<<"$out"); rps=$(sed -E 's/.* rps=([0-9.]+).*/\1/' <<<"$out")
   p50=$(sed -E 's/.* p50_ms=([0-9.]+).*/\1/' <<<"$out"); p99=$(sed -E 's/.* p99_ms=([0-9.]+).*/\1/' <<<"$out")
-  err=$(sed -E 's/.* errors=([0-9]+).*/\1/' <<<"$out"); non2xx=$(sed -E 's/.* non2xx=([0-9]+).*/\1/' <<<"$out")
+  err=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+              print v["connect_errors"] + v["read_errors"] + v["write_errors"] + v["timeouts"] }' <<<"$out")
+  non2xx=$(sed -E 's/.* status_errors=([0-9]+).*/\1/' <<<"$out")
   RPS[$name.$c]=$rps P50[$name.$c]=$p50 P99[$name.$c]=$p99
   CPU[$name.$c]=$(awk -v d=$((after - before)) -v hz="$HZ" -v n="$req" 'BEGIN { printf "%.1f", n ? d / hz * 1e6 / n : 0 }')
   RSS[$name.$c]=$(cat "$WORK/rss.$name.$c" 2>/dev/null || echo 0)
