@@ -20,18 +20,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using nlohmann::json;
 
-json parseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r.out << "\nstderr:\n" << r.err;
-  return j;
-}
-
-std::vector<std::string> rulesOf(const json& report) {
-  std::vector<std::string> out;
-  for (const json& f : report["findings"]) out.push_back(f["rule"]);
-  return out;
-}
-
 // --- exit codes ------------------------------------------------------------
 
 TEST(LintCli, ExitsZeroWhenThereIsNothingWrong) {

@@ -27,18 +27,6 @@ json findingOf(const json& report, const std::string& rule) {
   return nullptr;
 }
 
-json parseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r.out << "\nstderr:\n" << r.err;
-  return j;
-}
-
-std::vector<std::string> rulesOf(const json& report) {
-  std::vector<std::string> out;
-  for (const json& f : report["findings"]) out.push_back(f["rule"]);
-  return out;
-}
-
 // kGoodPod with its containers written twice: kubectl runs only "second".
 // The duplicate key is on line 17, column 3.
 const std::string kDuplicateContainers = std::string(kGoodPod) +

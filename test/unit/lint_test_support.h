@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 namespace gpuguard::lint_test {
 
 inline std::string lintBinary() { return GPUGUARD_BINARY_DIR "/gpuguard-lint"; }
@@ -116,6 +119,20 @@ inline std::string readFile(const std::filesystem::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The linter's --format json report on stdout (a test failure when it is not JSON).
+inline nlohmann::json parseJson(const RunResult& r) {
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r.out << "\nstderr:\n" << r.err;
+  return j;
+}
+
+// The rule ids of a JSON report's findings, in report order.
+inline std::vector<std::string> rulesOf(const nlohmann::json& report) {
+  std::vector<std::string> out;
+  for (const nlohmann::json& f : report["findings"]) out.push_back(f["rule"]);
+  return out;
 }
 
 // A fresh directory under the system temp dir, removed at the end.
