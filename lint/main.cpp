@@ -1,10 +1,8 @@
 // gpuguard-lint: the offline front end of the GPU rule engine.
-#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +16,7 @@
 #include "lint/options.h"
 #include "lint/pending.h"
 #include "lint/report.h"
+#include "lint/report_output.h"
 #include "lint/rule_docs.h"
 #include "rules/registry.h"
 #include "yaml/policy_file.h"
@@ -107,11 +106,6 @@ std::vector<Outcome> processAll(const std::vector<std::string>& files, const Pol
 }
 
 // stdout is a pipe whose reading end was closed.
-bool readerHasGone() {
-  pollfd out{STDOUT_FILENO, 0, 0};
-  return poll(&out, 1, 0) == 1 && (out.revents & POLLERR);
-}
-
 bool useColor(const Options& o, bool toFile) {
   if (o.color == Options::Color::Always) return true;
   if (o.color == Options::Color::Never || toFile || std::getenv("NO_COLOR")) return false;
@@ -189,17 +183,11 @@ int run(const Options& o) {
   for (Outcome& out : outcomes) reports.push_back(out.report);
   if (o.fix) reportFixes(outcomes, o.dryRun);
 
-  std::ofstream file;
-  if (o.output) {
-    file.open(*o.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      std::cerr << "gpuguard-lint: cannot write " << *o.output << "\n";
-      return kExitTrouble;
-    }
-  }
-  std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cout;
+  ReportOutput output;
+  if (!output.open(o.output)) return kExitTrouble;
+  std::ostream& out = output.stream();
   ReportOptions reportOptions;
-  reportOptions.color = useColor(o, o.output.has_value());
+  reportOptions.color = useColor(o, output.toFile());
   reportOptions.showSuppressed = o.showSuppressed;
   reportOptions.toolVersion = GPUGUARD_VERSION;
   reportOptions.policy = &policy;
@@ -214,17 +202,8 @@ int run(const Options& o) {
       case Format::Github: writeGithub(out, reports, reportOptions); break;
     }
   }
-  out.flush();
   const RunSummary s = summarize(reports);
-  const int status = s.inputErrors ? kExitTrouble : s.errors ? kExitFindings : kExitClean;
-  if (!out) {
-    // The reader closed the pipe (gpuguard-lint deploy/ | head -1): it had
-    // what it wanted. Stop quietly with the run's status, like a filter.
-    if (!o.output && (errno == EPIPE || readerHasGone())) return status;
-    std::cerr << "gpuguard-lint: failed to write the report\n";
-    return kExitTrouble;
-  }
-  return status;
+  return output.finish(s.inputErrors ? kExitTrouble : s.errors ? kExitFindings : kExitClean, kExitTrouble);
 }
 
 }  // namespace

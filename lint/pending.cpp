@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lint/inputs.h"
+#include "lint/report_output.h"
 #include "schedule/diagnose.h"
 #include "schedule/node_snapshot.h"
 #include "schedule/report.h"
@@ -113,22 +114,12 @@ int runPending(const Options& o, const Policy& policy) {
     }
   }
 
-  std::ofstream file;
-  if (o.output) {
-    file.open(*o.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      std::cerr << "gpuguard-lint: cannot write " << *o.output << "\n";
-      return kExitTrouble;
-    }
-  }
-  std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cout;
+  ReportOutput output;
+  if (!output.open(o.output)) return kExitTrouble;
+  std::ostream& out = output.stream();
   if (o.format == Format::Json) out << schedule::toJson(pods, snapshot).dump(2) << "\n";
   else schedule::writeText(out, pods, snapshot);
-  out.flush();
-  if (!out) {
-    std::cerr << "gpuguard-lint: failed to write the report\n";
-    return kExitTrouble;
-  }
+  status = output.finish(status, kExitTrouble);
   if (status != kExitSchedulable) return status;
   for (const schedule::PodDiagnosis& d : pods) {
     if (!d.schedulable()) return kExitPending;

@@ -252,6 +252,21 @@ TEST(LintHostileInput, AReaderThatClosesThePipeEarlyEndsTheRunQuietly) {
   EXPECT_EQ(r.err, "");
 }
 
+TEST(LintHostileInput, APendingDiagnosisEndsQuietlyWhenItsReaderClosesThePipe) {
+  TempDir dir;
+  for (int i = 0; i < 1000; ++i) dir.write("pods/pod-" + std::to_string(i) + ".yaml", kFractionalPod);
+  const std::string nodes = sourceDir() + "/test/data/snapshots/nodes.json";
+  const RunResult r = runCommand({"bash", "-c",
+                                  "\"$0\" --nodes \"$1\" pods | head -1 >/dev/null; echo \"status=${PIPESTATUS[0]}\"",
+                                  lintBinary(), nodes},
+                                 "", dir.str(), 120);
+  EXPECT_FALSE(r.timedOut);
+  const RunResult full = runLint({"--nodes", nodes, "pods"}, "", dir.str());
+  ASSERT_GT(full.out.size(), 256u * 1024) << "the report must overflow the pipe for the test to mean anything";
+  EXPECT_THAT(r.out, HasSubstr("status=" + std::to_string(full.exitCode)));  // the run's status, quietly
+  EXPECT_EQ(r.err, "");
+}
+
 TEST(LintHostileInput, AnUnknownFormatIsAUsageError) {
   const RunResult r = runLint({"--format", "yaml", "-"}, kGoodPod);
   EXPECT_EQ(r.exitCode, 2);

@@ -1,0 +1,31 @@
+// Where gpuguard-lint writes a report: the --output file (created or
+// truncated) or stdout. Shared by the lint run and --nodes (pending.h), so
+// both treat a failed write, and a reader that has gone, the same way.
+#pragma once
+
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace gpuguard::lint {
+
+class ReportOutput {
+ public:
+  // Opens `path` when given; false, with a message on stderr, when it cannot.
+  bool open(const std::optional<std::string>& path);
+  std::ostream& stream();
+  bool toFile() const { return toFile_; }
+
+  // Flushes, then returns `status` when the report was written, or when
+  // stdout's reader closed the pipe (gpuguard-lint deploy/ | head -1: it had
+  // what it wanted, so stop quietly like a filter); otherwise says so on
+  // stderr and returns `troubleStatus`.
+  int finish(int status, int troubleStatus);
+
+ private:
+  std::ofstream file_;
+  bool toFile_ = false;
+};
+
+}  // namespace gpuguard::lint
