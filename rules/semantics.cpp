@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 namespace gpuguard {
 namespace {
@@ -169,6 +170,17 @@ long long requestedUnits(const ContainerResources& resources, std::string_view n
   return q.quantity->ceilToInt64();
 }
 
+namespace {
+
+// Unit counts are never negative; a sum of quantities near 2^63 (which
+// ceilToInt64 saturates to) stays at the maximum instead of wrapping.
+long long addUnits(long long a, long long b) {
+  long long sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<long long>::max() : sum;
+}
+
+}  // namespace
+
 long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting) {
   const ContainerResources& r = resourcesOf(container, podDefaulting);
   long long total = 0;
@@ -176,7 +188,7 @@ long long containerGpus(const ContainerRef& container, const Policy& policy, boo
     for (const ResourceEntry& e : *list) {
       if (!policy.isGpuResource(e.name)) continue;
       if (list == &r.requests && r.limit(e.name)) continue;  // counted with its limit
-      total += requestedUnits(r, e.name);
+      total = addUnits(total, requestedUnits(r, e.name));
     }
   }
   return total;
@@ -191,11 +203,11 @@ long long podRequestUnits(const PodSite& site, std::string_view resourceName) {
     if (c.kind == ContainerKind::Ephemeral) continue;  // ephemeral containers get no resources
     const long long n = requestedUnits(resourcesOf(c, site.isPod), resourceName);
     if (c.kind == ContainerKind::Init) {
-      initPeak = std::max(initPeak, n + sidecars);
+      initPeak = std::max(initPeak, addUnits(n, sidecars));
     } else {
-      running += n;
+      running = addUnits(running, n);
       if (c.kind == ContainerKind::Sidecar) {
-        sidecars += n;
+        sidecars = addUnits(sidecars, n);
         initPeak = std::max(initPeak, sidecars);
       }
     }
@@ -217,7 +229,7 @@ long long podGpus(const PodSite& site, const Policy& policy) {
     }
   }
   long long total = 0;
-  for (const std::string& name : names) total += podRequestUnits(site, name);
+  for (const std::string& name : names) total = addUnits(total, podRequestUnits(site, name));
   return total;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "rules/quantity.h"
+#include "test/unit/test_support.h"
 
 namespace gpuguard {
 namespace {
@@ -53,6 +54,42 @@ TEST(FuzzRegressions, BinaryValueThatIsNoMultipleOf1024KeepsItsValueNotItsText) 
   EXPECT_EQ(*again, *q);
   EXPECT_EQ(again->canonical(), "4800k");
   EXPECT_EQ(Quantity::parse(again->canonical()).value(), *q);
+}
+
+// fuzz_engine (CI run of session 2, crash-a3f2b23e...): a container asking
+// for two GPU resources whose quantities saturate to 2^63-1 overflowed the
+// signed sum in containerGpus (UBSan: "1 + 9223372036854775807"). Fix
+// (rules/semantics.cpp, addUnits): unit sums saturate at the maximum. Every
+// sum is exercised: two resources in one container (containerGpus), two
+// app containers and a sidecar plus an init container (podRequestUnits), and
+// two GPU resource names in one pod (podGpus).
+TEST(FuzzRegressions, GpuCountsNearInt64MaxSaturateInsteadOfOverflowing) {
+  const std::string huge = "9223372036854775807";
+  const std::string pod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: huge}
+spec:
+  initContainers:
+  - name: sidecar
+    image: busybox
+    restartPolicy: Always
+    resources: {limits: {nvidia.com/gpu: ")" + huge + R"(", nvidia.com/gpu.shared: "1"}}
+  - name: init
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: "1e30"}}
+  containers:
+  - name: a
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: ")" + huge + R"(", nvidia.com/gpu.shared: "1"}}
+  - name: b
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: "1"}, requests: {nvidia.com/gpu: "1"}}
+)";
+  const std::vector<Finding> findings = testing::judgeYaml(pod);
+  // Still judged as a GPU pod that needs more GPUs than any node has.
+  EXPECT_FALSE(testing::only(findings, "gpu-missing-toleration").empty());
+  EXPECT_FALSE(testing::only(findings, "gpu-count-exceeds-node").empty());
 }
 
 }  // namespace
