@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "lint/exit_codes.h"
 #include "lint/fix.h"
 #include "lint/inputs.h"
 #include "lint/lint_file.h"
@@ -25,10 +26,6 @@ namespace {
 
 using namespace gpuguard;
 using namespace gpuguard::lint;
-
-constexpr int kExitClean = 0;
-constexpr int kExitFindings = 1;
-constexpr int kExitTrouble = 2;
 
 // .gpuguard.yaml in the working directory or the nearest parent.
 std::optional<std::string> findConfig() {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lint/exit_codes.h"
 #include "lint/inputs.h"
 #include "lint/report_output.h"
 #include "schedule/diagnose.h"
@@ -18,10 +19,6 @@ namespace gpuguard::lint {
 namespace {
 
 using nlohmann::json;
-
-constexpr int kExitSchedulable = 0;
-constexpr int kExitPending = 1;
-constexpr int kExitTrouble = 2;
 
 bool readText(const std::string& path, std::string& text, std::string& error) {
   if (path == "-") {
@@ -85,7 +82,7 @@ int runPending(const Options& o, const Policy& policy) {
     return kExitTrouble;
   }
 
-  int status = kExitSchedulable;
+  int status = kExitClean;
   std::vector<schedule::PodDiagnosis> pods;
   const ExpandedInputs inputs = expandInputs(o.paths, policy.include, policy.exclude);
   for (const std::string& missing : inputs.problems) {
@@ -120,11 +117,11 @@ int runPending(const Options& o, const Policy& policy) {
   if (o.format == Format::Json) out << schedule::toJson(pods, snapshot).dump(2) << "\n";
   else schedule::writeText(out, pods, snapshot);
   status = output.finish(status, kExitTrouble);
-  if (status != kExitSchedulable) return status;
+  if (status != kExitClean) return status;
   for (const schedule::PodDiagnosis& d : pods) {
-    if (!d.schedulable()) return kExitPending;
+    if (!d.schedulable()) return kExitFindings;
   }
-  return kExitSchedulable;
+  return kExitClean;
 }
 
 }  // namespace gpuguard::lint
