@@ -12,6 +12,7 @@
 #include "webhook/app.h"
 #include "webhook/flags.h"
 #include "webhook/https_server.h"
+#include "webhook/malloc_tuning.h"
 #include "webhook/policy_source.h"
 #include "yaml/policy_file.h"
 
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (flags.checkPolicy) return checkPolicy(*flags.policy);
+  reexecWithMallocTunables(argv);  // serving only: --help and friends stay one exec
 
   // Block the shutdown signals before any thread exists, so every thread
   // inherits the mask and only the waiter in serve() receives them.

@@ -18,6 +18,10 @@
 # concurrency: req/s, p50, p99, server CPU per request (utime+stime deltas of
 # the server's processes from /proc/PID/stat) and, for the webhook, VmRSS
 # during the load; then the webhook/nginx ratios. Stops what it started.
+# GPUGUARD_WEBHOOK_FLAGS adds flags to the webhook's command line (e.g.
+# "--log-level=warn" to measure without the log line of each warned request);
+# GPUGUARD_WEBHOOK_ENV sets its environment (e.g.
+# "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" to try an allocator).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/test/bench"
@@ -95,8 +99,8 @@ NGINX
 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
 NG_PID=$!
 
-"$BIN" --tls-cert-file="$WORK/tls.crt" --tls-private-key-file="$WORK/tls.key" \
-  --bind-address=127.0.0.1 --port="$WH_PORT" >"$WORK/webhook.log" 2>&1 &
+env ${GPUGUARD_WEBHOOK_ENV:-} "$BIN" --tls-cert-file="$WORK/tls.crt" --tls-private-key-file="$WORK/tls.key" \
+  --bind-address=127.0.0.1 --port="$WH_PORT" ${GPUGUARD_WEBHOOK_FLAGS:-} >"$WORK/webhook.log" 2>&1 &
 WH_PID=$!
 
 wait_up() {  # wait_up PORT NAME PID

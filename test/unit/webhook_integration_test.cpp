@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "webhook/app.h"
 #include "webhook/https_server.h"
 #include "webhook/log.h"
+#include "webhook/malloc_tuning.h"
 #include "webhook/metrics.h"
 #include "webhook/policy_source.h"
 
@@ -643,6 +645,7 @@ class WebhookProcess {
   }
 
   std::uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
   const std::string& logs() const { return logs_; }  // complete after waitForExit()
   // Sends `sig`, reads the rest of the logs, returns the wait status.
   int waitForExit(int sig) {
@@ -679,6 +682,36 @@ TEST_F(Binary, ServesUntilSigtermThenExitsZero) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << webhook.logs();
   EXPECT_THAT(webhook.logs(), HasSubstr(R"("msg":"shutting down")"));
   EXPECT_THAT(webhook.logs(), HasSubstr(R"("msg":"stopped")"));
+}
+
+// The environment variables of a running process.
+std::vector<std::string> environmentOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::vector<std::string> vars;
+  for (std::string var; std::getline(in, var, '\0');) vars.push_back(var);
+  return vars;
+}
+
+// webhook/malloc_tuning.h: the server re-executes itself once with a larger
+// glibc per-thread cache, keeping its PID (kubelet and systemd track it);
+// a tcache_count the operator set is left alone.
+TEST_F(Binary, ServesWithTheMallocTunableUnlessTheOperatorSetOne) {
+  if (!webhook::mallocTuningSupported()) GTEST_SKIP() << "no malloc tuning in this build (sanitizers or not glibc)";
+  tls::TestCa ca;
+  {
+    WebhookProcess webhook(ca);
+    ASSERT_NE(webhook.port(), 0) << webhook.logs();
+    EXPECT_THAT(environmentOf(webhook.pid()), Contains(std::string("GLIBC_TUNABLES=") + webhook::kMallocTunable));
+  }
+  const char* saved = std::getenv("GLIBC_TUNABLES");
+  const std::string restore = saved ? saved : "";
+  ::setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=7", 1);
+  {
+    WebhookProcess webhook(ca);
+    ASSERT_NE(webhook.port(), 0) << webhook.logs();
+    EXPECT_THAT(environmentOf(webhook.pid()), Contains(std::string("GLIBC_TUNABLES=glibc.malloc.tcache_count=7")));
+  }
+  saved ? ::setenv("GLIBC_TUNABLES", restore.c_str(), 1) : ::unsetenv("GLIBC_TUNABLES");
 }
 
 // What kube-apiserver sees when a webhook pod is terminated under traffic:

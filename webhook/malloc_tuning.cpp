@@ -1,0 +1,46 @@
+#include "webhook/malloc_tuning.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(thread_sanitizer)
+#define GPUGUARD_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GPUGUARD_SANITIZED 1
+#endif
+#if defined(__GLIBC__) && !defined(GPUGUARD_SANITIZED)
+#define GPUGUARD_TUNE_MALLOC 1
+#endif
+
+namespace gpuguard::webhook {
+
+bool mallocTuningSupported() {
+#ifdef GPUGUARD_TUNE_MALLOC
+  return true;
+#else
+  return false;
+#endif
+}
+
+void reexecWithMallocTunables(char** argv) {
+#ifdef GPUGUARD_TUNE_MALLOC
+  const char* inherited = std::getenv("GLIBC_TUNABLES");
+  const std::string before = inherited ? inherited : "";
+  if (before.find("glibc.malloc.tcache_count") != std::string::npos) return;
+  const std::string tuned = before.empty() ? kMallocTunable : before + ":" + kMallocTunable;
+  if (setenv("GLIBC_TUNABLES", tuned.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // No /proc (or no exec permission): undo, and run with the defaults.
+  if (inherited) setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  else unsetenv("GLIBC_TUNABLES");
+#else
+  (void)argv;
+#endif
+}
+
+}  // namespace gpuguard::webhook
