@@ -26,7 +26,10 @@ constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, one rune
 // Parsing: the reader builds the DOM the rules need and nothing else.
 //
 // Dropped, because no rule reads them (the engine's pod-site walker and the
-// label rule skip metadata other than labels/annotations, and status):
+// label rule skip metadata other than labels/annotations, and status), nor
+// does the decision (it reads uid, kind, operation, subResource, name,
+// namespace, dryRun and the objects):
+//   request.{userInfo,options,resource,requestKind,requestResource}
 //   request.{object,oldObject}.metadata.managedFields
 //   request.{object,oldObject}.metadata.annotations
 //       ["kubectl.kubernetes.io/last-applied-configuration"]  (a copy of the object)
@@ -42,7 +45,12 @@ constexpr JsonContext kRoot = 1, kRequest = 2, kObject = 3, kMetadata = 4, kAnno
 JsonContext admissionMember(JsonContext parent, std::string_view key) {
   switch (parent) {
     case kRoot: return key == "request" ? kRequest : kKeepAll;
-    case kRequest: return key == "object" || key == "oldObject" ? kObject : kKeepAll;
+    case kRequest:
+      if (key == "object" || key == "oldObject") return kObject;
+      return key == "userInfo" || key == "options" || key == "resource" || key == "requestKind" ||
+                     key == "requestResource"
+                 ? kDropMember
+                 : kKeepAll;
     case kObject:
       if (key == "metadata") return kMetadata;
       return key == "status" ? kDropMember : kKeepAll;

@@ -804,6 +804,23 @@ TEST(AdmissionParse, LabelsAndOtherAnnotationsAreKept) {
   EXPECT_THAT(r.message(), StartsWith("metadata.labels[tier]: Invalid value: 1"));
 }
 
+// The envelope members the decision never reads are dropped too, but their
+// text is still held to JSON: a review is valid or invalid as a whole.
+TEST(AdmissionParse, UserInfoOptionsAndResourceMembersAreDroppedButStillMustBeJson) {
+  json body = json::parse(reviewBody(objectFromYaml(kGoodPod)));
+  for (const char* member : {"userInfo", "options", "resource", "requestKind", "requestResource"}) {
+    json odd = body;
+    odd["request"][member] = json::array({1, "two", nullptr});  // a shape nothing checks
+    EXPECT_TRUE(reviewRaw(odd.dump()).allowed()) << member;
+  }
+  std::string broken = body.dump();
+  const std::string username = R"("username":"alice")";
+  broken.replace(broken.find(username), username.size(), R"("username":"al\qice")");
+  const Reply r = reviewRaw(broken);
+  EXPECT_EQ(r.result.httpStatus, 400);
+  EXPECT_THAT(r.result.body, HasSubstr("malformed JSON"));
+}
+
 // ---------------------------------------------------------------------------
 // Malformed requests: 400 with a clear message, never a crash.
 // ---------------------------------------------------------------------------
