@@ -11,7 +11,8 @@ constexpr RuleDoc kDoc{
     .summary = "GPU (extended resource) requests and limits that are both set and differ.",
     .description =
         "Extended resources cannot be overcommitted, so the API server requires requests to equal limits "
-        "(\"must be equal to nvidia.com/gpu limit of 1\"). Quantities are compared by value: 1 equals 1000m. "
+        "(\"must be equal to nvidia.com/gpu limit of 1\"). Quantities are compared by value after defaulting rounds "
+        "them up to milli precision: 1 equals 1000m and 0.9999. "
         "Custom resources that embed pod templates are not checked by the API server; their pods fail later.",
     .remediation = "Set requests equal to limits, or drop requests: they default to limits.",
     .wrongExample = "resources:\n  requests:\n    nvidia.com/gpu: 2\n  limits:\n    nvidia.com/gpu: 1\n",
@@ -36,7 +37,11 @@ class GpuRequestsLimitsMismatch final : public Rule {
     if (!limit) return;
     const QuantityValue req = decodeQuantity(*request.value);
     const QuantityValue lim = decodeQuantity(*limit->value);
-    if (!req.quantity || !lim.quantity || *req.quantity == *lim.quantity) return;
+    if (!req.quantity || !lim.quantity) return;
+    // Defaulting rounds both up to milli precision before validation compares
+    // them (SetDefaults_ResourceList), so 0.9999 equals 1, as gpu-fractional
+    // also says; 1.0001 (1001m) does not.
+    if (req.quantity->defaulted() == lim.quantity->defaulted()) return;
     // Like the API server: the path is ...resources.requests, without the key.
     out.report(r.path.field("requests"), renderValue(*request.value),
                "Invalid value: \"" + req.text + "\": must be equal to " + request.name + " limit of " + lim.text +

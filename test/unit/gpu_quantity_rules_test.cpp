@@ -9,9 +9,11 @@
 namespace gpuguard {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::gpuPod;
 using testing::judgeYaml;
 using testing::only;
@@ -143,6 +145,18 @@ TEST(GpuRequestsLimits, DifferentValuesAreAMismatchReportedAtRequestsWithoutTheK
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].field, "spec.containers[0].resources.requests");
   EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 1"));
+}
+
+// Defaulting rounds both up to milli precision before validation compares
+// them: 0.9999 is stored as 1 (gpu-fractional explains it and stays quiet,
+// see above), while 1.0001 becomes 1001m and still differs.
+TEST(GpuRequestsLimits, ValuesAreComparedAfterTheMilliRoundUp) {
+  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: \"0.9999\""),
+              Not(Contains("gpu-requests-limits-mismatch")));
+  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: \"1.0001\"\nrequests:\n  nvidia.com/gpu: 1"),
+              Contains("gpu-requests-limits-mismatch"));
+  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 2\nrequests:\n  nvidia.com/gpu: \"1.9999\""),
+              Not(Contains("gpu-requests-limits-mismatch")));
 }
 
 TEST(GpuRequestsLimits, RequestsAloneNeedALimitReportedAtLimitsWithoutTheKey) {
