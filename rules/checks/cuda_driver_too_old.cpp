@@ -44,7 +44,11 @@ constexpr RuleDoc kDoc{
         "No finding when the CUDA version is unknown, or when some ORed term does not constrain the driver "
         "(the pod may land anywhere). The floors are the lenient reading: each CUDA toolkit release ships with "
         "a newer driver (12.4 with 550), and nvidia/cuda images' NVIDIA_REQUIRE_CUDA only admits older "
-        "drivers on listed LTS branches, so a newer floor may apply on consumer GPUs or non-LTS branches.",
+        "drivers on listed LTS branches, so a newer floor may apply on consumer GPUs or non-LTS branches. "
+        "CUDA forward compatibility is not assumed: on data-center GPUs the cuda-compat libraries of nvidia/cuda "
+        "and NGC images let a newer CUDA run on an older LTS driver (NGC 24.05 lists R470, R525, R535 and R545), "
+        "with a limited feature set and without PTX JIT of newer code; a pod that relies on it is reported, "
+        "and can say so with the annotation ignore.gpuguard.io/cuda-driver-too-old: \"<reason>\".",
     .remediation =
         "Select nodes whose driver is new enough (nodeSelector nvidia.com/cuda.driver-version.major: \"550\", "
         "or a required node affinity {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: "
