@@ -103,18 +103,44 @@ struct Walker {
     sites.push_back(std::move(site));
   }
 
-  // The nearest enclosing object (the holder itself first) that sets `name`,
-  // without leaving the enclosing Kubernetes object.
+  // The innermost enclosing object that sets `name` (the node being walked
+  // not included), without leaving the enclosing Kubernetes object.
+  std::optional<PodField> inherited(const char* name) const {
+    for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
+      const json& ancestor = *chain[i].node;
+      auto it = ancestor.find(name);
+      if (it != ancestor.end() && !it->is_null()) return PodField{&*it, chain[i].path->toFieldPath().field(name)};
+    }
+    return std::nullopt;
+  }
+
+  // The nearest enclosing object (the holder itself first) that sets `name`.
   PodField nearest(const json& holder, const FieldPath& holderPath, const char* name) const {
     PodField own = fieldOf(holder, holderPath, name);
     if (own.value) return own;
-    for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
-      const json& ancestor = *chain[i].node;
-      if (!ancestor.is_object()) continue;
-      auto it = ancestor.find(name);
-      if (it != ancestor.end() && !it->is_null()) return {&*it, chain[i].path->toFieldPath().field(name)};
-    }
-    return own;  // absent: report where the holder would carry it
+    return inherited(name).value_or(own);  // absent: report where the holder would carry it
+  }
+
+  // A pod-level field of something inside the pod-level object (an Argo
+  // containerSet): set by an enclosing object, or else to be written in the
+  // object right around it.
+  PodField aroundHolder(const FieldPath& holderPath, const char* name) const {
+    if (std::optional<PodField> found = inherited(name)) return *found;
+    if (chain.size() <= ownerChainIndex) return {nullptr, holderPath.field(name)};
+    return {nullptr, chain.back().path->toFieldPath().field(name)};
+  }
+
+  // Argo's containerSet template: its containers run in one pod, whose
+  // tolerations, nodeSelector and affinity are the template's (or the
+  // Workflow's); ContainerSetTemplate itself has only containers,
+  // volumeMounts and retryStrategy.
+  void addContainerSet(const json& containerSet, const FieldPath& path) {
+    PodSite site = newSite(containerSet, path);
+    addContainers(site, containerSet, "containers", ContainerKind::App);
+    site.nodeSelector = aroundHolder(path, "nodeSelector");
+    site.affinity = aroundHolder(path, "affinity");
+    site.tolerations = aroundHolder(path, "tolerations");
+    sites.push_back(std::move(site));
   }
 
   void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey) {
@@ -127,10 +153,11 @@ struct Walker {
   }
 
   // Paths are made only for the pod specs and containers found (see PathTrail).
-  void walk(const json& node, const PathTrail& path, int depth) {
+  // `via` is the field holding the node, or holding the list it is an item of.
+  void walk(const json& node, const PathTrail& path, std::string_view via, int depth) {
     if (depth > kMaxDepth) return;
     if (node.is_array()) {
-      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), depth + 1);
+      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), via, depth + 1);
       return;
     }
     if (!node.is_object()) return;
@@ -150,7 +177,11 @@ struct Walker {
     }
 
     if (isPodSpec(node)) {
-      addPodSpec(node, path.toFieldPath());
+      if (via == "containerSet") {
+        addContainerSet(node, path.toFieldPath());
+      } else {
+        addPodSpec(node, path.toFieldPath());
+      }
     } else {
       if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path.toFieldPath(), key);
       chain.push_back({&node, &path});
@@ -160,7 +191,7 @@ struct Walker {
         const std::string_view key = name;
         // Nothing a pod runs lives in metadata (managedFields can be large) or status.
         if (key == "metadata" || key == "status" || key == "resources" || key == "resourcesPerNode") continue;
-        if (child.is_object() || child.is_array()) walk(child, path.field(key), depth + 1);
+        if (child.is_object() || child.is_array()) walk(child, path.field(key), key, depth + 1);
       }
       chain.pop_back();
     }
@@ -200,7 +231,7 @@ std::string_view ContainerRef::image() const {
 
 std::vector<PodSite> findPodSites(const json& object) {
   Walker w;
-  w.walk(object, PathTrail{}, 0);
+  w.walk(object, PathTrail{}, {}, 0);
   return std::move(w.sites);
 }
 

@@ -3,7 +3,9 @@
 // custom resources nobody validates (RayCluster head and worker groups,
 // PyTorchJob replica specs, JobSet replicated jobs, KServe predictors, Argo
 // templates...). We find them generically instead of by a list of kinds:
-//   - a pod spec is any object with a `containers` list of objects;
+//   - a pod spec is any object with a `containers` list of objects, except
+//     Argo's `containerSet`: its containers run in the pod of the template
+//     around it, whose tolerations, nodeSelector and affinity they get;
 //   - a lone container is any other object whose `resources` (or Kubeflow
 //     TrainJob's `resourcesPerNode`) holds `limits` or `requests` (Argo
 //     `container`, KServe `model`, NIMService `spec`, TrainJob `trainer`);

@@ -10,8 +10,11 @@ namespace gpuguard {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::judgeYaml;
 using testing::only;
+using testing::onlyRules;
 
 // A container asking for half a GPU, indented to sit at `indent` spaces.
 std::string halfGpuContainer(int indent) {
@@ -180,6 +183,67 @@ TEST(PodSites, AnArgoTemplateTakesTolerationsFromTheNearestEnclosingObject) {
   EXPECT_EQ(sites[0].tolerations.path.apiPath(), "spec.tolerations");
   EXPECT_EQ(sites[0].nodeSelector.value, nullptr);
   EXPECT_EQ(sites[1].nodeSelector.path.apiPath(), "spec.templates[1].nodeSelector");
+}
+
+// --- where a site's scheduling fields live ------------------------------------
+// Tolerations, nodeSelector and affinity belong to the pod. Sites that are not
+// a PodSpec (an Argo containerSet or container, a KServe model, a TrainJob
+// trainer) take them from where their operator reads them, and findings point
+// there: the same fields written inside a Container are dropped (the Container
+// type has none), so they tolerate nothing.
+
+// The scheduling findings, as "rule at field".
+std::vector<std::string> schedulingFindings(const std::string& yaml) {
+  const Policy p = onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin", "gpu-toleration-without-request"});
+  std::vector<std::string> out;
+  for (const Finding& f : judgeYaml(yaml, p)) out.push_back(f.rule + " at " + f.field);
+  return out;
+}
+
+const char* const kTolerates = "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]";
+const char* const kPinned = "{nvidia.com/cuda.driver-version.major: \"550\"}";
+
+// An Argo Workflow whose one template has the given lines (4-space indented).
+std::string argoWorkflow(const std::string& templateLines) {
+  return "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: w-}\nspec:\n"
+         "  entrypoint: main\n  templates:\n  - name: main\n" +
+         templateLines;
+}
+
+const char* const kGpuContainerSet =
+    "    containerSet:\n      containers:\n"
+    "      - {name: a, image: nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+    "      - {name: b, image: busybox}\n";
+
+TEST(ArgoContainerSet, IsOnePodOfItsContainersScheduledByItsTemplate) {
+  const auto wf = yaml::parseStream(argoWorkflow(std::string("    tolerations: ") + kTolerates + "\n" +
+                                                 kGpuContainerSet));
+  const auto sites = findPodSites(wf.documents.at(0).value);
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].specPath.apiPath(), "spec.templates[0].containerSet");
+  ASSERT_EQ(sites[0].containers.size(), 2u);
+  EXPECT_EQ(sites[0].containers[1].path.apiPath(), "spec.templates[0].containerSet.containers[1]");
+  EXPECT_EQ(sites[0].containers[1].kind, ContainerKind::App);
+  ASSERT_NE(sites[0].tolerations.value, nullptr);
+  EXPECT_EQ(sites[0].tolerations.path.apiPath(), "spec.templates[0].tolerations");
+  EXPECT_EQ(sites[0].nodeSelector.path.apiPath(), "spec.templates[0].nodeSelector");
+}
+
+TEST(ArgoContainerSet, TheTemplatesTolerationsAndNodeSelectorCount) {
+  EXPECT_THAT(schedulingFindings(argoWorkflow(std::string("    nodeSelector: ") + kPinned + "\n    tolerations: " +
+                                              kTolerates + "\n" + kGpuContainerSet)),
+              IsEmpty());
+}
+
+TEST(ArgoContainerSet, WithoutTolerationsIsReportedAtItsTemplate) {
+  EXPECT_THAT(schedulingFindings(argoWorkflow(std::string("    nodeSelector: ") + kPinned + "\n" + kGpuContainerSet)),
+              ElementsAre("gpu-missing-toleration at spec.templates[0].tolerations"));
+}
+
+TEST(ArgoContainerSet, InheritsTheWorkflowsTolerations) {
+  std::string yaml = argoWorkflow(std::string("    nodeSelector: ") + kPinned + "\n" + kGpuContainerSet);
+  yaml.replace(yaml.find("  entrypoint"), 0, std::string("  tolerations: ") + kTolerates + "\n");
+  EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
 }
 
 TEST(PodSites, HostileNestingIsBoundedNotRecursedForever) {
