@@ -122,8 +122,8 @@ struct Walker {
   }
 
   // A pod-level field of something inside the pod-level object (an Argo
-  // containerSet): set by an enclosing object, or else to be written in the
-  // object right around it.
+  // containerSet or container, a KServe model): set by an enclosing object,
+  // or else to be written in the object right around it.
   PodField aroundHolder(const FieldPath& holderPath, const char* name) const {
     if (std::optional<PodField> found = inherited(name)) return *found;
     if (chain.size() <= ownerChainIndex) return {nullptr, holderPath.field(name)};
@@ -140,15 +140,56 @@ struct Walker {
     site.nodeSelector = aroundHolder(path, "nodeSelector");
     site.affinity = aroundHolder(path, "affinity");
     site.tolerations = aroundHolder(path, "tolerations");
+    site.misplaced = fieldsInside(containerSet, path);
     sites.push_back(std::move(site));
   }
 
-  void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey) {
+  // "argoproj.io" of "argoproj.io/v1alpha1"; "" for the core group or none.
+  std::string_view ownerGroup() const {
+    if (!ownerApiVersion) return {};
+    const std::string_view apiVersion = *ownerApiVersion;
+    const auto slash = apiVersion.find('/');
+    return slash == std::string_view::npos ? std::string_view{} : apiVersion.substr(0, slash);
+  }
+
+  // Whether the field `via` holds a Kubernetes Container (or a type that
+  // embeds one), which has no tolerations, nodeSelector or affinity: those of
+  // its pod are in the object around it. Other lone containers may carry them
+  // themselves (NIMService's spec is the container and the pod at once).
+  bool holdsAContainer(std::string_view via) const {
+    if (via == "container" || via == "containers" || via == "initContainers" || via == "sidecars") return true;
+    const std::string_view group = ownerGroup();
+    if (group == "argoproj.io") return via == "script";
+    // InferenceService predictors: ModelSpec and the framework predictors
+    // (PredictorExtensionSpec) embed a Container; the PodSpec fields are the
+    // predictor's own.
+    if (group == "serving.kserve.io") {
+      for (std::string_view key : {"model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx",
+                                   "huggingface", "pmml", "lightgbm", "paddle"}) {
+        if (via == key) return true;
+      }
+    }
+    return false;
+  }
+
+  static MisplacedFields fieldsInside(const json& container, const FieldPath& path) {
+    return {fieldOf(container, path, "nodeSelector"), fieldOf(container, path, "affinity"),
+            fieldOf(container, path, "tolerations")};
+  }
+
+  void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey, std::string_view via) {
     PodSite site = newSite(holder, path);
     site.containers.push_back({&holder, path, ContainerKind::Lone, resourcesKey});
-    site.nodeSelector = nearest(holder, path, "nodeSelector");
-    site.affinity = nearest(holder, path, "affinity");
-    site.tolerations = nearest(holder, path, "tolerations");
+    if (holdsAContainer(via)) {
+      site.nodeSelector = aroundHolder(path, "nodeSelector");
+      site.affinity = aroundHolder(path, "affinity");
+      site.tolerations = aroundHolder(path, "tolerations");
+      site.misplaced = fieldsInside(holder, path);
+    } else {
+      site.nodeSelector = nearest(holder, path, "nodeSelector");
+      site.affinity = nearest(holder, path, "affinity");
+      site.tolerations = nearest(holder, path, "tolerations");
+    }
     sites.push_back(std::move(site));
   }
 
@@ -183,7 +224,7 @@ struct Walker {
         addPodSpec(node, path.toFieldPath());
       }
     } else {
-      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path.toFieldPath(), key);
+      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path.toFieldPath(), key, via);
       chain.push_back({&node, &path});
       // The map itself, not items(): no proxy per member; keys compared as
       // string_views, so most comparisons stop at the length.

@@ -10,7 +10,11 @@
 //     TrainJob's `resourcesPerNode`) holds `limits` or `requests` (Argo
 //     `container`, KServe `model`, NIMService `spec`, TrainJob `trainer`);
 //     its pod-level fields come from the nearest enclosing object that has
-//     them (an Argo template, then the Workflow spec).
+//     them (an Argo template, then the Workflow spec). When the lone
+//     container is a Kubernetes Container (Argo `container`, KServe `model`:
+//     see holdsAContainer), which has no such fields, its own do not count and
+//     a missing one is reported where the object around it would carry it
+//     (the Argo template, the KServe predictor).
 #pragma once
 
 #include <memory>
@@ -60,6 +64,16 @@ struct PodField {
   FieldPath path;                          // where it is, or would be written
 };
 
+// Scheduling fields written inside a Kubernetes Container (an Argo
+// `container`, a KServe `model`). The Container type has none: the API server
+// prunes them, or the operator drops them when it decodes the object. They
+// count for nothing; findings point them out.
+struct MisplacedFields {
+  PodField nodeSelector;
+  PodField affinity;
+  PodField tolerations;
+};
+
 struct PodSite {
   FieldPath specPath;                      // the pod spec (or the lone container's holder)
   const nlohmann::json* spec = nullptr;
@@ -69,6 +83,7 @@ struct PodSite {
   PodField tolerations;
   PodField resourceClaims;                 // DRA
   PodField podResources;                   // pod-level spec.resources
+  MisplacedFields misplaced;
   bool isPod = false;                      // a v1 Pod: the API server copies limits to requests
   std::string ownerKind;                   // kind of the enclosing Kubernetes object
   std::string ownerApiVersion;

@@ -246,6 +246,71 @@ TEST(ArgoContainerSet, InheritsTheWorkflowsTolerations) {
   EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
 }
 
+// A KServe InferenceService whose predictor has the given lines and a `model`
+// (or legacy framework key) asking for a GPU.
+std::string kservePredictor(const std::string& predictorLines, const std::string& modelKey = "model",
+                            const std::string& modelLines = "") {
+  return "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: llm}\nspec:\n"
+         "  predictor:\n" +
+         predictorLines + "    " + modelKey + ":\n      modelFormat: {name: huggingface}\n" + modelLines +
+         "      resources: {limits: {nvidia.com/gpu: 1}}\n";
+}
+
+TEST(SingleContainerSites, AKServeModelIsScheduledByItsPredictor) {
+  EXPECT_THAT(schedulingFindings(kservePredictor(std::string("    nodeSelector: ") + kPinned + "\n    tolerations: " +
+                                                 kTolerates + "\n")),
+              IsEmpty());
+  EXPECT_THAT(schedulingFindings(kservePredictor("")),
+              ElementsAre("gpu-missing-toleration at spec.predictor.tolerations",
+                          "gpu-missing-driver-pin at spec.predictor.nodeSelector"));
+}
+
+TEST(SingleContainerSites, AKServeFrameworkPredictorIsScheduledByItsPredictorToo) {
+  EXPECT_THAT(schedulingFindings(kservePredictor(std::string("    nodeSelector: ") + kPinned + "\n", "pytorch")),
+              ElementsAre("gpu-missing-toleration at spec.predictor.tolerations"));
+}
+
+TEST(SingleContainerSites, TolerationsInsideAKServeModelDoNotCount) {
+  EXPECT_THAT(schedulingFindings(kservePredictor(std::string("    nodeSelector: ") + kPinned + "\n", "model",
+                                                 std::string("      tolerations: ") + kTolerates + "\n")),
+              ElementsAre("gpu-missing-toleration at spec.predictor.tolerations"));
+}
+
+const char* const kGpuArgoContainer =
+    "    container:\n      image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+    "      resources: {limits: {nvidia.com/gpu: 1}}\n";
+
+TEST(SingleContainerSites, AnArgoContainerIsReportedAtItsTemplate) {
+  EXPECT_THAT(schedulingFindings(argoWorkflow(kGpuArgoContainer)),
+              ElementsAre("gpu-missing-toleration at spec.templates[0].tolerations",
+                          "gpu-missing-driver-pin at spec.templates[0].nodeSelector"));
+}
+
+TEST(SingleContainerSites, SchedulingFieldsInsideAnArgoContainerDoNotCountAndAreExplained) {
+  const std::string yaml =
+      argoWorkflow(std::string(kGpuArgoContainer) + "      tolerations: " + kTolerates + "\n      nodeSelector: " +
+                   kPinned + "\n");
+  EXPECT_THAT(schedulingFindings(yaml), ElementsAre("gpu-missing-toleration at spec.templates[0].tolerations",
+                                                    "gpu-missing-driver-pin at spec.templates[0].nodeSelector"));
+  const auto tol = only(judgeYaml(yaml), "gpu-missing-toleration");
+  ASSERT_EQ(tol.size(), 1u);
+  EXPECT_THAT(tol[0].message, HasSubstr("; spec.templates[0].container.tolerations does not count"));
+  const auto pin = only(judgeYaml(yaml), "gpu-missing-driver-pin");
+  ASSERT_EQ(pin.size(), 1u);
+  EXPECT_THAT(pin[0].message, HasSubstr("; spec.templates[0].container.nodeSelector does not count"));
+}
+
+// NIMService's spec is the single container and the pod at once: its own
+// tolerations are where the NIM operator reads them.
+TEST(SingleContainerSites, AnObjectThatIsAlsoThePodKeepsItsOwnFields) {
+  const std::string yaml = std::string(
+                               "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: n}\nspec:\n"
+                               "  image: {repository: nvcr.io/nim/meta/llama3-8b-instruct, tag: 1.0.0}\n"
+                               "  resources: {limits: {nvidia.com/gpu: 1}}\n  nodeSelector: ") +
+                           kPinned + "\n  tolerations: " + kTolerates + "\n";
+  EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
+}
+
 TEST(PodSites, HostileNestingIsBoundedNotRecursedForever) {
   nlohmann::json deep = nlohmann::json::object();
   nlohmann::json* cur = &deep;
