@@ -480,7 +480,13 @@ class Planner {
 
   void fixTolerations(DocPlan& plan, const std::string& specPtr, const std::vector<const Finding*>& fs) {
     const json* spec = at(doc_.value, specPtr);
-    if (!spec || !spec->is_object()) return notFixed(fs, "the pod spec is not a map");
+    if (!spec) {
+      // A TrainJob without a podSpecOverrides entry for its trainer: the
+      // entry needs targetJobs, which only the author knows.
+      const std::string& field = fs.front()->field;
+      return notFixed(fs, field.substr(0, field.rfind('.')) + " does not exist; add it with the toleration by hand");
+    }
+    if (!spec->is_object()) return notFixed(fs, "the pod spec is not a map");
     const std::vector<PodSite> sites = findPodSites(doc_.value);
     const std::string tolPtr = child(specPtr, "tolerations");
     const PodSite* site = nullptr;

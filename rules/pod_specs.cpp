@@ -1,5 +1,6 @@
 #include "rules/pod_specs.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace gpuguard {
@@ -177,10 +178,64 @@ struct Walker {
             fieldOf(container, path, "tolerations")};
   }
 
+  bool inTrainJob() const { return ownerKind && *ownerKind == "TrainJob"; }
+
+  // Whether a TrainJob podSpecOverrides entry may apply to the trainer's
+  // pods. The Trainer v2 runtimes run the trainer as the replicated job
+  // "node"; a custom runtime may name it otherwise, and targetJobs, though
+  // required, may be missing from a hand-written manifest. Only an override
+  // that targets nothing but the runtime's other jobs (the initializers, the
+  // MPI launcher) is known not to be the trainer's: reading any other as the
+  // trainer's avoids a false alarm.
+  static bool overridesTrainer(const json& override) {
+    auto targets = override.find("targetJobs");
+    if (targets == override.end() || !targets->is_array() || targets->empty()) return true;
+    return std::any_of(targets->begin(), targets->end(), [](const json& target) {
+      if (!target.is_object()) return true;
+      auto name = target.find("name");
+      if (name == target.end() || !name->is_string()) return true;
+      const std::string& job = name->get_ref<const std::string&>();
+      return job != "dataset-initializer" && job != "model-initializer" && job != "launcher";
+    });
+  }
+
+  // Kubeflow Trainer v2: a TrainJob's trainer (Trainer has no scheduling
+  // fields) gets its pods' tolerations, nodeSelector and affinity from the
+  // podSpecOverrides beside it that apply to it, the first that sets each.
+  // Unset, a finding points where it would be written: in the first
+  // override for the trainer, or in a new one.
+  void scheduleByOverrides(PodSite& site) const {
+    if (chain.size() <= ownerChainIndex) return;
+    const json& spec = *chain.back().node;
+    const FieldPath overridesPath = chain.back().path->toFieldPath().field("podSpecOverrides");
+    std::vector<std::size_t> forTrainer;
+    std::size_t count = 0;
+    auto overrides = spec.find("podSpecOverrides");
+    if (overrides != spec.end() && overrides->is_array()) {
+      count = overrides->size();
+      for (std::size_t i = 0; i < count; ++i) {
+        if ((*overrides)[i].is_object() && overridesTrainer((*overrides)[i])) forTrainer.push_back(i);
+      }
+    }
+    auto field = [&](const char* name) -> PodField {
+      for (std::size_t i : forTrainer) {
+        PodField f = fieldOf((*overrides)[i], overridesPath.index(i), name);
+        if (f.value) return f;
+      }
+      return {nullptr, overridesPath.index(forTrainer.empty() ? count : forTrainer.front()).field(name)};
+    };
+    site.nodeSelector = field("nodeSelector");
+    site.affinity = field("affinity");
+    site.tolerations = field("tolerations");
+  }
+
   void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey, std::string_view via) {
     PodSite site = newSite(holder, path);
     site.containers.push_back({&holder, path, ContainerKind::Lone, resourcesKey});
-    if (holdsAContainer(via)) {
+    if (inTrainJob() && via == "trainer") {
+      scheduleByOverrides(site);
+      site.misplaced = fieldsInside(holder, path);
+    } else if (holdsAContainer(via)) {
       site.nodeSelector = aroundHolder(path, "nodeSelector");
       site.affinity = aroundHolder(path, "affinity");
       site.tolerations = aroundHolder(path, "tolerations");
@@ -232,6 +287,9 @@ struct Walker {
         const std::string_view key = name;
         // Nothing a pod runs lives in metadata (managedFields can be large) or status.
         if (key == "metadata" || key == "status" || key == "resources" || key == "resourcesPerNode") continue;
+        // A TrainJob's podSpecOverrides are partial pod specs (containers by
+        // name, env and volumeMounts only), read for the trainer instead.
+        if (key == "podSpecOverrides" && inTrainJob()) continue;
         if (child.is_object() || child.is_array()) walk(child, path.field(key), key, depth + 1);
       }
       chain.pop_back();

@@ -14,7 +14,9 @@
 //     container is a Kubernetes Container (Argo `container`, KServe `model`:
 //     see holdsAContainer), which has no such fields, its own do not count and
 //     a missing one is reported where the object around it would carry it
-//     (the Argo template, the KServe predictor).
+//     (the Argo template, the KServe predictor). A TrainJob's trainer takes
+//     them from the spec.podSpecOverrides entries that apply to its job,
+//     whose `containers` lists are partial overrides, not pods.
 #pragma once
 
 #include <memory>

@@ -246,6 +246,82 @@ TEST(ArgoContainerSet, InheritsTheWorkflowsTolerations) {
   EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
 }
 
+// A TrainJob asking for 8 GPUs per node, with the given lines under spec.
+std::string gpuTrainJob(const std::string& specLines, const std::string& gpus = "nvidia.com/gpu: 8") {
+  return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+         "  runtimeRef: {name: torch-distributed}\n"
+         "  trainer:\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    numNodes: 2\n"
+         "    resourcesPerNode: {limits: {" + gpus + "}}\n" +
+         specLines;
+}
+
+TEST(TrainJob, TheTrainerIsScheduledByThePodSpecOverrideForItsNodeJob) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n  - targetJobs: [{name: node}]\n") +
+                                             "    nodeSelector: " + kPinned + "\n    tolerations: " + kTolerates +
+                                             "\n")),
+              IsEmpty());
+}
+
+TEST(TrainJob, WithoutOverridesIsReportedWhereTheOverrideWouldBeWritten) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("")),
+              ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[0].tolerations",
+                          "gpu-missing-driver-pin at spec.podSpecOverrides[0].nodeSelector"));
+}
+
+TEST(TrainJob, AnOverrideForTheNodeJobWithoutTolerationsIsWhereTheyGo) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n") +
+                                             "  - targetJobs: [{name: dataset-initializer}]\n    tolerations: " +
+                                             kTolerates + "\n  - targetJobs: [{name: node}]\n    nodeSelector: " +
+                                             kPinned + "\n")),
+              ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[1].tolerations"));
+}
+
+TEST(TrainJob, AnOverrideForOnlyTheInitializersDoesNotScheduleTheTrainer) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n") +
+                                             "  - targetJobs: [{name: dataset-initializer}, {name: model-initializer}]\n"
+                                             "    nodeSelector: " + kPinned + "\n    tolerations: " + kTolerates +
+                                             "\n")),
+              ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[1].tolerations",
+                          "gpu-missing-driver-pin at spec.podSpecOverrides[1].nodeSelector"));
+}
+
+// A runtime may name its trainer's job otherwise; targetJobs is required, but
+// a hand-written override may lack it. Either way the override may be the
+// trainer's, and reading it so avoids a false alarm.
+TEST(TrainJob, AnOverrideForAnUnknownJobOrForNoJobInParticularCounts) {
+  const std::string scheduling =
+      std::string("    nodeSelector: ") + kPinned + "\n    tolerations: " + kTolerates + "\n";
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  podSpecOverrides:\n  - targetJobs: [{name: trainer}]\n" + scheduling)),
+              IsEmpty());
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  podSpecOverrides:\n  - serviceAccountName: train\n" + scheduling)),
+              IsEmpty());
+}
+
+TEST(TrainJob, AnOverridesContainersAreAPartialOverrideNotAPod) {
+  const std::string yaml =
+      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+      "  runtimeRef: {name: torch-distributed-gpu}\n  trainer: {numNodes: 2}\n"
+      "  podSpecOverrides:\n  - targetJobs: [{name: node}]\n"
+      "    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+      "    containers:\n    - name: node\n      env: [{name: NCCL_DEBUG, value: INFO}]\n";
+  EXPECT_TRUE(findPodSites(yaml::parseStream(yaml).documents.at(0).value).empty());
+  EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
+}
+
+TEST(TrainJob, AGpuTolerationForACpuOnlyTrainerIsStillReported) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n  - targetJobs: [{name: node}]\n") +
+                                                 "    tolerations: " + kTolerates + "\n",
+                                             "cpu: 4")),
+              ElementsAre("gpu-toleration-without-request at spec.podSpecOverrides[0].tolerations[0]"));
+}
+
+TEST(TrainJob, TolerationsWrittenInsideTheTrainerDoNotCount) {
+  std::string yaml = gpuTrainJob(std::string("  podSpecOverrides:\n  - targetJobs: [{name: node}]\n") +
+                                 "    nodeSelector: " + kPinned + "\n");
+  yaml.replace(yaml.find("    numNodes"), 0, std::string("    tolerations: ") + kTolerates + "\n");
+  EXPECT_THAT(schedulingFindings(yaml), ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[0].tolerations"));
+}
+
 // A KServe InferenceService whose predictor has the given lines and a `model`
 // (or legacy framework key) asking for a GPU.
 std::string kservePredictor(const std::string& predictorLines, const std::string& modelKey = "model",
