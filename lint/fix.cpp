@@ -291,6 +291,17 @@ class Planner {
     return out;
   }
 
+  // The first of a map's keys (sorted, see children) that starts its line. In
+  // a list item (an Argo template, a TrainJob podSpecOverrides entry) the
+  // first key shares its line with the dash, and the second starts the next.
+  const yaml::NodeOrigin* firstKeyOnItsOwnLine(
+      const std::vector<std::pair<std::string, const yaml::NodeOrigin*>>& keys) const {
+    const yaml::NodeOrigin* first = keys.front().second;
+    if (keys.size() < 2 || !lines_.valid(first->keyPosition.line)) return first;
+    const bool afterDash = prefixOf(lines_.line(first->keyPosition.line), first->keyPosition.column).kind == Prefix::Dash;
+    return afterDash ? keys[1].second : first;
+  }
+
   // Moves an insertion point up over the comment lines right above it (they
   // describe the line below them), but not above `floor`.
   std::size_t aboveComments(std::size_t line, std::size_t floor) const {
@@ -469,7 +480,13 @@ class Planner {
 
   void fixTolerations(DocPlan& plan, const std::string& specPtr, const std::vector<const Finding*>& fs) {
     const json* spec = at(doc_.value, specPtr);
-    if (!spec || !spec->is_object()) return notFixed(fs, "the pod spec is not a map");
+    if (!spec) {
+      // A TrainJob without a podSpecOverrides entry for its trainer: the
+      // entry needs targetJobs, which only the author knows.
+      const std::string& field = fs.front()->field;
+      return notFixed(fs, field.substr(0, field.rfind('.')) + " does not exist; add it with the toleration by hand");
+    }
+    if (!spec->is_object()) return notFixed(fs, "the pod spec is not a map");
     const std::vector<PodSite> sites = findPodSites(doc_.value);
     const std::string tolPtr = child(specPtr, "tolerations");
     const PodSite* site = nullptr;
@@ -511,7 +528,7 @@ class Planner {
     if (tol == spec->end()) {
       const auto keys = children(specPtr, *spec);
       if (keys.empty() || keys.size() != spec->size()) return notFixed(fs, "the pod spec has no source lines");
-      const yaml::NodeOrigin* first = keys.front().second;
+      const yaml::NodeOrigin* first = firstKeyOnItsOwnLine(keys);
       if (!lines_.valid(first->keyPosition.line) || static_cast<std::size_t>(first->keyPosition.line) <= specLine) {
         return notFixed(fs, "the pod spec is written in flow style ({...})");
       }

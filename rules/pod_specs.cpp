@@ -1,5 +1,6 @@
 #include "rules/pod_specs.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace gpuguard {
@@ -103,34 +104,156 @@ struct Walker {
     sites.push_back(std::move(site));
   }
 
-  // The nearest enclosing object (the holder itself first) that sets `name`,
-  // without leaving the enclosing Kubernetes object.
+  // The innermost enclosing object that sets `name` (the node being walked
+  // not included), without leaving the enclosing Kubernetes object.
+  std::optional<PodField> inherited(const char* name) const {
+    for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
+      const json& ancestor = *chain[i].node;
+      auto it = ancestor.find(name);
+      if (it != ancestor.end() && !it->is_null()) return PodField{&*it, chain[i].path->toFieldPath().field(name)};
+    }
+    return std::nullopt;
+  }
+
+  // The nearest enclosing object (the holder itself first) that sets `name`.
   PodField nearest(const json& holder, const FieldPath& holderPath, const char* name) const {
     PodField own = fieldOf(holder, holderPath, name);
     if (own.value) return own;
-    for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
-      const json& ancestor = *chain[i].node;
-      if (!ancestor.is_object()) continue;
-      auto it = ancestor.find(name);
-      if (it != ancestor.end() && !it->is_null()) return {&*it, chain[i].path->toFieldPath().field(name)};
-    }
-    return own;  // absent: report where the holder would carry it
+    return inherited(name).value_or(own);  // absent: report where the holder would carry it
   }
 
-  void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey) {
+  // A pod-level field of something inside the pod-level object (an Argo
+  // containerSet or container, a KServe model): set by an enclosing object,
+  // or else to be written in the object right around it.
+  PodField aroundHolder(const FieldPath& holderPath, const char* name) const {
+    if (std::optional<PodField> found = inherited(name)) return *found;
+    if (chain.size() <= ownerChainIndex) return {nullptr, holderPath.field(name)};
+    return {nullptr, chain.back().path->toFieldPath().field(name)};
+  }
+
+  // Argo's containerSet template: its containers run in one pod, whose
+  // tolerations, nodeSelector and affinity are the template's (or the
+  // Workflow's); ContainerSetTemplate itself has only containers,
+  // volumeMounts and retryStrategy.
+  void addContainerSet(const json& containerSet, const FieldPath& path) {
+    PodSite site = newSite(containerSet, path);
+    addContainers(site, containerSet, "containers", ContainerKind::App);
+    site.nodeSelector = aroundHolder(path, "nodeSelector");
+    site.affinity = aroundHolder(path, "affinity");
+    site.tolerations = aroundHolder(path, "tolerations");
+    site.misplaced = fieldsInside(containerSet, path);
+    sites.push_back(std::move(site));
+  }
+
+  // "argoproj.io" of "argoproj.io/v1alpha1"; "" for the core group or none.
+  std::string_view ownerGroup() const {
+    if (!ownerApiVersion) return {};
+    const std::string_view apiVersion = *ownerApiVersion;
+    const auto slash = apiVersion.find('/');
+    return slash == std::string_view::npos ? std::string_view{} : apiVersion.substr(0, slash);
+  }
+
+  // Whether the field `via` holds a Kubernetes Container (or a type that
+  // embeds one), which has no tolerations, nodeSelector or affinity: those of
+  // its pod are in the object around it. Other lone containers may carry them
+  // themselves (NIMService's spec is the container and the pod at once).
+  bool holdsAContainer(std::string_view via) const {
+    if (via == "container" || via == "containers" || via == "initContainers" || via == "sidecars") return true;
+    const std::string_view group = ownerGroup();
+    if (group == "argoproj.io") return via == "script";
+    // InferenceService predictors: ModelSpec and the framework predictors
+    // (PredictorExtensionSpec) embed a Container; the PodSpec fields are the
+    // predictor's own.
+    if (group == "serving.kserve.io") {
+      for (std::string_view key : {"model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx",
+                                   "huggingface", "pmml", "lightgbm", "paddle"}) {
+        if (via == key) return true;
+      }
+    }
+    return false;
+  }
+
+  static MisplacedFields fieldsInside(const json& container, const FieldPath& path) {
+    return {fieldOf(container, path, "nodeSelector"), fieldOf(container, path, "affinity"),
+            fieldOf(container, path, "tolerations")};
+  }
+
+  bool inTrainJob() const { return ownerKind && *ownerKind == "TrainJob"; }
+
+  // Whether a TrainJob podSpecOverrides entry may apply to the trainer's
+  // pods. The Trainer v2 runtimes run the trainer as the replicated job
+  // "node"; a custom runtime may name it otherwise, and targetJobs, though
+  // required, may be missing from a hand-written manifest. Only an override
+  // that targets nothing but the runtime's other jobs (the initializers, the
+  // MPI launcher) is known not to be the trainer's: reading any other as the
+  // trainer's avoids a false alarm.
+  static bool overridesTrainer(const json& override) {
+    auto targets = override.find("targetJobs");
+    if (targets == override.end() || !targets->is_array() || targets->empty()) return true;
+    return std::any_of(targets->begin(), targets->end(), [](const json& target) {
+      if (!target.is_object()) return true;
+      auto name = target.find("name");
+      if (name == target.end() || !name->is_string()) return true;
+      const std::string& job = name->get_ref<const std::string&>();
+      return job != "dataset-initializer" && job != "model-initializer" && job != "launcher";
+    });
+  }
+
+  // Kubeflow Trainer v2: a TrainJob's trainer (Trainer has no scheduling
+  // fields) gets its pods' tolerations, nodeSelector and affinity from the
+  // podSpecOverrides beside it that apply to it, the first that sets each.
+  // Unset, a finding points where it would be written: in the first
+  // override for the trainer, or in a new one.
+  void scheduleByOverrides(PodSite& site) const {
+    if (chain.size() <= ownerChainIndex) return;
+    const json& spec = *chain.back().node;
+    const FieldPath overridesPath = chain.back().path->toFieldPath().field("podSpecOverrides");
+    std::vector<std::size_t> forTrainer;
+    std::size_t count = 0;
+    auto overrides = spec.find("podSpecOverrides");
+    if (overrides != spec.end() && overrides->is_array()) {
+      count = overrides->size();
+      for (std::size_t i = 0; i < count; ++i) {
+        if ((*overrides)[i].is_object() && overridesTrainer((*overrides)[i])) forTrainer.push_back(i);
+      }
+    }
+    auto field = [&](const char* name) -> PodField {
+      for (std::size_t i : forTrainer) {
+        PodField f = fieldOf((*overrides)[i], overridesPath.index(i), name);
+        if (f.value) return f;
+      }
+      return {nullptr, overridesPath.index(forTrainer.empty() ? count : forTrainer.front()).field(name)};
+    };
+    site.nodeSelector = field("nodeSelector");
+    site.affinity = field("affinity");
+    site.tolerations = field("tolerations");
+  }
+
+  void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey, std::string_view via) {
     PodSite site = newSite(holder, path);
     site.containers.push_back({&holder, path, ContainerKind::Lone, resourcesKey});
-    site.nodeSelector = nearest(holder, path, "nodeSelector");
-    site.affinity = nearest(holder, path, "affinity");
-    site.tolerations = nearest(holder, path, "tolerations");
+    if (inTrainJob() && via == "trainer") {
+      scheduleByOverrides(site);
+      site.misplaced = fieldsInside(holder, path);
+    } else if (holdsAContainer(via)) {
+      site.nodeSelector = aroundHolder(path, "nodeSelector");
+      site.affinity = aroundHolder(path, "affinity");
+      site.tolerations = aroundHolder(path, "tolerations");
+      site.misplaced = fieldsInside(holder, path);
+    } else {
+      site.nodeSelector = nearest(holder, path, "nodeSelector");
+      site.affinity = nearest(holder, path, "affinity");
+      site.tolerations = nearest(holder, path, "tolerations");
+    }
     sites.push_back(std::move(site));
   }
 
   // Paths are made only for the pod specs and containers found (see PathTrail).
-  void walk(const json& node, const PathTrail& path, int depth) {
+  // `via` is the field holding the node, or holding the list it is an item of.
+  void walk(const json& node, const PathTrail& path, std::string_view via, int depth) {
     if (depth > kMaxDepth) return;
     if (node.is_array()) {
-      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), depth + 1);
+      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), via, depth + 1);
       return;
     }
     if (!node.is_object()) return;
@@ -150,9 +273,13 @@ struct Walker {
     }
 
     if (isPodSpec(node)) {
-      addPodSpec(node, path.toFieldPath());
+      if (via == "containerSet") {
+        addContainerSet(node, path.toFieldPath());
+      } else {
+        addPodSpec(node, path.toFieldPath());
+      }
     } else {
-      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path.toFieldPath(), key);
+      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path.toFieldPath(), key, via);
       chain.push_back({&node, &path});
       // The map itself, not items(): no proxy per member; keys compared as
       // string_views, so most comparisons stop at the length.
@@ -160,7 +287,10 @@ struct Walker {
         const std::string_view key = name;
         // Nothing a pod runs lives in metadata (managedFields can be large) or status.
         if (key == "metadata" || key == "status" || key == "resources" || key == "resourcesPerNode") continue;
-        if (child.is_object() || child.is_array()) walk(child, path.field(key), depth + 1);
+        // A TrainJob's podSpecOverrides are partial pod specs (containers by
+        // name, env and volumeMounts only), read for the trainer instead.
+        if (key == "podSpecOverrides" && inTrainJob()) continue;
+        if (child.is_object() || child.is_array()) walk(child, path.field(key), key, depth + 1);
       }
       chain.pop_back();
     }
@@ -200,7 +330,7 @@ std::string_view ContainerRef::image() const {
 
 std::vector<PodSite> findPodSites(const json& object) {
   Walker w;
-  w.walk(object, PathTrail{}, 0);
+  w.walk(object, PathTrail{}, {}, 0);
   return std::move(w.sites);
 }
 

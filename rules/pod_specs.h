@@ -3,12 +3,20 @@
 // custom resources nobody validates (RayCluster head and worker groups,
 // PyTorchJob replica specs, JobSet replicated jobs, KServe predictors, Argo
 // templates...). We find them generically instead of by a list of kinds:
-//   - a pod spec is any object with a `containers` list of objects;
+//   - a pod spec is any object with a `containers` list of objects, except
+//     Argo's `containerSet`: its containers run in the pod of the template
+//     around it, whose tolerations, nodeSelector and affinity they get;
 //   - a lone container is any other object whose `resources` (or Kubeflow
 //     TrainJob's `resourcesPerNode`) holds `limits` or `requests` (Argo
 //     `container`, KServe `model`, NIMService `spec`, TrainJob `trainer`);
 //     its pod-level fields come from the nearest enclosing object that has
-//     them (an Argo template, then the Workflow spec).
+//     them (an Argo template, then the Workflow spec). When the lone
+//     container is a Kubernetes Container (Argo `container`, KServe `model`:
+//     see holdsAContainer), which has no such fields, its own do not count and
+//     a missing one is reported where the object around it would carry it
+//     (the Argo template, the KServe predictor). A TrainJob's trainer takes
+//     them from the spec.podSpecOverrides entries that apply to its job,
+//     whose `containers` lists are partial overrides, not pods.
 #pragma once
 
 #include <memory>
@@ -58,6 +66,16 @@ struct PodField {
   FieldPath path;                          // where it is, or would be written
 };
 
+// Scheduling fields written inside a Kubernetes Container (an Argo
+// `container`, a KServe `model`). The Container type has none: the API server
+// prunes them, or the operator drops them when it decodes the object. They
+// count for nothing; findings point them out.
+struct MisplacedFields {
+  PodField nodeSelector;
+  PodField affinity;
+  PodField tolerations;
+};
+
 struct PodSite {
   FieldPath specPath;                      // the pod spec (or the lone container's holder)
   const nlohmann::json* spec = nullptr;
@@ -67,6 +85,7 @@ struct PodSite {
   PodField tolerations;
   PodField resourceClaims;                 // DRA
   PodField podResources;                   // pod-level spec.resources
+  MisplacedFields misplaced;
   bool isPod = false;                      // a v1 Pod: the API server copies limits to requests
   std::string ownerKind;                   // kind of the enclosing Kubernetes object
   std::string ownerApiVersion;

@@ -288,4 +288,11 @@ std::string describeTaint(const Taint& taint) {
   return taint.key + (taint.value ? "=" + *taint.value : "") + ":" + taint.effect;
 }
 
+std::string misplacedNote(const PodField& misplaced, const PodField& proper) {
+  if (!misplaced.value) return "";
+  return "; " + misplaced.path.apiPath() +
+         " does not count: it is written where the API has no such field, and is dropped; move it to " +
+         proper.path.apiPath();
+}
+
 }  // namespace gpuguard

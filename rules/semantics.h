@@ -116,4 +116,9 @@ std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& polic
 
 std::string describeTaint(const Taint& taint);
 
+// For a finding on a pod-level field (`proper`) whose like is written inside
+// a container (`misplaced`, see MisplacedFields): "; <misplaced> does not
+// count ...: move it to <proper>". Empty when nothing is misplaced.
+std::string misplacedNote(const PodField& misplaced, const PodField& proper);
+
 }  // namespace gpuguard

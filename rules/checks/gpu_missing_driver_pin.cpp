@@ -81,7 +81,9 @@ class GpuMissingDriverPin final : public Rule {
                  "Required value: no nodeSelector or required node affinity on a CUDA driver label (" + label +
                      "), so the pod may land on a node whose driver is older than its CUDA runtime and fail with "
                      "\"CUDA driver version is insufficient\"; add nodeSelector " + label +
-                     ": \"<major>\" or a required node affinity with operator Gt");
+                     ": \"<major>\" or a required node affinity with operator Gt" +
+                     misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
+                     misplacedNote(site.misplaced.affinity, site.affinity));
     }
   }
 };

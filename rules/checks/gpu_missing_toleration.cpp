@@ -38,7 +38,8 @@ class GpuMissingToleration final : public Rule {
         out.report(site.tolerations.path, "",
                    "Required value: no toleration for the GPU node taint " + describeTaint(taint) +
                        ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
-                       ", operator: Exists, effect: " + taint.effect + "} to tolerations");
+                       ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
+                       misplacedNote(site.misplaced.tolerations, site.tolerations));
       }
     }
   }

@@ -213,6 +213,100 @@ spec:
   EXPECT_EQ(r.text, expected) << notesOf(r);
 }
 
+// Sites that are a single container take their tolerations from the object
+// around them (an Argo template, a KServe predictor, a TrainJob's override):
+// the toleration is added there, never inside the container, which has no
+// such field.
+constexpr const char* kArgoGpuContainer = R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: w-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    nodeSelector:
+      nvidia.com/cuda.driver-version.major: "550"
+    container:
+      image: nvidia/cuda:12.4.1-base-ubuntu22.04
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+)";
+
+TEST(LintFix, AnArgoContainersTolerationGoesIntoItsTemplate) {
+  const lint::FixResult r = fixText(kArgoGpuContainer, Policy{});
+  EXPECT_EQ(r.fixed, 1u) << notesOf(r);
+  std::string expected = kArgoGpuContainer;
+  expected.replace(expected.find("    nodeSelector:\n"), 0,
+                   "    tolerations:\n"
+                   "    - key: nvidia.com/gpu\n"
+                   "      operator: Exists\n"
+                   "      effect: NoSchedule\n");
+  EXPECT_EQ(r.text, expected);
+  EXPECT_THAT(rulesLeft(r.text), IsEmpty());
+}
+
+TEST(LintFix, AKServeModelsTolerationGoesIntoItsPredictor) {
+  const std::string before = R"(apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llm}
+spec:
+  predictor:
+    nodeSelector:
+      nvidia.com/cuda.driver-version.major: "550"
+    model:
+      modelFormat: {name: huggingface}
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+)";
+  const lint::FixResult r = fixText(before, Policy{});
+  EXPECT_EQ(r.fixed, 1u) << notesOf(r);
+  std::string expected = before;
+  expected.replace(expected.find("    nodeSelector:\n"), 0,
+                   "    tolerations:\n"
+                   "    - key: nvidia.com/gpu\n"
+                   "      operator: Exists\n"
+                   "      effect: NoSchedule\n");
+  EXPECT_EQ(r.text, expected);
+  EXPECT_THAT(rulesLeft(r.text), IsEmpty());
+}
+
+constexpr const char* kTrainJob = R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 2
+    resourcesPerNode:
+      limits: {nvidia.com/gpu: 8}
+)";
+
+TEST(LintFix, ATrainersTolerationGoesIntoThePodSpecOverrideForItsJob) {
+  const std::string before = std::string(kTrainJob) +
+                             "  podSpecOverrides:\n"
+                             "  - targetJobs: [{name: node}]\n"
+                             "    nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n";
+  const lint::FixResult r = fixText(before, Policy{});
+  EXPECT_EQ(r.fixed, 1u) << notesOf(r);
+  std::string expected = before;
+  expected.replace(expected.find("    nodeSelector:"), 0,
+                   "    tolerations:\n"
+                   "    - key: nvidia.com/gpu\n"
+                   "      operator: Exists\n"
+                   "      effect: NoSchedule\n");
+  EXPECT_EQ(r.text, expected);
+  EXPECT_THAT(rulesLeft(r.text), IsEmpty());
+}
+
+TEST(LintFix, ATrainJobWithoutAnOverrideForItsTrainerIsLeftAloneWithAReason) {
+  const lint::FixResult r = fixText(kTrainJob, Policy{});
+  EXPECT_EQ(r.fixed, 0u);
+  EXPECT_EQ(r.text, kTrainJob);
+  EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: spec.podSpecOverrides[0] does not exist"));
+}
+
 TEST(LintFix, EveryUntoleratedPolicyTaintGetsItsToleration) {
   Policy policy;
   policy.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "NoSchedule"}, {"sku", std::string("gpu"), "NoExecute"}};

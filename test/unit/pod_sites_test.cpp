@@ -10,8 +10,11 @@ namespace gpuguard {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::judgeYaml;
 using testing::only;
+using testing::onlyRules;
 
 // A container asking for half a GPU, indented to sit at `indent` spaces.
 std::string halfGpuContainer(int indent) {
@@ -180,6 +183,208 @@ TEST(PodSites, AnArgoTemplateTakesTolerationsFromTheNearestEnclosingObject) {
   EXPECT_EQ(sites[0].tolerations.path.apiPath(), "spec.tolerations");
   EXPECT_EQ(sites[0].nodeSelector.value, nullptr);
   EXPECT_EQ(sites[1].nodeSelector.path.apiPath(), "spec.templates[1].nodeSelector");
+}
+
+// --- where a site's scheduling fields live ------------------------------------
+// Tolerations, nodeSelector and affinity belong to the pod. Sites that are not
+// a PodSpec (an Argo containerSet or container, a KServe model, a TrainJob
+// trainer) take them from where their operator reads them, and findings point
+// there: the same fields written inside a Container are dropped (the Container
+// type has none), so they tolerate nothing.
+
+// The scheduling findings, as "rule at field".
+std::vector<std::string> schedulingFindings(const std::string& yaml) {
+  const Policy p = onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin", "gpu-toleration-without-request"});
+  std::vector<std::string> out;
+  for (const Finding& f : judgeYaml(yaml, p)) out.push_back(f.rule + " at " + f.field);
+  return out;
+}
+
+const char* const kTolerates = "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]";
+const char* const kPinned = "{nvidia.com/cuda.driver-version.major: \"550\"}";
+
+// An Argo Workflow whose one template has the given lines (4-space indented).
+std::string argoWorkflow(const std::string& templateLines) {
+  return "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: w-}\nspec:\n"
+         "  entrypoint: main\n  templates:\n  - name: main\n" +
+         templateLines;
+}
+
+const char* const kGpuContainerSet =
+    "    containerSet:\n      containers:\n"
+    "      - {name: a, image: nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+    "      - {name: b, image: busybox}\n";
+
+TEST(ArgoContainerSet, IsOnePodOfItsContainersScheduledByItsTemplate) {
+  const auto wf = yaml::parseStream(argoWorkflow(std::string("    tolerations: ") + kTolerates + "\n" +
+                                                 kGpuContainerSet));
+  const auto sites = findPodSites(wf.documents.at(0).value);
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].specPath.apiPath(), "spec.templates[0].containerSet");
+  ASSERT_EQ(sites[0].containers.size(), 2u);
+  EXPECT_EQ(sites[0].containers[1].path.apiPath(), "spec.templates[0].containerSet.containers[1]");
+  EXPECT_EQ(sites[0].containers[1].kind, ContainerKind::App);
+  ASSERT_NE(sites[0].tolerations.value, nullptr);
+  EXPECT_EQ(sites[0].tolerations.path.apiPath(), "spec.templates[0].tolerations");
+  EXPECT_EQ(sites[0].nodeSelector.path.apiPath(), "spec.templates[0].nodeSelector");
+}
+
+TEST(ArgoContainerSet, TheTemplatesTolerationsAndNodeSelectorCount) {
+  EXPECT_THAT(schedulingFindings(argoWorkflow(std::string("    nodeSelector: ") + kPinned + "\n    tolerations: " +
+                                              kTolerates + "\n" + kGpuContainerSet)),
+              IsEmpty());
+}
+
+TEST(ArgoContainerSet, WithoutTolerationsIsReportedAtItsTemplate) {
+  EXPECT_THAT(schedulingFindings(argoWorkflow(std::string("    nodeSelector: ") + kPinned + "\n" + kGpuContainerSet)),
+              ElementsAre("gpu-missing-toleration at spec.templates[0].tolerations"));
+}
+
+TEST(ArgoContainerSet, InheritsTheWorkflowsTolerations) {
+  std::string yaml = argoWorkflow(std::string("    nodeSelector: ") + kPinned + "\n" + kGpuContainerSet);
+  yaml.replace(yaml.find("  entrypoint"), 0, std::string("  tolerations: ") + kTolerates + "\n");
+  EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
+}
+
+// A TrainJob asking for 8 GPUs per node, with the given lines under spec.
+std::string gpuTrainJob(const std::string& specLines, const std::string& gpus = "nvidia.com/gpu: 8") {
+  return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+         "  runtimeRef: {name: torch-distributed}\n"
+         "  trainer:\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    numNodes: 2\n"
+         "    resourcesPerNode: {limits: {" + gpus + "}}\n" +
+         specLines;
+}
+
+TEST(TrainJob, TheTrainerIsScheduledByThePodSpecOverrideForItsNodeJob) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n  - targetJobs: [{name: node}]\n") +
+                                             "    nodeSelector: " + kPinned + "\n    tolerations: " + kTolerates +
+                                             "\n")),
+              IsEmpty());
+}
+
+TEST(TrainJob, WithoutOverridesIsReportedWhereTheOverrideWouldBeWritten) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("")),
+              ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[0].tolerations",
+                          "gpu-missing-driver-pin at spec.podSpecOverrides[0].nodeSelector"));
+}
+
+TEST(TrainJob, AnOverrideForTheNodeJobWithoutTolerationsIsWhereTheyGo) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n") +
+                                             "  - targetJobs: [{name: dataset-initializer}]\n    tolerations: " +
+                                             kTolerates + "\n  - targetJobs: [{name: node}]\n    nodeSelector: " +
+                                             kPinned + "\n")),
+              ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[1].tolerations"));
+}
+
+TEST(TrainJob, AnOverrideForOnlyTheInitializersDoesNotScheduleTheTrainer) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n") +
+                                             "  - targetJobs: [{name: dataset-initializer}, {name: model-initializer}]\n"
+                                             "    nodeSelector: " + kPinned + "\n    tolerations: " + kTolerates +
+                                             "\n")),
+              ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[1].tolerations",
+                          "gpu-missing-driver-pin at spec.podSpecOverrides[1].nodeSelector"));
+}
+
+// A runtime may name its trainer's job otherwise; targetJobs is required, but
+// a hand-written override may lack it. Either way the override may be the
+// trainer's, and reading it so avoids a false alarm.
+TEST(TrainJob, AnOverrideForAnUnknownJobOrForNoJobInParticularCounts) {
+  const std::string scheduling =
+      std::string("    nodeSelector: ") + kPinned + "\n    tolerations: " + kTolerates + "\n";
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  podSpecOverrides:\n  - targetJobs: [{name: trainer}]\n" + scheduling)),
+              IsEmpty());
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  podSpecOverrides:\n  - serviceAccountName: train\n" + scheduling)),
+              IsEmpty());
+}
+
+TEST(TrainJob, AnOverridesContainersAreAPartialOverrideNotAPod) {
+  const std::string yaml =
+      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+      "  runtimeRef: {name: torch-distributed-gpu}\n  trainer: {numNodes: 2}\n"
+      "  podSpecOverrides:\n  - targetJobs: [{name: node}]\n"
+      "    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+      "    containers:\n    - name: node\n      env: [{name: NCCL_DEBUG, value: INFO}]\n";
+  EXPECT_TRUE(findPodSites(yaml::parseStream(yaml).documents.at(0).value).empty());
+  EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
+}
+
+TEST(TrainJob, AGpuTolerationForACpuOnlyTrainerIsStillReported) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(std::string("  podSpecOverrides:\n  - targetJobs: [{name: node}]\n") +
+                                                 "    tolerations: " + kTolerates + "\n",
+                                             "cpu: 4")),
+              ElementsAre("gpu-toleration-without-request at spec.podSpecOverrides[0].tolerations[0]"));
+}
+
+TEST(TrainJob, TolerationsWrittenInsideTheTrainerDoNotCount) {
+  std::string yaml = gpuTrainJob(std::string("  podSpecOverrides:\n  - targetJobs: [{name: node}]\n") +
+                                 "    nodeSelector: " + kPinned + "\n");
+  yaml.replace(yaml.find("    numNodes"), 0, std::string("    tolerations: ") + kTolerates + "\n");
+  EXPECT_THAT(schedulingFindings(yaml), ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[0].tolerations"));
+}
+
+// A KServe InferenceService whose predictor has the given lines and a `model`
+// (or legacy framework key) asking for a GPU.
+std::string kservePredictor(const std::string& predictorLines, const std::string& modelKey = "model",
+                            const std::string& modelLines = "") {
+  return "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: llm}\nspec:\n"
+         "  predictor:\n" +
+         predictorLines + "    " + modelKey + ":\n      modelFormat: {name: huggingface}\n" + modelLines +
+         "      resources: {limits: {nvidia.com/gpu: 1}}\n";
+}
+
+TEST(SingleContainerSites, AKServeModelIsScheduledByItsPredictor) {
+  EXPECT_THAT(schedulingFindings(kservePredictor(std::string("    nodeSelector: ") + kPinned + "\n    tolerations: " +
+                                                 kTolerates + "\n")),
+              IsEmpty());
+  EXPECT_THAT(schedulingFindings(kservePredictor("")),
+              ElementsAre("gpu-missing-toleration at spec.predictor.tolerations",
+                          "gpu-missing-driver-pin at spec.predictor.nodeSelector"));
+}
+
+TEST(SingleContainerSites, AKServeFrameworkPredictorIsScheduledByItsPredictorToo) {
+  EXPECT_THAT(schedulingFindings(kservePredictor(std::string("    nodeSelector: ") + kPinned + "\n", "pytorch")),
+              ElementsAre("gpu-missing-toleration at spec.predictor.tolerations"));
+}
+
+TEST(SingleContainerSites, TolerationsInsideAKServeModelDoNotCount) {
+  EXPECT_THAT(schedulingFindings(kservePredictor(std::string("    nodeSelector: ") + kPinned + "\n", "model",
+                                                 std::string("      tolerations: ") + kTolerates + "\n")),
+              ElementsAre("gpu-missing-toleration at spec.predictor.tolerations"));
+}
+
+const char* const kGpuArgoContainer =
+    "    container:\n      image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+    "      resources: {limits: {nvidia.com/gpu: 1}}\n";
+
+TEST(SingleContainerSites, AnArgoContainerIsReportedAtItsTemplate) {
+  EXPECT_THAT(schedulingFindings(argoWorkflow(kGpuArgoContainer)),
+              ElementsAre("gpu-missing-toleration at spec.templates[0].tolerations",
+                          "gpu-missing-driver-pin at spec.templates[0].nodeSelector"));
+}
+
+TEST(SingleContainerSites, SchedulingFieldsInsideAnArgoContainerDoNotCountAndAreExplained) {
+  const std::string yaml =
+      argoWorkflow(std::string(kGpuArgoContainer) + "      tolerations: " + kTolerates + "\n      nodeSelector: " +
+                   kPinned + "\n");
+  EXPECT_THAT(schedulingFindings(yaml), ElementsAre("gpu-missing-toleration at spec.templates[0].tolerations",
+                                                    "gpu-missing-driver-pin at spec.templates[0].nodeSelector"));
+  const auto tol = only(judgeYaml(yaml), "gpu-missing-toleration");
+  ASSERT_EQ(tol.size(), 1u);
+  EXPECT_THAT(tol[0].message, HasSubstr("; spec.templates[0].container.tolerations does not count"));
+  const auto pin = only(judgeYaml(yaml), "gpu-missing-driver-pin");
+  ASSERT_EQ(pin.size(), 1u);
+  EXPECT_THAT(pin[0].message, HasSubstr("; spec.templates[0].container.nodeSelector does not count"));
+}
+
+// NIMService's spec is the single container and the pod at once: its own
+// tolerations are where the NIM operator reads them.
+TEST(SingleContainerSites, AnObjectThatIsAlsoThePodKeepsItsOwnFields) {
+  const std::string yaml = std::string(
+                               "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: n}\nspec:\n"
+                               "  image: {repository: nvcr.io/nim/meta/llama3-8b-instruct, tag: 1.0.0}\n"
+                               "  resources: {limits: {nvidia.com/gpu: 1}}\n  nodeSelector: ") +
+                           kPinned + "\n  tolerations: " + kTolerates + "\n";
+  EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
 }
 
 TEST(PodSites, HostileNestingIsBoundedNotRecursedForever) {
