@@ -157,6 +157,29 @@ TEST(GpuMissingDriverPin, EveryOredTermMustPin) {
               ElementsAre("gpu-missing-driver-pin"));
 }
 
+TEST(GpuMissingDriverPin, AnEmptyTermMatchesNoNodeSoItNeedsNoPin) {
+  // component-helpers nodeaffinity: "nil or empty term selects no objects".
+  const std::string pinned = "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                             "values: [\"534\"]}]\n";
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) + pinned + "        - matchExpressions: []\n"), IsEmpty());
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) + pinned + "        - {}\n"), IsEmpty());
+}
+
+TEST(GpuMissingDriverPin, ATermWithOnlyMatchFieldsCanMatchAndMustPin) {
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                          "values: [\"534\"]}]\n"
+                          "        - matchFields: [{key: metadata.name, operator: In, values: [gpu-node-1]}]\n"),
+              ElementsAre("gpu-missing-driver-pin"));
+}
+
+TEST(GpuMissingDriverPin, ANodeSelectorPinHoldsInEveryTerm) {
+  EXPECT_THAT(pinFindings("  nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n" +
+                          std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [x]}]\n"),
+              IsEmpty());
+}
+
 TEST(GpuMissingDriverPin, ExistsIsNotAPin) {
   EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) +
                           "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: "
