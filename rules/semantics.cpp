@@ -341,6 +341,8 @@ bool toleratesTaint(const json& toleration, const Taint& taint) {
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy) {
   std::vector<Taint> missing;
   for (const Taint& taint : policy.gpuTaints) {
+    // The TaintToleration filter skips PreferNoSchedule: it only scores.
+    if (taint.effect == "PreferNoSchedule") continue;
     bool tolerated = false;
     if (site.tolerations.value && site.tolerations.value->is_array()) {
       for (const json& t : *site.tolerations.value) tolerated = tolerated || toleratesTaint(t, taint);

@@ -125,7 +125,10 @@ bool requestsGpu(const PodSite& site, const Policy& policy);
 // tolerated by operator Exists.
 bool toleratesTaint(const nlohmann::json& toleration, const Taint& taint);
 
-// The GPU taints (from the policy) that no toleration of the site tolerates.
+// The GPU taints (from the policy) that keep the pod off a GPU node and that no
+// toleration of the site tolerates. PreferNoSchedule taints keep no pod off
+// (the scheduler's TaintToleration filter ignores them), so they are never in
+// the list.
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy);
 
 std::string describeTaint(const Taint& taint);

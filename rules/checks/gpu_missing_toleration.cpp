@@ -16,7 +16,9 @@ constexpr RuleDoc kDoc{
         "empty effect matches every effect, an empty key with Exists matches every taint, and Equal compares "
         "values, so it only tolerates a taint whose value the policy names. The taints come from the policy "
         "(gpuTaints); clusters running the ExtendedResourceToleration admission plugin can set "
-        "assumeExtendedResourceToleration.",
+        "assumeExtendedResourceToleration. A PreferNoSchedule taint in gpuTaints is never reported: the "
+        "scheduler's TaintToleration filter ignores it (it only lowers a node's score), so it keeps no pod off "
+        "the GPU nodes.",
     .remediation = "Add a toleration with operator Exists for the GPU taint key and effect.",
     .wrongExample =
         "spec:\n  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"

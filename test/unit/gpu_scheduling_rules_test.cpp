@@ -108,6 +108,19 @@ TEST(GpuMissingToleration, MigResourcesAreGpusToo) {
   EXPECT_THAT(rulesHit(judgeYaml(yaml, p)), ElementsAre("gpu-missing-toleration"));
 }
 
+TEST(GpuMissingToleration, APreferNoScheduleTaintKeepsNoPodOff) {
+  // The scheduler's TaintToleration filter ignores PreferNoSchedule (§6.1).
+  Policy soft;
+  soft.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "PreferNoSchedule"}};
+  EXPECT_THAT(tolerationFindings("", soft), IsEmpty());
+  Policy both;
+  both.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "PreferNoSchedule"}, {"dedicated", "gpu", "NoExecute"}};
+  both.rules = onlyRules({"gpu-missing-toleration"}).rules;
+  const auto f = judgeYaml(podWith(""), both);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("taint dedicated=gpu:NoExecute"));
+}
+
 // --- driver pins -------------------------------------------------------------
 
 std::vector<std::string> pinFindings(const std::string& specLines) {
