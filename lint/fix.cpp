@@ -240,6 +240,9 @@ class Planner {
              "requests and limits differ and which count was meant is a guess; set requests equal to "
              "limits, or drop requests (they default to limits)");
         continue;
+      } else if (f.rule == kMissingToleration && f.pointer.find("/tolerations/") != std::string::npos) {
+        note(f, false, "a toleration the API server rejects: which edit was meant is a guess; fix it by hand");
+        continue;
       } else if (f.rule == kRequestsWithoutLimits || f.rule == kMissingToleration) {
         note(f, false, "the finding's path has an unexpected shape");
         continue;

@@ -5,7 +5,8 @@
 //   rules: {gpu-missing-driver-pin: warning, gpu-count-exceeds-node: off}
 //   rules: {"*": warning}            # every rule not named otherwise ("audit first")
 //   gpuResources: [nvidia.com/gpu, nvidia.com/gpu.shared, "nvidia.com/mig-*"]
-//   gpuTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]   # value omitted: any value
+//   gpuTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]   # value omitted: any value;
+//                                    # PreferNoSchedule: no toleration required (it only scores)
 //   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
 //   maxGpusPerNode: 8
 //   assumeExtendedResourceToleration: false

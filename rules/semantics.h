@@ -31,6 +31,20 @@ bool isQualifiedName(std::string_view name);
 // IsValidLabelValue: <= 63 chars, empty or alnum at both ends, [-_.A-Za-z0-9] inside.
 bool isValidLabelValue(std::string_view value);
 
+// The messages the API server's validators give (k8s.io/apimachinery
+// pkg/util/validation), for findings that quote the API server; empty when
+// the text is valid. Several messages are several field errors of one field.
+// validation.IsQualifiedName (a label key, a resource name).
+std::vector<std::string> qualifiedNameErrors(std::string_view name);
+// validation.IsValidLabelValue.
+std::vector<std::string> labelValueErrors(std::string_view value);
+// validateContainerResourceName for a name with a '/' (names without one are
+// standard resources or rejected as "must be a standard resource type or
+// fully qualified"): IsQualifiedName's messages, then "doesn't follow
+// extended resource name standard" when the name is neither native nor
+// extended ("requests.nvidia.com/gpu", "nvidia.com/gpu ").
+std::vector<std::string> prefixedResourceNameErrors(std::string_view name);
+
 // A JSON value as Quantity.UnmarshalJSON reads it: strings are trimmed and
 // parsed; numbers are parsed from their text; null is zero; anything else is
 // a format error.
@@ -111,7 +125,10 @@ bool requestsGpu(const PodSite& site, const Policy& policy);
 // tolerated by operator Exists.
 bool toleratesTaint(const nlohmann::json& toleration, const Taint& taint);
 
-// The GPU taints (from the policy) that no toleration of the site tolerates.
+// The GPU taints (from the policy) that keep the pod off a GPU node and that no
+// toleration of the site tolerates. PreferNoSchedule taints keep no pod off
+// (the scheduler's TaintToleration filter ignores them), so they are never in
+// the list.
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy);
 
 std::string describeTaint(const Taint& taint);

@@ -2,12 +2,11 @@
 #include <algorithm>
 
 #include "rules/checks/checks.h"
+#include "rules/checks/node_selection.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {
 namespace {
-
-using nlohmann::json;
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-driver-pin",
@@ -19,7 +18,8 @@ constexpr RuleDoc kDoc{
         "insufficient for CUDA runtime version\". GPU Feature Discovery labels every GPU node with "
         "nvidia.com/cuda.driver-version.major (and .full); select on it with nodeSelector, or with a required "
         "node affinity that constrains a driver label (In, Gt or Lt) in every nodeSelectorTerm (terms are "
-        "ORed). Preferred affinity is not a pin. The label keys come from the policy (driverPinLabels).",
+        "ORed). An empty term (no matchExpressions, no matchFields) matches no node, so it needs no pin. "
+        "Preferred affinity is not a pin. The label keys come from the policy (driverPinLabels).",
     .remediation =
         "Add nodeSelector nvidia.com/cuda.driver-version.major: \"550\", or a required node affinity "
         "{key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"534\"]} (Gt 534 means >= 535).",
@@ -32,39 +32,21 @@ constexpr RuleDoc kDoc{
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
 };
 
-bool selectorPins(const PodField& nodeSelector, const Policy& policy) {
-  if (!nodeSelector.value || !nodeSelector.value->is_object()) return false;
-  for (const auto& [key, value] : nodeSelector.value->items()) {
-    if (policy.isDriverPinLabel(key)) return true;
-  }
-  return false;
+bool pins(const NodeRequirement& r, const Policy& policy) {
+  return policy.isDriverPinLabel(r.key) && (r.op == "In" || r.op == "Gt" || r.op == "Lt");
 }
 
-bool termPins(const json& term, const Policy& policy) {
-  auto exprs = term.find("matchExpressions");
-  if (exprs == term.end() || !exprs->is_array()) return false;
-  return std::any_of(exprs->begin(), exprs->end(), [&](const json& e) {
-    if (!e.is_object()) return false;
-    auto key = e.find("key");
-    auto op = e.find("operator");
-    if (key == e.end() || !key->is_string() || op == e.end() || !op->is_string()) return false;
-    const std::string& o = op->get_ref<const std::string&>();
-    return policy.isDriverPinLabel(key->get_ref<const std::string&>()) && (o == "In" || o == "Gt" || o == "Lt");
+// The pod's node selection (nodeSelector folded into every ORed term of the
+// required node affinity) pins the driver when every term that can match a
+// node has a pin. An empty term matches no node (component-helpers
+// nodeaffinity: "nil or empty term selects no objects"), so it lets no node
+// with an unknown driver in.
+bool selectionPins(const PodSite& site, const Policy& policy) {
+  const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
+  return std::all_of(terms.begin(), terms.end(), [&](const NodeTerm& t) {
+    return t.matchesNothing || std::any_of(t.requirements.begin(), t.requirements.end(),
+                                           [&](const NodeRequirement& r) { return pins(r, policy); });
   });
-}
-
-// requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, ORed:
-// every term must pin, or some node escapes the pin.
-bool affinityPins(const PodField& affinity, const Policy& policy) {
-  if (!affinity.value || !affinity.value->is_object()) return false;
-  const json* terms = nullptr;
-  if (auto na = affinity.value->find("nodeAffinity"); na != affinity.value->end() && na->is_object()) {
-    if (auto req = na->find("requiredDuringSchedulingIgnoredDuringExecution"); req != na->end() && req->is_object()) {
-      if (auto t = req->find("nodeSelectorTerms"); t != req->end() && t->is_array()) terms = &*t;
-    }
-  }
-  if (!terms || terms->empty()) return false;
-  return std::all_of(terms->begin(), terms->end(), [&](const json& t) { return t.is_object() && termPins(t, policy); });
 }
 
 class GpuMissingDriverPin final : public Rule {
@@ -75,7 +57,7 @@ class GpuMissingDriverPin final : public Rule {
     if (ctx.policy.driverPinLabels.empty()) return;
     for (const PodSite& site : ctx.sites) {
       if (!requestsGpu(site, ctx.policy)) continue;
-      if (selectorPins(site.nodeSelector, ctx.policy) || affinityPins(site.affinity, ctx.policy)) continue;
+      if (selectionPins(site, ctx.policy)) continue;
       const std::string& label = ctx.policy.driverPinLabels.front();
       out.report(site.nodeSelector.path, "",
                  "Required value: no nodeSelector or required node affinity on a CUDA driver label (" + label +

@@ -1,14 +1,24 @@
-// gpu-missing-toleration: a GPU pod that does not tolerate the GPU node taint.
+// gpu-missing-toleration: a GPU pod that does not tolerate the GPU node taint,
+// or whose toleration of it the API server rejects.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "rules/checks/checks.h"
+#include "rules/checks/node_selection.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {
 namespace {
 
+using nlohmann::json;
+
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-toleration",
     .defaultSeverity = Severity::Error,
-    .summary = "A pod that asks for a GPU but does not tolerate the GPU nodes' taint.",
+    .summary = "A pod that asks for a GPU but does not tolerate the GPU nodes' taint, or whose GPU toleration the "
+               "API server rejects.",
     .description =
         "GPU node pools are tainted (by convention nvidia.com/gpu:NoSchedule; GKE, AKS and the GPU Operator "
         "docs use it) so that ordinary pods stay off expensive nodes. A GPU pod without a matching toleration "
@@ -16,8 +26,17 @@ constexpr RuleDoc kDoc{
         "empty effect matches every effect, an empty key with Exists matches every taint, and Equal compares "
         "values, so it only tolerates a taint whose value the policy names. The taints come from the policy "
         "(gpuTaints); clusters running the ExtendedResourceToleration admission plugin can set "
-        "assumeExtendedResourceToleration.",
-    .remediation = "Add a toleration with operator Exists for the GPU taint key and effect.",
+        "assumeExtendedResourceToleration. A PreferNoSchedule taint in gpuTaints is never reported: the "
+        "scheduler's TaintToleration filter ignores it (it only lowers a node's score), so it keeps no pod off "
+        "the GPU nodes. A toleration that bears on a GPU taint (its key, or an empty key) is also checked the "
+        "way the API server's ValidateTolerations does, because a toleration that would match is worthless "
+        "when the pod is rejected: \"value must be empty when `operator` is 'Exists'\", \"effect must be "
+        "'NoExecute' when `tolerationSeconds` is set\", \"operator must be Exists when `key` is empty\", an Equal "
+        "value that is not a label value, and a tolerationSeconds that is not an integer (a decode error). The "
+        "API server rejects such Pods and workload templates; inside a custom resource (or a StatefulSet, whose "
+        "template it does not validate) the pods the controller creates are rejected later, far from the author.",
+    .remediation = "Add a toleration with operator Exists for the GPU taint key and effect, without a value or "
+                   "tolerationSeconds.",
     .wrongExample =
         "spec:\n  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
@@ -27,6 +46,57 @@ constexpr RuleDoc kDoc{
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
 };
 
+// What happens to a toleration ValidateTolerations rejects.
+constexpr std::string_view kRejected =
+    "the API server rejects the pod (inside a custom resource or a StatefulSet: the pods its controller creates), "
+    "so it never reaches a GPU node";
+
+// A string field as the API server decodes it: absent and null are "";
+// nullopt for another type (a decode error, not this rule's business).
+std::optional<std::string> stringField(const json& t, std::string_view name) {
+  auto it = t.find(name);
+  if (it == t.end() || it->is_null()) return std::string();
+  if (!it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+// A toleration that can tolerate a GPU taint: its key, or an empty key (every key).
+bool concernsGpuTaint(const std::string& key, const Policy& policy) {
+  if (key.empty()) return !policy.gpuTaints.empty();
+  for (const Taint& taint : policy.gpuTaints) {
+    if (taint.key == key) return true;
+  }
+  return false;
+}
+
+// "spec.template.spec.tolerations" -> the Go decoder's field path, which has
+// no list indexes ("spec.workerGroupSpecs.template.spec.tolerations").
+std::string goFieldPath(const FieldPath& path) {
+  std::string out;
+  bool inIndex = false;
+  for (char c : path.apiPath()) {
+    if (c == '[') inIndex = true;
+    else if (c == ']') inIndex = false;
+    else if (!inIndex) out += c;
+  }
+  return out;
+}
+
+// tolerationSeconds is an *int64: what the decoder says of anything else.
+std::optional<std::string> notAnInt64(const json& v) {
+  if (v.is_null() || v.is_number_integer()) return std::nullopt;
+  if (v.is_number_unsigned()) return "number " + v.dump();  // beyond int64
+  if (v.is_number_float()) {
+    // YAML 300.0 reaches the API server as 300 (kubectl converts through float64).
+    const double d = v.get<double>();
+    if (d == static_cast<double>(static_cast<long long>(d))) return std::nullopt;
+    return "number " + renderValue(v);
+  }
+  if (v.is_string()) return std::string("string");
+  if (v.is_boolean()) return std::string("bool");
+  return v.is_array() ? std::string("array") : std::string("object");
+}
+
 class GpuMissingToleration final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -34,6 +104,8 @@ class GpuMissingToleration final : public Rule {
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
       if (!requestsGpu(site, ctx.policy)) continue;
+      // A rejected toleration that would match still counts as tolerating:
+      // its own finding says what to fix, and the fix keeps it tolerating.
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
         out.report(site.tolerations.path, "",
                    "Required value: no toleration for the GPU node taint " + describeTaint(taint) +
@@ -41,7 +113,80 @@ class GpuMissingToleration final : public Rule {
                        ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
                        misplacedNote(site.misplaced.tolerations, site.tolerations));
       }
+      const json* tolerations = site.tolerations.value;
+      if (!tolerations || !tolerations->is_array()) continue;
+      for (std::size_t i = 0; i < tolerations->size(); ++i) {
+        const json& t = (*tolerations)[i];
+        if (t.is_object()) checkToleration(t, site.tolerations.path, i, ctx.policy, out);
+      }
     }
+  }
+
+ private:
+  // ValidateTolerations, in its order, for a toleration of a GPU taint.
+  static void checkToleration(const json& t, const FieldPath& listPath, std::size_t i, const Policy& policy,
+                              Reporter& out) {
+    const auto key = stringField(t, "key");
+    const auto op = stringField(t, "operator");
+    const auto value = stringField(t, "value");
+    const auto effect = stringField(t, "effect");
+    if (!key || !op || !value || !effect || !concernsGpuTaint(*key, policy)) return;
+    const FieldPath path = listPath.index(i);
+    const auto seconds = t.find("tolerationSeconds");
+    const bool secondsSet = seconds != t.end() && !seconds->is_null();
+
+    if (key->empty() && *op != "Exists") {
+      out.report(path.field("operator"), renderValue(json(*op)),
+                 "Invalid value: " + renderValue(json(*op)) +
+                     ": operator must be Exists when `key` is empty, which means \"match all values and all keys\"; " +
+                     std::string(kRejected) + "; write operator: Exists without a value to tolerate every taint, or "
+                     "key: " + policy.gpuTaints.front().key + " to tolerate the GPU taint");
+    }
+    if (secondsSet && *effect != "NoExecute") {
+      out.report(path.field("effect"), renderValue(json(*effect)),
+                 "Invalid value: " + renderValue(json(*effect)) +
+                     ": effect must be 'NoExecute' when `tolerationSeconds` is set; " + std::string(kRejected) +
+                     "; remove tolerationSeconds (it only limits how long a NoExecute taint is tolerated before "
+                     "eviction)");
+    }
+    checkOperatorAndValue(t, path, *op, *value, out);
+    if (secondsSet) checkSeconds(*seconds, path.field("tolerationSeconds"), listPath, out);
+  }
+
+  static void checkOperatorAndValue(const json& t, const FieldPath& path, const std::string& op,
+                                    const std::string& value, Reporter& out) {
+    if (op == "Exists" && !value.empty()) {
+      // The API server shows the whole toleration as the invalid value.
+      out.report(path.field("operator"), renderValue(t),
+                 "Invalid value: " + renderValue(t) + ": value must be empty when `operator` is 'Exists'; " +
+                     std::string(kRejected) + "; remove value: " + renderValue(json(value)) +
+                     " (Exists tolerates every value of the key)");
+      return;
+    }
+    if (op != "Equal" && !op.empty()) return;  // other operators tolerate nothing: the Required finding says so
+    const std::vector<std::string> errors = labelValueErrors(value);
+    if (errors.empty()) return;
+    std::string message;
+    for (const std::string& e : errors) message += (message.empty() ? "" : ";") + e;  // the API joins with ";"
+    out.report(path.field("operator"), renderValue(json(value)),
+               "Invalid value: " + renderValue(json(value)) + ": " + message + "; " + std::string(kRejected) +
+                   "; write the taint's value exactly, or use operator: Exists without a value");
+  }
+
+  static void checkSeconds(const json& seconds, const FieldPath& path, const FieldPath& listPath, Reporter& out) {
+    const std::optional<std::string> got = notAnInt64(seconds);
+    if (!got) return;
+    std::string fix = "write a whole number of seconds, unquoted";
+    if (seconds.is_string()) {
+      if (const auto n = parseGoInt(seconds.get_ref<const std::string&>())) {
+        fix = "write tolerationSeconds: " + std::to_string(*n) + ", unquoted";
+      }
+    }
+    out.report(path, renderValue(seconds),
+               "Invalid value: " + renderValue(seconds) + ": json: cannot unmarshal " + *got +
+                   " into Go struct field Toleration." + goFieldPath(listPath) +
+                   ".tolerationSeconds of type int64; the API server cannot decode the object (inside a custom "
+                   "resource: the pods its controller creates); " + fix);
   }
 };
 

@@ -13,7 +13,8 @@ namespace {
 constexpr RuleDoc kDoc{
     .id = "gpu-resource-name",
     .defaultSeverity = Severity::Error,
-    .summary = "A misspelt GPU resource such as nvidia.com/GPU, nvidia.com/gpus or nvidia/gpu.",
+    .summary = "A misspelt or invalid GPU resource name such as nvidia.com/GPU, nvidia.com/gpus, nvidia/gpu or "
+               "requests.nvidia.com/gpu.",
     .description =
         "The NVIDIA device plugin advertises nvidia.com/gpu (and nvidia.com/gpu.shared, nvidia.com/mig-*). "
         "Resource names are case-sensitive, and most misspellings are still valid extended-resource names: "
@@ -22,7 +23,12 @@ constexpr RuleDoc kDoc{
         "rejected by the API server in Pods and workload templates, but not inside custom resources (RayCluster, "
         "PyTorchJob...), where they fail only when the operator creates the pods. "
         "alpha.kubernetes.io/nvidia-gpu is the accelerator resource of Kubernetes before 1.10, long removed; "
-        "being under kubernetes.io/ it is still accepted and never satisfied. Only a closed list of misspellings "
+        "being under kubernetes.io/ it is still accepted and never satisfied. Some spellings are not "
+        "extended-resource names at all (validateContainerResourceName: a name with a '/' must be a qualified "
+        "name, and \"requests.\" + name one too, without a requests. prefix of its own): requests.nvidia.com/gpu "
+        "(the ResourceQuota key), \"nvidia.com/gpu \" with stray whitespace, NVIDIA.com/gpu. The API server "
+        "rejects them in Pods and workload templates with \"doesn't follow extended resource name standard\" "
+        "(after IsQualifiedName's messages), which the finding quotes. Only a closed list of misspellings "
         "is reported (case variants of nvidia.com/gpu and nvidia.com/gpu.shared; gpus; nvidia/, nvidia.<other tld>/ "
         "and domains one or two letters off nvidia.com; gpu, gpus and nvidia.com.gpu without a domain), so "
         "resources of other device plugins (HAMi's nvidia.com/gpucores, nvidia.com/gpumem) are left alone. "
@@ -88,6 +94,54 @@ std::optional<Misspelling> misspelling(std::string_view name) {
   return std::nullopt;
 }
 
+// A GPU resource name the API server rejects (validateContainerResourceName):
+// what it was meant to be, and why it is not that.
+struct RejectedName {
+  std::string intended;
+  std::string why;
+};
+
+std::string_view trimmed(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const std::size_t first = s.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
+}
+
+// Names with a '/' that are neither native nor extended, when what is left
+// without stray whitespace and a ResourceQuota "requests." prefix is a GPU
+// resource. MIG names are mig-resource-name's (it has the profile grammar).
+std::optional<RejectedName> rejectedGpuName(std::string_view name, const Policy& policy) {
+  if (name.find('/') == std::string_view::npos || name.starts_with("nvidia.com/mig-")) return std::nullopt;
+  if (isNativeResourceName(name) || isExtendedResourceName(name)) return std::nullopt;
+  std::vector<std::string> whys;
+  std::string_view candidate = trimmed(name);
+  if (candidate.size() != name.size()) whys.push_back("the name has leading or trailing whitespace");
+  if (candidate.starts_with("requests.")) {
+    candidate.remove_prefix(std::string_view("requests.").size());
+    whys.push_back("requests.<name> is how a ResourceQuota names a resource, not a container");
+  }
+  std::string intended;
+  if (policy.isGpuResource(candidate)) {
+    intended = std::string(candidate);
+  } else if (const std::optional<Misspelling> m = misspelling(candidate); m && !m->noDomain) {
+    intended = m->intended;
+    whys.push_back(m->why);
+  } else {
+    return std::nullopt;
+  }
+  if (whys.empty()) return std::nullopt;  // nothing to say beyond the API server's message
+  std::string why;
+  for (const std::string& w : whys) why += (why.empty() ? "" : "; ") + w;
+  return RejectedName{intended, why};
+}
+
+std::string joined(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(separator)) + p;
+  return out;
+}
+
 bool namedExactlyInPolicy(const Policy& policy, std::string_view name) {
   return std::any_of(policy.gpuResources.begin(), policy.gpuResources.end(),
                      [&](const std::string& r) { return r == name && r.find('*') == std::string::npos; });
@@ -104,6 +158,10 @@ class GpuResourceName final : public Rule {
         for (const auto* list : {&r.limits, &r.requests}) {
           for (const ResourceEntry& e : *list) {
             if (namedExactlyInPolicy(ctx.policy, e.name)) continue;
+            if (const std::optional<RejectedName> r = rejectedGpuName(e.name, ctx.policy)) {
+              reportRejected(e, *r, out);
+              continue;
+            }
             const std::optional<Misspelling> m = misspelling(e.name);
             if (!m) continue;
             const std::string shown = "Invalid value: \"" + e.name + "\": ";
@@ -121,6 +179,16 @@ class GpuResourceName final : public Rule {
         }
       }
     }
+  }
+
+ private:
+  // The API server's field errors for the name, joined; then why and the fix.
+  static void reportRejected(const ResourceEntry& e, const RejectedName& r, Reporter& out) {
+    const std::string shown = renderValue(nlohmann::json(e.name));
+    out.report(e.path, e.name,
+               "Invalid value: " + shown + ": " + joined(prefixedResourceNameErrors(e.name), "; ") + " (" + r.why +
+                   "): the API server rejects Pods and workload templates that name it, and inside a custom "
+                   "resource the pods its operator creates; use " + r.intended);
   }
 };
 

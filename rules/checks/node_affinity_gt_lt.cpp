@@ -1,5 +1,6 @@
-// node-affinity-gt-lt: node affinity Gt/Lt that can never match, and
-// operators that do not exist.
+// node-affinity-gt-lt: node affinity requirements the API server rejects
+// (operators that do not exist, values that do not fit the operator) and
+// Gt/Lt that can never match.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rules/checks/checks.h"
 #include "rules/checks/node_selection.h"
@@ -20,13 +22,19 @@ using nlohmann::json;
 constexpr RuleDoc kDoc{
     .id = "node-affinity-gt-lt",
     .defaultSeverity = Severity::Error,
-    .summary = "A node affinity Gt/Lt that can never match, or a node selector operator that does not exist.",
+    .summary = "A node affinity requirement the API server rejects (an operator that does not exist, values that "
+               "do not fit the operator) or a Gt/Lt that can never match.",
     .description =
         "Node affinity matchExpressions know six operators: In, NotIn, Exists, DoesNotExist, Gt and Lt. There is "
         "no Gte, Lte, Ge, Equals, and operators are case-sensitive (in is not In): the API server rejects them in "
         "Pods and workloads (\"not a valid selector operator\"), but stores them inside custom resources, whose "
-        "operator then fails to create pods. Gt and Lt compare integers: they need exactly one value, and both "
-        "the value and the node's label must parse with strconv.ParseInt(s, 10, 64). A value such as \"12.4\" or "
+        "operator then fails to create pods. Each operator fixes its values (ValidateNodeSelectorRequirement): "
+        "In and NotIn need at least one (\"values: Required value: must be specified when `operator` is 'In' or "
+        "'NotIn'\"), Exists and DoesNotExist take none (\"values: Forbidden: may not be specified when "
+        "`operator` is 'Exists' or 'DoesNotExist'\"), Gt and Lt exactly one; in a required term every value must "
+        "also be a label value, so \"+40000\" or \"-1\" are rejected there even though they parse as integers "
+        "(preferred terms may hold any value). Gt and Lt compare integers: both the value and the node's label "
+        "must parse with strconv.ParseInt(s, 10, 64). A value such as \"12.4\" or "
         "\"535.104.05\" is a valid label value, so the API server accepts it, but the scheduler cannot parse the "
         "requirement and the term silently never matches: the pod stays Pending with \"node(s) didn't match "
         "Pod's node affinity/selector\". The same happens when the label's values are not integers: GPU Feature "
@@ -34,10 +42,11 @@ constexpr RuleDoc kDoc{
         "(\"12.5\"), gpu.product, gpu.family, gpu.machine, mig.strategy and the boolean labels as text. Keys the "
         "rule does not know are judged by their value only. Gt and Lt are strict: \"at least 535\" is Gt \"534\". "
         "Required and preferred terms are both checked (a preferred term that never matches is silently "
-        "useless).",
+        "useless). The label values of In/NotIn are gpu-label-value's business.",
     .remediation =
         "Use Gt/Lt with one integer value on an integer label (nvidia.com/cuda.driver-version.major Gt \"534\" "
-        "for driver >= 535), In/NotIn for text labels, and write operators exactly as Kubernetes spells them.",
+        "for driver >= 535), In/NotIn with at least one value for text labels, Exists/DoesNotExist without "
+        "values, and write operators exactly as Kubernetes spells them.",
     .wrongExample =
         "spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
         "        nodeSelectorTerms:\n        - matchExpressions:\n"
@@ -53,6 +62,9 @@ constexpr RuleDoc kDoc{
 };
 
 constexpr int kMaxDepth = 64;
+// What happens to a requirement ValidateNodeSelectorRequirement rejects.
+constexpr std::string_view kRejected =
+    "the API server rejects the object (a custom resource keeps it, and its pods never get created)";
 constexpr long long kSaneBound = 1'000'000'000'000'000LL;
 constexpr std::array<std::string_view, 6> kOperators{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 
@@ -176,19 +188,24 @@ class NodeAffinityGtLt final : public Rule {
     }
   }
 
+  // Required terms must hold valid label values; preferred ones may hold
+  // anything (ValidatePreferredSchedulingTerms: "we always allow invalid
+  // label-value for preferred affinity").
+  enum class Strictness { Required, Preferred };
+
   static void checkTerms(const json& terms, const FieldPath& path, Reporter& out) {
     if (!terms.is_array()) return;
     for (std::size_t i = 0; i < terms.size(); ++i) {
-      if (terms[i].is_object()) checkTerm(terms[i], path.index(i), out);
+      if (terms[i].is_object()) checkTerm(terms[i], path.index(i), Strictness::Required, out);
     }
   }
 
-  static void checkTerm(const json& term, const FieldPath& path, Reporter& out) {
+  static void checkTerm(const json& term, const FieldPath& path, Strictness strictness, Reporter& out) {
     auto exprs = term.find("matchExpressions");
     if (exprs == term.end() || !exprs->is_array()) return;
     const FieldPath exprsPath = path.field("matchExpressions");
     for (std::size_t j = 0; j < exprs->size(); ++j) {
-      if ((*exprs)[j].is_object()) checkExpression((*exprs)[j], exprsPath.index(j), out);
+      if ((*exprs)[j].is_object()) checkExpression((*exprs)[j], exprsPath.index(j), strictness, out);
     }
   }
 
@@ -208,28 +225,56 @@ class NodeAffinityGtLt final : public Rule {
       for (std::size_t i = 0; i < pref->size(); ++i) {
         if (!(*pref)[i].is_object()) continue;
         auto p = (*pref)[i].find("preference");
-        if (p != (*pref)[i].end() && p->is_object()) checkTerm(*p, prefPath.index(i).field("preference"), out);
+        if (p != (*pref)[i].end() && p->is_object()) {
+          checkTerm(*p, prefPath.index(i).field("preference"), Strictness::Preferred, out);
+        }
       }
     }
   }
 
-  static void checkExpression(const json& e, const FieldPath& path, Reporter& out) {
+  // ValidateNodeSelectorRequirement, operator by operator.
+  static void checkExpression(const json& e, const FieldPath& path, Strictness strictness, Reporter& out) {
     auto opIt = e.find("operator");
     if (opIt == e.end() || !opIt->is_string()) return;
     const std::string& op = opIt->get_ref<const std::string&>();
+    if (op == "In" || op == "NotIn") return checkValuesGiven(e, path, op, out);
+    if (op == "Exists" || op == "DoesNotExist") return checkNoValues(e, path, op, out);
+    if (op == "Gt" || op == "Lt") return checkGtLt(e, path, op, strictness, out);
+    out.report(path.field("operator"), renderValue(*opIt),
+               "Unsupported value: " + renderValue(*opIt) +
+                   ": not a node selector operator (supported values: \"In\", \"NotIn\", \"Exists\", "
+                   "\"DoesNotExist\", \"Gt\", \"Lt\"), so " + std::string(kRejected) + "; " + operatorFix(op, e));
+  }
+
+  // In and NotIn: at least one value. (A `values` that is not a list fails to
+  // decode: label-value-not-string's and the decoder's business.)
+  static void checkValuesGiven(const json& e, const FieldPath& path, const std::string& op, Reporter& out) {
+    auto values = e.find("values");
+    const bool absent = values == e.end() || values->is_null();
+    if (!absent && !(values->is_array() && values->empty())) return;
+    out.report(path.field("values"), absent ? "" : renderValue(*values),
+               "Required value: must be specified when `operator` is 'In' or 'NotIn', so " + std::string(kRejected) +
+                   "; " +
+                   (op == "In" ? "list the label values to match, or use Exists to match any value"
+                               : "list the label values to exclude, or use DoesNotExist to exclude every value"));
+  }
+
+  // Exists and DoesNotExist: no values (an empty list is no values).
+  static void checkNoValues(const json& e, const FieldPath& path, const std::string& op, Reporter& out) {
+    auto values = e.find("values");
+    if (values == e.end() || !values->is_array() || values->empty()) return;
+    out.report(path.field("values"), renderValue(*values),
+               "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist', so " +
+                   std::string(kRejected) + "; " +
+                   (op == "Exists" ? "remove values to match any value of the label, or write In to match these"
+                                   : "remove values to exclude every value of the label, or write NotIn to exclude "
+                                     "these"));
+  }
+
+  static void checkGtLt(const json& e, const FieldPath& path, const std::string& op, Strictness strictness,
+                        Reporter& out) {
     auto keyIt = e.find("key");
     const std::string key = keyIt != e.end() && keyIt->is_string() ? keyIt->get<std::string>() : "";
-
-    if (std::find(kOperators.begin(), kOperators.end(), op) == kOperators.end()) {
-      out.report(path.field("operator"), renderValue(*opIt),
-                 "Unsupported value: " + renderValue(*opIt) +
-                     ": not a node selector operator (supported values: \"In\", \"NotIn\", \"Exists\", "
-                     "\"DoesNotExist\", \"Gt\", \"Lt\"), so the API server rejects the object (a custom resource "
-                     "keeps it, and its pods never get created); " +
-                     operatorFix(op, e));
-      return;
-    }
-    if (op != "Gt" && op != "Lt") return;
 
     // The label's values must be integers.
     const LabelFormat format = labelFormat(key);
@@ -249,8 +294,8 @@ class NodeAffinityGtLt final : public Rule {
       const std::size_t n = values != e.end() && values->is_array() ? values->size() : 0;
       out.report(valuesPath, values == e.end() ? "" : renderValue(*values),
                  "Required value: " + op + " takes exactly one value, found " + std::to_string(n) +
-                     " (\"must be specified single value when `operator` is 'Lt' or 'Gt'\"); a term that cannot be "
-                     "parsed never matches any node; write values: [\"<integer>\"] (\"at least 535\" is Gt \"534\")");
+                     " (\"must be specified single value when `operator` is 'Lt' or 'Gt'\"), so " +
+                     std::string(kRejected) + "; write values: [\"<integer>\"] (\"at least 535\" is Gt \"534\")");
       return;
     }
     const json& v = values->front();
@@ -264,12 +309,37 @@ class NodeAffinityGtLt final : public Rule {
     } else {
       return;  // integers and booleans: label-value-not-string reports the type
     }
-    if (looksTemplated(text) || parseGoInt(text)) return;
+    if (looksTemplated(text)) return;
+    if (strictness == Strictness::Required && v.is_string()) {
+      // "+40000" and "-1" parse as integers but are not label values.
+      const std::vector<std::string> errors = labelValueErrors(text);
+      if (!errors.empty()) return reportNotALabelValue(valuesPath.index(0), op, text, errors, out);
+    }
+    if (parseGoInt(text)) return;
     out.report(valuesPath.index(0), renderValue(v),
                "Invalid value: " + renderValue(v) + ": " + op +
                    " compares integers (strconv.ParseInt), so the scheduler cannot parse this requirement and the "
                    "term silently never matches any node: the pod stays Pending; " +
                    valueFix(op, text));
+  }
+
+  static void reportNotALabelValue(const FieldPath& path, std::string_view op, const std::string& text,
+                                   const std::vector<std::string>& errors, Reporter& out) {
+    std::string message;
+    for (const std::string& e : errors) message += (message.empty() ? "" : "; ") + e;
+    const std::string shown = renderValue(json(text));
+    std::string fix;
+    if (text.starts_with("+") && parseGoInt(text)) {
+      fix = "write " + renderValue(json(text.substr(1))) + " without the sign";
+    } else if (text.starts_with("-") && parseGoInt(text)) {
+      fix = "node label values are never negative either: write a bound of 0 or more, or use Exists to admit every "
+            "value";
+    } else {
+      fix = valueFix(op, text);
+    }
+    out.report(path, shown,
+               "Invalid value: " + shown + ": " + message + " (values of a required node affinity must be label "
+               "values), so " + std::string(kRejected) + "; " + fix);
   }
 };
 

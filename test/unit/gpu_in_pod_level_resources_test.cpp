@@ -1,6 +1,6 @@
 // gpu-in-pod-level-resources: pod-level spec.resources holds only cpu, memory
-// and hugepages-* (kubernetes-gpu-semantics.md §2.5); GPUs and DRA claims
-// belong to containers.
+// and hugepages-*, and ephemeral containers hold no resources at all
+// (kubernetes-gpu-semantics.md §2.5); GPUs and DRA claims belong to containers.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -89,6 +89,32 @@ TEST(GpuInPodLevelResources, PodLevelClaimsAreForbidden) {
 
 TEST(GpuInPodLevelResources, AnEmptyClaimsListIsFine) {
   EXPECT_THAT(rulesHit(judgeYaml(podWithPodResources("    claims: []\n"), kPodLevelOnly)), IsEmpty());
+}
+
+// --- ephemeral containers (validateEphemeralContainers, §2.5) --------------------
+
+std::string podWithEphemeral(const std::string& ephemeralResources) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+         "  containers:\n  - name: app\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+         "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+         "  ephemeralContainers:\n  - name: dbg\n    image: busybox\n" + ephemeralResources;
+}
+
+TEST(GpuInPodLevelResources, AGpuOnAnEphemeralContainerIsForbidden) {
+  const auto f = judgeYaml(podWithEphemeral("    resources:\n      limits: {nvidia.com/gpu: 1}\n"
+                                            "      requests: {nvidia.com/gpu: 1, cpu: 100m}\n"),
+                           kPodLevelOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.ephemeralContainers[0].resources");
+  EXPECT_THAT(f[0].message, HasSubstr("Forbidden: cannot be set for an Ephemeral Container; an ephemeral container "
+                                      "gets no resources of its own, so it cannot be given nvidia.com/gpu: remove "
+                                      "resources"));
+}
+
+TEST(GpuInPodLevelResources, EphemeralContainersWithoutGpusAreLeftToTheApiServer) {
+  EXPECT_THAT(rulesHit(judgeYaml(podWithEphemeral("    resources: {limits: {cpu: 100m}}\n"), kPodLevelOnly)),
+              IsEmpty());
+  EXPECT_THAT(rulesHit(judgeYaml(podWithEphemeral(""), kPodLevelOnly)), IsEmpty());
 }
 
 TEST(GpuInPodLevelResources, TemplatesInWorkloadsAndCustomResourcesAreChecked) {

@@ -108,6 +108,149 @@ TEST(GpuMissingToleration, MigResourcesAreGpusToo) {
   EXPECT_THAT(rulesHit(judgeYaml(yaml, p)), ElementsAre("gpu-missing-toleration"));
 }
 
+TEST(GpuMissingToleration, APreferNoScheduleTaintKeepsNoPodOff) {
+  // The scheduler's TaintToleration filter ignores PreferNoSchedule (§6.1).
+  Policy soft;
+  soft.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "PreferNoSchedule"}};
+  EXPECT_THAT(tolerationFindings("", soft), IsEmpty());
+  Policy both;
+  both.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "PreferNoSchedule"}, {"dedicated", "gpu", "NoExecute"}};
+  both.rules = onlyRules({"gpu-missing-toleration"}).rules;
+  const auto f = judgeYaml(podWith(""), both);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("taint dedicated=gpu:NoExecute"));
+}
+
+// --- tolerations the API server rejects (ValidateTolerations, §6.3) -------------
+
+std::vector<Finding> tolerationOnly(const std::string& specLines, const Policy& base = {},
+                                    const std::string& gpus = "1") {
+  Policy p = base;
+  p.rules = onlyRules({"gpu-missing-toleration"}).rules;
+  return judgeYaml(podWith(specLines, gpus), p);
+}
+
+std::vector<std::string> fieldsOf(const std::vector<Finding>& findings) {
+  std::vector<std::string> fields;
+  for (const Finding& f : findings) fields.push_back(f.field);
+  return fields;
+}
+
+TEST(GpuMissingToleration, ExistsWithAValueIsRejectedThoughItWouldTolerate) {
+  const auto f = tolerationOnly(
+      "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, value: present, effect: NoSchedule}\n");
+  ASSERT_EQ(f.size(), 1u);  // no "no toleration" finding: the fix keeps it tolerating
+  EXPECT_EQ(f[0].field, "spec.tolerations[0].operator");
+  EXPECT_EQ(f[0].value, R"({"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists","value":"present"})");
+  EXPECT_THAT(f[0].message, HasSubstr(": value must be empty when `operator` is 'Exists'; the API server rejects "
+                                      "the pod"));
+  EXPECT_THAT(f[0].message, HasSubstr("remove value: \"present\""));
+  EXPECT_THAT(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, value: \"\"}]\n"), IsEmpty());
+}
+
+TEST(GpuMissingToleration, TolerationSecondsNeedsEffectNoExecute) {
+  const auto f = tolerationOnly(
+      "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule, tolerationSeconds: 300}\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.tolerations[0].effect");
+  EXPECT_EQ(f[0].value, "\"NoSchedule\"");
+  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
+                                      "`tolerationSeconds` is set; the API server rejects the pod"));
+  EXPECT_THAT(f[0].message, HasSubstr("remove tolerationSeconds"));
+  // An empty effect is not NoExecute either.
+  EXPECT_THAT(fieldsOf(tolerationOnly(
+                  "  tolerations: [{key: nvidia.com/gpu, operator: Exists, tolerationSeconds: 300}]\n")),
+              ElementsAre("spec.tolerations[0].effect"));
+  // null is not set.
+  EXPECT_THAT(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule, "
+                             "tolerationSeconds: null}]\n"),
+              IsEmpty());
+}
+
+TEST(GpuMissingToleration, TolerationSecondsWithNoExecuteIsValid) {
+  Policy noExecute;
+  noExecute.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "NoExecute"}};
+  EXPECT_THAT(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute, "
+                             "tolerationSeconds: 300}]\n",
+                             noExecute),
+              IsEmpty());
+}
+
+TEST(GpuMissingToleration, TolerationSecondsMustDecodeAsAnInteger) {
+  Policy noExecute;
+  noExecute.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "NoExecute"}};
+  const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute, "
+                                "tolerationSeconds: \"10\"}]\n",
+                                noExecute);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.tolerations[0].tolerationSeconds");
+  EXPECT_EQ(f[0].value, "\"10\"");
+  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"10\": json: cannot unmarshal string into Go struct field "
+                                      "Toleration.spec.tolerations.tolerationSeconds of type int64"));
+  EXPECT_THAT(f[0].message, HasSubstr("write tolerationSeconds: 10, unquoted"));
+  const auto fraction = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute, "
+                                       "tolerationSeconds: 1.5}]\n",
+                                       noExecute);
+  ASSERT_EQ(fraction.size(), 1u);
+  EXPECT_THAT(fraction[0].message, HasSubstr("cannot unmarshal number 1.5 into"));
+  // A YAML 300.0 reaches the API server as 300.
+  EXPECT_THAT(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute, "
+                             "tolerationSeconds: 300.0}]\n",
+                             noExecute),
+              IsEmpty());
+}
+
+TEST(GpuMissingToleration, TheDecodeErrorNamesTheFieldPathWithoutIndexes) {
+  Policy p;
+  p.rules = onlyRules({"gpu-missing-toleration"}).rules;
+  const std::string deployment =
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+      "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule, tolerationSeconds: \"10\"}]\n"
+      "      containers:\n      - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n";
+  const auto f = judgeYaml(deployment, p);
+  EXPECT_THAT(fieldsOf(f), ElementsAre("spec.template.spec.tolerations[0].effect",
+                                       "spec.template.spec.tolerations[0].tolerationSeconds"));
+  EXPECT_THAT(f[1].message, HasSubstr("Go struct field Toleration.spec.template.spec.tolerations.tolerationSeconds"));
+}
+
+TEST(GpuMissingToleration, AnEmptyKeyNeedsOperatorExists) {
+  const auto f = tolerationOnly("  tolerations: [{operator: Equal, value: x}]\n");
+  // It tolerates no GPU taint (whose value is unknown) either.
+  EXPECT_THAT(fieldsOf(f), ElementsAre("spec.tolerations", "spec.tolerations[0].operator"));
+  EXPECT_EQ(f[1].value, "\"Equal\"");
+  EXPECT_THAT(f[1].message, HasSubstr("Invalid value: \"Equal\": operator must be Exists when `key` is empty, which "
+                                      "means \"match all values and all keys\"; the API server rejects the pod"));
+  const auto omitted = tolerationOnly("  tolerations: [{value: x}]\n");
+  ASSERT_EQ(omitted.size(), 2u);
+  EXPECT_EQ(omitted[1].value, "\"\"");
+  EXPECT_THAT(tolerationOnly("  tolerations: [{operator: Exists}]\n"), IsEmpty());
+}
+
+TEST(GpuMissingToleration, AnEqualValueMustBeALabelValue) {
+  const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: \"a b\"}]\n");
+  EXPECT_THAT(fieldsOf(f), ElementsAre("spec.tolerations", "spec.tolerations[0].operator"));
+  EXPECT_THAT(f[1].message, HasSubstr("Invalid value: \"a b\": a valid label must be an empty string or consist of "
+                                      "alphanumeric characters"));
+  EXPECT_THAT(fieldsOf(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: present}]\n")),
+              ElementsAre("spec.tolerations"));
+}
+
+TEST(GpuMissingToleration, OnlyTolerationsThatCanMatchAGpuTaintAreValidated) {
+  // Other keys are the API server's business, not a GPU rule's.
+  EXPECT_THAT(tolerationOnly("  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists}\n"
+                             "  - {key: example.com/spot, operator: Exists, value: \"yes\", tolerationSeconds: 5}\n"),
+              IsEmpty());
+  // Pods that ask for no GPU are not this rule's.
+  EXPECT_THAT(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, value: present}]\n", {}, "0"),
+              IsEmpty());
+}
+
+TEST(GpuMissingToleration, AValidTolerationBesideAnInvalidOneDoesNotHideIt) {
+  EXPECT_THAT(fieldsOf(tolerationOnly("  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists}\n"
+                                      "  - {key: nvidia.com/gpu, operator: Exists, value: present}\n")),
+              ElementsAre("spec.tolerations[1].operator"));
+}
+
 // --- driver pins -------------------------------------------------------------
 
 std::vector<std::string> pinFindings(const std::string& specLines) {
@@ -155,6 +298,29 @@ TEST(GpuMissingDriverPin, EveryOredTermMustPin) {
                           "values: [\"534\"]}]\n"
                           "        - matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [x]}]\n"),
               ElementsAre("gpu-missing-driver-pin"));
+}
+
+TEST(GpuMissingDriverPin, AnEmptyTermMatchesNoNodeSoItNeedsNoPin) {
+  // component-helpers nodeaffinity: "nil or empty term selects no objects".
+  const std::string pinned = "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                             "values: [\"534\"]}]\n";
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) + pinned + "        - matchExpressions: []\n"), IsEmpty());
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) + pinned + "        - {}\n"), IsEmpty());
+}
+
+TEST(GpuMissingDriverPin, ATermWithOnlyMatchFieldsCanMatchAndMustPin) {
+  EXPECT_THAT(pinFindings(std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                          "values: [\"534\"]}]\n"
+                          "        - matchFields: [{key: metadata.name, operator: In, values: [gpu-node-1]}]\n"),
+              ElementsAre("gpu-missing-driver-pin"));
+}
+
+TEST(GpuMissingDriverPin, ANodeSelectorPinHoldsInEveryTerm) {
+  EXPECT_THAT(pinFindings("  nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n" +
+                          std::string(kRequiredAffinity) +
+                          "        - matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [x]}]\n"),
+              IsEmpty());
 }
 
 TEST(GpuMissingDriverPin, ExistsIsNotAPin) {

@@ -398,6 +398,23 @@ spec:
   EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-requests-limits-mismatch: requests and limits differ"));
 }
 
+TEST(LintFix, ATolerationTheApiServerRejectsIsLeftToTheAuthor) {
+  const std::string rejected = R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, value: present, effect: NoSchedule}
+  nodeSelector: {nvidia.com/cuda.driver-version.major: "550"}
+  containers:
+  - name: c
+    resources: {limits: {nvidia.com/gpu: 1}}
+)";
+  lint::FixResult r = fixText(rejected, Policy{});
+  EXPECT_FALSE(r.changed);
+  EXPECT_THAT(notesOf(r), HasSubstr("6:37 not fixed gpu-missing-toleration: a toleration the API server rejects"));
+}
+
 TEST(LintFix, ShellHeredocsAndAndAndInScriptsAreNotMistakenForAnchors) {
   const std::string before = R"(apiVersion: v1
 kind: Pod

@@ -1,5 +1,6 @@
-// node-affinity-gt-lt: Gt/Lt need exactly one integer value on an integer
-// label, and only six operators exist (kubernetes-gpu-semantics.md §7.3, §8).
+// node-affinity-gt-lt: only six operators exist, each takes its own number of
+// values (required terms: label values), and Gt/Lt need exactly one integer
+// value on an integer label (kubernetes-gpu-semantics.md §7.3, §8).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -45,15 +46,104 @@ TEST(NodeAffinityGtLt, GtWithOneIntegerOnAnIntegerLabelIsFine) {
   EXPECT_THAT(judge(requiredPod("{key: nvidia.com/gpu.memory, operator: Lt, values: [\"40000\"]}")), IsEmpty());
 }
 
-TEST(NodeAffinityGtLt, ParseIntAcceptsSignsAndLeadingZeros) {
+TEST(NodeAffinityGtLt, ParseIntAcceptsLeadingZeros) {
   EXPECT_THAT(judge(requiredPod("{key: example.com/rank, operator: Gt, values: [\"007\"]}")), IsEmpty());
-  EXPECT_THAT(judge(requiredPod("{key: example.com/rank, operator: Gt, values: [\"-1\"]}")), IsEmpty());
 }
 
-TEST(NodeAffinityGtLt, OtherOperatorsAreNotJudgedHere) {
+TEST(NodeAffinityGtLt, SignedValuesAreFineInPreferredTerms) {
+  // ParseInt reads them, and preferred terms may hold invalid label values.
+  EXPECT_THAT(judge(preferredPod("{key: example.com/rank, operator: Gt, values: [\"-1\"]}")), IsEmpty());
+  EXPECT_THAT(judge(preferredPod("{key: nvidia.com/gpu.memory, operator: Gt, values: [\"+40000\"]}")), IsEmpty());
+}
+
+TEST(NodeAffinityGtLt, SignedValuesAreNotLabelValuesSoARequiredTermIsRejected) {
+  const auto plus = judge(requiredPod("{key: nvidia.com/gpu.memory, operator: Gt, values: [\"+40000\"]}"));
+  ASSERT_EQ(plus.size(), 1u);
+  EXPECT_EQ(plus[0].field, kExpr + ".values[0]");
+  EXPECT_EQ(plus[0].value, "\"+40000\"");
+  EXPECT_THAT(plus[0].message,
+              HasSubstr("Invalid value: \"+40000\": a valid label must be an empty string or consist of alphanumeric "
+                        "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+                        "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+                        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
+  EXPECT_THAT(plus[0].message, HasSubstr("the API server rejects the object"));
+  EXPECT_THAT(plus[0].message, HasSubstr("write \"40000\" without the sign"));
+  const auto minus = judge(requiredPod("{key: example.com/rank, operator: Gt, values: [\"-1\"]}"));
+  ASSERT_EQ(minus.size(), 1u);
+  EXPECT_THAT(minus[0].message, HasSubstr("node label values are never negative either"));
+}
+
+TEST(NodeAffinityGtLt, ARequiredValueThatIsNeitherALabelValueNorAnIntegerIsReportedOnceAsRejected) {
+  const auto required = judge(requiredPod("{key: example.com/n, operator: Lt, values: [\" 10\"]}"));
+  ASSERT_EQ(required.size(), 1u);
+  EXPECT_THAT(required[0].message, HasSubstr("a valid label must be an empty string"));
+  const auto preferred = judge(preferredPod("{key: example.com/n, operator: Lt, values: [\" 10\"]}"));
+  ASSERT_EQ(preferred.size(), 1u);
+  EXPECT_THAT(preferred[0].message, HasSubstr("never matches any node"));
+}
+
+TEST(NodeAffinityGtLt, InWithValuesAndExistsWithoutAreFine) {
   EXPECT_THAT(judge(requiredPod("{key: nvidia.com/cuda.driver-version.full, operator: In, values: [\"550.54.15\"]}")),
               IsEmpty());
+  EXPECT_THAT(judge(requiredPod("{key: nvidia.com/gpu.product, operator: NotIn, values: [x, y]}")), IsEmpty());
   EXPECT_THAT(judge(requiredPod("{key: nvidia.com/gpu.product, operator: Exists}")), IsEmpty());
+  // An empty list is no values.
+  EXPECT_THAT(judge(requiredPod("{key: nvidia.com/gpu.product, operator: DoesNotExist, values: []}")), IsEmpty());
+}
+
+// --- values each operator takes (ValidateNodeSelectorRequirement) -----------------
+
+TEST(NodeAffinityGtLt, InNeedsAtLeastOneValue) {
+  const auto f = judge(requiredPod("{key: nvidia.com/gpu.product, operator: In, values: []}"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, kExpr + ".values");
+  EXPECT_EQ(f[0].value, "[]");
+  EXPECT_THAT(f[0].message, HasSubstr("Required value: must be specified when `operator` is 'In' or 'NotIn', so the "
+                                      "API server rejects the object"));
+  EXPECT_THAT(f[0].message, HasSubstr("or use Exists to match any value"));
+}
+
+TEST(NodeAffinityGtLt, NotInWithoutValuesIsRejectedToo) {
+  const auto f = judge(requiredPod("{key: nvidia.com/gpu.product, operator: NotIn}"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].value, "");
+  EXPECT_THAT(f[0].message, HasSubstr("or use DoesNotExist to exclude every value"));
+}
+
+TEST(NodeAffinityGtLt, ExistsAndDoesNotExistTakeNoValues) {
+  const auto f = judge(requiredPod("{key: nvidia.com/mig.capable, operator: Exists, values: [\"true\"]}"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, kExpr + ".values");
+  EXPECT_EQ(f[0].value, "[\"true\"]");
+  EXPECT_THAT(f[0].message, HasSubstr("Forbidden: may not be specified when `operator` is 'Exists' or "
+                                      "'DoesNotExist', so the API server rejects the object"));
+  EXPECT_THAT(f[0].message, HasSubstr("or write In to match these"));
+  const auto absent = judge(requiredPod("{key: nvidia.com/gpu.present, operator: DoesNotExist, values: [x]}"));
+  ASSERT_EQ(absent.size(), 1u);
+  EXPECT_THAT(absent[0].message, HasSubstr("or write NotIn to exclude these"));
+}
+
+TEST(NodeAffinityGtLt, PreferredTermsAreValidatedTheSameWay) {
+  EXPECT_THAT(rulesHit(judge(preferredPod("{key: nvidia.com/gpu.product, operator: In, values: []}"))),
+              ElementsAre("node-affinity-gt-lt"));
+  EXPECT_THAT(rulesHit(judge(preferredPod("{key: nvidia.com/gpu.product, operator: Exists, values: [x]}"))),
+              ElementsAre("node-affinity-gt-lt"));
+}
+
+TEST(NodeAffinityGtLt, EveryRejectedRequirementOfATermIsReported) {
+  const std::string pod =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n    nodeAffinity:\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n"
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/gpu.product, operator: In, values: []}\n"
+      "          - {key: nvidia.com/mig.capable, operator: Exists, values: [\"true\"]}\n"
+      "          - {key: nvidia.com/gpu.memory, operator: Gt, values: [\"+40000\"]}\n"
+      "  containers:\n  - {name: c, image: busybox}\n";
+  std::vector<std::string> fields;
+  for (const Finding& f : judge(pod)) fields.push_back(f.field);
+  const std::string term = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                           "nodeSelectorTerms[0].matchExpressions";
+  EXPECT_THAT(fields, ElementsAre(term + "[0].values", term + "[1].values", term + "[2].values[0]"));
 }
 
 // --- Gt/Lt values ---------------------------------------------------------------
@@ -105,6 +195,7 @@ TEST(NodeAffinityGtLt, GtNeedsExactlyOneValue) {
   ASSERT_EQ(two.size(), 1u);
   EXPECT_EQ(two[0].field, kExpr + ".values");
   EXPECT_THAT(two[0].message, HasSubstr("Required value: Gt takes exactly one value, found 2"));
+  EXPECT_THAT(two[0].message, HasSubstr("so the API server rejects the object"));
   const auto none = judge(requiredPod("{key: nvidia.com/gpu.count, operator: Lt}"));
   ASSERT_EQ(none.size(), 1u);
   EXPECT_THAT(none[0].message, HasSubstr("found 0"));
