@@ -241,9 +241,9 @@ class NodeAffinityGtLt final : public Rule {
     if (op == "Exists" || op == "DoesNotExist") return checkNoValues(e, path, op, out);
     if (op == "Gt" || op == "Lt") return checkGtLt(e, path, op, strictness, out);
     out.report(path.field("operator"), renderValue(*opIt),
-               "Unsupported value: " + renderValue(*opIt) +
-                   ": not a node selector operator (supported values: \"In\", \"NotIn\", \"Exists\", "
-                   "\"DoesNotExist\", \"Gt\", \"Lt\"), so " + std::string(kRejected) + "; " + operatorFix(op, e));
+               "Invalid value: " + renderValue(*opIt) +
+                   ": not a valid selector operator (valid: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", "
+                   "\"Gt\", \"Lt\"), so " + std::string(kRejected) + "; " + operatorFix(op, e));
   }
 
   // In and NotIn: at least one value. (A `values` that is not a list fails to

@@ -272,7 +272,7 @@ TEST_P(NonexistentOperator, IsReportedWithTheFix) {
   ASSERT_EQ(f.size(), 1u) << c.op;
   EXPECT_EQ(f[0].field, kExpr + ".operator");
   EXPECT_EQ(f[0].value, "\"" + std::string(c.op) + "\"");
-  EXPECT_THAT(f[0].message, HasSubstr("Unsupported value: \"" + std::string(c.op) + "\": not a node selector operator"));
+  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"" + std::string(c.op) + "\": not a valid selector operator"));
   EXPECT_THAT(f[0].message, HasSubstr(c.fix)) << f[0].message;
 }
 
