@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <limits>
+#include <span>
+#include <unordered_map>
 
 namespace gpuguard {
 namespace {
@@ -56,11 +59,12 @@ void collect(const json& resources, const char* list, const FieldPath& base, std
   for (const auto& [name, value] : it->items()) out.push_back({name, &value, listPath.key(name), false});
 }
 
-const ResourceEntry* findEntry(const std::vector<ResourceEntry>& entries, std::string_view name) {
-  for (const ResourceEntry& e : entries) {
-    if (e.name == name) return &e;
-  }
-  return nullptr;
+// A binary search: `entries` are sorted by name. A container may list
+// thousands of resources, and rules look each one up.
+const ResourceEntry* findSorted(std::span<const ResourceEntry> entries, std::string_view name) {
+  auto it = std::lower_bound(entries.begin(), entries.end(), name,
+                             [](const ResourceEntry& e, std::string_view n) { return e.name < n; });
+  return it != entries.end() && it->name == name ? &*it : nullptr;
 }
 
 }  // namespace
@@ -204,8 +208,13 @@ std::string renderValue(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-const ResourceEntry* ContainerResources::limit(std::string_view name) const { return findEntry(limits, name); }
-const ResourceEntry* ContainerResources::request(std::string_view name) const { return findEntry(requests, name); }
+const ResourceEntry* ContainerResources::limit(std::string_view name) const { return findSorted(limits, name); }
+
+const ResourceEntry* ContainerResources::request(std::string_view name) const {
+  const std::span<const ResourceEntry> all(requests);
+  if (const ResourceEntry* e = findSorted(all.first(writtenRequests), name)) return e;
+  return findSorted(all.subspan(writtenRequests), name);
+}
 
 namespace {
 
@@ -216,7 +225,8 @@ ContainerResources readResources(const ContainerRef& container, bool defaults) {
   if (it == container.container->end() || !it->is_object()) return out;
   collect(*it, "limits", out.path, out.limits);
   collect(*it, "requests", out.path, out.requests);
-  if (defaults) {
+  out.writtenRequests = out.requests.size();
+  if (defaults) {  // appended in limits' order: a second sorted run
     for (const ResourceEntry& l : out.limits) {
       if (!out.request(l.name)) out.requests.push_back({l.name, l.value, l.path, true});
     }
@@ -268,42 +278,59 @@ long long containerGpus(const ContainerRef& container, const Policy& policy, boo
   return total;
 }
 
-long long podRequestUnits(const PodSite& site, std::string_view resourceName) {
-  // site.containers lists init containers first, in their order.
-  long long running = 0;   // app containers and sidecars: they run together
-  long long sidecars = 0;  // sidecars started so far
-  long long initPeak = 0;  // the most any init phase needs
+std::vector<ResourceUnits> podRequestUnitsByName(const PodSite& site,
+                                                const std::function<bool(std::string_view)>& select) {
+  // One pass over the containers, in order (init containers come first).
+  // Per name, a container that does not list it changes nothing, so each
+  // name's tally only sees the containers that list it.
+  struct Tally {
+    long long running = 0;   // app containers and sidecars: they run together
+    long long sidecars = 0;  // sidecars started so far
+    long long initPeak = 0;  // the most any init phase needs
+  };
+  std::vector<std::pair<std::string_view, Tally>> tallies;  // in order of first appearance
+  std::unordered_map<std::string_view, std::size_t> index;
   for (const ContainerRef& c : site.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;  // ephemeral containers get no resources
-    const long long n = requestedUnits(resourcesOf(c, site.isPod), resourceName);
-    if (c.kind == ContainerKind::Init) {
-      initPeak = std::max(initPeak, addUnits(n, sidecars));
-    } else {
-      running = addUnits(running, n);
-      if (c.kind == ContainerKind::Sidecar) {
-        sidecars = addUnits(sidecars, n);
-        initPeak = std::max(initPeak, sidecars);
+    const ContainerResources& r = resourcesOf(c, site.isPod);
+    const auto count = [&](const ResourceEntry& e) {
+      if (!select(e.name)) return;
+      const long long n = requestedUnits(r, e.name);
+      const auto [at, fresh] = index.try_emplace(e.name, tallies.size());
+      if (fresh) tallies.emplace_back(e.name, Tally{});
+      Tally& t = tallies[at->second].second;
+      if (c.kind == ContainerKind::Init) {
+        t.initPeak = std::max(t.initPeak, addUnits(n, t.sidecars));
+        return;
       }
+      t.running = addUnits(t.running, n);
+      if (c.kind == ContainerKind::Sidecar) {
+        t.sidecars = addUnits(t.sidecars, n);
+        t.initPeak = std::max(t.initPeak, t.sidecars);
+      }
+    };
+    for (const ResourceEntry& e : r.limits) count(e);
+    for (const ResourceEntry& e : r.requests) {
+      if (!r.limit(e.name)) count(e);  // else counted with its limit
     }
   }
-  return std::max(running, initPeak);
+  std::vector<ResourceUnits> out;
+  out.reserve(tallies.size());
+  for (const auto& [name, t] : tallies) out.push_back({std::string(name), std::max(t.running, t.initPeak)});
+  return out;
+}
+
+long long podRequestUnits(const PodSite& site, std::string_view resourceName) {
+  const auto units = podRequestUnitsByName(site, [&](std::string_view name) { return name == resourceName; });
+  return units.empty() ? 0 : units.front().units;
 }
 
 long long podGpus(const PodSite& site, const Policy& policy) {
-  std::vector<std::string> names;
-  for (const ContainerRef& c : site.containers) {
-    if (c.kind == ContainerKind::Ephemeral) continue;
-    const ContainerResources& r = resourcesOf(c, site.isPod);
-    for (const auto* list : {&r.limits, &r.requests}) {
-      for (const ResourceEntry& e : *list) {
-        if (policy.isGpuResource(e.name) && std::find(names.begin(), names.end(), e.name) == names.end()) {
-          names.push_back(e.name);
-        }
-      }
-    }
-  }
   long long total = 0;
-  for (const std::string& name : names) total = addUnits(total, podRequestUnits(site, name));
+  for (const ResourceUnits& u :
+       podRequestUnitsByName(site, [&](std::string_view name) { return policy.isGpuResource(name); })) {
+    total = addUnits(total, u.units);
+  }
   return total;
 }
 

@@ -4,6 +4,7 @@
 // limits (SetDefaults_Pod), and taint toleration (Toleration.ToleratesTaint).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,10 +70,14 @@ struct ResourceEntry {
 // A container's limits and requests, as the API server sees them after
 // defaulting: in a Pod (site.isPod), a limit without a request also becomes
 // the request.
+// Both lists are sorted by name, as a JSON object's members are (nlohmann::json
+// keeps them in a std::map), except that Pod defaulting appends the copied
+// requests after the written ones (a second sorted run).
 struct ContainerResources {
   FieldPath path;  // ...resources
   std::vector<ResourceEntry> limits;
   std::vector<ResourceEntry> requests;
+  std::size_t writtenRequests = 0;  // requests[0, writtenRequests) were written; the rest defaulted
 
   const ResourceEntry* limit(std::string_view name) const;
   const ResourceEntry* request(std::string_view name) const;
@@ -111,6 +116,16 @@ long long containerGpus(const ContainerRef& container, const Policy& policy, boo
 // an init container runs beside the sidecars declared before it. Ephemeral
 // containers count nothing.
 long long podRequestUnits(const PodSite& site, std::string_view resourceName);
+
+// podRequestUnits of every resource name `select` accepts, in one pass over
+// the containers (linear in the entries: a pod may name thousands), in order
+// of first appearance.
+struct ResourceUnits {
+  std::string name;
+  long long units = 0;
+};
+std::vector<ResourceUnits> podRequestUnitsByName(const PodSite& site,
+                                                const std::function<bool(std::string_view)>& select);
 
 // The pod's effective GPU request: podRequestUnits summed over the GPU
 // resources (policy.gpuResources) the pod names. Like the scheduler, each

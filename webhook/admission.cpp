@@ -4,6 +4,7 @@
 #include <charconv>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -272,9 +273,12 @@ std::string warningText(const Finding& f, std::string_view suffix, const Admissi
 std::string denialEntry(const Finding& f) { return f.fieldError() + " [" + f.rule + "]"; }
 
 std::string denialMessage(const std::vector<std::string>& entries, const AdmissionLimits& limits) {
+  // First occurrences, in order. A hash set keeps this linear: an object
+  // can carry tens of thousands of findings (one per resource entry).
   std::vector<const std::string*> unique;
+  std::unordered_set<std::string_view> seen;
   for (const std::string& e : entries) {
-    if (std::none_of(unique.begin(), unique.end(), [&](const std::string* u) { return *u == e; })) unique.push_back(&e);
+    if (seen.insert(e).second) unique.push_back(&e);
   }
   if (unique.size() == 1) {
     const std::string& only = *unique.front();

@@ -50,26 +50,17 @@ class GpuCountExceedsNode final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
+    const auto wholeGpu = [&](std::string_view name) { return isWholeGpu(ctx.policy, name); };
     for (const PodSite& site : ctx.sites) {
-      std::vector<std::string> names;
-      for (const ContainerRef& c : site.containers) {
-        const ContainerResources& r = resourcesOf(c, false);
-        for (const auto* list : {&r.limits, &r.requests}) {
-          for (const ResourceEntry& e : *list) {
-            if (isWholeGpu(ctx.policy, e.name) && std::find(names.begin(), names.end(), e.name) == names.end()) {
-              names.push_back(e.name);
-            }
-          }
-        }
+      for (const ResourceUnits& u : podRequestUnitsByName(site, wholeGpu)) {
+        if (u.units > ctx.policy.maxGpusPerNode) report(site, u.name, u.units, ctx.policy, out);
       }
-      for (const std::string& name : names) checkResource(ctx, site, name, out);
     }
   }
 
  private:
-  static void checkResource(const CheckContext& ctx, const PodSite& site, const std::string& name, Reporter& out) {
-    const long long total = podRequestUnits(site, name);
-    if (total <= ctx.policy.maxGpusPerNode) return;
+  static void report(const PodSite& site, const std::string& name, long long total, const Policy& policy,
+                     Reporter& out) {
     // Report on the biggest request: the line to change.
     std::optional<FieldPath> biggest;
     long long biggestUnits = 0;
@@ -91,9 +82,9 @@ class GpuCountExceedsNode final : public Rule {
     std::string message = "Invalid value: " + std::to_string(total) + ": the pod needs " + std::to_string(total) +
                           " " + name + " at once";
     if (contributors > 1) message += " (" + parts + ")";
-    message += ", more than any node holds (policy maxGpusPerNode: " + std::to_string(ctx.policy.maxGpusPerNode) +
+    message += ", more than any node holds (policy maxGpusPerNode: " + std::to_string(policy.maxGpusPerNode) +
                "), so it stays Pending with \"Insufficient " + name + "\"; ask for at most " +
-               std::to_string(ctx.policy.maxGpusPerNode) +
+               std::to_string(policy.maxGpusPerNode) +
                " per pod and spread the work over more pods, or raise maxGpusPerNode if your nodes hold more";
     out.report(*biggest, std::to_string(total), message);
   }
