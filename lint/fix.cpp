@@ -484,8 +484,9 @@ class Planner {
   void fixTolerations(DocPlan& plan, const std::string& specPtr, const std::vector<const Finding*>& fs) {
     const json* spec = at(doc_.value, specPtr);
     if (!spec) {
-      // A TrainJob without a podSpecOverrides entry for its trainer: the
-      // entry needs targetJobs, which only the author knows.
+      // A TrainJob without a podSpecOverrides entry or runtime patch for its
+      // trainer: the entry needs targetJobs, the patch a manager and the
+      // trainer's job name, which only the author knows.
       const std::string& field = fs.front()->field;
       return notFixed(fs, field.substr(0, field.rfind('.')) + " does not exist; add it with the toleration by hand");
     }

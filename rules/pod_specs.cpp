@@ -1,7 +1,9 @@
 #include "rules/pod_specs.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <span>
 
 namespace gpuguard {
 namespace {
@@ -180,60 +182,150 @@ struct Walker {
 
   bool inTrainJob() const { return ownerKind && *ownerKind == "TrainJob"; }
 
-  // Whether a TrainJob podSpecOverrides entry may apply to the trainer's
-  // pods. The Trainer v2 runtimes run the trainer as the replicated job
-  // "node"; a custom runtime may name it otherwise, and targetJobs, though
-  // required, may be missing from a hand-written manifest. Only an override
-  // that targets nothing but the runtime's other jobs (the initializers, the
-  // MPI launcher) is known not to be the trainer's: reading any other as the
-  // trainer's avoids a false alarm.
+  // Whether a replicated job of a TrainJob's runtime, named by a
+  // podSpecOverrides target or a runtime patch, may run the trainer's pods.
+  // The Trainer v2 runtimes run the trainer as the job "node"; a custom
+  // runtime may name it otherwise, and the name, though required, may be
+  // missing from a hand-written manifest. Only the runtime's other jobs (the
+  // initializers, the MPI launcher) are known not to be the trainer's:
+  // reading any other name as the trainer's avoids a false alarm.
+  static bool mayBeTrainersJob(const json& jobRef) {
+    if (!jobRef.is_object()) return true;
+    auto name = jobRef.find("name");
+    if (name == jobRef.end() || !name->is_string()) return true;
+    const std::string& job = name->get_ref<const std::string&>();
+    return job != "dataset-initializer" && job != "model-initializer" && job != "launcher";
+  }
+
   static bool overridesTrainer(const json& override) {
     auto targets = override.find("targetJobs");
     if (targets == override.end() || !targets->is_array() || targets->empty()) return true;
-    return std::any_of(targets->begin(), targets->end(), [](const json& target) {
-      if (!target.is_object()) return true;
-      auto name = target.find("name");
-      if (name == target.end() || !name->is_string()) return true;
-      const std::string& job = name->get_ref<const std::string&>();
-      return job != "dataset-initializer" && job != "model-initializer" && job != "launcher";
-    });
+    return std::any_of(targets->begin(), targets->end(), mayBeTrainersJob);
   }
+
+  // A partial pod spec that may schedule a TrainJob's trainer, and where it
+  // is; `spec` is null when a runtime patch for the trainer's job has none.
+  struct TrainerPodPatch {
+    const json* spec;
+    FieldPath path;
+  };
+
+  using KeyPath = std::span<const char* const>;
+
+  // The map reached from `node` through `keys`, or null.
+  static const json* descend(const json& node, KeyPath keys) {
+    const json* at = &node;
+    for (const char* key : keys) {
+      if (!at->is_object()) return nullptr;
+      auto it = at->find(key);
+      if (it == at->end()) return nullptr;
+      at = &*it;
+    }
+    return at->is_object() ? at : nullptr;
+  }
+
+  static FieldPath descendPath(FieldPath path, KeyPath keys) {
+    for (const char* key : keys) path = path.field(key);
+    return path;
+  }
+
+  // Older Trainer releases: spec.podSpecOverrides[], each entry a partial pod
+  // spec for the jobs its targetJobs name.
+  static void addOverridesForTrainer(const json& trainJobSpec, const FieldPath& specPath,
+                                     std::vector<TrainerPodPatch>& out) {
+    auto overrides = trainJobSpec.find("podSpecOverrides");
+    if (overrides == trainJobSpec.end() || !overrides->is_array()) return;
+    const FieldPath overridesPath = specPath.field("podSpecOverrides");
+    for (std::size_t i = 0; i < overrides->size(); ++i) {
+      const json& override = (*overrides)[i];
+      if (override.is_object() && overridesTrainer(override)) out.push_back({&override, overridesPath.index(i)});
+    }
+  }
+
+  static constexpr std::array<const char*, 3> kPatchToJobSet = {"trainingRuntimeSpec", "template", "spec"};
+  static constexpr std::array<const char*, 4> kJobToPodSpec = {"template", "spec", "template", "spec"};
+
+  // Current releases: spec.runtimePatches[], each (keyed by manager) patching
+  // replicated jobs by name, a job's partial pod spec in
+  // trainingRuntimeSpec.template.spec.replicatedJobs[j].template.spec.template.spec
+  // (kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go).
+  static void addRuntimePatchesForTrainer(const json& trainJobSpec, const FieldPath& specPath,
+                                          std::vector<TrainerPodPatch>& out) {
+    auto patches = trainJobSpec.find("runtimePatches");
+    if (patches == trainJobSpec.end() || !patches->is_array()) return;
+    for (std::size_t i = 0; i < patches->size(); ++i) {
+      const json* jobSetSpec = descend((*patches)[i], kPatchToJobSet);
+      if (!jobSetSpec) continue;
+      auto jobs = jobSetSpec->find("replicatedJobs");
+      if (jobs == jobSetSpec->end() || !jobs->is_array()) continue;
+      const FieldPath jobsPath =
+          descendPath(specPath.field("runtimePatches").index(i), kPatchToJobSet).field("replicatedJobs");
+      for (std::size_t j = 0; j < jobs->size(); ++j) {
+        const json& job = (*jobs)[j];
+        if (!job.is_object() || !mayBeTrainersJob(job)) continue;
+        out.push_back({descend(job, kJobToPodSpec), descendPath(jobsPath.index(j), kJobToPodSpec)});
+      }
+    }
+  }
+
+  static std::size_t listSize(const json& holder, const char* name) {
+    auto list = holder.find(name);
+    return list != holder.end() && list->is_array() ? list->size() : 0;
+  }
+
+  // Where the trainer's missing fields go: in its first partial pod spec
+  // (one that exists, if any does), or else in a new entry of the list the
+  // TrainJob uses, podSpecOverrides when it uses neither.
+  static FieldPath trainerFieldsHome(const json& trainJobSpec, const FieldPath& specPath,
+                                     const std::vector<TrainerPodPatch>& patches) {
+    auto existing = std::find_if(patches.begin(), patches.end(), [](const TrainerPodPatch& p) { return p.spec; });
+    if (existing != patches.end()) return existing->path;
+    if (!patches.empty()) return patches.front().path;
+    if (trainJobSpec.contains("runtimePatches") && !trainJobSpec.contains("podSpecOverrides")) {
+      const FieldPath newPatch = specPath.field("runtimePatches").index(listSize(trainJobSpec, "runtimePatches"));
+      return descendPath(descendPath(newPatch, kPatchToJobSet).field("replicatedJobs").index(0), kJobToPodSpec);
+    }
+    return specPath.field("podSpecOverrides").index(listSize(trainJobSpec, "podSpecOverrides"));
+  }
+
+  static constexpr std::string_view kTrainerPlacementHint =
+      "; a TrainJob trainer takes it from a spec.podSpecOverrides entry with targetJobs [{name: node}] or, in "
+      "Trainer releases with spec.runtimePatches, from a patch's trainingRuntimeSpec.template.spec."
+      "replicatedJobs item named node, in template.spec.template.spec";
 
   // Kubeflow Trainer v2: a TrainJob's trainer (Trainer has no scheduling
   // fields) gets its pods' tolerations, nodeSelector and affinity from the
-  // podSpecOverrides beside it that apply to it, the first that sets each.
-  // Unset, a finding points where it would be written: in the first
-  // override for the trainer, or in a new one.
-  void scheduleByOverrides(PodSite& site) const {
+  // partial pod specs beside it that apply to its job, the first that sets
+  // each. Unset, a finding points where it would be written.
+  void scheduleByPatches(PodSite& site) const {
     if (chain.size() <= ownerChainIndex) return;
     const json& spec = *chain.back().node;
-    const FieldPath overridesPath = chain.back().path->toFieldPath().field("podSpecOverrides");
-    std::vector<std::size_t> forTrainer;
-    std::size_t count = 0;
-    auto overrides = spec.find("podSpecOverrides");
-    if (overrides != spec.end() && overrides->is_array()) {
-      count = overrides->size();
-      for (std::size_t i = 0; i < count; ++i) {
-        if ((*overrides)[i].is_object() && overridesTrainer((*overrides)[i])) forTrainer.push_back(i);
-      }
-    }
+    const FieldPath specPath = chain.back().path->toFieldPath();
+    std::vector<TrainerPodPatch> patches;
+    addOverridesForTrainer(spec, specPath, patches);
+    addRuntimePatchesForTrainer(spec, specPath, patches);
+    const FieldPath home = trainerFieldsHome(spec, specPath, patches);
     auto field = [&](const char* name) -> PodField {
-      for (std::size_t i : forTrainer) {
-        PodField f = fieldOf((*overrides)[i], overridesPath.index(i), name);
+      for (const TrainerPodPatch& patch : patches) {
+        if (!patch.spec) continue;
+        PodField f = fieldOf(*patch.spec, patch.path, name);
         if (f.value) return f;
       }
-      return {nullptr, overridesPath.index(forTrainer.empty() ? count : forTrainer.front()).field(name)};
+      return {nullptr, home.field(name)};
     };
     site.nodeSelector = field("nodeSelector");
     site.affinity = field("affinity");
     site.tolerations = field("tolerations");
+    if (!spec.contains("podSpecOverrides") && !spec.contains("runtimePatches")) {
+      site.placementHint = kTrainerPlacementHint;
+    }
   }
 
   void addLoneContainer(const json& holder, const FieldPath& path, const char* resourcesKey, std::string_view via) {
     PodSite site = newSite(holder, path);
     site.containers.push_back({&holder, path, ContainerKind::Lone, resourcesKey});
     if (inTrainJob() && via == "trainer") {
-      scheduleByOverrides(site);
+      scheduleByPatches(site);
       site.misplaced = fieldsInside(holder, path);
     } else if (holdsAContainer(via)) {
       site.nodeSelector = aroundHolder(path, "nodeSelector");
@@ -287,9 +379,10 @@ struct Walker {
         const std::string_view key = name;
         // Nothing a pod runs lives in metadata (managedFields can be large) or status.
         if (key == "metadata" || key == "status" || key == "resources" || key == "resourcesPerNode") continue;
-        // A TrainJob's podSpecOverrides are partial pod specs (containers by
-        // name, env and volumeMounts only), read for the trainer instead.
-        if (key == "podSpecOverrides" && inTrainJob()) continue;
+        // A TrainJob's podSpecOverrides and runtimePatches hold partial pod
+        // specs (containers by name, env and volumeMounts only), read for
+        // the trainer instead.
+        if ((key == "podSpecOverrides" || key == "runtimePatches") && inTrainJob()) continue;
         if (child.is_object() || child.is_array()) walk(child, path.field(key), key, depth + 1);
       }
       chain.pop_back();

@@ -15,8 +15,10 @@
 //     see holdsAContainer), which has no such fields, its own do not count and
 //     a missing one is reported where the object around it would carry it
 //     (the Argo template, the KServe predictor). A TrainJob's trainer takes
-//     them from the spec.podSpecOverrides entries that apply to its job,
-//     whose `containers` lists are partial overrides, not pods.
+//     them from the partial pod specs that apply to its job: the
+//     spec.podSpecOverrides entries of older Trainer releases and the pod
+//     specs of spec.runtimePatches' replicated jobs, whose `containers` lists
+//     are patches, not pods.
 #pragma once
 
 #include <memory>
@@ -86,6 +88,11 @@ struct PodSite {
   PodField resourceClaims;                 // DRA
   PodField podResources;                   // pod-level spec.resources
   MisplacedFields misplaced;
+  // Appended to a finding asking for a missing nodeSelector, affinity or
+  // toleration when its path alone cannot say where it goes: a TrainJob
+  // trainer with neither podSpecOverrides nor runtimePatches is written for
+  // a Trainer release we cannot tell, and each takes the field elsewhere.
+  std::string_view placementHint;
   bool isPod = false;                      // a v1 Pod: the API server copies limits to requests
   std::string ownerKind;                   // kind of the enclosing Kubernetes object
   std::string ownerApiVersion;

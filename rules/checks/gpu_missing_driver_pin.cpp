@@ -65,7 +65,7 @@ class GpuMissingDriverPin final : public Rule {
                      "\"CUDA driver version is insufficient\"; add nodeSelector " + label +
                      ": \"<major>\" or a required node affinity with operator Gt" +
                      misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
-                     misplacedNote(site.misplaced.affinity, site.affinity));
+                     misplacedNote(site.misplaced.affinity, site.affinity) + std::string(site.placementHint));
     }
   }
 };

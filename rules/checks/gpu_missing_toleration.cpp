@@ -111,7 +111,8 @@ class GpuMissingToleration final : public Rule {
                    "Required value: no toleration for the GPU node taint " + describeTaint(taint) +
                        ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
                        ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
-                       misplacedNote(site.misplaced.tolerations, site.tolerations));
+                       misplacedNote(site.misplaced.tolerations, site.tolerations) +
+                       std::string(site.placementHint));
       }
       const json* tolerations = site.tolerations.value;
       if (!tolerations || !tolerations->is_array()) continue;

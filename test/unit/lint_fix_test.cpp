@@ -307,6 +307,48 @@ TEST(LintFix, ATrainJobWithoutAnOverrideForItsTrainerIsLeftAloneWithAReason) {
   EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: spec.podSpecOverrides[0] does not exist"));
 }
 
+// spec.runtimePatches, the current Trainer API: a patch by `manager` of the
+// replicated job `job`, whose pod spec patch has the given lines.
+std::string trainJobWithRuntimePatch(const std::string& manager, const std::string& job,
+                                     const std::string& podSpecLines) {
+  return std::string(kTrainJob) + "  runtimePatches:\n  - manager: " + manager +
+         "\n    trainingRuntimeSpec:\n      template:\n        spec:\n          replicatedJobs:\n"
+         "          - name: " + job + "\n            template:\n              spec:\n                template:\n"
+         "                  spec:\n" + podSpecLines;
+}
+
+TEST(LintFix, ATrainersTolerationGoesIntoTheRuntimePatchForItsJob) {
+  const std::string before = trainJobWithRuntimePatch(
+      "me", "node",
+      "                    nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n"
+      "                    containers:\n"
+      "                    - name: node\n"
+      "                      env: [{name: NCCL_DEBUG, value: INFO}]\n");
+  const lint::FixResult r = fixText(before, Policy{});
+  EXPECT_EQ(r.fixed, 1u) << notesOf(r);
+  std::string expected = before;
+  expected.replace(expected.find("                    nodeSelector:"), 0,
+                   "                    tolerations:\n"
+                   "                    - key: nvidia.com/gpu\n"
+                   "                      operator: Exists\n"
+                   "                      effect: NoSchedule\n");
+  EXPECT_EQ(r.text, expected);
+  EXPECT_THAT(rulesLeft(r.text), IsEmpty());
+}
+
+// A new patch needs a manager, and the trainer's job its name: only the
+// author knows them.
+TEST(LintFix, ATrainJobWhoseRuntimePatchesAreNotForItsTrainerIsLeftAloneWithAReason) {
+  const std::string before =
+      trainJobWithRuntimePatch("me", "dataset-initializer",
+                               "                    nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n");
+  const lint::FixResult r = fixText(before, Policy{});
+  EXPECT_EQ(r.fixed, 0u);
+  EXPECT_EQ(r.text, before);
+  EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: spec.runtimePatches[1].trainingRuntimeSpec."
+                                    "template.spec.replicatedJobs[0].template.spec.template.spec does not exist"));
+}
+
 TEST(LintFix, EveryUntoleratedPolicyTaintGetsItsToleration) {
   Policy policy;
   policy.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "NoSchedule"}, {"sku", std::string("gpu"), "NoExecute"}};

@@ -12,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::judgeYaml;
 using testing::only;
 using testing::onlyRules;
@@ -320,6 +321,128 @@ TEST(TrainJob, TolerationsWrittenInsideTheTrainerDoNotCount) {
                                  "    nodeSelector: " + kPinned + "\n");
   yaml.replace(yaml.find("    numNodes"), 0, std::string("    tolerations: ") + kTolerates + "\n");
   EXPECT_THAT(schedulingFindings(yaml), ElementsAre("gpu-missing-toleration at spec.podSpecOverrides[0].tolerations"));
+}
+
+// Current Kubeflow Trainer replaced podSpecOverrides with spec.runtimePatches
+// (kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go): each patch,
+// keyed by manager, patches replicated jobs by name, and a job's
+// template.spec.template.spec is a partial pod spec (PodSpecPatch).
+
+// A runtime patch by `manager` with one replicated job item per entry of
+// `jobs` ({job name, lines of its pod spec patch at 20 spaces}), as lines
+// under spec. An empty name leaves the item's name out.
+std::string runtimePatch(const std::string& manager,
+                         const std::vector<std::pair<std::string, std::string>>& jobs) {
+  std::string out = "  - manager: " + manager + "\n    trainingRuntimeSpec:\n      template:\n        spec:\n"
+                    "          replicatedJobs:\n";
+  for (const auto& [name, podSpecLines] : jobs) {
+    out += name.empty() ? "          - template:\n" : "          - name: " + name + "\n            template:\n";
+    out += "              spec:\n                template:\n                  spec:\n" + podSpecLines;
+  }
+  return out;
+}
+
+std::string podSpecLine(const std::string& key, const std::string& value) {
+  return "                    " + key + ": " + value + "\n";
+}
+
+const std::string kNcclDebugContainer =
+    podSpecLine("containers", "[{name: node, env: [{name: NCCL_DEBUG, value: INFO}]}]");
+
+TEST(TrainJob, TheTrainerIsScheduledByTheRuntimePatchForItsNodeJob) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  runtimePatches:\n" +
+                                             runtimePatch("me", {{"node", podSpecLine("nodeSelector", kPinned) +
+                                                                              podSpecLine("tolerations", kTolerates) +
+                                                                              kNcclDebugContainer}}))),
+              IsEmpty());
+}
+
+TEST(TrainJob, RuntimePatchesOfSeveralManagersAddUp) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(
+                  "  runtimePatches:\n" +
+                  runtimePatch("kueue.x-k8s.io/manager", {{"node", podSpecLine("nodeSelector", kPinned)}}) +
+                  runtimePatch("me", {{"node", podSpecLine("tolerations", kTolerates)}}))),
+              IsEmpty());
+}
+
+TEST(TrainJob, ARuntimePatchsPodSpecIsAPartialPatchNotAPod) {
+  const std::string yaml =
+      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+      "  runtimeRef: {name: torch-distributed-gpu}\n  trainer: {numNodes: 2}\n  runtimePatches:\n" +
+      runtimePatch("me", {{"node", podSpecLine("tolerations", kTolerates) + kNcclDebugContainer}});
+  EXPECT_TRUE(findPodSites(yaml::parseStream(yaml).documents.at(0).value).empty());
+  EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
+}
+
+TEST(TrainJob, ARuntimePatchForTheNodeJobWithoutTolerationsIsWhereTheyGo) {
+  const std::string patch = runtimePatch("me", {{"dataset-initializer", podSpecLine("tolerations", kTolerates)},
+                                                {"node", podSpecLine("nodeSelector", kPinned)}});
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  runtimePatches:\n" + patch)),
+              ElementsAre("gpu-missing-toleration at "
+                          "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[1].template.spec."
+                          "template.spec.tolerations"));
+}
+
+TEST(TrainJob, ARuntimePatchForOnlyTheInitializersAndLauncherDoesNotScheduleTheTrainer) {
+  const std::string scheduling = podSpecLine("nodeSelector", kPinned) + podSpecLine("tolerations", kTolerates);
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(
+                  "  runtimePatches:\n" +
+                  runtimePatch("me", {{"model-initializer", scheduling}, {"launcher", scheduling}}))),
+              ElementsAre("gpu-missing-toleration at spec.runtimePatches[1].trainingRuntimeSpec.template.spec."
+                          "replicatedJobs[0].template.spec.template.spec.tolerations",
+                          "gpu-missing-driver-pin at spec.runtimePatches[1].trainingRuntimeSpec.template.spec."
+                          "replicatedJobs[0].template.spec.template.spec.nodeSelector"));
+}
+
+// The name is required, but a custom runtime may call its trainer's job
+// otherwise, and a hand-written patch may leave it out: reading such a patch
+// as the trainer's avoids a false alarm.
+TEST(TrainJob, ARuntimePatchForAnUnknownJobOrWithoutAJobNameCounts) {
+  const std::string scheduling = podSpecLine("nodeSelector", kPinned) + podSpecLine("tolerations", kTolerates);
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  runtimePatches:\n" + runtimePatch("me", {{"trainer", scheduling}}))),
+              IsEmpty());
+  EXPECT_THAT(schedulingFindings(gpuTrainJob("  runtimePatches:\n" + runtimePatch("me", {{"", scheduling}}))),
+              IsEmpty());
+}
+
+TEST(TrainJob, ARuntimePatchForTheNodeJobWithoutAPodSpecIsWhereItGoes) {
+  const std::string labelsOnly = "  runtimePatches:\n  - manager: me\n    trainingRuntimeSpec:\n      template:\n"
+                                 "        spec:\n          replicatedJobs:\n          - name: node\n"
+                                 "            template:\n              metadata: {labels: {team: a}}\n";
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(labelsOnly)),
+              ElementsAre("gpu-missing-toleration at spec.runtimePatches[0].trainingRuntimeSpec.template.spec."
+                          "replicatedJobs[0].template.spec.template.spec.tolerations",
+                          "gpu-missing-driver-pin at spec.runtimePatches[0].trainingRuntimeSpec.template.spec."
+                          "replicatedJobs[0].template.spec.template.spec.nodeSelector"));
+}
+
+TEST(TrainJob, AGpuTolerationInARuntimePatchForACpuOnlyTrainerIsStillReported) {
+  EXPECT_THAT(schedulingFindings(gpuTrainJob(
+                  "  runtimePatches:\n" + runtimePatch("me", {{"node", podSpecLine("tolerations", kTolerates)}}),
+                  "cpu: 4")),
+              ElementsAre("gpu-toleration-without-request at spec.runtimePatches[0].trainingRuntimeSpec.template."
+                          "spec.replicatedJobs[0].template.spec.template.spec.tolerations[0]"));
+}
+
+// With neither field, the TrainJob does not tell which Trainer release it is
+// written for: the finding says where each one takes the field.
+TEST(TrainJob, WithNeitherOverridesNorPatchesTheMessageNamesBothPlaces) {
+  const Policy p = onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin"});
+  const std::vector<Finding> findings = judgeYaml(gpuTrainJob(""), p);
+  ASSERT_EQ(findings.size(), 2u);
+  for (const Finding& f : findings) {
+    EXPECT_THAT(f.message, HasSubstr("spec.podSpecOverrides entry with targetJobs [{name: node}]")) << f.rule;
+    EXPECT_THAT(f.message, HasSubstr("spec.runtimePatches")) << f.rule;
+    EXPECT_THAT(f.message, HasSubstr("replicatedJobs item named node, in template.spec.template.spec")) << f.rule;
+  }
+}
+
+TEST(TrainJob, WithAPatchForTheTrainerTheMessageNeedsNoDirections) {
+  const Policy p = onlyRules({"gpu-missing-toleration"});
+  const std::vector<Finding> findings = judgeYaml(
+      gpuTrainJob("  runtimePatches:\n" + runtimePatch("me", {{"node", podSpecLine("nodeSelector", kPinned)}})), p);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, Not(HasSubstr("podSpecOverrides")));
 }
 
 // A KServe InferenceService whose predictor has the given lines and a `model`
