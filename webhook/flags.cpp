@@ -72,7 +72,8 @@ DUR is a duration like 500ms, 2s, 1m (a bare number is seconds). SIZE is a
 byte count, optionally with Ki, Mi or Gi.
 Signals: SIGTERM or SIGINT accepts the connections already queued, then stops
 accepting; answers every request already received (with Connection: close),
-closes idle connections and exits 0 (within --shutdown-timeout).
+closes idle connections and exits 0 (within --shutdown-timeout). SIGHUP is
+ignored: the certificate, client CAs and policy reload when their files change.
 )";
 
 std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {

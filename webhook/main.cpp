@@ -81,6 +81,10 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
     while (!finished.load()) {
       const int sig = sigtimedwait(&signals, nullptr, &tick);
       if (sig <= 0) continue;
+      if (sig == SIGHUP) {  // the habit of "kill -HUP to reload" must not drop admission calls
+        logger.info("SIGHUP ignored: the certificate, client CAs and policy reload on their own when their files change");
+        continue;
+      }
       signalled.store(true);
       app.setServing(false);  // /readyz fails while in-flight requests drain
       logger.info("shutting down").str("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -122,12 +126,13 @@ int main(int argc, char** argv) {
   if (flags.checkPolicy) return checkPolicy(*flags.policy);
   reexecWithMallocTunables(argv);  // serving only: --help and friends stay one exec
 
-  // Block the shutdown signals before any thread exists, so every thread
+  // Block the signals handled (SIGTERM, SIGINT; SIGHUP, ignored) before any thread exists, so every thread
   // inherits the mask and only the waiter in serve() receives them.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 

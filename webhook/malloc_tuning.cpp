@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <cstdlib>
 #include <string>
 
@@ -40,6 +44,12 @@ void reexecWithMallocTunables(char** argv) {
   else unsetenv("GLIBC_TUNABLES");
 #else
   (void)argv;
+#endif
+}
+
+void releaseFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
 #endif
 }
 

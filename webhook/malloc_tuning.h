@@ -26,4 +26,10 @@ bool mallocTuningSupported();
 // any thread starts.
 void reexecWithMallocTunables(char** argv);
 
+// Returns the memory freed since the last call to the kernel (glibc's
+// malloc_trim). glibc otherwise keeps it in its arenas: a review of a
+// 3 MiB object builds a tree of ~100 MiB, and the process would stay that
+// large. Costs a walk of the heap, so call it after large requests only.
+void releaseFreedMemory();
+
 }  // namespace gpuguard::webhook

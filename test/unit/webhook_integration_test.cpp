@@ -684,6 +684,27 @@ TEST_F(Binary, ServesUntilSigtermThenExitsZero) {
   EXPECT_THAT(webhook.logs(), HasSubstr(R"("msg":"stopped")"));
 }
 
+// "kill -HUP" out of habit (to reload) must not cut admission calls: the
+// files reload on their own.
+TEST_F(Binary, SighupIsIgnoredAndServingGoesOn) {
+  tls::TestCa ca;
+  WebhookProcess webhook(ca);
+  ASSERT_NE(webhook.port(), 0) << webhook.logs();
+  ASSERT_EQ(::kill(webhook.pid(), SIGHUP), 0);
+  std::optional<tls::Response> reply;
+  for (int attempt = 0; attempt < 50 && !reply; ++attempt) {  // the signal is handled asynchronously
+    std::this_thread::sleep_for(20ms);
+    reply = tls::httpsRequest(webhook.port(), trusting(ca), "POST", "/validate", review("CREATE", gpuPod(false)));
+  }
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(json::parse(reply->body)["response"]["allowed"], false);
+
+  const int status = webhook.waitForExit(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status)) << webhook.logs();
+  EXPECT_EQ(WEXITSTATUS(status), 0) << webhook.logs();
+  EXPECT_THAT(webhook.logs(), HasSubstr("SIGHUP ignored"));
+}
+
 // The environment variables of a running process.
 std::vector<std::string> environmentOf(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
