@@ -210,6 +210,51 @@ void BM_AdmissionObjectTreeOnly(benchmark::State& state, std::string body) {
   }
 }
 
+// ---- Scaling on hostile shapes ----------------------------------------------
+// A review holds its event loop, so its cost must grow linearly with the
+// object (a hostile-client review found quadratic paths). Google Benchmark
+// fits the complexity: the reported BigO should read "N" or "NlgN" (map
+// inserts, binary searches), never "N^2".
+
+// A Pod CREATE whose one container asks for N MIG resources (N findings of
+// mig-resource-name), or N containers asking for 0.5 GPU (N denials).
+std::string hostileReview(std::size_t n, bool manyContainers) {
+  nlohmann::json containers = nlohmann::json::array();
+  nlohmann::json limits = nlohmann::json::object();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (manyContainers) {
+      containers.push_back({{"name", "c" + std::to_string(i)}, {"image", "busybox"},
+                            {"resources", {{"limits", {{"nvidia.com/gpu", "0.5"}}}}}});
+    } else {
+      limits["nvidia.com/mig-" + std::to_string(i) + "g.10gb"] = "1";
+    }
+  }
+  if (!manyContainers) containers.push_back({{"name", "c"}, {"image", "busybox"}, {"resources", {{"limits", limits}}}});
+  const nlohmann::json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}, {"namespace", "d"}}},
+                              {"spec", {{"containers", containers}}}};
+  const nlohmann::json review = {
+      {"apiVersion", "admission.k8s.io/v1"},
+      {"kind", "AdmissionReview"},
+      {"request", {{"uid", "u"}, {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                   {"operation", "CREATE"}, {"namespace", "d"}, {"name", "p"}, {"object", pod}}}};
+  return review.dump();
+}
+
+void BM_ReviewScaling(benchmark::State& state, bool manyContainers) {
+  const std::string body = hostileReview(static_cast<std::size_t>(state.range(0)), manyContainers);
+  const auto policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
+  for (auto _ : state) {
+    auto r = gpuguard::webhook::review(body, policy);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetComplexityN(state.range(0));
+  state.counters["body_bytes"] = static_cast<double>(body.size());
+}
+BENCHMARK_CAPTURE(BM_ReviewScaling, resource_names, false)
+    ->RangeMultiplier(4)->Range(256, 16384)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK_CAPTURE(BM_ReviewScaling, fractional_containers, true)
+    ->RangeMultiplier(4)->Range(256, 16384)->Unit(benchmark::kMillisecond)->Complexity();
+
 // ---- YAML loader vs raw yaml-cpp --------------------------------------------
 
 const std::string& yamlStream() {
