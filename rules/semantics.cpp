@@ -170,6 +170,15 @@ std::vector<std::string> prefixedResourceNameErrors(std::string_view name) {
   return errs;
 }
 
+std::string joined(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
 QuantityValue decodeQuantity(const json& value) {
   QuantityValue out;
   switch (value.type()) {
@@ -263,18 +272,24 @@ long long addUnits(long long a, long long b) {
   return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<long long>::max() : sum;
 }
 
+// Each resource a container asks for, once: by its limit, or by its request
+// when it has no limit (the entry requestedUnits reads).
+template <typename Visit>
+void forEachRequestedResource(const ContainerResources& r, Visit&& visit) {
+  for (const ResourceEntry& e : r.limits) visit(e);
+  for (const ResourceEntry& e : r.requests) {
+    if (!r.limit(e.name)) visit(e);
+  }
+}
+
 }  // namespace
 
 long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting) {
   const ContainerResources& r = resourcesOf(container, podDefaulting);
   long long total = 0;
-  for (const auto* list : {&r.limits, &r.requests}) {
-    for (const ResourceEntry& e : *list) {
-      if (!policy.isGpuResource(e.name)) continue;
-      if (list == &r.requests && r.limit(e.name)) continue;  // counted with its limit
-      total = addUnits(total, requestedUnits(r, e.name));
-    }
-  }
+  forEachRequestedResource(r, [&](const ResourceEntry& e) {
+    if (policy.isGpuResource(e.name)) total = addUnits(total, requestedUnits(r, e.name));
+  });
   return total;
 }
 
@@ -293,7 +308,7 @@ std::vector<ResourceUnits> podRequestUnitsByName(const PodSite& site,
   for (const ContainerRef& c : site.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;  // ephemeral containers get no resources
     const ContainerResources& r = resourcesOf(c, site.isPod);
-    const auto count = [&](const ResourceEntry& e) {
+    forEachRequestedResource(r, [&](const ResourceEntry& e) {
       if (!select(e.name)) return;
       const long long n = requestedUnits(r, e.name);
       const auto [at, fresh] = index.try_emplace(e.name, tallies.size());
@@ -308,11 +323,7 @@ std::vector<ResourceUnits> podRequestUnitsByName(const PodSite& site,
         t.sidecars = addUnits(t.sidecars, n);
         t.initPeak = std::max(t.initPeak, t.sidecars);
       }
-    };
-    for (const ResourceEntry& e : r.limits) count(e);
-    for (const ResourceEntry& e : r.requests) {
-      if (!r.limit(e.name)) count(e);  // else counted with its limit
-    }
+    });
   }
   std::vector<ResourceUnits> out;
   out.reserve(tallies.size());

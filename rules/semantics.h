@@ -45,6 +45,10 @@ std::vector<std::string> labelValueErrors(std::string_view value);
 // extended resource name standard" when the name is neither native nor
 // extended ("requests.nvidia.com/gpu", "nvidia.com/gpu ").
 std::vector<std::string> prefixedResourceNameErrors(std::string_view name);
+// The parts with `separator` between them: how the API server joins several
+// validator messages into one field error (";" or "; "), and how findings
+// list several reasons.
+std::string joined(const std::vector<std::string>& parts, std::string_view separator);
 
 // A JSON value as Quantity.UnmarshalJSON reads it: strings are trimmed and
 // parsed; numbers are parsed from their text; null is zero; anything else is

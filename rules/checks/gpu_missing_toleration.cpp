@@ -167,8 +167,7 @@ class GpuMissingToleration final : public Rule {
     if (op != "Equal" && !op.empty()) return;  // other operators tolerate nothing: the Required finding says so
     const std::vector<std::string> errors = labelValueErrors(value);
     if (errors.empty()) return;
-    std::string message;
-    for (const std::string& e : errors) message += (message.empty() ? "" : ";") + e;  // the API joins with ";"
+    const std::string message = joined(errors, ";");  // ValidateTolerations joins with ";"
     out.report(path.field("operator"), renderValue(json(value)),
                "Invalid value: " + renderValue(json(value)) + ": " + message + "; " + std::string(kRejected) +
                    "; write the taint's value exactly, or use operator: Exists without a value");

@@ -131,15 +131,7 @@ std::optional<RejectedName> rejectedGpuName(std::string_view name, const Policy&
     return std::nullopt;
   }
   if (whys.empty()) return std::nullopt;  // nothing to say beyond the API server's message
-  std::string why;
-  for (const std::string& w : whys) why += (why.empty() ? "" : "; ") + w;
-  return RejectedName{intended, why};
-}
-
-std::string joined(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(separator)) + p;
-  return out;
+  return RejectedName{intended, joined(whys, "; ")};
 }
 
 bool namedExactlyInPolicy(const Policy& policy, std::string_view name) {

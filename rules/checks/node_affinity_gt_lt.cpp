@@ -325,8 +325,7 @@ class NodeAffinityGtLt final : public Rule {
 
   static void reportNotALabelValue(const FieldPath& path, std::string_view op, const std::string& text,
                                    const std::vector<std::string>& errors, Reporter& out) {
-    std::string message;
-    for (const std::string& e : errors) message += (message.empty() ? "" : "; ") + e;
+    const std::string message = joined(errors, "; ");
     const std::string shown = renderValue(json(text));
     std::string fix;
     if (text.starts_with("+") && parseGoInt(text)) {
