@@ -272,16 +272,6 @@ long long addUnits(long long a, long long b) {
   return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<long long>::max() : sum;
 }
 
-// Each resource a container asks for, once: by its limit, or by its request
-// when it has no limit (the entry requestedUnits reads).
-template <typename Visit>
-void forEachRequestedResource(const ContainerResources& r, Visit&& visit) {
-  for (const ResourceEntry& e : r.limits) visit(e);
-  for (const ResourceEntry& e : r.requests) {
-    if (!r.limit(e.name)) visit(e);
-  }
-}
-
 }  // namespace
 
 long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting) {

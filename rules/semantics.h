@@ -107,6 +107,16 @@ void forEachResourceEntry(const ContainerResources& resources, Visit&& visit) {
   for (const ResourceEntry& e : resources.requests) visit(e);
 }
 
+// Each resource a container asks for, once: by its limit, or by its request
+// when it has no limit (the entry requestedUnits reads).
+template <typename Visit>
+void forEachRequestedResource(const ContainerResources& r, Visit&& visit) {
+  for (const ResourceEntry& e : r.limits) visit(e);
+  for (const ResourceEntry& e : r.requests) {
+    if (!r.limit(e.name)) visit(e);
+  }
+}
+
 // The whole-unit count a container asks of a resource: the limit if set,
 // else the request; fractional values round up; unparseable ones count 0.
 long long requestedUnits(const ContainerResources& resources, std::string_view name);

@@ -1,6 +1,5 @@
 // gpu-in-pod-level-resources: GPUs (or DRA claims) in pod-level spec.resources,
 // and GPUs on ephemeral containers: places of a pod spec that cannot hold them.
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -52,14 +51,10 @@ std::string targetContainer(const PodSite& site) {
 // The GPU (extended) resources an ephemeral container names, in order: "" when none.
 std::string judgedNames(const ContainerResources& r, const Policy& policy) {
   std::vector<std::string> names;
-  forEachResourceEntry(r, [&](const ResourceEntry& e) {
-    if (isJudgedResource(e.name, policy) && std::find(names.begin(), names.end(), e.name) == names.end()) {
-      names.push_back(e.name);
-    }
+  forEachRequestedResource(r, [&](const ResourceEntry& e) {
+    if (isJudgedResource(e.name, policy)) names.push_back(e.name);
   });
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
+  return joined(names, ", ");
 }
 
 class GpuInPodLevelResources final : public Rule {
