@@ -19,6 +19,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
+# ccache, when installed, makes rebuilds in several work trees cheap; it changes no output.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
-  -DGPUGUARD_SANITIZE="${GPUGUARD_SANITIZE:-OFF}" ${CMAKE_ARGS:-} >/dev/null
+  -DGPUGUARD_SANITIZE="${GPUGUARD_SANITIZE:-OFF}" "${launcher[@]}" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
