@@ -197,7 +197,9 @@ class DraWithDevicePlugin final : public Rule {
       if (exactShape) {
         if (exactly && firstAvailable) {
           out.reportWithDefault(path, "",
-                                "Invalid value: exactly one of exactly or firstAvailable may be set; keep one",
+                                // kube-apiserver 1.37's words (test/e2e oracle, cases/oracle/dra.yaml rc-both)
+                                "Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, but "
+                                "multiple fields are set; keep one",
                                 Severity::Error);
         }
         if (exactly) {
@@ -212,7 +214,7 @@ class DraWithDevicePlugin final : public Rule {
                 Severity::Error);
           } else {
             out.reportWithDefault(path, "",
-                                  "Required value: exactly one of exactly or firstAvailable is required; add "
+                                  "Required value: exactly one of `exactly` or `firstAvailable` is required; add "
                                   "exactly: {deviceClassName: gpu.nvidia.com}",
                                   Severity::Error);
           }

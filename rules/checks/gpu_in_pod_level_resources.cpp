@@ -20,7 +20,7 @@ constexpr RuleDoc kDoc{
         "1.34) accept only cpu, memory and hugepages-* (component-helpers IsSupportedPodLevelResource). The API "
         "server rejects nvidia.com/gpu there (spec.resources.limits[nvidia.com/gpu]: Unsupported value: "
         "\"nvidia.com/gpu\": supported values: \"cpu\", \"hugepages-\", \"memory\"; older releases "
-        "list only cpu and memory), and DRA claims too (spec.resources.claims: Forbidden: claims cannot be set "
+        "list only cpu and memory), and DRA claims too (spec.resources.claims: Forbidden: claims may not be set "
         "for Resources at pod-level). Inside a custom resource (RayCluster, JobSet, LeaderWorkerSet...) nobody "
         "checks, and the mistake surfaces only when the operator creates the pods; on API servers without the "
         "feature the field is dropped and the GPU silently never requested. Every extended resource and every "
@@ -102,7 +102,7 @@ class GpuInPodLevelResources final : public Rule {
     }
     if (const nlohmann::json* claims = arrayAt(*resources, "claims"); claims && !claims->empty()) {
       out.report(site.podResources.path.field("claims"), "",
-                 "Forbidden: claims cannot be set for Resources at pod-level; reference the DRA claim from the "
+                 "Forbidden: claims may not be set for Resources at pod-level; reference the DRA claim from the "
                  "container that uses the device (" + targetContainer(site) + ".resources.claims)");
     }
   }

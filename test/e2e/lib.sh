@@ -1,9 +1,12 @@
 # shellcheck shell=bash
-# Helpers for gpuguard's end-to-end tests: a real etcd + kube-apiserver v1.20.2 on
-# 127.0.0.1 with a throw-away PKI.  Source this file; it defines functions only.
+# Helpers for gpuguard's end-to-end tests: a real etcd + kube-apiserver (+ kube-scheduler for
+# the scheduler oracle) on 127.0.0.1 with a throw-away PKI, built from the Go modules pinned in
+# controlplane/go.mod by build-controlplane.sh.  Source this file; it defines functions only.
 #
 #   e2e_init               make the work dir ($E2E_WORK), install the EXIT trap
+#   e2e_prepare_tools      build/find the control plane, a current kubectl; print "control plane: ..."
 #   e2e_start_cluster      PKI, etcd, kube-apiserver, kubeconfig, wait for /readyz
+#   e2e_start_scheduler    kube-scheduler against it, wait for /readyz
 #   e2e_bg NAME CMD...     start a background process, remember its PID, log to $E2E_WORK/NAME.log
 #   e2e_stop_pid PID       TERM, wait (bounded), KILL
 #   e2e_cleanup            stop everything e2e_bg started (newest first); called on EXIT
@@ -11,18 +14,20 @@
 #   e2e_kubectl ARGS...    kubectl against the test cluster, bounded by a timeout
 #
 # Environment (all optional):
-#   GPUGUARD_E2E_CACHE       build cache (default /var/cache/gpuguard-e2e); the binary is $CACHE/bin/kube-apiserver
-#   KUBE_APISERVER           path to a kube-apiserver binary (default $CACHE/bin/kube-apiserver)
-#   E2E_ETCD_PORT            default 12379 (peer port is +1)
-#   E2E_APISERVER_PORT       default 16443
+#   GPUGUARD_E2E_CACHE       build cache (default /var/cache/gpuguard-e2e)
+#   E2E_CONTROLPLANE         a directory with kube-apiserver, kube-scheduler, etcd (default: built)
+#   E2E_ETCD_PORT            default 20379 (peer port is +1)
+#   E2E_APISERVER_PORT       default 20443
+#   E2E_SCHEDULER_PORT       default 20259 (kube-scheduler's /healthz, /readyz)
+#   E2E_FEATURE_GATES        extra --feature-gates for kube-apiserver and kube-scheduler
 #   E2E_KEEP=1               keep the work dir (logs, certs) after the run
 #
 # Every wait is bounded; every process is stopped by its PID, never by name.
 
 E2E_CACHE=${GPUGUARD_E2E_CACHE:-/var/cache/gpuguard-e2e}
-KUBE_APISERVER=${KUBE_APISERVER:-$E2E_CACHE/bin/kube-apiserver}
-E2E_ETCD_PORT=${E2E_ETCD_PORT:-12379}
-E2E_APISERVER_PORT=${E2E_APISERVER_PORT:-16443}
+E2E_ETCD_PORT=${E2E_ETCD_PORT:-20379}
+E2E_APISERVER_PORT=${E2E_APISERVER_PORT:-20443}
+E2E_SCHEDULER_PORT=${E2E_SCHEDULER_PORT:-20259}
 E2E_PIDS=()
 E2E_PID_NAMES=()
 # extra kube-apiserver flags (an array), e.g. --admission-control-config-file=...
@@ -121,18 +126,41 @@ e2e_kubectl() {
     timeout 60 kubectl --request-timeout=30s "$@"
 }
 
-e2e_require_tools() {
-    local missing=()
-    command -v etcd >/dev/null || missing+=(etcd-server)
+# e2e_prepare_tools : the control plane (built once into $E2E_CACHE), a current kubectl
+# (test/tools/install-kubectl-helm.sh), openssl and curl. Prints the "control plane:" line.
+e2e_prepare_tools() {
+    local here missing=() dir
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
     command -v openssl >/dev/null || missing+=(openssl)
     command -v curl >/dev/null || missing+=(curl)
-    command -v kubectl >/dev/null || missing+=(kubernetes-client)
+    command -v unzip >/dev/null || missing+=(unzip)
     if ((${#missing[@]})); then
         e2e_log "installing ${missing[*]}"
         timeout 600 apt-get update -q >&2 || true
         DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
     fi
-    [[ -x $KUBE_APISERVER ]] || { e2e_log "no kube-apiserver at $KUBE_APISERVER (run test/e2e/build-apiserver.sh)"; return 1; }
+    if [[ -n ${E2E_CONTROLPLANE:-} ]]; then
+        dir=$E2E_CONTROLPLANE
+    else
+        dir=$(bash "$here/build-controlplane.sh") || { e2e_log "building the control plane failed"; return 1; }
+    fi
+    KUBE_APISERVER=$dir/kube-apiserver KUBE_SCHEDULER=$dir/kube-scheduler ETCD=$dir/etcd
+    local b
+    for b in "$KUBE_APISERVER" "$KUBE_SCHEDULER" "$ETCD"; do
+        [[ -x $b ]] || { e2e_log "missing $b"; return 1; }
+    done
+    # kubectl as a user runs it: a current release (1.35), not Debian's 1.20
+    local tools
+    if tools=$(bash "$here/../tools/install-kubectl-helm.sh"); then
+        eval "$tools"
+    else
+        e2e_log "warning: could not install kubectl 1.35; using $(command -v kubectl || echo none)"
+    fi
+    command -v kubectl >/dev/null || { e2e_log "no kubectl"; return 1; }
+    E2E_VERSIONS="kube-apiserver $("$KUBE_APISERVER" --version | awk '{print $2}'), kube-scheduler $("$KUBE_SCHEDULER" --version | awk '{print $2}'), etcd v$("$ETCD" --version | sed -n 's/^etcd Version: //p')"
+    export E2E_VERSIONS
+    echo "control plane: $E2E_VERSIONS"
+    echo "kubectl: $(kubectl version --client 2>/dev/null | sed -n 's/^Client Version: //p')"
 }
 
 # e2e_make_ca DIR NAME : self-signed CA DIR/NAME.{key,crt}
@@ -208,14 +236,13 @@ e2e_etcd_healthy() {
 
 e2e_start_cluster() {
     local t0=$SECONDS p=$E2E_WORK/pki port
-    e2e_require_tools
     # another run on the same machine may hold the default ports: move up in steps of 10
     E2E_ETCD_PORT=$(e2e_pick_port "$E2E_ETCD_PORT" 2) || return 1
     E2E_APISERVER_PORT=$(e2e_pick_port "$E2E_APISERVER_PORT" 1) || return 1
     e2e_make_pki
     e2e_write_kubeconfig
 
-    e2e_bg etcd etcd --name e2e --data-dir "$E2E_WORK/etcd-data" \
+    e2e_bg etcd "$ETCD" --name e2e --data-dir "$E2E_WORK/etcd-data" \
         --listen-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
         --advertise-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
         --listen-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
@@ -230,13 +257,13 @@ e2e_start_cluster() {
     e2e_bg kube-apiserver "$KUBE_APISERVER" \
         --etcd-servers="http://127.0.0.1:$E2E_ETCD_PORT" \
         --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
-        --secure-port="$E2E_APISERVER_PORT" --insecure-port=0 \
+        --secure-port="$E2E_APISERVER_PORT" \
         --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" \
         --client-ca-file="$p/ca.crt" \
         --service-account-key-file="$p/sa.pub" \
         --service-account-signing-key-file="$p/sa.key" \
         --service-account-issuer=https://kubernetes.default.svc \
-        --feature-gates=BoundServiceAccountTokenVolume=true \
+        ${E2E_FEATURE_GATES:+--feature-gates="$E2E_FEATURE_GATES"} \
         --service-cluster-ip-range=10.96.0.0/16 \
         --authorization-mode=RBAC \
         --enable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultTolerationSeconds,DefaultStorageClass,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota,Priority \
@@ -260,6 +287,37 @@ e2e_start_cluster() {
     e2e_wait_for "namespace default" 60 e2e_kubectl get namespace default || return 1
     e2e_ns_prepare default || return 1
     e2e_log "etcd + kube-apiserver ($("$KUBE_APISERVER" --version)) ready on 127.0.0.1:$E2E_APISERVER_PORT in $((SECONDS - t0)) s"
+}
+
+e2e_scheduler_ready() {
+    [[ $(curl -sSk --max-time 3 "https://127.0.0.1:$E2E_SCHEDULER_PORT/readyz" 2>/dev/null) == ok ]]
+}
+
+# e2e_start_scheduler : kube-scheduler (default profile, no leader election) against the test
+# API server, with the admin kubeconfig; /readyz on 127.0.0.1:$E2E_SCHEDULER_PORT.
+e2e_start_scheduler() {
+    local t0=$SECONDS
+    E2E_SCHEDULER_PORT=$(e2e_pick_port "$E2E_SCHEDULER_PORT" 1) || return 1
+    e2e_bg kube-scheduler "$KUBE_SCHEDULER" \
+        --kubeconfig="$KUBECONFIG" \
+        --authentication-kubeconfig="$KUBECONFIG" --authorization-kubeconfig="$KUBECONFIG" \
+        --bind-address=127.0.0.1 --secure-port="$E2E_SCHEDULER_PORT" \
+        --cert-dir="$E2E_WORK/kube-scheduler-certs" \
+        --leader-elect=false \
+        ${E2E_FEATURE_GATES:+--feature-gates="$E2E_FEATURE_GATES"} \
+        --v=1
+    E2E_SCHEDULER_PID=$E2E_LAST_PID
+    local deadline=$((SECONDS + 120))
+    until e2e_scheduler_ready; do
+        if ! kill -0 "$E2E_SCHEDULER_PID" 2>/dev/null; then
+            e2e_log "kube-scheduler exited"; tail -n 30 "$E2E_WORK/kube-scheduler.log" >&2; return 1
+        fi
+        if ((SECONDS >= deadline)); then
+            e2e_log "kube-scheduler not ready after 120 s"; tail -n 30 "$E2E_WORK/kube-scheduler.log" >&2; return 1
+        fi
+        sleep 0.25
+    done
+    e2e_log "kube-scheduler ($("$KUBE_SCHEDULER" --version)) ready on 127.0.0.1:$E2E_SCHEDULER_PORT in $((SECONDS - t0)) s"
 }
 
 # Without kube-controller-manager nobody creates sa/default or cm/kube-root-ca.crt;
@@ -309,6 +367,7 @@ e2e_oracle() {
     fi
     timeout 1200 "$(e2e_python)" "$here/oracle.py" --lint "$lint" --root "$root" "${inputs[@]}" \
         --known "$here/oracle-known.tsv" --ca-file "$E2E_WORK/pki/ca.crt" --report "$report" \
+        --versions "${E2E_VERSIONS:-kube-apiserver}" \
         ${ORACLE_DUMP:+--dump "$ORACLE_DUMP"} >"$E2E_WORK/oracle.out" 2>&1
     local rc=$?
     grep -v '^ORACLE_COUNTS ' "$E2E_WORK/oracle.out"
@@ -316,14 +375,46 @@ e2e_oracle() {
     [[ -n $E2E_ORACLE_COUNTS ]] || { E2E_ORACLE_COUNTS="0 1"; rc=1; }
     e2e_log "oracle report: $report"
     if [[ $update == 1 && -s $report ]]; then
-        python3 - "$root/docs/e2e-oracle.md" "$report" <<'PY' && e2e_log "updated docs/e2e-oracle.md"
+        e2e_update_doc "$root/docs/e2e-oracle.md" "<!-- BEGIN GENERATED by test/e2e/oracle.sh -->" \
+            "<!-- END GENERATED -->" "$report"
+    fi
+    return $rc
+}
+
+# e2e_update_doc DOC BEGIN END REPORT : replace what lies between the BEGIN and END markers of DOC
+e2e_update_doc() {
+    python3 - "$@" <<'PY' && e2e_log "updated $1"
 import sys
-doc, rep = sys.argv[1], open(sys.argv[2]).read()
-b, e = "<!-- BEGIN GENERATED by test/e2e/oracle.sh -->", "<!-- END GENERATED -->"
+doc, b, e, rep = sys.argv[1], sys.argv[2], sys.argv[3], open(sys.argv[4]).read()
 text = open(doc).read()
-i, j = text.index(b) + len(b), text.index(e)
+i = text.index(b) + len(b)
+j = text.index(e, i)
 open(doc, "w").write(text[:i] + "\n" + rep + text[j:])
 PY
+}
+
+# e2e_sched_oracle LINT REPORT UPDATE_DOC : kube-scheduler against gpuguard-lint and
+# gpuguard-lint --nodes on every case of scheduler/cases.yaml (sched_oracle.py). Needs the
+# scheduler running (e2e_start_scheduler). Sets E2E_SCHED_COUNTS="passed failed".
+e2e_sched_oracle() {
+    local lint=$1 report=$2 update=${3:-0}
+    local here root p=$E2E_WORK/pki
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    root=$(cd "$here/../.." && pwd)
+    e2e_ns sched || { E2E_SCHED_COUNTS="0 1"; return 1; }
+    timeout 1800 "$(e2e_python)" "$here/sched_oracle.py" --cases "$here/scheduler/cases.yaml" \
+        --known "$here/scheduler/known.tsv" --lint "$lint" \
+        --server "https://127.0.0.1:$E2E_APISERVER_PORT" --ca "$p/ca.crt" --cert "$p/admin.crt" --key "$p/admin.key" \
+        --versions "${E2E_VERSIONS:-the test control plane}" --report "$report" \
+        ${SCHED_ORACLE_ONLY:+--only "$SCHED_ORACLE_ONLY"} >"$E2E_WORK/sched-oracle.out" 2>&1
+    local rc=$?
+    grep -v '^SCHED_COUNTS ' "$E2E_WORK/sched-oracle.out"
+    E2E_SCHED_COUNTS=$(sed -n 's/^SCHED_COUNTS //p' "$E2E_WORK/sched-oracle.out")
+    [[ -n $E2E_SCHED_COUNTS ]] || { E2E_SCHED_COUNTS="0 1"; rc=1; }
+    e2e_log "scheduler oracle report: $report"
+    if [[ $update == 1 && -s $report && -z ${SCHED_ORACLE_ONLY:-} ]]; then
+        e2e_update_doc "$root/docs/e2e-oracle.md" "<!-- BEGIN GENERATED by test/e2e/sched_oracle.py -->" \
+            "<!-- END GENERATED scheduler oracle -->" "$report"
     fi
     return $rc
 }

@@ -46,14 +46,26 @@ BUILTIN = {
     ("apps/v1", "Deployment"), ("apps/v1", "DaemonSet"), ("apps/v1", "ReplicaSet"),
     ("apps/v1", "StatefulSet"), ("batch/v1", "Job"), ("batch/v1", "CronJob"),
     ("batch/v1beta1", "CronJob"),
+    # DRA (resource.k8s.io/v1, GA in 1.34): the objects gpuguard checks besides pods
+    ("resource.k8s.io/v1", "ResourceClaim"), ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+    ("resource.k8s.io/v1", "DeviceClass"),
 }
 BUILTIN_KINDS = {k for _, k in BUILTIN}
-# apiVersions of built-in kinds that kube-apiserver 1.20 no longer serves
-UNSERVED = {"extensions/v1beta1", "apps/v1beta1", "apps/v1beta2", "batch/v2alpha1"}
+# apiVersions of built-in kinds that current API servers no longer serve (batch/v1beta1
+# CronJob went in 1.25; the DRA betas are off by default)
+UNSERVED = {"extensions/v1beta1", "apps/v1beta1", "apps/v1beta2", "batch/v2alpha1", "batch/v1beta1",
+            "resource.k8s.io/v1alpha3", "resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2"}
 
 RULES = ["gpu-fractional", "gpu-requests-limits-mismatch", "gpu-requests-without-limits",
          "gpu-invalid-quantity", "label-value-not-string"]
 PARSE = "(unparseable YAML)"
+# gpuguard's findings that quote the API server's own validation of DRA objects and pod-level
+# resources: each must be the API server's cause on the same field, word for word (gpuguard may
+# add advice after "; ")
+QUOTE = "(quoted API messages)"
+QUOTE_RULES = {"gpu-in-pod-level-resources", "dra-with-device-plugin"}
+# findings of those rules that say what happens *instead of* a rejection
+NOT_A_REJECTION = re.compile(r"the API server defaults|stays Pending")
 CRASH = "(gpuguard-lint crashed)"   # kubectl cannot parse the document vs gpuguard-lint reports an input error
 CONTAINER_RE = re.compile(r"^(.*?(?:containers|initContainers|ephemeralContainers)\[\d+\])")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -170,7 +182,7 @@ class Doc:
 
 
 def prepare(doc):
-    """Decide whether a document is compared and adapt it to a v1.20 API server."""
+    """Decide whether a document is compared, and adapt what the API server cannot take as it is."""
     if doc.kind not in BUILTIN_KINDS:
         return False
     if "{{" in doc.text:
@@ -178,14 +190,10 @@ def prepare(doc):
         return True
     av = doc.api_version
     if av in UNSERVED:
-        doc.skip = "apiVersion %s is not served by kube-apiserver 1.20" % av
+        doc.skip = "apiVersion %s is not served by the API server (removed or off by default)" % av
         return True
     if (av, doc.kind) not in BUILTIN:
         return False  # e.g. batch.volcano.sh/v1alpha1 Job: a custom resource
-    if doc.kind == "CronJob" and av == "batch/v1":
-        # batch/v1 CronJob appeared in 1.21; the v1beta1 schema is the same for pod templates
-        doc.sent = re.sub(r"^apiVersion:.*$", "apiVersion: batch/v1beta1", doc.sent, count=1, flags=re.M)
-        doc.changes.append("apiVersion batch/v1 -> batch/v1beta1 (1.20 serves CronJob only as v1beta1)")
     ns = doc.namespace
     if ns is not None and not (isinstance(ns, str) and DNS_LABEL.match(ns) and len(ns) <= 63):
         new = re.sub(r"^([ \t]+)namespace:[ \t]*[\"']?%s[\"']?[ \t]*(#.*)?\n" % re.escape(str(ns)), "",
@@ -233,9 +241,12 @@ class ServerVerdict:
             elif re.search(r"ReadString: expects \" or n|cannot unmarshal (number|bool)[^\n]* of type string", out):
                 # only label-like maps are label-value-not-string's business (not annotations,
                 # toleration values, env values...): the decoder names the Go field it was in
-                m = re.search(r"(\w+): (?:\[\]string: )?ReadString: expects", out)
+                # json-iterator (1.20): "NodeSelector: ReadString: expects \" or n"; encoding/json
+                # (current): "cannot unmarshal number into Go struct field PodSpec.spec.nodeSelector of type string"
+                m = re.search(r"(\w+): (?:\[\]string: )?ReadString: expects", out) or \
+                    re.search(r"Go struct field \S*?(\w+) of type (?:string|\[\]string)", out)
                 fieldname = m.group(1) if m else ""
-                self.decode_kind = "string" if fieldname in ("NodeSelector", "Labels", "MatchLabels", "Values") \
+                self.decode_kind = "string" if fieldname.lower() in ("nodeselector", "labels", "matchlabels", "values") \
                     else "string-other(%s)" % fieldname
             else:
                 self.decode_kind = "other"
@@ -410,6 +421,10 @@ def compare(doc, known):
     else:
         doc.results[PARSE] = ("agree-clean", "")
     decode = doc.server.status == "decode"
+    compare_quotes(doc)
+    k = known.get((doc.rel, doc.index, QUOTE))
+    if k and doc.results[QUOTE][0] not in ("agree-clean", "agree-flag"):
+        doc.results[QUOTE] = ("documented", k)
     for rule in RULES:
         s = srv[rule]
         lint = doc.lint.get(rule, set())
@@ -441,6 +456,31 @@ def compare(doc, known):
         else:
             status = "lint-only"
         doc.results[rule] = (status, "API server: %s; gpuguard-lint: %s" % (sorted(s) or "-", sorted(lint) or "-"))
+
+
+def compare_quotes(doc):
+    """Each QUOTE_RULES finding that reads as a rejection must be the API server's own cause."""
+    quotes = [f for f in doc.lint_raw if f.get("rule") in QUOTE_RULES and not f.get("suppressed")
+              and CAUSE_RE.match("x: " + f.get("message", "")) and not NOT_A_REJECTION.search(f.get("message", ""))]
+    if not quotes:
+        doc.results[QUOTE] = ("agree-clean", "")
+        return
+    if doc.server.status != "invalid":
+        doc.results[QUOTE] = ("lint-only", "gpuguard quotes %s, the API server: %s" % (
+            "; ".join("%s: %s" % (f["field"], f["message"][:120]) for f in quotes),
+            doc.server.status if doc.server.status != "decode" else first_line(doc.server.out)))
+        return
+    bad = []
+    for f in quotes:
+        reason, detail = CAUSE_RE.match("x: " + f["message"]).group(2, 3)
+        same_field = [(r, m) for fld, r, m in doc.server.causes if fld == f["field"]]
+        if not same_field:
+            bad.append("%s: the API server reports nothing there (%s)" % (f["field"], f["message"][:120]))
+        elif not any(r == reason and (not m.strip() or detail == m or detail.startswith(m.rstrip() + ";") or
+                                      detail.startswith(m.rstrip() + " (")) for r, m in same_field):
+            bad.append("%s: gpuguard %r, the API server %r" % (
+                f["field"], "%s: %s" % (reason, detail.split(";")[0]), "; ".join("%s: %s" % rm for rm in same_field)))
+    doc.results[QUOTE] = ("quote-differs", " / ".join(bad)) if bad else ("agree-flag", "")
 
 
 def first_line(s):
@@ -567,9 +607,9 @@ def report(docs, all_docs, files, args, elapsed):
     judged = [d for d in docs if not d.skip]
     lines = []
     w = lines.append
-    w("Generated by `test/e2e/oracle.sh` on %s against kube-apiserver v1.20.2 (`kubectl apply "
+    w("Generated by `test/e2e/oracle.sh` on %s against %s (`kubectl apply "
       "--dry-run=server --validate=false`, no webhook registered) and `gpuguard-lint --format json`, "
-      "in %d s." % (time.strftime("%Y-%m-%d"), elapsed))
+      "in %d s." % (time.strftime("%Y-%m-%d"), args.versions, elapsed))
     w("")
     w("Inputs: %d files (%s); %d documents of built-in workload kinds, %d compared, %d skipped." %
       (len(files), ", ".join(args.label), len(docs), len(judged), len(docs) - len(judged)))
@@ -582,7 +622,7 @@ def report(docs, all_docs, files, args, elapsed):
     w("")
     w("| rule | compared | both clean | both flag | documented difference | disagree | raw agreement | agreement with documented differences |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for rule in RULES + [PARSE, CRASH]:
+    for rule in RULES + [PARSE, QUOTE, CRASH]:
         rs = [d.results[rule][0] for d in judged if rule in d.results and d.results[rule][0] != "not-judged"]
         n = len(rs)
         clean = rs.count("agree-clean")
@@ -593,13 +633,13 @@ def report(docs, all_docs, files, args, elapsed):
         pct2 = "%.1f%%" % (100.0 * (clean + flag + docd) / n) if n else "-"
         if rule == CRASH and n == clean:
             continue  # no crash: no row
-        w("| %s | %d | %d | %d | %d | %d | %s | %s |" % (rule if rule in (PARSE, CRASH) else "`%s`" % rule, n, clean, flag, docd, bad, pct, pct2))
+        w("| %s | %d | %d | %d | %d | %d | %s | %s |" % (rule if rule in (PARSE, QUOTE, CRASH) else "`%s`" % rule, n, clean, flag, docd, bad, pct, pct2))
     w("")
     w("The API server's verdicts: " + ", ".join(
         "%s %d" % (k, sum(1 for d in judged if d.server.status == k))
         for k in ("accepted", "invalid", "decode")) + ".")
     w("")
-    dis = [(d, r) for d in judged for r in RULES + [PARSE, CRASH]
+    dis = [(d, r) for d in judged for r in RULES + [PARSE, QUOTE, CRASH]
            if r in d.results and d.results[r][0] not in ("agree-clean", "agree-flag", "documented", "not-judged")]
     w("### Disagreements (possible gpuguard bugs)")
     w("")
@@ -615,7 +655,7 @@ def report(docs, all_docs, files, args, elapsed):
         w("  * gpuguard-lint: %s" % ("; ".join("`%s: %s [%s]`" % (f.get("field"), md_escape(f.get("message", "")[:200]),
                                                                   f.get("rule")) for f in lf) or "no finding"))
     w("")
-    docs_d = [(d, r) for d in judged for r in RULES + [PARSE] if r in d.results and d.results[r][0] == "documented"]
+    docs_d = [(d, r) for d in judged for r in RULES + [PARSE, QUOTE] if r in d.results and d.results[r][0] == "documented"]
     w("### Documented differences found")
     w("")
     if not docs_d:
@@ -681,6 +721,7 @@ def main():
     ap.add_argument("--report", help="write the markdown report here")
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--dump", help="write every document, both answers and the verdicts here (JSON)")
+    ap.add_argument("--versions", default="kube-apiserver", help="the control plane, for the report")
     args = ap.parse_args()
     t0 = time.time()
 

@@ -3,7 +3,7 @@
 #
 #   bash test/e2e/oracle.sh [--update-doc]
 #
-# Starts etcd + kube-apiserver v1.20.2 on 127.0.0.1 (no webhook registered), sends every
+# Starts etcd + kube-apiserver (controlplane/go.mod) on 127.0.0.1 (no webhook registered), sends every
 # built-in workload document of test/e2e/cases/ and ../shared/corpus/real/ (relative to the
 # repo) through `kubectl apply --dry-run=server`, and compares with `gpuguard-lint --format json`.
 # --update-doc rewrites the generated part of docs/e2e-oracle.md.
@@ -24,7 +24,7 @@ LINT=${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}
 [[ $LINT == /* ]] || LINT=$ROOT/$LINT
 CORPUS=${GPUGUARD_CORPUS:-$ROOT/../shared/corpus/real}
 [[ -x $LINT ]] || { echo "FAIL - oracle: no gpuguard-lint at $LINT"; echo "0 passed, 1 failed"; exit 1; }
-bash "$HERE/build-apiserver.sh" || { echo "FAIL - oracle: building kube-apiserver"; echo "0 passed, 1 failed"; exit 1; }
+e2e_prepare_tools || { echo "FAIL - oracle: building the control plane"; echo "0 passed, 1 failed"; exit 1; }
 
 e2e_init
 e2e_start_cluster || { echo "FAIL - oracle: cluster did not start"; echo "0 passed, 1 failed"; exit 1; }

@@ -83,7 +83,7 @@ TEST(GpuInPodLevelResources, PodLevelClaimsAreForbidden) {
   const auto f = judgeYaml(podWithPodResources("    claims:\n    - name: gpu\n"), kPodLevelOnly);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].field, "spec.resources.claims");
-  EXPECT_THAT(f[0].message, HasSubstr("Forbidden: claims cannot be set for Resources at pod-level"));
+  EXPECT_THAT(f[0].message, HasSubstr("Forbidden: claims may not be set for Resources at pod-level"));
   EXPECT_THAT(f[0].message, HasSubstr("containers[0].resources.claims"));
 }
 
