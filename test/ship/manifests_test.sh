@@ -17,18 +17,6 @@ for p in python3 /usr/bin/python3; do
   if command -v "$p" >/dev/null && "$p" -c 'import yaml' 2>/dev/null; then PY=$(command -v "$p"); break; fi
 done
 
-# report_lines FILE : turn a checker's "ok - "/"FAIL - " lines into results, with a prefix
-report_lines() {
-  local prefix=$1 file=$2 line
-  while IFS= read -r line; do
-    case $line in
-      "ok - "*) ok "$prefix${line#ok - }" ;;
-      "FAIL - "*) fail "$prefix${line#FAIL - }" ;;
-      *) fail "$prefix$line" ;;
-    esac
-  done <"$file"
-}
-
 BASE_POLICY=$REPO/manifests/base/policy.yaml
 AUDIT_POLICY=$REPO/manifests/overlays/audit/policy.yaml
 
