@@ -1,4 +1,4 @@
-// httplib-reference-server: the webhook's admission decision, review(),
+// gpuguard-httplib-reference: the webhook's admission decision, review(),
 // behind cpp-httplib's SSLServer (Debian 12's libcpp-httplib 0.11.4). It is
 // a yardstick, not a product: test/bench/load_vs_nginx.sh measures it in the
 // same run as gpuguard-webhook and nginx, and the differential framing test
@@ -6,8 +6,9 @@
 // requests as the webhook. docs/webhook.md says why the admission port stays
 // on the project's own server.
 //
-//   httplib-reference-server --cert=tls.crt --key=tls.key [--port=0]
-//       [--bind=127.0.0.1] [--threads=32] [--policy=FILE]
+//   gpuguard-httplib-reference --tls-cert-file=tls.crt --tls-private-key-file=tls.key
+//       [--port=0] [--bind-address=127.0.0.1] [--threads=32] [--policy=FILE]
+// (the webhook's flag names; --cert, --key and --bind are short aliases)
 //
 // Prints "listening on <port>" on stdout once bound (--port=0: a free port),
 // then serves POST /validate (review() with the policy as the webhook sees
@@ -72,21 +73,21 @@ std::optional<Options> parseOptions(int argc, char** argv) {
     const auto eq = arg.find('=');
     const std::string_view name = arg.substr(0, eq), value = eq == arg.npos ? "" : arg.substr(eq + 1);
     bool ok = eq != arg.npos;
-    if (name == "--cert") o.cert = value;
-    else if (name == "--key") o.key = value;
-    else if (name == "--bind") o.bind = value;
+    if (name == "--tls-cert-file" || name == "--cert") o.cert = value;
+    else if (name == "--tls-private-key-file" || name == "--key") o.key = value;
+    else if (name == "--bind-address" || name == "--bind") o.bind = value;
     else if (name == "--policy") o.policy = std::string(value);
     else if (name == "--port") ok = ok && parseInt(value, o.port) && o.port >= 0 && o.port < 65536;
     else if (name == "--threads") ok = ok && parseInt(value, o.threads) && o.threads >= 1 && o.threads <= 1024;
     else ok = false;
     if (!ok) {
-      std::cerr << "httplib-reference-server: bad argument " << arg << "\n";
+      std::cerr << "gpuguard-httplib-reference: bad argument " << arg << "\n";
       return std::nullopt;
     }
   }
   if (o.cert.empty() || o.key.empty()) {
-    std::cerr << "usage: httplib-reference-server --cert=FILE --key=FILE [--port=N] [--bind=ADDR] "
-                 "[--threads=N] [--policy=FILE]\n";
+    std::cerr << "usage: gpuguard-httplib-reference --tls-cert-file=FILE --tls-private-key-file=FILE [--port=N] "
+                 "[--bind-address=ADDR] [--threads=N] [--policy=FILE]\n";
     return std::nullopt;
   }
   return o;
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
     policy = gpuguard::webhook::webhookPolicy(options->policy ? gpuguard::yaml::loadPolicyFile(*options->policy)
                                                               : Policy{});
   } catch (const std::exception& e) {
-    std::cerr << "httplib-reference-server: " << e.what() << "\n";
+    std::cerr << "gpuguard-httplib-reference: " << e.what() << "\n";
     return 1;
   }
 
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
 
   httplib::SSLServer server(options->cert.c_str(), options->key.c_str());
   if (!server.is_valid()) {
-    std::cerr << "httplib-reference-server: cannot load " << options->cert << " / " << options->key << "\n";
+    std::cerr << "gpuguard-httplib-reference: cannot load " << options->cert << " / " << options->key << "\n";
     return 1;
   }
   tune(server, options->threads);
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
   if (port == 0) port = server.bind_to_any_port(options->bind);
   else if (!server.bind_to_port(options->bind, port)) port = -1;
   if (port <= 0) {
-    std::cerr << "httplib-reference-server: cannot bind " << options->bind << ":" << options->port << "\n";
+    std::cerr << "gpuguard-httplib-reference: cannot bind " << options->bind << ":" << options->port << "\n";
     return 1;
   }
   std::cout << "listening on " << port << std::endl;
@@ -159,7 +160,7 @@ int main(int argc, char** argv) {
     server.stop();
   });
   const bool ok = server.listen_after_bind();
-  if (!ok && server.is_running()) std::cerr << "httplib-reference-server: listen failed\n";
+  if (!ok && server.is_running()) std::cerr << "gpuguard-httplib-reference: listen failed\n";
   // listen_after_bind returns after stop(); wake the waiter if it did not.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
