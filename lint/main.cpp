@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "gpuguard_version.h"
 #include "lint/exit_codes.h"
 #include "lint/fix.h"
 #include "lint/inputs.h"

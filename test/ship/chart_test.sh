@@ -136,6 +136,61 @@ PYEOF
   fi
 fi
 
+# ---- upgrades: the self-signed certificate is kept, and renewed from the same CA -----------------
+# helm template has no cluster, so lookup finds nothing. A copy of the chart whose lookups read
+# the Secrets of a first render (passed as a values file) plays the upgrade.
+if [[ -n $PY ]] && command -v openssl >/dev/null; then
+  UP=$SHIP_TMP/upgrade-chart
+  cp -r "$CHART" "$UP"
+  sed -i 's/lookup "v1" "Secret" .Release.Namespace \$caSecret/(index (.Values.lookedUp | default dict) $caSecret | default dict)/;
+          s/lookup "v1" "Secret" .Release.Namespace \$tlsSecret/(index (.Values.lookedUp | default dict) $tlsSecret | default dict)/' \
+    "$UP/templates/webhook.yaml"
+  "$PY" - "$UP/values.schema.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1])); s["properties"]["lookedUp"] = {"type": "object"}
+json.dump(s, open(sys.argv[1], "w"))
+PYEOF
+  # as_lookup RENDER OUT [NOT_AFTER] : the render's Secrets as a lookedUp values file
+  as_lookup() {
+    "$PY" - "$1" "$2" "${3:-}" <<'PYEOF'
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "Secret"]
+if sys.argv[3]:
+    for o in objs:
+        if o["metadata"].get("annotations"):
+            o["metadata"]["annotations"]["gpuguard.io/not-after"] = sys.argv[3]
+yaml.safe_dump({"lookedUp": {o["metadata"]["name"]: o for o in objs}}, open(sys.argv[2], "w"))
+PYEOF
+  }
+  secret_field() { # secret_field RENDER SECRET KEY
+    "$PY" -c 'import sys, yaml
+for o in yaml.safe_load_all(open(sys.argv[1])):
+    if o and o["kind"] == "Secret" and o["metadata"]["name"] == sys.argv[2]: print(o["data"][sys.argv[3]])' "$@"
+  }
+  same_nonempty() { [[ -n $1 && $1 == "$2" ]]; }
+  "$HELM" template gpuguard "$UP" -n "$NS" >"$SHIP_TMP/up1.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade copy): $(cat "$SHIP_TMP/up.log")"
+  as_lookup "$SHIP_TMP/up1.yaml" "$SHIP_TMP/looked1.yaml"
+  "$HELM" template gpuguard "$UP" -n "$NS" -f "$SHIP_TMP/looked1.yaml" >"$SHIP_TMP/up2.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade): $(cat "$SHIP_TMP/up.log")"
+  check "upgrade: the CA is kept" same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-ca tls.crt)" "$(secret_field "$SHIP_TMP/up2.yaml" gpuguard-webhook-ca tls.crt)"
+  check "upgrade: the serving certificate is kept while it is far from expiry" \
+    same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-tls tls.crt)" "$(secret_field "$SHIP_TMP/up2.yaml" gpuguard-webhook-tls tls.crt)"
+  check "upgrade: a fresh render (no Secrets yet) makes a new CA" \
+    not same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-ca tls.crt)" "$(secret_field "$OUT/chart-default.yaml" gpuguard-webhook-ca tls.crt)"
+  # Within renewBeforeDays (30) of the recorded expiry: a new serving certificate, same CA.
+  as_lookup "$SHIP_TMP/up1.yaml" "$SHIP_TMP/looked2.yaml" $(($(date +%s) + 10 * 86400))
+  "$HELM" template gpuguard "$UP" -n "$NS" -f "$SHIP_TMP/looked2.yaml" >"$SHIP_TMP/up3.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade near expiry): $(cat "$SHIP_TMP/up.log")"
+  check "upgrade near expiry: a new serving certificate" \
+    not same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-tls tls.crt)" "$(secret_field "$SHIP_TMP/up3.yaml" gpuguard-webhook-tls tls.crt)"
+  check "upgrade near expiry: the same CA (the caBundle does not change)" \
+    same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-ca tls.crt)" "$(secret_field "$SHIP_TMP/up3.yaml" gpuguard-webhook-ca tls.crt)"
+  secret_field "$SHIP_TMP/up3.yaml" gpuguard-webhook-tls tls.crt | base64 -d >"$SHIP_TMP/renewed.crt"
+  secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-ca tls.crt | base64 -d >"$SHIP_TMP/first-ca.crt"
+  check "upgrade near expiry: the new certificate verifies against the first CA for gpuguard-webhook.$NS.svc" \
+    quiet openssl verify -CAfile "$SHIP_TMP/first-ca.crt" -verify_hostname "gpuguard-webhook.$NS.svc" "$SHIP_TMP/renewed.crt"
+  check "upgrade near expiry: the new expiry is recorded" \
+    test "$(grep -m1 'gpuguard.io/not-after' "$SHIP_TMP/up3.yaml" | tr -dc 0-9)0" -gt $(($(date +%s) + 300 * 86400))0
+fi
+
 # ---- values the schema or the templates refuse ---------------------------------------------------
 refuses() { # refuses WHAT EXPECTED_TEXT ARGS... : helm template fails and says EXPECTED_TEXT
   local what=$1 expected=$2; shift 2
