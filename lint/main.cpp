@@ -11,12 +11,13 @@
 #include <memory>
 #include <thread>
 
+#include "gpuguard_version.h"
+#include "lint/command.h"
 #include "lint/driver.h"
 #include "lint/exit_codes.h"
 #include "lint/fix.h"
 #include "lint/helm.h"
 #include "lint/lint_file.h"
-#include "lint/command.h"
 #include "lint/options.h"
 #include "lint/pending.h"
 #include "lint/report.h"

@@ -553,6 +553,11 @@ std::string HttpsServer::certificateFingerprint() const {
   return ck ? ck->fingerprint() : std::string();
 }
 
+std::optional<std::int64_t> HttpsServer::certificateNotAfter() const {
+  auto ck = impl_->certificates.current();
+  return ck ? std::optional<std::int64_t>(ck->notAfter()) : std::nullopt;
+}
+
 std::string HttpsServer::clientCaFingerprint() const {
   if (!impl_->clientCas) return {};
   auto cas = impl_->clientCas->current();

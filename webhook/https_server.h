@@ -147,6 +147,9 @@ class HttpsServer {
   // SHA-256 of the DER of the leaf certificate now served, lower-case hex;
   // empty before the first load.
   std::string certificateFingerprint() const;
+  // The notAfter of the leaf certificate now served, in seconds since the
+  // Unix epoch; nullopt before the first load.
+  std::optional<std::int64_t> certificateNotAfter() const;
   // SHA-256 over the DER of the client CAs now trusted, hex; empty without
   // clientCaFile.
   std::string clientCaFingerprint() const;

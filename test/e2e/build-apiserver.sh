@@ -9,6 +9,10 @@
 #
 # Recipe and background: ../shared/reference/e2e-apiserver.md (relative to the repo).
 # Needs root for apt-get (CI and dev machines run as root).
+#
+# The toolchain is Debian's Go 1.19 (golang-1.19-go, /usr/lib/go-1.19), named explicitly:
+# the machines now put Go 1.26 first on PATH (/usr/local/go/bin), and the 1.20 tree with its
+# vendor/ layout, reflect2 and GOPATH-mode `make gen_openapi` is only known to build with 1.19.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +34,8 @@ mkdir -p "$CACHE/bin" "$CACHE/src"
 # ---- 1. packages -------------------------------------------------------------------
 SRC_LIST=/etc/apt/sources.list.d/gpuguard-e2e-debsrc.sources
 need_pkgs=()
-command -v go >/dev/null || need_pkgs+=(golang-go)
+GO119=/usr/lib/go-1.19/bin
+[[ -x $GO119/go ]] || need_pkgs+=(golang-1.19-go)
 command -v etcd >/dev/null || need_pkgs+=(etcd-server)
 [[ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ]] || need_pkgs+=(golang-github-modern-go-reflect2-dev)
 command -v rsync >/dev/null || need_pkgs+=(rsync)
@@ -77,6 +82,10 @@ if [[ -z $have_src ]]; then
 fi
 SRC=${have_src%/}
 log "source tree: $SRC"
+# Every `go` below, including the one `make gen_openapi` runs, is Debian's 1.19. GOTOOLCHAIN
+# keeps a newer go (should one be reached anyway) from switching toolchains by itself.
+export PATH=$GO119:$PATH GOTOOLCHAIN=local
+log "toolchain: $(go version)"
 cd "$SRC"
 
 # ---- 2. fix vendor/modules.txt (Go >= 1.17 rejects the 1.20 layout) ----------------
