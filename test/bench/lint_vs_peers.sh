@@ -14,8 +14,8 @@
 #   kubeconform                     Go module proxy, go install MODULE@vVERSION (GOBIN in the cache),
 #                                   with the Kubernetes JSON schemas of the PyPI package
 #                                   kubernetes-validate==VERSION (kubeconform itself would download
-#                                   them, which this machine cannot; the "local-strict" set:
-#                                   unknown fields are errors)
+#                                   them, which this machine cannot; the "local-strict" set,
+#                                   unknown fields are errors, with its references made local)
 #   kube-linter                     Go module proxy, where it is served (it is not, at the time of
 #                                   writing: the line says so and the peer is skipped)
 # A peer that cannot be installed is reported and left out; the others still run.
@@ -72,19 +72,30 @@ go_install() {  # go_install NAME MODULE VERSION
   GOBIN="$CACHE/bin" GOPATH="$CACHE/gopath" GOMODCACHE="$CACHE/gopath/pkg/mod" GOFLAGS=-mod=mod \
     nice -n 10 "$go" install "$2@v$3" >"$CACHE/logs/$1.log" 2>&1 && echo "$3" >"$CACHE/bin/$1.version"
 }
-# The schema directory of kubernetes-validate for one Kubernetes version, laid
-# out as kubeconform's -schema-location template expects.
+# kubernetes-validate's JSON schemas for one Kubernetes version, rewritten for
+# kubeconform: its files name their shared definitions by a kubernetes.io URL
+# ("$id", "$ref": "/api/_definitions.json#..."), which kubeconform would try
+# to download; here they refer to the _definitions.json beside them.
 kube_schemas() {
-  pip_install kubernetes-validate "$KUBERNETES_VALIDATE_VERSION" || return 1
-  local d
-  d=$("$CACHE/venv/bin/python" - "$KUBERNETES_SCHEMA_VERSION" <<'PY'
-import os, sys, kubernetes_validate
-base = os.path.join(os.path.dirname(kubernetes_validate.__file__), "kubernetes-json-schema")
-d = os.path.join(base, "v" + sys.argv[1] + "-local-strict")
-print(d if os.path.isdir(d) else "")
+  local out=$CACHE/kubeconform-schemas/v$KUBERNETES_SCHEMA_VERSION
+  if [ ! -s "$out/pod-v1.json" ]; then
+    pip_install kubernetes-validate "$KUBERNETES_VALIDATE_VERSION" || return 1
+    "$CACHE/venv/bin/python" - "$KUBERNETES_SCHEMA_VERSION" "$out" <<'PY' || return 1
+import json, os, sys, kubernetes_validate
+src = os.path.join(os.path.dirname(kubernetes_validate.__file__), "kubernetes-json-schema",
+                   "v" + sys.argv[1] + "-local-strict")
+out = sys.argv[2]
+os.makedirs(out, exist_ok=True)
+for name in os.listdir(src):
+    if not name.endswith(".json"):
+        continue
+    schema = json.load(open(os.path.join(src, name)))
+    schema.pop("$id", None)
+    text = json.dumps(schema).replace('"/api/_definitions.json#', '"_definitions.json#')
+    open(os.path.join(out, name), "w").write(text)
 PY
-)
-  [ -n "$d" ] && echo "$d"
+  fi
+  echo "$out"
 }
 
 declare -A VERSION CMD
