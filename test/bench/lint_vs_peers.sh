@@ -54,7 +54,8 @@ KUBE_LINTER_VERSION=0.7.6
 CACHE=${GPUGUARD_PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuguard-bench-peers}
 mkdir -p "$CACHE/bin" "$CACHE/logs"
 WORK=$(mktemp -d /tmp/gpuguard-bench-peers.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT INT TERM
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
 
 # --- installing (each once; a failure leaves a marker and is retried next run)
 venv() {
@@ -123,7 +124,7 @@ for p in $PEERS; do
     *) echo "lint_vs_peers.sh: unknown peer $p" >&2; exit 2 ;;
   esac
   if [ -z "${CMD[$p]:-}" ]; then
-    echo "# $p: not installed, left out ($(tail -1 "$CACHE/logs/$p.log" 2>/dev/null | cut -c1-160))"
+    echo "# $p: not installed, left out (the registry's answer is in $CACHE/logs/$p.log)"
   fi
 done
 
