@@ -191,12 +191,25 @@ class NodeAffinityGtLt final : public Rule {
   // Required terms must hold valid label values; preferred ones may hold
   // anything (ValidatePreferredSchedulingTerms: "we always allow invalid
   // label-value for preferred affinity").
-  enum class Strictness { Required, Preferred };
+  // Where a term sits decides what a term that never matches costs: the only required term keeps
+  // the pod Pending; one of several ORed required terms only closes that way in (kube-scheduler
+  // binds through another term, as the scheduler oracle shows); a preferred term is just useless.
+  enum class Strictness { Required, RequiredOred, Preferred };
+
+  static std::string_view neverMatchingCost(Strictness strictness) {
+    switch (strictness) {
+      case Strictness::Required: return "the pod stays Pending";
+      case Strictness::RequiredOred: return "the pod can only land on a node that another term matches";
+      case Strictness::Preferred: return "the preference never applies";
+    }
+    return "";
+  }
 
   static void checkTerms(const json& terms, const FieldPath& path, Reporter& out) {
     if (!terms.is_array()) return;
+    const Strictness strictness = terms.size() > 1 ? Strictness::RequiredOred : Strictness::Required;
     for (std::size_t i = 0; i < terms.size(); ++i) {
-      if (terms[i].is_object()) checkTerm(terms[i], path.index(i), Strictness::Required, out);
+      if (terms[i].is_object()) checkTerm(terms[i], path.index(i), strictness, out);
     }
   }
 
@@ -283,7 +296,8 @@ class NodeAffinityGtLt final : public Rule {
       out.report(path.field("key"), renderValue(json(key)),
                  "Invalid value: " + renderValue(json(key)) + ": " + op + " compares integers, but the node's " +
                      key + " label is not one" + (advice.example.empty() ? "" : " (\"" + advice.example + "\")") +
-                     ", so this requirement never matches any node and the pod stays Pending; " + advice.instead);
+                     ", so this requirement never matches any node and " + std::string(neverMatchingCost(strictness)) +
+                     "; " + advice.instead);
       return;  // the fix changes the key, and the value with it
     }
 
@@ -310,7 +324,7 @@ class NodeAffinityGtLt final : public Rule {
       return;  // integers and booleans: label-value-not-string reports the type
     }
     if (looksTemplated(text)) return;
-    if (strictness == Strictness::Required && v.is_string()) {
+    if (strictness != Strictness::Preferred && v.is_string()) {
       // "+40000" and "-1" parse as integers but are not label values.
       const std::vector<std::string> errors = labelValueErrors(text);
       if (!errors.empty()) return reportNotALabelValue(valuesPath.index(0), op, text, errors, out);
@@ -319,7 +333,7 @@ class NodeAffinityGtLt final : public Rule {
     out.report(valuesPath.index(0), renderValue(v),
                "Invalid value: " + renderValue(v) + ": " + op +
                    " compares integers (strconv.ParseInt), so the scheduler cannot parse this requirement and the "
-                   "term silently never matches any node: the pod stays Pending; " +
+                   "term silently never matches any node: " + std::string(neverMatchingCost(strictness)) + "; " +
                    valueFix(op, text));
   }
 

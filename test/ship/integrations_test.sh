@@ -153,6 +153,14 @@ PYEOF
   fi
 fi
 
+# ---- the hooks file, as pre-commit reads it ----------------------------------------------------------
+if command -v pre-commit >/dev/null; then
+  check "pre-commit validate-manifest accepts .pre-commit-hooks.yaml (both hooks)" \
+    quiet pre-commit validate-manifest "$REPO/.pre-commit-hooks.yaml"
+else
+  skip "pre-commit not installed: validate-manifest not run"
+fi
+
 # ---- versions and tags -----------------------------------------------------------------------------
 check "the docker_image pre-commit hook runs gpuguard-webhook:$version" \
   grep -qE "^  entry: --entrypoint gpuguard-lint gpuguard-webhook:$version$" "$REPO/.pre-commit-hooks.yaml"

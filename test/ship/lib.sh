@@ -79,7 +79,7 @@ build_dir() {
   if [[ -d $d ]]; then (cd "$d" && pwd -P); else printf '%s\n' "$d"; fi
 }
 
-# find_helm : sets HELM (helm v3.8+ or v4 on PATH, or the one test/tools/install-kubectl-helm.sh
+# find_helm : sets HELM (helm v4, or a recent v3, on PATH, or the one test/tools/install-kubectl-helm.sh
 # cached), or explains why not in HELM_MISSING. Never downloads.
 find_helm() {
   HELM=${HELM:-$(command -v helm || true)}

@@ -159,6 +159,37 @@ TEST(NodeAffinityGtLt, ADecimalValueSilentlyNeverMatches) {
   EXPECT_THAT(f[0].message, HasSubstr("Gt \"12\" admits 13 and above"));
 }
 
+// What a term that never matches costs depends on where it sits (kube-scheduler, as the
+// scheduler oracle shows: test/e2e/scheduler/cases.yaml affinity-ored-bad-gt).
+TEST(NodeAffinityGtLt, TheOnlyRequiredTermThatNeverMatchesKeepsThePodPending) {
+  const auto f = judge(requiredPod("{key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"550.54\"]}"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("never matches any node: the pod stays Pending;"));
+}
+
+TEST(NodeAffinityGtLt, OneOfSeveralOredTermsDoesNotKeepThePodPending) {
+  const std::string pod =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n    nodeAffinity:\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n"
+      "        - matchExpressions:\n          - {key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+      "values: [\"550.54\"]}\n"
+      "        - matchExpressions:\n          - {key: nvidia.com/gpu.product, operator: Gt, values: [\"100\"]}\n"
+      "  containers:\n  - {name: c, image: busybox}\n";
+  const auto f = judge(pod);
+  ASSERT_EQ(f.size(), 2u);
+  for (const Finding& finding : f) {
+    EXPECT_THAT(finding.message, HasSubstr("the pod can only land on a node that another term matches"));
+    EXPECT_THAT(finding.message, ::testing::Not(HasSubstr("Pending")));
+  }
+}
+
+TEST(NodeAffinityGtLt, APreferredTermThatNeverMatchesNeverApplies) {
+  const auto f = judge(preferredPod("{key: nvidia.com/gpu.product, operator: Gt, values: [\"100\"]}"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("never matches any node and the preference never applies"));
+  EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("Pending")));
+}
+
 TEST(NodeAffinityGtLt, LtWithADecimalSuggestsTheIntegerAbove) {
   const auto f = judge(requiredPod("{key: example.com/version, operator: Lt, values: [\"2.5\"]}"));
   ASSERT_EQ(f.size(), 1u);
