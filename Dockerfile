@@ -35,6 +35,9 @@ RUN apt-get update \
       libssl3 libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/gpuguard-webhook /out/gpuguard-lint /usr/local/bin/
+COPY --from=build /src/LICENSE /usr/share/doc/gpuguard/copyright
+LABEL org.opencontainers.image.title="gpuguard-webhook" \
+      org.opencontainers.image.licenses="Apache-2.0"
 USER 65532:65532
 EXPOSE 8443
 ENTRYPOINT ["gpuguard-webhook"]

@@ -46,6 +46,10 @@ Options:
   --renew                issue a new serving certificate even if the current one is good
   --rotate-ca            make a new CA and serving certificate; the old CA stays in the
                          caBundle until it expires, so the switch needs no downtime
+  --check                change nothing; say when the certificates in --out expire and
+                         exit 0 if nothing needs renewing, 3 if a run would renew the
+                         serving certificate (or the CA needs --rotate-ca), 1 on error.
+                         For a monthly job: --check || { make-certs.sh && kubectl apply -k DIR; }
   -h, --help             this help
 
 Needs only openssl (1.1.1 or later, or LibreSSL). Works offline.
@@ -66,6 +70,7 @@ DAYS=365
 CA_DAYS=3650
 RENEW=0
 ROTATE_CA=0
+CHECK=0
 SERVICE=gpuguard-webhook          # the Service in manifests/base/service.yaml
 SECRET=gpuguard-webhook-tls       # the Secret the Deployment mounts
 DEFAULT_NAMESPACE=gpuguard-system # the namespace the manifests are written for
@@ -87,6 +92,7 @@ while [[ $# -gt 0 ]]; do
     --ca-days=*) CA_DAYS=${1#*=}; shift ;;
     --renew) RENEW=1; shift ;;
     --rotate-ca) ROTATE_CA=1; shift ;;
+    --check) CHECK=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -106,6 +112,9 @@ command -v openssl >/dev/null || die "openssl not found (Debian/Ubuntu: apt-get 
 DNS1=$SERVICE.$NAMESPACE.svc
 DNS2=$SERVICE.$NAMESPACE.svc.cluster.local
 
+if [[ $CHECK == 1 ]]; then
+  [[ -f $OUT/ca.crt && -f $OUT/tls.crt ]] || die "no certificates in $OUT to check (run without --check first)"
+fi
 umask 077
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd -P)
@@ -210,6 +219,27 @@ leaf_problem() { # why the current serving certificate must be replaced ("" if i
   valid_for_days "$OUT/tls.crt" "$RENEW_WITHIN_DAYS" || { echo "expires within $RENEW_WITHIN_DAYS days"; return; }
   valid_for_days "$OUT/ca.crt" "$RENEW_WITHIN_DAYS" || { echo "the CA expires within $RENEW_WITHIN_DAYS days"; return; }
 }
+
+# ---- --check: report, change nothing ----------------------------------------------------
+
+days_left() { # whole days until CERT expires (negative once expired)
+  echo $((($(date -d "$(openssl x509 -in "$1" -noout -enddate | sed 's/^notAfter=//')" +%s) - $(date +%s)) / 86400))
+}
+if [[ $CHECK == 1 ]]; then
+  say "CA:                  $(openssl x509 -in "$OUT/ca.crt" -noout -enddate | sed 's/^notAfter=//') ($(days_left "$OUT/ca.crt") days left)"
+  say "serving certificate: $(openssl x509 -in "$OUT/tls.crt" -noout -enddate | sed 's/^notAfter=//') ($(days_left "$OUT/tls.crt") days left)"
+  if ! valid_for_days "$OUT/ca.crt" "$RENEW_WITHIN_DAYS"; then
+    say "renewal due: the CA expires within $RENEW_WITHIN_DAYS days; run with --rotate-ca"
+    exit 3
+  fi
+  why=$(leaf_problem)
+  if [[ -n $why ]]; then
+    say "renewal due (serving certificate: $why): run $0 --out $OUT, then kubectl apply -k $OUT"
+    exit 3
+  fi
+  say "nothing to renew (a run renews the serving certificate $RENEW_WITHIN_DAYS days before it expires)"
+  exit 0
+fi
 
 # ---- the CA -------------------------------------------------------------------------
 

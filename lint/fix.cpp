@@ -7,6 +7,7 @@
 #include <set>
 
 #include "lint/lint_file.h"
+#include "rules/engine.h"
 #include "rules/field_path.h"
 #include "rules/pod_specs.h"
 #include "rules/semantics.h"
@@ -648,7 +649,7 @@ FixResult fixText(std::string_view input, const Policy& policy) {
   for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
     const yaml::Document& doc = parsed.documents[i];
     if (!isKubernetesObject(doc.value)) continue;
-    findings[i] = judgeDocument(doc, policy);
+    findings[i] = judgeDocument(doc, policy, looksLikeFragment(doc.value));  // a fragment: fix only what it is judged for
     const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
                                      ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)
                                      : lines.count();

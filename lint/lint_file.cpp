@@ -9,9 +9,13 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <utility>
+#include <vector>
 
 #include "rules/engine.h"
-#include "rules/field_path.h"
+#include "rules/object_ref.h"
+#include "rules/registry.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
@@ -30,36 +34,99 @@ class YamlHints final : public SourceHints {
   const yaml::SourceMap& sources_;
 };
 
-bool isIdentifier(std::string_view key) {
-  if (key.empty() || !std::isalpha(static_cast<unsigned char>(key.front()))) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+// Levenshtein distance, for "did you mean" (ids are short).
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
 }
 
-// "/spec/containers/0/env" -> spec.containers[0].env, walking the document
-// to tell list indexes from map keys; keys that are not identifiers are
-// bracketed (labels[app.kubernetes.io/name]), as in the engine's findings.
-std::string apiPathOf(std::string_view pointer, const nlohmann::json& document) {
-  FieldPath path;
-  const nlohmann::json* node = &document;
-  while (!pointer.empty()) {
-    pointer.remove_prefix(1);  // '/'
-    const std::size_t slash = pointer.find('/');
-    std::string token(pointer.substr(0, slash));
-    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-    for (std::size_t at = 0; (at = token.find('~', at)) != std::string::npos; ++at)
-      token.replace(at, 2, token.compare(at, 2, "~1") == 0 ? "/" : "~");
-    if (node && node->is_array()) {
-      std::size_t index = 0;
-      std::from_chars(token.data(), token.data() + token.size(), index);
-      path = path.index(index);
-      node = index < node->size() ? &(*node)[index] : nullptr;
-      continue;
+std::string closestRuleId(std::string_view id) {
+  std::string best;
+  std::size_t bestDistance = 4;  // further than 3 edits is not a typo
+  for (const Rule* r : allRules()) {
+    const std::size_t d = editDistance(id, r->id());
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = std::string(r->id());
     }
-    path = isIdentifier(token) ? path.field(token) : path.key(token);
-    const auto it = node && node->is_object() ? node->find(token) : nlohmann::json::const_iterator();
-    node = node && node->is_object() && it != node->end() ? &*it : nullptr;
   }
-  return path.apiPath();
+  return best;
+}
+
+Finding suppressionFinding(std::string pointer, const nlohmann::json& document, std::string value,
+                           std::string message) {
+  Finding f;
+  f.rule = std::string(kIneffectiveSuppressionCheck.id);
+  f.severity = Severity::Warning;
+  f.field = apiPathOfPointer(pointer, document);
+  f.pointer = std::move(pointer);
+  f.value = std::move(value);
+  f.message = std::move(message);
+  return f;
+}
+
+// The ignore.gpuguard.io/<id> annotations of one metadata.annotations map
+// that suppress nothing.
+void checkAnnotations(const nlohmann::json& annotations, const std::string& pointer, const nlohmann::json& document,
+                      std::vector<Finding>& out) {
+  const std::string_view prefix = kSuppressionPrefix;
+  for (const auto& [key, value] : annotations.items()) {
+    if (!std::string_view(key).starts_with(prefix)) continue;
+    const std::string id = key.substr(prefix.size());
+    const std::string at = pointer + "/" + yaml::escapePointerToken(key);
+    if (!findRule(id)) {
+      const std::string guess = closestRuleId(id);
+      const bool builtIn = std::any_of(std::begin(kSourceChecks), std::end(kSourceChecks),
+                                       [&](const SourceCheck& c) { return c.id == id; });
+      std::string why = builtIn ? "\"" + id + "\" is a built-in check, which cannot be silenced"
+                                : "no rule has the id \"" + id + "\"";
+      if (!guess.empty() && !builtIn) why += " (did you mean " + std::string(prefix) + guess + "?)";
+      out.push_back(suppressionFinding(at, document, key,
+                                       "Invalid value: \"" + key + "\": suppresses nothing: " + why +
+                                           "; gpuguard-lint --list-rules prints the rule ids"));
+    } else if (value.is_string() && value.get_ref<const std::string&>().empty()) {
+      out.push_back(suppressionFinding(at, document, "",
+                                       "Required value: a suppression needs its reason as the value (" + key +
+                                           ": \"<why>\"); without one it suppresses nothing"));
+    }
+  }
+}
+
+// Every metadata.annotations map in the document (the object, List items,
+// pod templates), walked without recursion.
+std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
+  std::vector<Finding> found;
+  std::vector<std::pair<const nlohmann::json*, std::string>> pending{{&document, ""}};
+  while (!pending.empty()) {
+    auto [node, pointer] = std::move(pending.back());
+    pending.pop_back();
+    if (node->is_object()) {
+      const auto metadata = node->find("metadata");
+      if (metadata != node->end() && metadata->is_object()) {
+        const auto annotations = metadata->find("annotations");
+        if (annotations != metadata->end() && annotations->is_object())
+          checkAnnotations(*annotations, pointer + "/metadata/annotations", document, found);
+      }
+      for (const auto& [key, child] : node->items()) {
+        if (child.is_structured() && key != "metadata") pending.emplace_back(&child, pointer + "/" + yaml::escapePointerToken(key));
+      }
+    } else if (node->is_array()) {
+      for (std::size_t i = 0; i < node->size(); ++i) {
+        if ((*node)[i].is_structured()) pending.emplace_back(&(*node)[i], pointer + "/" + std::to_string(i));
+      }
+    }
+  }
+  return found;
 }
 
 }  // namespace
@@ -70,7 +137,7 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
   Finding f;
   f.rule = std::string(check.id);
   f.severity = Severity::Warning;
-  f.field = warning.pointer.empty() ? "" : apiPathOf(warning.pointer, document);
+  f.field = warning.pointer.empty() ? "" : apiPathOfPointer(warning.pointer, document);
   f.pointer = warning.pointer;
   // The API server's words for a repeated field ("Duplicate value: ...").
   f.message = (warning.kind == yaml::ParseWarning::Kind::DuplicateKey ? "Duplicate value: " : "") + warning.message +
@@ -83,27 +150,41 @@ bool isKubernetesObject(const nlohmann::json& v) {
   if (!v.is_object()) return false;
   auto kind = v.find("kind");
   auto apiVersion = v.find("apiVersion");
-  return kind != v.end() && kind->is_string() && apiVersion != v.end() && apiVersion->is_string();
+  if (kind == v.end() || !kind->is_string() || apiVersion == v.end() || !apiVersion->is_string()) return false;
+  // kustomization.yaml with its apiVersion: kustomize's input, never applied.
+  return !apiVersion->get_ref<const std::string&>().starts_with("kustomize.config.k8s.io/");
 }
 
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy) {
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment) {
   const YamlHints hints(doc.sources);
-  return judge(doc.value, policy, JudgeOptions{&hints});
+  JudgeOptions options{&hints};
+  options.fragment = fragment;
+  return judge(doc.value, policy, options);
 }
 
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy) {
+FileReport lintText(const std::string& file, std::string_view text, const Policy& policy, const LintOptions& options) {
   FileReport report;
   report.file = file;
   yaml::ParseResult parsed = yaml::parseStream(text);
-  for (const yaml::Document& doc : parsed.documents) {
+  for (yaml::Document& doc : parsed.documents) {
     if (!isKubernetesObject(doc.value)) continue;  // empty documents, Helm values, kustomization...
+    if (options.remap) options.remap->prepare(doc);
     ++report.documents;
-    for (Finding& f : judgeDocument(doc, policy)) {
-      const yaml::Position pos = doc.sources.locate(f.pointer);
-      report.findings.push_back({std::move(f), pos.line, pos.column, doc.index});
-    }
-    for (const yaml::ParseWarning& w : doc.warnings) {
-      report.findings.push_back({sourceFinding(w, doc.value), w.position.line, w.position.column, doc.index});
+    const bool fragment = options.fragment || looksLikeFragment(doc.value);
+    report.fragments += fragment;
+    std::vector<Finding> findings = judgeDocument(doc, policy, fragment);
+    const ObjectLocator objects(doc.value);
+    for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
+    auto add = [&](Finding f, yaml::Position pos) {
+      ObjectRef object = objects.at(f.pointer);
+      Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
+      if (options.remap) options.remap->place(doc, l);
+      report.findings.push_back(std::move(l));
+    };
+    for (Finding& f : findings) add(std::move(f), doc.sources.locate(f.pointer));
+    for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
+    if (policy.allowSuppressions.value_or(true)) {
+      for (Finding& f : ineffectiveSuppressions(doc.value)) add(std::move(f), doc.sources.locate(f.pointer));
     }
   }
   // Every document that could not be parsed, each with its position: the
@@ -111,8 +192,10 @@ FileReport lintText(const std::string& file, std::string_view text, const Policy
   for (const yaml::ParseError& e : parsed.errors) {
     report.errors.push_back({file, e.position.line, e.position.column, e.message});
   }
+  // Line order; findings placed in other files (a rendered stream) by file
+  // first, in the order the stream named them.
   std::stable_sort(report.findings.begin(), report.findings.end(), [](const Located& a, const Located& b) {
-    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+    return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
   });
   return report;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/finding.h"
+#include "rules/object_ref.h"
 #include "rules/policy.h"
 #include "yaml/yaml_to_json.h"
 
@@ -16,9 +17,12 @@ namespace gpuguard::lint {
 
 struct Located {
   Finding finding;
-  int line = 0;
+  int line = 0;              // 0: the file as a whole (a rendered object not traced to a line)
   int column = 0;
   std::size_t document = 0;  // 0-based index in the stream
+  std::string file;          // where the finding's source is, when not the report's file
+                             // (a kustomize base or patch, a Helm template); "" otherwise
+  ObjectRef object;          // the Kubernetes object it is about (a List's item, not the List)
 };
 
 struct InputError {
@@ -33,7 +37,18 @@ struct FileReport {
   std::vector<Located> findings;  // in line order
   std::vector<InputError> errors;
   std::size_t documents = 0;      // Kubernetes objects judged
+  std::size_t fragments = 0;      // of which judged as fragments (LintOptions)
+  struct Object {
+    std::size_t document = 0;
+    ObjectRef ref;
+  };
+  std::vector<Object> objects;    // every object judged, a List's items one by one
 };
+
+// The file a finding is reported in.
+inline const std::string& fileOf(const FileReport& report, const Located& l) {
+  return l.file.empty() ? report.file : l.file;
+}
 
 // What the linter reports about how a manifest is written, besides the
 // engine's rules: things kubectl accepts silently although part of what the
@@ -56,7 +71,24 @@ inline constexpr SourceCheck kIgnoredContentCheck{
     "After a document end marker (...) kubectl reads nothing more until the next --- line: a document written "
     "there is never applied.",
     "Put a --- line before the next document, or delete the ... line."};
-inline constexpr SourceCheck kSourceChecks[] = {kDuplicateKeyCheck, kIgnoredContentCheck};
+inline constexpr SourceCheck kIneffectiveSuppressionCheck{
+    "ineffective-suppression", "An ignore.gpuguard.io annotation that suppresses nothing",
+    "A suppression annotation ignore.gpuguard.io/<rule-id> silences one rule on one object, and only with a "
+    "reason: an annotation whose id names no rule (a typo, a rule that was renamed, a built-in check that "
+    "cannot be silenced), or whose reason is empty, silences nothing, and the findings it was meant for are "
+    "reported as if it were not there.",
+    "Spell the rule id as gpuguard-lint --list-rules prints it, and give the reason as the value: "
+    "ignore.gpuguard.io/gpu-fractional: \"HAMi shares this GPU\"."};
+inline constexpr SourceCheck kSourceChecks[] = {kDuplicateKeyCheck, kIgnoredContentCheck, kIneffectiveSuppressionCheck};
+
+// The id of inputs that could not be read, parsed or rendered (SARIF's
+// notification descriptor, JUnit's error type).
+inline constexpr SourceCheck kInputErrorCheck{
+    "input-error", "An input that could not be read, parsed or rendered",
+    "gpuguard-lint could not read a file, parse a YAML or JSON document, or render a kustomization or Helm "
+    "chart; nothing in it was judged. The exit status is 2.",
+    "Fix what the message names (the YAML at its line and column, the kustomization or chart as kustomize or "
+    "helm report it), or exclude the file with an exclude glob in .gpuguard.yaml."};
 
 // The diagnostic for a loader warning, as a warning finding on the node it
 // names (field in API notation, message with what to do).
@@ -69,7 +101,7 @@ bool isKubernetesObject(const nlohmann::json& value);
 
 // Runs the engine on one parsed document, telling it how scalars were
 // written. Findings come in the engine's order, not located.
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy);
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment = false);
 
 // The text of a file ("-" is stdin), or the reason it could not be read.
 struct InputText {
@@ -83,8 +115,29 @@ InputText readInput(const std::string& path, std::size_t limit = yaml::Limits{}.
 // The name a path has in reports: "<stdin>" for "-".
 std::string displayName(const std::string& path);
 
-// Lints YAML/JSON text. `file` names it in the report.
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy);
+// Places the findings of a rendered stream (kustomize, helm) in the files
+// they came from, and may edit each document before it is judged.
+class Remapper {
+ public:
+  virtual ~Remapper() = default;
+  // Before judging: may take annotations the renderer added off `doc`.
+  virtual void prepare(yaml::Document& doc) = 0;
+  // After: `l` holds the position in the rendered text; set its file,
+  // line and column to the source's.
+  virtual void place(const yaml::Document& doc, Located& l) = 0;
+};
+
+struct LintOptions {
+  // Every document is a fragment (a kustomize patch): judged only by the
+  // rules that need no whole object (registry.h Judges).
+  bool fragment = false;
+  Remapper* remap = nullptr;
+};
+
+// Lints YAML/JSON text. `file` names it in the report. A document that
+// cannot be a complete object (looksLikeFragment) is judged as a fragment.
+FileReport lintText(const std::string& file, std::string_view text, const Policy& policy,
+                    const LintOptions& options = {});
 
 // Reads and lints a file ("-" is stdin). Read errors become InputErrors.
 FileReport lintPath(const std::string& path, const Policy& policy);

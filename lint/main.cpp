@@ -8,41 +8,30 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <thread>
 
+#include "gpuguard_version.h"
+#include "lint/command.h"
+#include "lint/driver.h"
 #include "lint/exit_codes.h"
 #include "lint/fix.h"
-#include "lint/inputs.h"
+#include "lint/helm.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
 #include "lint/pending.h"
 #include "lint/report.h"
 #include "lint/report_output.h"
 #include "lint/rule_docs.h"
+#include "lint/units.h"
 #include "rules/registry.h"
-#include "yaml/policy_file.h"
 
 namespace {
 
 using namespace gpuguard;
 using namespace gpuguard::lint;
 
-// .gpuguard.yaml in the working directory or the nearest parent.
-std::optional<std::string> findConfig() {
-  std::error_code ec;
-  std::filesystem::path dir = std::filesystem::current_path(ec);
-  if (ec) return std::nullopt;
-  while (true) {
-    for (const char* name : {".gpuguard.yaml", ".gpuguard.yml"}) {
-      const auto candidate = dir / name;
-      if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
-    }
-    if (!dir.has_parent_path() || dir.parent_path() == dir) return std::nullopt;
-    dir = dir.parent_path();
-  }
-}
-
-// What linting (and fixing) one input produced.
+// What linting (and fixing) one unit produced.
 struct Outcome {
   FileReport report;
   std::string diff;            // --fix --dry-run
@@ -50,8 +39,18 @@ struct Outcome {
   bool wrote = false;          // --fix: the file was rewritten
 };
 
-Outcome processOne(const std::string& path, const Policy& policy, const Options& o) {
+// One unit of work: a file (maybe a kustomize patch), a kustomization root
+// to render, or a chart to render.
+struct Job {
+  enum class Kind { File, Kustomization, Chart } kind = Kind::File;
+  std::string path;       // the file, or the chart's directory
+  bool fragment = false;  // File: a kustomize patch
+  std::size_t root = 0;   // Kustomization: its index in Plan::tree
+};
+
+Outcome processFile(const Job& job, const Policy& policy, const Options& o) {
   Outcome out;
+  const std::string& path = job.path;
   const std::string name = displayName(path);
   InputText in = readInput(path);
   if (!in.error.empty()) {
@@ -59,7 +58,9 @@ Outcome processOne(const std::string& path, const Policy& policy, const Options&
     out.report.errors.push_back({name, 0, 0, in.error});
     return out;
   }
-  if (o.fix) {
+  if (o.fix && job.fragment) {
+    out.notes.push_back({0, 0, "", false, "a kustomize patch is not fixed: fix the rendered object's source"});
+  } else if (o.fix) {
     FixResult fixed = fixText(in.text, policy);
     out.notes = std::move(fixed.notes);
     if (fixed.changed) {
@@ -82,19 +83,39 @@ Outcome processOne(const std::string& path, const Policy& policy, const Options&
       }
     }
   }
-  out.report = lintText(name, in.text, policy);
+  LintOptions options;
+  options.fragment = job.fragment;
+  out.report = lintText(name, in.text, policy, options);
   return out;
 }
 
-// Lints the files on `jobs` threads; outcomes keep the input order.
-std::vector<Outcome> processAll(const std::vector<std::string>& files, const Policy& policy, const Options& o,
-                                unsigned jobs) {
-  std::vector<Outcome> outcomes(files.size());
+struct RunInputs {
+  const Policy& policy;
+  const Options& options;
+  const Plan& plan;
+  const Renderers& renderers;
+};
+
+Outcome processJob(const Job& job, const RunInputs& in) {
+  Outcome out;
+  switch (job.kind) {
+    case Job::Kind::File: return processFile(job, in.policy, in.options);
+    case Job::Kind::Kustomization:
+      out.report = lintKustomization(in.plan.tree[job.root], in.plan.tree, *in.renderers.kustomize, in.policy);
+      break;
+    case Job::Kind::Chart: out.report = lintChart(job.path, *in.renderers.helm, in.options.helmValues, in.policy); break;
+  }
+  return out;
+}
+
+// Runs the jobs on `threads` threads; outcomes keep the job order.
+std::vector<Outcome> processAll(const std::vector<Job>& jobs, const RunInputs& in, unsigned threads) {
+  std::vector<Outcome> outcomes(jobs.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) outcomes[i] = processOne(files[i], policy, o);
+    for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) outcomes[i] = processJob(jobs[i], in);
   };
-  const unsigned threads = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(files.size())));
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(jobs.size())));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
@@ -102,7 +123,6 @@ std::vector<Outcome> processAll(const std::vector<std::string>& files, const Pol
   return outcomes;
 }
 
-// stdout is a pipe whose reading end was closed.
 bool useColor(const Options& o, bool toFile) {
   if (o.color == Options::Color::Always) return true;
   if (o.color == Options::Color::Never || toFile || std::getenv("NO_COLOR")) return false;
@@ -112,6 +132,7 @@ bool useColor(const Options& o, bool toFile) {
 int informational(const Options& o) {
   if (o.help) std::cout << kUsage;
   else if (o.version) std::cout << "gpuguard-lint " << GPUGUARD_VERSION << "\n";
+  else if (o.listRules && o.format == Format::Json) writeRuleListJson(std::cout);
   else if (o.listRules) writeRuleList(std::cout);
   else if (o.rulesMarkdown) writeRulesMarkdown(std::cout);
   else if (o.rulesTable) writeRulesTable(std::cout, "docs/rules.md");
@@ -148,30 +169,181 @@ void reportFixes(const std::vector<Outcome>& outcomes, bool dryRun) {
             << " in " << files << (files == 1 ? " file" : " files") << "\n";
 }
 
-int run(const Options& o) {
-  Policy policy;
-  std::string configDir;
-  try {
-    const std::optional<std::string> config = o.config ? o.config : findConfig();
-    if (config) {
-      policy = yaml::loadPolicyFile(*config);
-      configDir = std::filesystem::path(*config).parent_path().string();
-      if (configDir.empty()) configDir = ".";
+// --enable / --disable on top of the policy file.
+bool applyRuleSwitches(const Options& o, Policy& policy) {
+  for (const auto* list : {&o.enable, &o.disable}) {
+    for (const std::string& id : *list) {
+      const Rule* rule = findRule(id);
+      if (!rule) {
+        std::cerr << "gpuguard-lint: " << (list == &o.enable ? "--enable" : "--disable") << ": unknown rule \"" << id
+                  << "\" (see --list-rules)\n";
+        return false;
+      }
+      if (list == &o.enable) {
+        policy.rules[id] = rule->doc().defaultSeverity == Severity::Error ? RuleSetting::Error : RuleSetting::Warning;
+      } else {
+        policy.rules[id] = RuleSetting::Off;
+      }
     }
-  } catch (const PolicyError& e) {
-    std::cerr << "gpuguard-lint: " << e.what() << "\n";
-    return kExitTrouble;
   }
-  // --nodes: why is my GPU pod Pending? (lint/pending.h)
-  if (o.nodes) return runPending(o, policy);
+  return true;
+}
 
-  const ExpandedInputs inputs = expandInputs(o.paths, policy.include, policy.exclude, configDir);
+// Which renderers this run uses; nullopt (said on stderr) when --render
+// names one that is not on PATH.
+std::optional<Renderers> chooseRenderers(const Options& o) {
+  Renderers r;
+  if (!o.fix) r.helm = findOnPath("helm");
+  if (o.fix || o.render == Render::None) return r;  // --fix rewrites the files as written
+  const bool wantKustomize = o.render == Render::Auto || o.render == Render::Kustomize;
+  const bool wantKubectl = o.render == Render::Auto || o.render == Render::Kubectl;
+  if (wantKustomize && findOnPath("kustomize")) r.kustomize = RenderCommand{"kustomize", "build"};
+  else if (wantKubectl && findOnPath("kubectl")) r.kustomize = RenderCommand{"kubectl", "kustomize"};
+  if (!r.kustomize && o.render != Render::Auto) {
+    std::cerr << "gpuguard-lint: --render " << (o.render == Render::Kustomize ? "kustomize" : "kubectl") << ": "
+              << (o.render == Render::Kustomize ? "kustomize" : "kubectl") << " is not on PATH\n";
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::vector<Job> jobsOf(const Plan& plan) {
+  std::vector<Job> jobs;
+  for (const std::string& f : plan.files) {
+    const bool patch = f != "-" && plan.fragments.count(std::filesystem::path(f).lexically_normal().generic_string()) > 0;
+    jobs.push_back(Job{Job::Kind::File, f, patch, 0});
+  }
+  for (std::size_t root : plan.roots) jobs.push_back(Job{Job::Kind::Kustomization, "", false, root});
+  for (const std::string& chart : plan.charts) jobs.push_back(Job{Job::Kind::Chart, chart, false, 0});
+  return jobs;
+}
+
+std::string listed(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < 5; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > 5) out += ", and " + std::to_string(items.size() - 5) + " more";
+  return out;
+}
+
+// What the run could not judge, said once each on stderr.
+void printNotes(const Plan& plan, const std::vector<FileReport>& reports, const Options& o) {
+  if (!plan.skippedCharts.empty()) {
+    std::cerr << "gpuguard-lint: note: Helm chart templates not linted (helm is not on PATH): " << listed(plan.skippedCharts)
+              << "; install helm, or lint helm template's output (helm template DIR | gpuguard-lint -)\n";
+  }
+  std::size_t fragments = 0;
+  for (const FileReport& r : reports) fragments += r.fragments;
+  if (fragments > 0) {
+    std::cerr << "gpuguard-lint: note: " << fragments << (fragments == 1 ? " document was" : " documents were")
+              << " judged as fragments (kustomize patches, or containers without an image): only for what they say "
+                 "(quantities, resource names), not for what only the whole object tells (tolerations, driver pins, "
+                 "GPU counts against nodes)";
+    if (!plan.unrendered.empty())
+      std::cerr << "; kustomizations not rendered" << (o.fix ? " with --fix" : o.render == Render::None ? " (--render none)" : " (no kustomize or kubectl on PATH)")
+                << ": " << listed(plan.unrendered);
+    std::cerr << "\n";
+  }
+}
+
+// "no Kubernetes objects found in PATH": a wrong or empty directory must not
+// pass silently. Said for each directory (or stdin) that held none; for
+// files named one by one (pre-commit's lists hold values files and
+// workflows), only when the whole run found none.
+void printEmptyInputs(const Options& o, const std::vector<FileReport>& reports, const ExpandedInputs& inputs) {
+  namespace fs = std::filesystem;
+  std::size_t total = 0, errors = 0;
+  for (const FileReport& r : reports) total += r.documents, errors += r.errors.size();
+  if (errors > 0) return;  // an input error already fails the run
+  std::vector<std::string> emptyFiles;
+  for (const std::string& arg : o.paths) {
+    std::error_code ec;
+    const bool directory = arg != "-" && fs::is_directory(arg, ec);
+    if (!directory && arg != "-") {
+      emptyFiles.push_back(arg);
+      continue;
+    }
+    const std::string prefix = fs::path(arg).lexically_normal().generic_string();
+    auto inside = [&](const std::string& path) {
+      if (arg == "-") return path == "<stdin>" || path == "-";
+      const std::string p = fs::path(path).lexically_normal().generic_string();
+      return prefix == "." || p == prefix || (p.starts_with(prefix) && (prefix.ends_with("/") || p[prefix.size()] == '/'));
+    };
+    std::size_t objects = 0;
+    for (const FileReport& r : reports) {
+      if (inside(r.file)) objects += r.documents;
+    }
+    if (objects > 0) continue;
+    const bool anyFile = std::any_of(inputs.files.begin(), inputs.files.end(), inside);
+    std::cerr << "gpuguard-lint: no Kubernetes objects found in " << displayName(arg)
+              << (anyFile ? "" : " (no *.yaml, *.yml or *.json file)") << "\n";
+  }
+  if (total == 0 && !emptyFiles.empty()) {
+    std::cerr << "gpuguard-lint: no Kubernetes objects found in " << listed(emptyFiles) << "\n";
+  }
+}
+
+void writeReport(std::ostream& out, Format format, const std::vector<FileReport>& reports, const ReportOptions& options) {
+  switch (format) {
+    case Format::Text: writeText(out, reports, options); break;
+    case Format::Json: writeJson(out, reports, options); break;
+    case Format::Sarif: writeSarif(out, reports, options); break;
+    case Format::Junit: writeJunit(out, reports, options); break;
+    case Format::Github: writeGithub(out, reports, options); break;
+  }
+}
+
+int exitStatus(const RunSummary& s, FailOn failOn) {
+  if (s.inputErrors) return kExitTrouble;
+  switch (failOn) {
+    case FailOn::Error: return s.errors ? kExitFindings : kExitClean;
+    case FailOn::Warning: return s.errors || s.warnings ? kExitFindings : kExitClean;
+    case FailOn::None: return kExitClean;
+  }
+  return kExitClean;
+}
+
+// Every report the command line asks for: the bare --format on stdout (or
+// --output), each --format FORMAT=FILE in its file.
+int writeReports(const Options& o, const std::vector<Outcome>& outcomes, const std::vector<FileReport>& reports,
+                 const Policy& policy, int status) {
+  ReportOptions reportOptions;
+  reportOptions.showSuppressed = o.showSuppressed;
+  reportOptions.toolVersion = GPUGUARD_VERSION;
+  reportOptions.policy = &policy;
+  for (const FormatTarget& target : o.fileFormats) {
+    ReportOutput output;
+    if (!output.open(target.path)) return kExitTrouble;
+    writeReport(output.stream(), target.format, reports, reportOptions);
+    status = output.finish(status, kExitTrouble);
+  }
+  if (!o.fileFormats.empty() && !o.bareFormat && !(o.fix && o.dryRun)) return status;
+  ReportOutput output;
+  if (!output.open(o.output)) return kExitTrouble;
+  reportOptions.color = useColor(o, output.toFile());
+  if (o.fix && o.dryRun) {
+    for (const Outcome& oc : outcomes) output.stream() << oc.diff;
+  } else {
+    writeReport(output.stream(), o.format, reports, reportOptions);
+  }
+  return output.finish(status, kExitTrouble);
+}
+
+int run(const Options& o) {
+  std::optional<RunConfig> config = loadRunConfig(o, std::cerr);
+  if (!config || !applyRuleSwitches(o, config->policy)) return kExitTrouble;
+  // --nodes: why is my GPU pod Pending? (lint/pending.h)
+  if (o.nodes) return runPending(o, *config);
+
+  const std::optional<Renderers> renderers = chooseRenderers(o);
+  if (!renderers) return kExitTrouble;
+  const ExpandedInputs inputs = selectInputs(o, *config, std::cerr);
+  const Plan plan = planUnits(inputs.files, *renderers);
   const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<Outcome> outcomes = processAll(inputs.files, policy, o, jobs);
+  std::vector<Outcome> outcomes = processAll(jobsOf(plan), RunInputs{config->policy, o, plan, *renderers}, jobs);
+
   std::vector<FileReport> reports;
   reports.reserve(inputs.problems.size() + outcomes.size());
   for (const std::string& missing : inputs.problems) {
-    std::cerr << "gpuguard-lint: " << missing << ": no such file or directory\n";
     FileReport r;
     r.file = missing;
     r.errors.push_back({missing, 0, 0, "no such file or directory"});
@@ -179,28 +351,9 @@ int run(const Options& o) {
   }
   for (Outcome& out : outcomes) reports.push_back(out.report);
   if (o.fix) reportFixes(outcomes, o.dryRun);
-
-  ReportOutput output;
-  if (!output.open(o.output)) return kExitTrouble;
-  std::ostream& out = output.stream();
-  ReportOptions reportOptions;
-  reportOptions.color = useColor(o, output.toFile());
-  reportOptions.showSuppressed = o.showSuppressed;
-  reportOptions.toolVersion = GPUGUARD_VERSION;
-  reportOptions.policy = &policy;
-  if (o.fix && o.dryRun) {
-    for (const Outcome& oc : outcomes) out << oc.diff;
-  } else {
-    switch (o.format) {
-      case Format::Text: writeText(out, reports, reportOptions); break;
-      case Format::Json: writeJson(out, reports, reportOptions); break;
-      case Format::Sarif: writeSarif(out, reports, reportOptions); break;
-      case Format::Junit: writeJunit(out, reports, reportOptions); break;
-      case Format::Github: writeGithub(out, reports, reportOptions); break;
-    }
-  }
-  const RunSummary s = summarize(reports);
-  return output.finish(s.inputErrors ? kExitTrouble : s.errors ? kExitFindings : kExitClean, kExitTrouble);
+  printNotes(plan, reports, o);
+  printEmptyInputs(o, reports, inputs);
+  return writeReports(o, outcomes, reports, config->policy, exitStatus(summarize(reports), o.failOn));
 }
 
 }  // namespace

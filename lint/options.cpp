@@ -1,6 +1,8 @@
 #include "lint/options.h"
 
 #include <charconv>
+#include <optional>
+#include <string_view>
 
 namespace gpuguard::lint {
 
@@ -11,8 +13,22 @@ PATH is a file, a directory (searched for *.yaml, *.yml, *.json) or - for stdin.
 
 Options:
   -f, --format FORMAT    text (default), json, sarif (SARIF 2.1.0), junit (JUnit XML)
-                         or github (GitHub Actions workflow commands)
-  -o, --output FILE      write the report (or the --dry-run diff) to FILE instead of stdout
+                         or github (GitHub Actions workflow commands), on stdout
+  -f, --format FORMAT=FILE
+                         also write that report to FILE; repeat for several formats in
+                         one run (--format sarif=out.sarif --format junit=out.xml --format
+                         text); at most one --format without =FILE goes to stdout
+  -o, --output FILE      write the stdout report (or the --dry-run diff) to FILE instead
+      --fail-on LEVEL    error (default): exit 1 on an error finding; warning: also on a
+                         warning; none: findings never fail the run (input errors still do)
+      --enable RULE      run RULE at its default severity, whatever the policy file says
+      --disable RULE     do not run RULE (repeatable, like --enable)
+      --render WHAT      kustomizations (directories with kustomization.yaml): auto
+                         (default: kustomize, else kubectl kustomize, when on PATH),
+                         kustomize, kubectl, or none (lint the files as written; patches
+                         are judged only for what a patch decides alone)
+      --helm-values FILE values for helm template, for charts (directories with
+                         Chart.yaml) rendered when helm is on PATH (repeatable)
       --fix              fix what can be fixed safely, in place (requests-only -> limits,
                          the missing GPU toleration), keeping comments and formatting;
                          then report what remains
@@ -21,7 +37,7 @@ Options:
       --show-suppressed  also list findings silenced by ignore.gpuguard.io/<rule> annotations
       --color WHEN       auto (default), always or never; NO_COLOR is honoured
   -j, --jobs N           lint N files at a time (default: all cores)
-      --list-rules       list the rules and exit
+      --list-rules       list the rules (--format json: as JSON) and exit
       --explain RULE     print a rule's documentation with examples and exit
       --rules-markdown   print docs/rules.md and exit
       --rules-table      print the README's rules table and exit
@@ -34,7 +50,8 @@ Why is my GPU pod Pending? (docs/pending.md)
                          --format json; exit 1 if one fits on no node
       --pods FILE        with --nodes: the pods holding resources (kubectl get pods -A -o json)
 
-Exit status: 0 no errors, 1 at least one error finding, 2 unreadable input or bad usage.
+Exit status: 0 no finding at the --fail-on level, 1 at least one, 2 unreadable input,
+a kustomization or chart that does not render, or bad usage.
 )";
 
 namespace {
@@ -69,6 +86,33 @@ bool is(const std::string& arg, const char* shortFlag, const char* longFlag) {
   return matches(shortFlag) || matches(longFlag);
 }
 
+std::optional<Format> formatNamed(std::string_view name) {
+  if (name == "text") return Format::Text;
+  if (name == "json") return Format::Json;
+  if (name == "sarif") return Format::Sarif;
+  if (name == "junit") return Format::Junit;
+  if (name == "github") return Format::Github;
+  return std::nullopt;
+}
+
+// "sarif" (stdout) or "sarif=out.sarif".
+void addFormat(Options& o, const std::string& value, std::string& error) {
+  const std::size_t eq = value.find('=');
+  const std::string name = value.substr(0, eq);
+  const std::optional<Format> format = formatNamed(name);
+  if (!format) {
+    error = "unknown format \"" + name + "\" (text, json, sarif, junit, github)";
+  } else if (eq == std::string::npos) {
+    if (o.bareFormat) error = "only one --format may go to stdout; give the others a file (--format " + name + "=FILE)";
+    o.format = *format;
+    o.bareFormat = true;
+  } else if (eq + 1 == value.size()) {
+    error = "--format " + value + " needs a file name after '='";
+  } else {
+    o.fileFormats.push_back({*format, value.substr(eq + 1)});
+  }
+}
+
 }  // namespace
 
 ParsedOptions parseOptions(const std::vector<std::string>& args) {
@@ -85,12 +129,7 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       onlyPaths = true;
     } else if (is(a, "-f", "--format")) {
       takeValue(args, i, a.rfind("--format", 0) == 0 ? "--format" : "-f", value, error);
-      if (value == "text") o.format = Format::Text;
-      else if (value == "json") o.format = Format::Json;
-      else if (value == "sarif") o.format = Format::Sarif;
-      else if (value == "junit") o.format = Format::Junit;
-      else if (value == "github") o.format = Format::Github;
-      else if (error.empty()) error = "unknown format \"" + value + "\" (text, json, sarif, junit, github)";
+      if (error.empty()) addFormat(o, value, error);
     } else if (is(a, "-o", "--output")) {
       takeValue(args, i, a.rfind("--output", 0) == 0 ? "--output" : "-o", value, error);
       o.output = value;
@@ -111,6 +150,28 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       else if (value == "always") o.color = Options::Color::Always;
       else if (value == "never") o.color = Options::Color::Never;
       else if (error.empty()) error = "--color takes auto, always or never";
+    } else if (is(a, nullptr, "--fail-on")) {
+      takeValue(args, i, "--fail-on", value, error);
+      if (value == "error") o.failOn = FailOn::Error;
+      else if (value == "warning") o.failOn = FailOn::Warning;
+      else if (value == "none") o.failOn = FailOn::None;
+      else if (error.empty()) error = "--fail-on takes error, warning or none";
+    } else if (is(a, nullptr, "--enable")) {
+      takeValue(args, i, "--enable", value, error);
+      o.enable.push_back(value);
+    } else if (is(a, nullptr, "--disable")) {
+      takeValue(args, i, "--disable", value, error);
+      o.disable.push_back(value);
+    } else if (is(a, nullptr, "--render")) {
+      takeValue(args, i, "--render", value, error);
+      if (value == "auto") o.render = Render::Auto;
+      else if (value == "none") o.render = Render::None;
+      else if (value == "kustomize") o.render = Render::Kustomize;
+      else if (value == "kubectl") o.render = Render::Kubectl;
+      else if (error.empty()) error = "--render takes auto, kustomize, kubectl or none";
+    } else if (is(a, nullptr, "--helm-values")) {
+      takeValue(args, i, "--helm-values", value, error);
+      o.helmValues.push_back(value);
     } else if (a == "--no-color") {
       o.color = Options::Color::Never;
     } else if (a == "--show-suppressed") {
@@ -146,6 +207,9 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
   if (error.empty() && !informational && o.paths.empty()) error = "no PATH given (use - for stdin)";
   if (error.empty() && o.pods && !o.nodes) error = "--pods only goes with --nodes";
   if (error.empty() && o.dryRun && !o.fix) error = "--dry-run only goes with --fix";
+  if (error.empty() && o.output && !o.bareFormat && !o.fileFormats.empty())
+    error = "--output names the file of the bare --format; with only --format FORMAT=FILE it has none";
+  if (error.empty() && o.nodes && !o.fileFormats.empty()) error = "--nodes prints one report (--format text or json)";
   return parsed;
 }
 

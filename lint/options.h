@@ -9,10 +9,35 @@ namespace gpuguard::lint {
 
 enum class Format { Text, Json, Sarif, Junit, Github };
 
+// One report of a run: --format FORMAT (stdout, or --output) or
+// --format FORMAT=FILE.
+struct FormatTarget {
+  Format format = Format::Text;
+  std::optional<std::string> path;  // nullopt: stdout (or --output)
+};
+
+// Which findings make the exit status 1 (--fail-on).
+enum class FailOn { Error, Warning, None };
+
+// How kustomizations are rendered (--render).
+enum class Render {
+  Auto,       // kustomize if it is on PATH, else kubectl; neither: lint the files as written
+  None,       // never: lint the files as written
+  Kustomize,  // kustomize build (an error if it is not on PATH)
+  Kubectl,    // kubectl kustomize (an error if it is not on PATH)
+};
+
 struct Options {
   std::vector<std::string> paths;
-  Format format = Format::Text;
+  Format format = Format::Text;        // the report on stdout (or --output): the bare --format
+  bool bareFormat = false;             // a bare --format was given
+  std::vector<FormatTarget> fileFormats;  // --format FORMAT=FILE, in command-line order
   std::optional<std::string> output;   // --output FILE
+  FailOn failOn = FailOn::Error;
+  std::vector<std::string> enable;     // --enable RULE: run it at its default severity
+  std::vector<std::string> disable;    // --disable RULE
+  Render render = Render::Auto;
+  std::vector<std::string> helmValues; // --helm-values FILE (helm template -f FILE)
   std::optional<std::string> config;   // --config FILE
   bool showSuppressed = false;
   enum class Color { Auto, Always, Never } color = Color::Auto;

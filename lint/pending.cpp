@@ -1,14 +1,12 @@
 #include "lint/pending.h"
 
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "lint/exit_codes.h"
-#include "lint/inputs.h"
+#include "lint/driver.h"
+#include "lint/lint_file.h"
 #include "lint/report_output.h"
 #include "schedule/diagnose.h"
 #include "schedule/node_snapshot.h"
@@ -20,27 +18,14 @@ namespace {
 
 using nlohmann::json;
 
-bool readText(const std::string& path, std::string& text, std::string& error) {
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    if (std::cin.bad()) error = "cannot read standard input";
-    return error.empty();
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = "cannot read file";
-    return false;
-  }
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  text = buffer.str();
-  return true;
-}
-
 // kubectl -o json output; -o yaml works too.
 bool readDocument(const std::string& path, json& doc, std::string& error) {
-  std::string text;
-  if (!readText(path, text, error)) return false;
+  InputText in = readInput(path);
+  if (!in.error.empty()) {
+    error = in.error;
+    return false;
+  }
+  const std::string& text = in.text;
   doc = json::parse(text, nullptr, false);
   if (!doc.is_discarded()) return true;
   yaml::ParseResult parsed = yaml::parseStream(text);
@@ -61,7 +46,8 @@ bool readDocument(const std::string& path, json& doc, std::string& error) {
 
 }  // namespace
 
-int runPending(const Options& o, const Policy& policy) {
+int runPending(const Options& o, const RunConfig& config) {
+  const Policy& policy = config.policy;
   if (o.format != Format::Text && o.format != Format::Json) {
     std::cerr << "gpuguard-lint: --nodes prints text or json (--format)\n";
     return kExitTrouble;
@@ -84,20 +70,18 @@ int runPending(const Options& o, const Policy& policy) {
 
   int status = kExitClean;
   std::vector<schedule::PodDiagnosis> pods;
-  const ExpandedInputs inputs = expandInputs(o.paths, policy.include, policy.exclude);
-  for (const std::string& missing : inputs.problems) {
-    std::cerr << "gpuguard-lint: " << missing << ": no such file or directory\n";
-    status = kExitTrouble;
-  }
+  // The same inputs, globs and size limit as the lint run (driver.h).
+  const ExpandedInputs inputs = selectInputs(o, config, std::cerr);
+  if (!inputs.problems.empty()) status = kExitTrouble;
   for (const std::string& path : inputs.files) {
-    const std::string name = path == "-" ? "<stdin>" : path;
-    std::string text;
-    if (!readText(path, text, error)) {
-      std::cerr << "gpuguard-lint: " << name << ": " << error << "\n";
+    const std::string name = displayName(path);
+    const InputText in = readInput(path);
+    if (!in.error.empty()) {
+      std::cerr << "gpuguard-lint: " << name << ": " << in.error << "\n";
       status = kExitTrouble;
       continue;
     }
-    yaml::ParseResult parsed = yaml::parseStream(text);
+    yaml::ParseResult parsed = yaml::parseStream(in.text);
     for (const yaml::Document& doc : parsed.documents) {
       for (schedule::PodDiagnosis& d : schedule::diagnoseObject(doc.value, snapshot, policy)) {
         d.source = name;

@@ -5,13 +5,13 @@
 // --format json).
 #pragma once
 
+#include "lint/driver.h"
 #include "lint/options.h"
-#include "rules/policy.h"
 
 namespace gpuguard::lint {
 
 // Exit status: 0 every GPU pod is schedulable on some node of the snapshot,
 // 1 at least one is not, 2 unreadable input or bad usage.
-int runPending(const Options& options, const Policy& policy);
+int runPending(const Options& options, const RunConfig& config);
 
 }  // namespace gpuguard::lint

@@ -28,6 +28,10 @@ std::string summaryLine(const RunSummary& s);
 
 // Where users read more about gpuguard (SARIF tool.driver.informationUri).
 inline constexpr const char* kInformationUri = "https://gpuguard.io";
+// docs/rules.md as published; "#<id>" is the section of a rule or built-in
+// check (SARIF helpUri, --list-rules --format json). test/lint checks that
+// every id has its section.
+inline constexpr const char* kRulesDocUri = "https://gpuguard.io/docs/rules.md";
 
 struct ReportOptions {
   bool color = false;           // text only: ANSI colours

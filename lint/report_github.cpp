@@ -1,6 +1,6 @@
 // --format github: GitHub Actions workflow commands. Each finding becomes an
 // annotation on the file and line in the pull request:
-//   ::error file=deploy/pod.yaml,line=17,col=27,title=gpu-fractional::spec.containers[0]...
+//   ::error file=deploy/pod.yaml,line=17,col=27,title=gpu-fractional Pod/team-a/half::spec.containers[0]...
 // Properties escape % CR LF : , and the message escapes % CR LF, as the
 // Actions runner expects. Suppressed findings are counted in the closing
 // line, and shown as notices with --show-suppressed.
@@ -36,13 +36,16 @@ void writeGithub(std::ostream& out, const std::vector<FileReport>& reports, cons
     for (const Located& l : r.findings) {
       const Finding& f = l.finding;
       if (f.suppressed && !options.showSuppressed) continue;
+      const std::string& file = fileOf(r, l);
       const std::string prefix =
-          r.file == "<stdin>" ? "stdin:" + std::to_string(l.line) + ":" + std::to_string(l.column) + ": " : "";
+          file == "<stdin>" ? "stdin:" + std::to_string(l.line) + ":" + std::to_string(l.column) + ": " : "";
+      // The title names the rule and the object: the annotation's headline.
+      const std::string title = f.rule + " " + l.object.display();
       if (f.suppressed) {
-        command(out, "notice", location(r.file, l.line, l.column), f.rule + " (suppressed)",
+        command(out, "notice", location(file, l.line, l.column), title + " (suppressed)",
                 prefix + f.fieldError() + " (suppressed: " + f.suppressionReason + ")");
       } else {
-        command(out, f.severity == Severity::Error ? "error" : "warning", location(r.file, l.line, l.column), f.rule,
+        command(out, f.severity == Severity::Error ? "error" : "warning", location(file, l.line, l.column), title,
                 prefix + f.fieldError());
       }
     }

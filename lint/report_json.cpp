@@ -4,6 +4,13 @@
 #include "lint/report.h"
 
 namespace gpuguard::lint {
+namespace {
+
+nlohmann::json objectJson(const ObjectRef& o) {
+  return {{"apiVersion", o.apiVersion}, {"kind", o.kind}, {"namespace", o.ns}, {"name", o.name}};
+}
+
+}  // namespace
 
 void writeJson(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options) {
   using nlohmann::json;
@@ -16,11 +23,13 @@ void writeJson(std::ostream& out, const std::vector<FileReport>& reports, const 
     for (const Located& l : r.findings) {
       const Finding& f = l.finding;
       if (f.suppressed && !options.showSuppressed) continue;
-      json j = {{"rule", f.rule},       {"severity", severityName(f.severity)},
-                {"file", r.file},       {"line", l.line},
-                {"column", l.column},   {"document", l.document},
-                {"field", f.field},     {"pointer", f.pointer},
-                {"value", f.value},     {"message", f.message}};
+      json j = {{"rule", f.rule},           {"severity", severityName(f.severity)},
+                {"file", fileOf(r, l)},     {"line", l.line},
+                {"column", l.column},       {"document", l.document},
+                {"object", objectJson(l.object)}, {"podTemplate", l.object.podTemplate},
+                {"field", f.field},         {"pointer", f.pointer},
+                {"value", f.value},         {"message", f.message}};
+      if (!l.file.empty()) j["renderedFrom"] = r.file;  // a kustomization or chart
       if (f.suppressed) {
         j["suppressed"] = true;
         j["suppressionReason"] = f.suppressionReason;

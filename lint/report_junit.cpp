@@ -1,19 +1,19 @@
 // --format junit: JUnit XML as GitLab, Jenkins (junit plugin) and the GitHub
-// test-report actions read it.
+// test-report actions read it. Each Kubernetes object is a test case:
 //
 //   <testsuites name="gpuguard-lint" tests= failures= errors= skipped=>
-//     <testsuite name="FILE" ...>           one per input file
-//       <properties> objects, errors, warnings, suppressed </properties>
-//       <testcase name="RULE" classname="FILE-without-extension" file="FILE">
-//                                          one per rule that ran on the file
-//         <failure message= type="error">  when the rule found an error
+//     <testsuite name="FILE" ...>           one per input (file, kustomization, chart)
+//       <properties> objects, errors, warnings, suppressed, rules </properties>
+//       <testcase name="Kind/namespace/name" classname="FILE-without-extension" file="FILE">
+//                                          one per object judged (a List's items one by one)
+//         <failure message= type="RULE">   when a rule found an error in it
 //         <skipped message=>               when all it found was suppressed
 //         <system-out>                     warnings and suppressed findings
-//       <testcase name="input" ...><error> a file that could not be read or parsed
+//       <testcase name="input" ...><error> an input that could not be read, parsed or rendered
 //
-// Warnings do not fail a testcase (they do not fail the run either).
-// classname drops the file extension because Jenkins reads the last dot of a
-// classname as a package separator.
+// Warnings do not fail a testcase (they do not fail the run either, unless
+// --fail-on warning). classname drops the file extension because Jenkins
+// reads the last dot of a classname as a package separator.
 #include <algorithm>
 #include <sstream>
 
@@ -47,14 +47,68 @@ std::string counts(const Counts& c) {
          std::to_string(c.errors) + "\" skipped=\"" + std::to_string(c.skipped) + "\" time=\"0\"";
 }
 
+bool belongsTo(const Located& l, const FileReport::Object& o) {
+  return l.document == o.document && l.object.pointer == o.ref.pointer;
+}
+
+// One object's testcase.
+void writeCase(std::ostream& cases, const FileReport& r, const FileReport::Object& object, Counts& suite,
+               std::size_t& errors, std::size_t& warnings, std::size_t& suppressed) {
+  std::vector<const Located*> failing, other;
+  for (const Located& l : r.findings) {
+    if (!belongsTo(l, object)) continue;
+    if (l.finding.suppressed) ++suppressed;
+    else if (l.finding.severity == Severity::Error) ++errors;
+    else ++warnings;
+    (!l.finding.suppressed && l.finding.severity == Severity::Error ? failing : other).push_back(&l);
+  }
+  ++suite.tests;
+  // The file of its first finding: for a rendered unit, where the object's source is.
+  const std::vector<const Located*>& any = failing.empty() ? other : failing;
+  const std::string file = any.empty() ? r.file : fileOf(r, *any.front());
+  cases << "    <testcase name=\"" << attr(object.ref.display()) << "\" classname=\"" << attr(className(r.file))
+        << "\" file=\"" << attr(file) << "\" time=\"0\"";
+  if (failing.empty() && other.empty()) {
+    cases << "/>\n";
+    return;
+  }
+  cases << ">\n";
+  auto line = [&](const Located& l, const char* label) {
+    const Finding& f = l.finding;
+    return where(fileOf(r, l), l.line, l.column) + ": " + label + ": " + f.fieldError() + " [" + f.rule + "]" +
+           (f.suppressed ? " (" + f.suppressionReason + ")" : "") + "\n";
+  };
+  if (!failing.empty()) {
+    ++suite.failures;
+    std::string body;
+    for (const Located* l : failing) body += line(*l, "error");
+    const Located& first = *failing.front();
+    const std::string message = std::to_string(failing.size()) + (failing.size() == 1 ? " error" : " errors") + ": " +
+                                first.finding.rule + ": " + first.finding.fieldError();
+    cases << "      <failure message=\"" << attr(message) << "\" type=\"" << attr(first.finding.rule) << "\">"
+          << text(body) << "</failure>\n";
+  } else if (std::all_of(other.begin(), other.end(), [](const Located* l) { return l->finding.suppressed; })) {
+    ++suite.skipped;
+    std::string reasons;
+    for (const Located* l : other) reasons += (reasons.empty() ? "" : "; ") + l->finding.rule + ": " + l->finding.suppressionReason;
+    cases << "      <skipped message=\"" << attr("suppressed: " + reasons) << "\"/>\n";
+  }
+  if (!other.empty()) {
+    std::string body;
+    for (const Located* l : other) body += line(*l, l->finding.suppressed ? "suppressed" : "warning");
+    cases << "      <system-out>" << text(body) << "</system-out>\n";
+  }
+  cases << "    </testcase>\n";
+}
+
 }  // namespace
 
 void writeJunit(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options) {
   const Policy defaults;
   const Policy& policy = options.policy ? *options.policy : defaults;
-  std::vector<const Rule*> active;
+  std::string activeRules;
   for (const Rule* r : allRules()) {
-    if (policy.severityOf(r->id(), r->doc().defaultSeverity)) active.push_back(r);
+    if (policy.severityOf(r->id(), r->doc().defaultSeverity)) activeRules += (activeRules.empty() ? "" : ",") + std::string(r->id());
   }
 
   Counts total;
@@ -64,81 +118,26 @@ void writeJunit(std::ostream& out, const std::vector<FileReport>& reports, const
     std::size_t errors = 0, warnings = 0, suppressed = 0;
     std::ostringstream cases;
     const std::string cls = attr(className(r.file));
-    const std::string file = attr(r.file);
     for (const InputError& e : r.errors) {
       ++suite.tests;
       ++suite.errors;
-      cases << "    <testcase name=\"input\" classname=\"" << cls << "\" file=\"" << file << "\" time=\"0\">\n"
+      cases << "    <testcase name=\"input\" classname=\"" << cls << "\" file=\"" << attr(e.file) << "\" time=\"0\">\n"
             << "      <error message=\"" << attr(e.message) << "\" type=\"input-error\">"
             << text(where(e.file, e.line, e.column) + ": " + e.message) << "</error>\n"
             << "    </testcase>\n";
     }
-    // The rules that ran, then the linter's own checks of how the file is
-    // written when they found something (lint_file.h).
-    std::vector<std::string_view> checks;
-    if (r.documents > 0) {
-      for (const Rule* rule : active) checks.push_back(rule->id());
-      for (const SourceCheck& c : kSourceChecks) {
-        if (std::any_of(r.findings.begin(), r.findings.end(), [&](const Located& l) { return l.finding.rule == c.id; }))
-          checks.push_back(c.id);
-      }
-    }
-    for (const std::string_view id : checks) {
-      std::vector<const Located*> failing, other;
-      std::size_t ruleSuppressed = 0;
-      for (const Located& l : r.findings) {
-        if (l.finding.rule != id) continue;
-        if (l.finding.suppressed) ++ruleSuppressed, ++suppressed;
-        else if (l.finding.severity == Severity::Error) ++errors;
-        else ++warnings;
-        (!l.finding.suppressed && l.finding.severity == Severity::Error ? failing : other).push_back(&l);
-      }
-      ++suite.tests;
-      cases << "    <testcase name=\"" << attr(id) << "\" classname=\"" << cls << "\" file=\"" << file
-            << "\" time=\"0\"";
-      if (failing.empty() && other.empty()) {
-        cases << "/>\n";
-        continue;
-      }
-      cases << ">\n";
-      if (!failing.empty()) {
-        ++suite.failures;
-        std::string body;
-        for (const Located* l : failing) {
-          body += where(r.file, l->line, l->column) + ": error: " + l->finding.fieldError() + "\n";
-        }
-        const std::string message = std::to_string(failing.size()) + (failing.size() == 1 ? " error" : " errors") +
-                                    " at line " + std::to_string(failing.front()->line) + ": " +
-                                    failing.front()->finding.message;
-        cases << "      <failure message=\"" << attr(message) << "\" type=\"error\">" << text(body)
-              << "</failure>\n";
-      } else if (ruleSuppressed == other.size()) {
-        ++suite.skipped;
-        std::string reasons;
-        for (const Located* l : other) reasons += (reasons.empty() ? "" : "; ") + l->finding.suppressionReason;
-        cases << "      <skipped message=\"" << attr("suppressed: " + reasons) << "\"/>\n";
-      }
-      if (!other.empty()) {
-        std::string body;
-        for (const Located* l : other) {
-          const Finding& f = l->finding;
-          body += where(r.file, l->line, l->column) + (f.suppressed ? ": suppressed: " : ": warning: ") +
-                  f.fieldError() + (f.suppressed ? " (" + f.suppressionReason + ")" : "") + "\n";
-        }
-        cases << "      <system-out>" << text(body) << "</system-out>\n";
-      }
-      cases << "    </testcase>\n";
-    }
+    for (const FileReport::Object& object : r.objects) writeCase(cases, r, object, suite, errors, warnings, suppressed);
     total.tests += suite.tests;
     total.failures += suite.failures;
     total.errors += suite.errors;
     total.skipped += suite.skipped;
-    suites << "  <testsuite name=\"" << file << "\" " << counts(suite) << ">\n"
+    suites << "  <testsuite name=\"" << attr(r.file) << "\" " << counts(suite) << ">\n"
            << "    <properties>\n"
            << "      <property name=\"gpuguard.objects\" value=\"" << r.documents << "\"/>\n"
            << "      <property name=\"gpuguard.errors\" value=\"" << errors << "\"/>\n"
            << "      <property name=\"gpuguard.warnings\" value=\"" << warnings << "\"/>\n"
            << "      <property name=\"gpuguard.suppressed\" value=\"" << suppressed << "\"/>\n"
+           << "      <property name=\"gpuguard.rules\" value=\"" << attr(activeRules) << "\"/>\n"
            << "    </properties>\n"
            << cases.str() << "  </testsuite>\n";
   }

@@ -1,8 +1,13 @@
 // --format sarif: SARIF 2.1.0 (OASIS), as GitHub code scanning and other
 // SARIF viewers read it. One run; tool.driver.rules holds every rule of the
-// registry with its documentation; suppressed findings are results with an
-// inSource suppression (so viewers count them); inputs that could not be
-// read or parsed are tool execution notifications.
+// registry and the built-in checks with their documentation and a helpUri
+// to their section of docs/rules.md; each result names its object
+// (logicalLocations) and carries a partialFingerprint of rule, file, object
+// and field, so an alert survives lines moving; suppressed findings are
+// results with an inSource suppression (so viewers count them); inputs that
+// could not be read, parsed or rendered are tool execution notifications.
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include "lint/report.h"
@@ -30,6 +35,21 @@ std::string pascalCase(std::string_view id) {
   return out;
 }
 
+std::string helpUri(std::string_view id) { return std::string(kRulesDocUri) + "#" + std::string(id); }
+
+// FNV-1a, 64 bits: stable across runs, platforms and versions.
+std::string fingerprint(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  static const char* const hex = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = hex[h & 15];
+  return out;
+}
+
 Json ruleDescriptor(const RuleDoc& d) {
   const std::string help = std::string(d.description) + "\n\nWhat to do: " + std::string(d.remediation) +
                            "\n\nSilence it on one object with the annotation ignore.gpuguard.io/" + std::string(d.id) +
@@ -45,13 +65,14 @@ Json ruleDescriptor(const RuleDoc& d) {
       {"shortDescription", {{"text", d.summary}}},
       {"fullDescription", {{"text", d.description}}},
       {"help", {{"text", help}, {"markdown", markdown}}},
+      {"helpUri", helpUri(d.id)},
       {"defaultConfiguration", {{"level", sarifLevel(d.defaultSeverity)}}},
       {"properties", {{"tags", Json::array({"kubernetes", "gpu"})}}},
   };
 }
 
 // The linter's own checks of how a manifest is written (lint_file.h).
-Json sourceCheckDescriptor(const SourceCheck& c) {
+Json sourceCheckDescriptor(const SourceCheck& c, const char* level = "warning") {
   const std::string help = std::string(c.description) + "\n\nWhat to do: " + std::string(c.remediation);
   const std::string markdown = std::string(c.description) + "\n\n**What to do:** " + std::string(c.remediation);
   return Json{
@@ -60,9 +81,16 @@ Json sourceCheckDescriptor(const SourceCheck& c) {
       {"shortDescription", {{"text", c.summary}}},
       {"fullDescription", {{"text", c.description}}},
       {"help", {{"text", help}, {"markdown", markdown}}},
-      {"defaultConfiguration", {{"level", "warning"}}},
+      {"helpUri", helpUri(c.id)},
+      {"defaultConfiguration", {{"level", level}}},
       {"properties", {{"tags", Json::array({"kubernetes", "yaml"})}}},
   };
+}
+
+Json logicalLocation(const ObjectRef& o) {
+  Json loc = {{"name", o.name.empty() ? "<unnamed>" : o.name}, {"fullyQualifiedName", o.display()}, {"kind", "object"}};
+  loc["properties"] = {{"apiVersion", o.apiVersion}, {"kind", o.kind}, {"namespace", o.ns}};
+  return loc;
 }
 
 Json physicalLocation(const std::string& file, int line, int column) {
@@ -71,6 +99,10 @@ Json physicalLocation(const std::string& file, int line, int column) {
     Json region = {{"startLine", line}};
     if (column > 0) region["startColumn"] = column;
     loc["region"] = std::move(region);
+  } else {
+    // Not traced to a line (a rendered object): the file's first line, as
+    // code scanning needs a region.
+    loc["region"] = {{"startLine", 1}};
   }
   return loc;
 }
@@ -96,7 +128,7 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
       notifications.push_back(Json{
           {"level", "error"},
           {"message", {{"text", e.message}}},
-          {"descriptor", {{"id", "input-error"}, {"index", 0}}},
+          {"descriptor", {{"id", kInputErrorCheck.id}, {"index", 0}}},
           {"locations", Json::array({Json{{"physicalLocation", physicalLocation(e.file, e.line, e.column)}}})},
       });
     }
@@ -106,11 +138,19 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
       if (const long i = ruleIndex(f.rule); i >= 0) result["ruleIndex"] = i;
       result["level"] = sarifLevel(f.severity);
       result["message"] = {{"text", f.fieldError()}};
-      result["locations"] = Json::array({Json{{"physicalLocation", physicalLocation(r.file, l.line, l.column)}}});
+      const std::string& file = fileOf(r, l);
+      result["locations"] = Json::array({Json{{"physicalLocation", physicalLocation(file, l.line, l.column)},
+                                              {"logicalLocations", Json::array({logicalLocation(l.object)})}}});
+      result["partialFingerprints"] = {
+          {"gpuguardObjectField/v1", fingerprint(f.rule + "|" + sarifUri(file) + "|" + l.object.apiVersion + "/" +
+                                                  l.object.display() + "|" + f.field)}};
       if (f.suppressed) {
         result["suppressions"] = Json::array({Json{{"kind", "inSource"}, {"justification", f.suppressionReason}}});
       }
-      result["properties"] = {{"field", f.field}, {"pointer", f.pointer}, {"value", f.value}, {"document", l.document}};
+      result["properties"] = {{"field", f.field},       {"pointer", f.pointer},
+                              {"value", f.value},       {"document", l.document},
+                              {"podTemplate", l.object.podTemplate}};
+      if (!l.file.empty()) result["properties"]["renderedFrom"] = r.file;
       results.push_back(std::move(result));
     }
   }
@@ -128,9 +168,7 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
       {"informationUri", kInformationUri},
       {"rules", std::move(ruleDescriptors)},
       {"notifications",
-       Json::array({Json{{"id", "input-error"},
-                         {"shortDescription", {{"text", "An input that could not be read or parsed."}}},
-                         {"defaultConfiguration", {{"level", "error"}}}}})},
+       Json::array({sourceCheckDescriptor(kInputErrorCheck, "error")})},
   };
   Json log = {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},

@@ -1,4 +1,4 @@
-// --format text: "path:line:col: error: field: message [rule-id]", like a compiler.
+// --format text: "path:line:col: error: Kind/ns/name: field: message [rule-id]", like a compiler.
 #include "lint/report.h"
 
 namespace gpuguard::lint {
@@ -10,6 +10,10 @@ const char* const kYellow = "\033[1;33m";
 const char* const kGrey = "\033[2m";
 const char* const kReset = "\033[0m";
 
+std::string where(const std::string& file, int line, int column) {
+  return line > 0 ? file + ":" + std::to_string(line) + ":" + std::to_string(column) + ":" : file + ":";
+}
+
 }  // namespace
 
 void writeText(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options) {
@@ -18,19 +22,15 @@ void writeText(std::ostream& out, const std::vector<FileReport>& reports, const 
   };
   for (const FileReport& r : reports) {
     for (const InputError& e : r.errors) {
-      const std::string where =
-          e.line > 0 ? e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ":" : e.file + ":";
-      out << paint(kBold, where) << " "
-          << paint(kRed, "error:") << " " << e.message << "\n";
+      out << paint(kBold, where(e.file, e.line, e.column)) << " " << paint(kRed, "error:") << " " << e.message << "\n";
     }
     for (const Located& l : r.findings) {
       const Finding& f = l.finding;
       if (f.suppressed && !options.showSuppressed) continue;
-      const std::string where = r.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ":";
       std::string label = f.suppressed ? "suppressed:" : std::string(severityName(f.severity)) + ":";
       const char* colour = f.suppressed ? kGrey : f.severity == Severity::Error ? kRed : kYellow;
-      out << paint(kBold, where) << " " << paint(colour, label) << " " << f.fieldError() << " "
-          << paint(kGrey, "[" + f.rule + "]");
+      out << paint(kBold, where(fileOf(r, l), l.line, l.column)) << " " << paint(colour, label) << " "
+          << l.object.display() << ": " << f.fieldError() << " " << paint(kGrey, "[" + f.rule + "]");
       if (f.suppressed) out << " (" << f.suppressionReason << ")";
       out << "\n";
     }

@@ -2,6 +2,11 @@
 
 #include <iomanip>
 
+#include <nlohmann/json.hpp>
+
+#include "lint/lint_file.h"
+#include "lint/report.h"
+
 #include "rules/registry.h"
 
 namespace gpuguard::lint {
@@ -24,6 +29,29 @@ void writeRuleList(std::ostream& out) {
     out << std::left << std::setw(34) << r->id() << std::setw(9) << severityName(r->doc().defaultSeverity)
         << r->doc().summary << "\n";
   }
+}
+
+void writeRuleListJson(std::ostream& out) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Rule* r : allRules()) {
+    const RuleDoc& d = r->doc();
+    list.push_back({{"id", d.id},
+                    {"kind", "rule"},
+                    {"defaultSeverity", severityName(d.defaultSeverity)},
+                    {"judges", judgesOf(*r) == Judges::WholeObject ? "wholeObject" : "whatIsWritten"},
+                    {"summary", d.summary},
+                    {"helpUri", std::string(kRulesDocUri) + "#" + std::string(d.id)}});
+  }
+  auto builtIn = [&](const SourceCheck& c, const char* severity) {
+    list.push_back({{"id", c.id},
+                    {"kind", "built-in"},
+                    {"defaultSeverity", severity},
+                    {"summary", c.summary},
+                    {"helpUri", std::string(kRulesDocUri) + "#" + std::string(c.id)}});
+  };
+  for (const SourceCheck& c : kSourceChecks) builtIn(c, "warning");
+  builtIn(kInputErrorCheck, "error");
+  out << list.dump(2) << "\n";
 }
 
 void writeRuleExplanation(std::ostream& out, const Rule& rule) {
@@ -66,6 +94,17 @@ void writeRulesMarkdown(std::ostream& out) {
         << "Wrong:\n\n```yaml\n" << d.wrongExample << "```\n\n"
         << "Right:\n\n```yaml\n" << d.rightExample << "```\n";
   }
+  out << "\n# Built-in checks\n\n"
+      << "gpuguard-lint's own checks of how a manifest is written and read. They are warnings (the input error "
+         "is an error, exit status 2); `--list-rules --format json` lists them with the rules.\n";
+  auto builtIn = [&](const SourceCheck& c, const char* severity) {
+    out << "\n## " << c.id << "\n\n"
+        << "Severity: **" << severity << "**\n\n"
+        << c.summary << ". " << c.description << "\n\n"
+        << "**What to do:** " << c.remediation << "\n";
+  };
+  for (const SourceCheck& c : kSourceChecks) builtIn(c, "warning");
+  builtIn(kInputErrorCheck, "error");
 }
 
 }  // namespace gpuguard::lint

@@ -10,6 +10,9 @@
 namespace gpuguard::lint {
 
 void writeRuleList(std::ostream& out);
+// --list-rules --format json: every id a finding can carry (rules, the
+// linter's built-in checks, the input error) with its documentation link.
+void writeRuleListJson(std::ostream& out);
 void writeRuleExplanation(std::ostream& out, const Rule& rule);
 void writeRulesMarkdown(std::ostream& out);
 // The rules table alone (id, default severity, what it catches), with links

@@ -115,6 +115,7 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   for (const Rule* rule : allRules()) {
     const std::optional<Severity> severity = policy.severityOf(rule->id(), rule->doc().defaultSeverity);
     if (!severity) continue;
+    if (options.fragment && judgesOf(*rule) == Judges::WholeObject) continue;
     Collector collector(*rule, policy, *severity, findings);
     rule->check(ctx, collector);
   }
@@ -122,6 +123,16 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
     for (Finding& f : findings) applySuppression(object, f);
   }
   return findings;
+}
+
+bool looksLikeFragment(const json& object) {
+  if (!object.is_object()) return false;
+  for (const PodSite& site : findPodSites(object)) {
+    for (const ContainerRef& c : site.containers) {
+      if (c.kind != ContainerKind::Lone && c.image().empty()) return true;
+    }
+  }
+  return false;
 }
 
 bool hasErrors(const std::vector<Finding>& findings) {

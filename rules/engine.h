@@ -15,6 +15,10 @@ namespace gpuguard {
 
 struct JudgeOptions {
   const SourceHints* hints = nullptr;  // how scalars were written, if known
+  // The object is a fragment (a kustomize patch, a container without an
+  // image): only rules registered as Judges::WhatIsWritten run, so it is
+  // judged for what it says, never for what it lacks (registry.h).
+  bool fragment = false;
 };
 
 // Runs every enabled rule on `object`. Findings come in rule order, then in
@@ -22,6 +26,11 @@ struct JudgeOptions {
 // `suppressed`) when the policy allows suppressions (unset: allowed), so
 // front ends can list and count them; otherwise annotations are ignored.
 std::vector<Finding> judge(const nlohmann::json& object, const Policy& policy, const JudgeOptions& options = {});
+
+// A document that cannot be a complete object as written: a pod spec with a
+// container that has no image (the API server requires one), which is what
+// a strategic-merge patch raising a GPU count looks like.
+bool looksLikeFragment(const nlohmann::json& object);
 
 // True when any unsuppressed finding is an error.
 bool hasErrors(const std::vector<Finding>& findings);

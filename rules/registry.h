@@ -12,4 +12,13 @@ namespace gpuguard {
 const std::vector<const Rule*>& allRules();
 const Rule* findRule(std::string_view id);
 
+// What a rule needs to judge an object, declared where it is registered.
+enum class Judges {
+  WhatIsWritten,  // values that are present: what it finds in a fragment (a kustomize
+                  // patch) holds for the whole object too
+  WholeObject,    // also what is missing, or totals over the pod: tolerations, driver
+                  // pins, counts against nodes
+};
+Judges judgesOf(const Rule& rule);
+
 }  // namespace gpuguard

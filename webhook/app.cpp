@@ -61,7 +61,10 @@ HttpResponse WebhookApp::handle(const HttpRequest& request) {
   if (path == "/metrics") {
     if (!get) return methodNotAllowed("GET, HEAD");
     ExternalCounters external;
-    if (const HttpsServer* server = server_.load(std::memory_order_acquire)) external.server = server->stats();
+    if (const HttpsServer* server = server_.load(std::memory_order_acquire)) {
+      external.server = server->stats();
+      external.certificateNotAfter = server->certificateNotAfter();
+    }
     external.policyReloadSuccesses = policy_.reloadSuccesses();
     external.policyReloadFailures = policy_.reloadFailures();
     HttpResponse r = text(200, metrics_.render(external));

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <ctime>
 #include <utility>
 
 #include <openssl/bio.h>
@@ -36,6 +37,15 @@ std::string withDetail(std::string message) {
 struct BioCloser {
   void operator()(BIO* b) const { BIO_free(b); }
 };
+
+// The certificate's notAfter as seconds since the Unix epoch (UTCTime and
+// GeneralizedTime alike; ASN1 times are UTC, hence timegm).
+bool notAfterSeconds(const X509* cert, std::int64_t& seconds) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) != 1) return false;
+  seconds = static_cast<std::int64_t>(timegm(&tm));
+  return true;
+}
 
 }  // namespace
 
@@ -106,6 +116,10 @@ std::shared_ptr<const CertifiedKey> CertifiedKey::load(const std::string& certFi
   for (unsigned i = 0; i < mdLen; ++i) {
     ck->fingerprint_ += hex[md[i] >> 4];
     ck->fingerprint_ += hex[md[i] & 15];
+  }
+  if (!notAfterSeconds(ck->leaf_, ck->notAfter_)) {
+    error = withDetail("cannot read the notAfter date of the certificate in " + certFile);
+    return nullptr;
   }
   if (char* s = X509_NAME_oneline(X509_get_subject_name(ck->leaf_), nullptr, 0)) {
     ck->subject_ = s;

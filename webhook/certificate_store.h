@@ -119,6 +119,9 @@ class CertifiedKey {
   EVP_PKEY* key() const { return key_; }
   const std::string& fingerprint() const { return fingerprint_; }  // SHA-256 of the leaf DER, hex
   const std::string& subject() const { return subject_; }
+  // The leaf's notAfter in seconds since the Unix epoch (what
+  // gpuguard_serving_certificate_expiration_timestamp_seconds reports).
+  std::int64_t notAfter() const { return notAfter_; }
 
   // Installs this pair on one connection (from a certificate callback).
   bool useOn(SSL* ssl) const;
@@ -130,6 +133,7 @@ class CertifiedKey {
   EVP_PKEY* key_ = nullptr;
   std::string fingerprint_;
   std::string subject_;
+  std::int64_t notAfter_ = 0;
 };
 
 // The current pair plus the file watch. Thread-safe.

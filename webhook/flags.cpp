@@ -43,8 +43,14 @@ Serving:
                                 flight before the remaining connections are
                                 closed (default 20s; keep it below the pod's
                                 terminationGracePeriodSeconds minus preStop).
-  --worker-threads=N            Threads that judge requests (default 0: one per
-                                core).
+  --worker-threads=N            Event-loop threads: they read, write and judge
+                                the requests of their connections (default 0:
+                                one per core).
+  --judge-off-loop-bytes=SIZE   Requests with a body at least this large are
+                                judged on the judging threads, so that a large
+                                object does not hold the other connections of
+                                its event loop (default 64Ki; 0: every request).
+  --judge-threads=N             Judging threads (default 0: one per core).
 
 Policy:
   --policy=FILE                 Policy file (the schema of gpuguard-lint's
@@ -127,6 +133,15 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
       return "";
     });
   };
+  auto threadCount = [](unsigned& dst) {
+    return Setter([&dst](const std::string& v) -> std::string {
+      unsigned n = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || p != v.data() + v.size() || n > 1024) return "must be a number from 0 to 1024";
+      dst = n;
+      return "";
+    });
+  };
   const std::map<std::string, Setter, std::less<>> valued{
       {"tls-cert-file", path(f.tlsCertFile)},
       {"tls-private-key-file", path(f.tlsPrivateKeyFile)},
@@ -160,12 +175,13 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
       {"request-timeout", duration(f.requestTimeout, false)},
       {"idle-timeout", duration(f.idleTimeout, false)},
       {"shutdown-timeout", duration(f.shutdownTimeout, false)},
-      {"worker-threads",
+      {"worker-threads", threadCount(f.workerThreads)},
+      {"judge-threads", threadCount(f.judgeThreads)},
+      {"judge-off-loop-bytes",
        [&f](const std::string& v) -> std::string {
-         unsigned n = 0;
-         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || p != v.data() + v.size() || n > 1024) return "must be a number from 0 to 1024";
-         f.workerThreads = n;
+         auto n = parseByteSize(v);
+         if (!n) return "must be a byte size, like 64Ki";
+         f.judgeOffLoopBytes = *n;
          return "";
        }},
   };
@@ -241,6 +257,8 @@ ServerConfig serverConfig(const Flags& flags) {
   c.shutdownTimeout = flags.shutdownTimeout;
   c.certificatePollInterval = flags.certPollInterval;
   c.workerThreads = flags.workerThreads;
+  c.judgeThreads = flags.judgeThreads;
+  c.judgeOffLoopBytes = flags.judgeOffLoopBytes;
   return c;
 }
 

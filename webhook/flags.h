@@ -32,6 +32,8 @@ struct Flags {
   std::chrono::milliseconds idleTimeout{120000};
   std::chrono::milliseconds shutdownTimeout{20000};
   unsigned workerThreads = 0;
+  unsigned judgeThreads = 0;
+  std::size_t judgeOffLoopBytes = 64 * 1024;
   bool help = false;
   bool version = false;
   bool checkPolicy = false;  // load --policy, report, exit

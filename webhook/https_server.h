@@ -2,8 +2,11 @@
 // from kube-apiserver, fast, under hostile clients. Event-driven (one epoll
 // loop per thread, non-blocking OpenSSL), so idle or slow connections cost a
 // file descriptor and a few KiB, never a thread. The handler runs inline on
-// the loop thread that read the request: keep it short (admission handling
-// takes ~100 µs) and never block in it for long.
+// the loop thread that read the request when its body is small (admission
+// handling of a typical pod takes ~50 µs: a hand-over would cost as much), and
+// on a judging pool when it is large (judgeOffLoopBytes), so that one big
+// object does not hold the other connections of its loop. Never block in it
+// for long.
 //
 // It knows nothing of admission: it parses requests, enforces limits and
 // timeouts, calls the handler, and writes the response.
@@ -71,8 +74,8 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-// Called on an event-loop thread, possibly on several threads at once. An
-// exception becomes a 500 and closes the connection.
+// Called on an event-loop or judging-pool thread, possibly on several threads
+// at once. An exception becomes a 500 and closes the connection.
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct ServerConfig {
@@ -100,6 +103,11 @@ struct ServerConfig {
   // minus its preStop time.
   std::chrono::milliseconds shutdownTimeout{20000};
   unsigned workerThreads = 0;  // event-loop threads; 0: one per usable CPU (affinity, cgroup quota)
+  // Requests whose body has at least this many bytes are handled on the
+  // judging pool instead of the loop that read them. 0: every request;
+  // SIZE_MAX: none (no pool threads are started).
+  std::size_t judgeOffLoopBytes = 64 * 1024;
+  unsigned judgeThreads = 0;  // threads of the judging pool; 0: one per usable CPU
   // Told about certificate reloads (and their failures) and fatal loop
   // errors, from whichever thread noticed. Null: silent.
   std::function<void(const std::string& message)> log;
@@ -147,6 +155,9 @@ class HttpsServer {
   // SHA-256 of the DER of the leaf certificate now served, lower-case hex;
   // empty before the first load.
   std::string certificateFingerprint() const;
+  // The notAfter of the leaf certificate now served, in seconds since the
+  // Unix epoch; nullopt before the first load.
+  std::optional<std::int64_t> certificateNotAfter() const;
   // SHA-256 over the DER of the client CAs now trusted, hex; empty without
   // clientCaFile.
   std::string clientCaFingerprint() const;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "gpuguard_version.h"
 #include "webhook/app.h"
 #include "webhook/flags.h"
 #include "webhook/https_server.h"

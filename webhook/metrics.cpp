@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "rules/registry.h"
+#include "webhook/process_metrics.h"
 
 namespace gpuguard::webhook {
 namespace {
@@ -185,8 +186,17 @@ std::string Metrics::render(const ExternalCounters& external) const {
     sample(out, "gpuguard_https_shutdown_closed_connections_total", "", s.shutdownClosedConnections);
   }
 
+  if (external.certificateNotAfter) {
+    // Read from the certificate being served at scrape time, so it follows every reload.
+    header(out, "gpuguard_serving_certificate_expiration_timestamp_seconds", "gauge",
+           "notAfter of the serving certificate now served, in seconds since the Unix epoch.");
+    out += "gpuguard_serving_certificate_expiration_timestamp_seconds " +
+           std::to_string(*external.certificateNotAfter) + "\n";
+  }
+
   header(out, "gpuguard_build_info", "gauge", "Always 1; the version is a label.");
   sample(out, "gpuguard_build_info", "version=\"" + escapeLabelValue(version_) + "\"", 1);
+  renderProcessMetrics(out);
   return out;
 }
 

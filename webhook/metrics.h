@@ -9,6 +9,8 @@
 //   gpuguard_policy_reloads_total{result}                      counter
 //   gpuguard_https_*                                           connection counters
 //   gpuguard_build_info{version}                               gauge, always 1
+//   gpuguard_serving_certificate_expiration_timestamp_seconds  gauge, the served leaf's notAfter
+//   process_*                                                  see process_metrics.h
 //
 // Recording uses relaxed atomics only (findings, histogram), plus a shared
 // lock to find the counter of an (operation, kind, result) series; the
@@ -37,6 +39,8 @@ namespace gpuguard::webhook {
 // Counters that live elsewhere, read when /metrics is scraped.
 struct ExternalCounters {
   std::optional<ServerStats> server;
+  // notAfter of the serving certificate now served (seconds since the epoch).
+  std::optional<std::int64_t> certificateNotAfter;
   std::uint64_t policyReloadSuccesses = 0;
   std::uint64_t policyReloadFailures = 0;
 };

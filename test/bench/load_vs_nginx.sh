@@ -2,14 +2,22 @@
 # gpuguard-webhook against nginx (a static TLS endpoint: the practical ceiling)
 # on loopback, side by side in one run, with wrk on keep-alive connections.
 #
-#   test/bench/load_vs_nginx.sh [-d SECONDS] [-c "1 32"] [-r REPS] [BUILD_DIR]
+#   test/bench/load_vs_nginx.sh [-d SECONDS] [-c "1 32"] [-r REPS] [-v VARIANTS] [BUILD_DIR]
 #     BUILD_DIR   where gpuguard-webhook was built (default build; the binary is
 #                 BUILD_DIR/gpuguard-webhook).
 #                 Nothing is built.
 #     -d SECONDS  each measured wrk run (default 10), after a 2 s warm-up
 #     -c LIST     connection counts (default "1 32"; wrk -t1 for 1, -t2 otherwise)
-#     -r REPS     alternate nginx and webhook REPS times per count (default 1); the
+#     -r REPS     alternate the servers REPS times per count (default 1); the
 #                 ratios are computed from the medians (a busy machine needs >= 3)
+#     -v VARIANTS more gpuguard-webhook processes measured in the same run, each
+#                 NAME=FLAGS with commas for spaces, e.g.
+#                 "loops4=--worker-threads=4 pool=--judge-off-loop-bytes=0,--judge-threads=2"
+#     -P PORT     first port (default 23100; one per server)
+#
+# A third peer, when it was built: the cpp-httplib reference server
+# (BUILD_DIR/test/httplib_reference/..., review() behind httplib::SSLServer),
+# named "httplib".
 #
 # Both servers get the same certificate (ECDSA P-256, generated here), TLS 1.2
 # and 1.3, and the same ~5 KB AdmissionReview POST (make_review_body.py). nginx
@@ -25,11 +33,11 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/test/bench"
-DURATION=10 CONNS="1 32" REPS=1
-while getopts "d:c:r:h" o; do
+DURATION=10 CONNS="1 32" REPS=1 VARIANTS="" PORT0=23100
+while getopts "d:c:r:v:P:h" o; do
   case $o in
-    d) DURATION=$OPTARG ;; c) CONNS=$OPTARG ;; r) REPS=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    d) DURATION=$OPTARG ;; c) CONNS=$OPTARG ;; r) REPS=$OPTARG ;; v) VARIANTS=$OPTARG ;; P) PORT0=$OPTARG ;;
+    *) sed -n '2,35p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -43,12 +51,12 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 SAMPLE=$(ls "$(cd "$(dirname "$0")/../.." && pwd)"/../shared/reference/admission-samples/raw/03-CREATE-Pod-*allowed.json | head -1)
 
 WORK=$(mktemp -d /tmp/gpuguard-bench-load.XXXXXX)
-WH_PID="" NG_PID="" RSS_PID=""
+PIDS="" RSS_PID=""
 cleanup() {
-  for p in $RSS_PID $WH_PID $NG_PID; do
+  for p in $RSS_PID $PIDS; do
     kill "$p" 2>/dev/null || true
   done
-  for p in $RSS_PID $WH_PID $NG_PID; do
+  for p in $RSS_PID $PIDS; do
     wait "$p" 2>/dev/null || true
   done
   rm -rf "$WORK"
@@ -62,11 +70,22 @@ python3 "$HERE/make_review_body.py" "$SAMPLE" "$WORK/body.json"
 UID_=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["request"]["uid"])' "$WORK/body.json")
 RESPONSE="{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"$UID_\",\"allowed\":true,\"status\":{\"metadata\":{},\"code\":200},\"warnings\":[\"gpu-missing-driver-pin: spec.containers[0]: no driver pin (fixed response of the nginx reference)\"]}}"
 
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-NG_PORT=$(freeport)
-WH_PORT=$(freeport)
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+NEXT_PORT=$PORT0
+next_port() {  # sets PORT to the next free port from PORT0 on
+  while ! port_free "$NEXT_PORT"; do NEXT_PORT=$((NEXT_PORT + 1)); done
+  PORT=$NEXT_PORT; NEXT_PORT=$((NEXT_PORT + 1))
+}
+
+# Servers in measuring order: NAMES, and PORT_/PID_/DESC_ of each.
+NAMES=""
+declare -A SPORT SPID SDESC
+add_server() {  # add_server NAME PID PORT DESCRIPTION
+  NAMES="$NAMES $1" SPID[$1]=$2 SPORT[$1]=$3 SDESC[$1]=$4 PIDS="$PIDS $2"
+}
 
 # --- nginx: throw-away config, everything in $WORK
+next_port; NG_PORT=$PORT
 mkdir -p "$WORK/nginx"
 cat >"$WORK/nginx.conf" <<NGINX
 worker_processes 2;
@@ -97,24 +116,42 @@ http {
 }
 NGINX
 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
-NG_PID=$!
+add_server nginx $! "$NG_PORT" "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///'), worker_processes 2"
 
-env ${GPUGUARD_WEBHOOK_ENV:-} "$BIN" --tls-cert-file="$WORK/tls.crt" --tls-private-key-file="$WORK/tls.key" \
-  --bind-address=127.0.0.1 --port="$WH_PORT" ${GPUGUARD_WEBHOOK_FLAGS:-} >"$WORK/webhook.log" 2>&1 &
-WH_PID=$!
+start_webhook() {  # start_webhook NAME FLAGS...
+  local name=$1; shift
+  next_port
+  env ${GPUGUARD_WEBHOOK_ENV:-} "$BIN" --tls-cert-file="$WORK/tls.crt" --tls-private-key-file="$WORK/tls.key" \
+    --bind-address=127.0.0.1 --port="$PORT" ${GPUGUARD_WEBHOOK_FLAGS:-} "$@" >"$WORK/$name.log" 2>&1 &
+  add_server "$name" $! "$PORT" "$BIN ${GPUGUARD_WEBHOOK_FLAGS:-} $*"
+}
+start_webhook webhook
+for v in $VARIANTS; do
+  # shellcheck disable=SC2046  # the flags are split on the commas
+  start_webhook "${v%%=*}" $(tr ',' ' ' <<<"${v#*=}")
+done
 
-wait_up() {  # wait_up PORT NAME PID
+# The cpp-httplib reference (the edge engineer's test/httplib_reference): the
+# same review() behind httplib::SSLServer, when it was built.
+HTTPLIB=$(find "$BUILD_DIR" -maxdepth 3 -type f -perm -u+x -name 'gpuguard-httplib-reference' 2>/dev/null | head -1)
+if [ -n "$HTTPLIB" ]; then
+  next_port
+  "$HTTPLIB" --tls-cert-file="$WORK/tls.crt" --tls-private-key-file="$WORK/tls.key" \
+    --bind-address=127.0.0.1 --port="$PORT" >"$WORK/httplib.log" 2>&1 &
+  add_server httplib $! "$PORT" "$HTTPLIB"
+fi
+
+wait_up() {  # wait_up NAME
+  local name=$1
   for _ in $(seq 1 100); do
-    kill -0 "$3" 2>/dev/null || { echo "$2 exited:" >&2; cat "$WORK"/*.out "$WORK"/*.log >&2 2>/dev/null; exit 1; }
-    if curl -sk -o /dev/null "https://127.0.0.1:$1/healthz" 2>/dev/null; then return 0; fi
+    kill -0 "${SPID[$name]}" 2>/dev/null || { echo "$name exited:" >&2; cat "$WORK"/*.out "$WORK"/*.log >&2 2>/dev/null; exit 1; }
+    if curl -sk -o /dev/null "https://127.0.0.1:${SPORT[$name]}/healthz" 2>/dev/null; then return 0; fi
     sleep 0.1
   done
-  echo "$2 did not come up" >&2; exit 1
+  echo "$name did not come up" >&2; exit 1
 }
-wait_up "$NG_PORT" nginx "$NG_PID"
-wait_up "$WH_PORT" gpuguard-webhook "$WH_PID"
-WH_REPLY=$(curl -sk -H 'Content-Type: application/json' --data-binary @"$WORK/body.json" "https://127.0.0.1:$WH_PORT/validate")
-NG_REPLY=$(curl -sk -H 'Content-Type: application/json' --data-binary @"$WORK/body.json" "https://127.0.0.1:$NG_PORT/validate")
+for n in $NAMES; do wait_up "$n"; done
+reply() { curl -sk -H 'Content-Type: application/json' --data-binary @"$WORK/body.json" "https://127.0.0.1:$1/validate"; }
 
 # All processes of a server: the given PID and its children (nginx workers).
 pids_of() { echo "$1"; cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | sed '/^$/d'; }
@@ -134,13 +171,12 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' /proc/"$1"/status 2>/dev/null || echo 0; }
 # The load test's wrk script (test/load/admission.lua): one AdmissionReview
 # POSTed on keep-alive connections, a machine-readable RESULT line.
 WRK_SCRIPT="$ROOT/test/load/admission.lua"
-declare -A RPS P50 P99 CPU RSS
-run() {  # run NAME PORT PID CONNS
-  local name=$1 port=$2 pid=$3 c=$4 t=2
+run() {  # run NAME CONNS
+  local name=$1 c=$2 t=2 port=${SPORT[$1]} pid=${SPID[$1]}
   [ "$c" -le 1 ] && t=1
   GPUGUARD_LOAD_BODY="$WORK/body.json" wrk -t"$t" -c"$c" -d2s -s "$WRK_SCRIPT" \
     "https://127.0.0.1:$port/validate" >/dev/null 2>&1 || true
-  local before maxrss=0 out
+  local before out
   before=$(cpu_ticks "$pid")
   ( peak=0; while :; do r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r && echo "$peak" >"$WORK/rss.$name.$c"; sleep 0.5; done ) &
   RSS_PID=$!
@@ -149,40 +185,49 @@ run() {  # run NAME PORT PID CONNS
   kill "$RSS_PID" 2>/dev/null; wait "$RSS_PID" 2>/dev/null || true; RSS_PID=""
   local after; after=$(cpu_ticks "$pid")
   [ -n "$out" ] || { echo "wrk gave no result for $name -c$c" >&2; return; }
-  local req rps p50 p99 err non2xx
+  local req rps p50 p99 err non2xx cpu rss
   req=$(sed -E 's/.* requests=([0-9]+).*/\1/' <<<"$out"); rps=$(sed -E 's/.* rps=([0-9.]+).*/\1/' <<<"$out")
   p50=$(sed -E 's/.* p50_ms=([0-9.]+).*/\1/' <<<"$out"); p99=$(sed -E 's/.* p99_ms=([0-9.]+).*/\1/' <<<"$out")
   err=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
               print v["connect_errors"] + v["read_errors"] + v["write_errors"] + v["timeouts"] }' <<<"$out")
   non2xx=$(sed -E 's/.* status_errors=([0-9]+).*/\1/' <<<"$out")
-  RPS[$name.$c]=$rps P50[$name.$c]=$p50 P99[$name.$c]=$p99
-  CPU[$name.$c]=$(awk -v d=$((after - before)) -v hz="$HZ" -v n="$req" 'BEGIN { printf "%.1f", n ? d / hz * 1e6 / n : 0 }')
-  RSS[$name.$c]=$(cat "$WORK/rss.$name.$c" 2>/dev/null || echo 0)
-  echo "$rps ${P50[$name.$c]} ${P99[$name.$c]} ${CPU[$name.$c]}" >>"$WORK/res.$name.$c"
+  cpu=$(awk -v d=$((after - before)) -v hz="$HZ" -v n="$req" 'BEGIN { printf "%.1f", n ? d / hz * 1e6 / n : 0 }')
+  rss=$(cat "$WORK/rss.$name.$c" 2>/dev/null || echo 0)
+  echo "$rps $p50 $p99 $cpu" >>"$WORK/res.$name.$c"
   printf '%-8s -c%-3s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  CPU %6.1f us/req  RSS %6.1f MiB  errors %s non2xx %s\n' \
-    "$name" "$c" "$rps" "$p50" "$p99" "${CPU[$name.$c]}" "$(awk -v k="${RSS[$name.$c]}" 'BEGIN{print k/1024}')" "$err" "$non2xx"
+    "$name" "$c" "$rps" "$p50" "$p99" "$cpu" "$(awk -v k="$rss" 'BEGIN{print k/1024}')" "$err" "$non2xx"
 }
 
 echo "# load_vs_nginx: $(date -u +%FT%TZ) $(uname -n) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# webhook $BIN (pid $WH_PID), nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NG_PID)"
-echo "# body $(wc -c <"$WORK/body.json") B; webhook reply $(printf %s "$WH_REPLY" | wc -c) B ($(grep -o '"allowed":[a-z]*' <<<"$WH_REPLY")), nginx reply $(printf %s "$NG_REPLY" | wc -c) B; ${DURATION}s per run"
-echo "# webhook RSS idle $(awk -v k="$(rss_kb "$WH_PID")" 'BEGIN{print k/1024}') MiB"
+for n in $NAMES; do
+  r=$(reply "${SPORT[$n]}")
+  echo "# $n (pid ${SPID[$n]}, port ${SPORT[$n]}): ${SDESC[$n]}; reply $(printf %s "$r" | wc -c) B $(grep -o '"allowed":[a-z]*' <<<"$r"); RSS idle $(awk -v k="$(rss_kb "${SPID[$n]}")" 'BEGIN{print k/1024}') MiB"
+done
+echo "# body $(wc -c <"$WORK/body.json") B; ${DURATION}s per run"
 for c in $CONNS; do
   for _ in $(seq 1 "$REPS"); do
-    run nginx "$NG_PORT" "$NG_PID" "$c"
-    run webhook "$WH_PORT" "$WH_PID" "$c"
+    for n in $NAMES; do run "$n" "$c"; done
   done
 done
 med() { cut -d' ' -f"$2" "$1" 2>/dev/null | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
-echo "# ratios webhook/nginx (medians of $REPS)"
+echo "# ratios to nginx (medians of $REPS); load now $(cut -d' ' -f1-3 /proc/loadavg)"
 for c in $CONNS; do
-  for n in nginx webhook; do
-    RPS[$n.$c]=$(med "$WORK/res.$n.$c" 1) P50[$n.$c]=$(med "$WORK/res.$n.$c" 2)
-    P99[$n.$c]=$(med "$WORK/res.$n.$c" 3) CPU[$n.$c]=$(med "$WORK/res.$n.$c" 4)
+  nr=$(med "$WORK/res.nginx.$c" 1) n50=$(med "$WORK/res.nginx.$c" 2) n99=$(med "$WORK/res.nginx.$c" 3) nc=$(med "$WORK/res.nginx.$c" 4)
+  for n in $NAMES; do
+    [ "$n" = nginx ] && continue
+    awk -v n="$n" -v c="$c" -v wr="$(med "$WORK/res.$n.$c" 1)" -v nr="$nr" -v w50="$(med "$WORK/res.$n.$c" 2)" \
+        -v n50="$n50" -v w99="$(med "$WORK/res.$n.$c" 3)" -v n99="$n99" -v wc="$(med "$WORK/res.$n.$c" 4)" -v nc="$nc" \
+        'BEGIN {
+          printf "%-8s -c%-3s throughput %.2fx  p50 %.2fx (%.3f ms)  p99 %.2fx (%.3f ms)  CPU/req %.2fx", n, c,
+            wr / nr, w50 / n50, w50, w99 / n99, w99, wc / nc
+          # Issue 18: at 32 connections p99 <= 1.5x nginx (or <= 2 ms) and throughput >= 0.5x; at 1, p50 <= 0.2 ms.
+          if (c >= 32) printf "  [target p99 %s, throughput %s]", (w99 <= 1.5 * n99 || w99 <= 2) ? "met" : "missed",
+            (wr >= 0.5 * nr) ? "met" : "missed"
+          if (c == 1) printf "  [target p50 %s]", (w50 <= 0.2) ? "met" : "missed"
+          printf "\n" }'
   done
-  awk -v c="$c" -v wr="${RPS[webhook.$c]:-0}" -v nr="${RPS[nginx.$c]:-1}" -v w50="${P50[webhook.$c]:-0}" \
-      -v n50="${P50[nginx.$c]:-1}" -v w99="${P99[webhook.$c]:-0}" -v n99="${P99[nginx.$c]:-1}" \
-      -v wc="${CPU[webhook.$c]:-0}" -v nc="${CPU[nginx.$c]:-1}" \
-      'BEGIN { printf "-c%-3s throughput %.2fx  p50 %.2fx  p99 %.2fx  CPU/req %.2fx\n", c, wr/nr, w50/n50, w99/n99, wc/nc }'
 done
-echo "# webhook final VmHWM $(awk '/^VmHWM:/ {print $2/1024}' /proc/$WH_PID/status) MiB"
+for n in $NAMES; do
+  [ "$n" = nginx ] && continue
+  echo "# $n final VmHWM $(awk '/^VmHWM:/ {print $2/1024}' /proc/"${SPID[$n]}"/status) MiB"
+done

@@ -8,7 +8,7 @@
 #     -t N           wrk threads (default 2)
 #     -b BINARY      gpuguard-webhook (default build/gpuguard-webhook)
 #     -s FILE        request body (default the ~5 KB real AdmissionReview
-#                    ../shared/reference/admission-samples/raw/01-*.json)
+#                    test/data/admission-samples/01-*.json)
 #     -g KB          allowed RSS growth after warm-up (default 8192 = 8 MiB)
 #     -r             rotate the certificate mid-run: a new key pair is
 #                    written over the files; zero failed requests allowed
@@ -39,7 +39,7 @@ while getopts "d:w:c:t:b:s:g:rkW:h" o; do
 done
 BIN=${BIN:-$ROOT/build/gpuguard-webhook}
 [ -x "$BIN" ] || { echo "load.sh: no gpuguard-webhook binary (build it, or pass -b)" >&2; exit 2; }
-if [ -z "$BODY" ]; then BODY=$(ls "$(cd "$(dirname "$0")/../.." && pwd)"/../shared/reference/admission-samples/raw/01-*.json 2>/dev/null | head -1 || true); fi
+if [ -z "$BODY" ]; then BODY=$(ls "$(cd "$(dirname "$0")/../.." && pwd)"/test/data/admission-samples/01-*.json 2>/dev/null | head -1 || true); fi
 [ -f "$BODY" ] || { echo "load.sh: no request body (pass -s FILE)" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "load.sh: wrk not installed" >&2; exit 2; }
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The rendered install against a real kube-apiserver (the e2e suite's v1.20.2
-# on loopback): `kubectl apply --dry-run=server --validate=true` of what
-# `certs/make-certs.sh` + `kubectl apply -k certs/out` would send, in audit and
-# enforce mode. kubectl validates every field against the server's OpenAPI
-# schema (a misspelt field fails), and the server runs its own validation.
-# v1.20 has no policy/v1, so the PodDisruptionBudget goes as policy/v1beta1
-# (same fields).
+# The rendered installs against a real kube-apiserver (the e2e suite's, on loopback):
+# `kubectl apply --dry-run=server --validate=strict` of every Helm chart profile, of what
+# `certs/make-certs.sh` + `kubectl apply -k certs/out` would send in audit and enforce mode,
+# and of the kustomize components (test/ship/server_dry_run.sh). Every field is checked
+# against the server's schema (a misspelt field fails), and the server runs its own
+# validation. Objects of CRDs the server lacks (ServiceMonitor, Certificate...) are named
+# and left out.
 #
 # Skipped unless the e2e suite's kube-apiserver is built and cached
 # (test/e2e/build-apiserver.sh) and etcd is installed.
@@ -27,7 +27,7 @@ if [[ ! -x ${KUBE_APISERVER:-$CACHE/bin/kube-apiserver} ]] || ! command -v etcd 
   skip "no cached kube-apiserver ($CACHE/bin) or no etcd: run test/e2e/build-apiserver.sh first"
   finish
 fi
-if ! find_kubectl; then
+if ! find_kubectl_or_cached; then
   skip "$KUBECTL_MISSING"
   finish
 fi
@@ -47,25 +47,18 @@ fi
 ok "kube-apiserver $("$KUBE_APISERVER" --version 2>/dev/null | awk '{print $2}') up on 127.0.0.1:$E2E_APISERVER_PORT"
 k() { timeout 60 "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 
-# Namespaced objects need their namespace to exist for a dry run.
-k create namespace gpuguard-system >/dev/null 2>&1
-
+# Every install variant (chart profiles, script installs, kustomize components), through the
+# same function the e2e suite can call (test/ship/server_dry_run.sh).
+# shellcheck source=test/ship/server_dry_run.sh
+source "$SHIP_HERE/server_dry_run.sh"
+RENDERS=$SHIP_TMP/renders
+ship_render_installs "$RENDERS"
+ship_server_dry_run "$KUBECONFIG" "$RENDERS"/*.yaml
 for mode in audit enforce; do
-  out=$SHIP_TMP/certs-$mode
-  "$REPO/certs/make-certs.sh" --out "$out" --mode "$mode" >/dev/null 2>&1 || { fail "make-certs.sh --mode $mode"; continue; }
-  if ! k kustomize "$out" >"$out.yaml" 2>"$SHIP_TMP/kz.log"; then
-    fail "kubectl kustomize $mode: $(cat "$SHIP_TMP/kz.log")"
-    continue
-  fi
-  sed -i 's#^apiVersion: policy/v1$#apiVersion: policy/v1beta1#' "$out.yaml"
-  if k apply --dry-run=server --validate=true -f "$out.yaml" >"$SHIP_TMP/apply.log" 2>&1; then
-    ok "$mode install: every object accepted by the API server (server dry run, schema-validated)"
-  else
-    fail "$mode install rejected: $(grep -v '^Warning: resource namespaces' "$SHIP_TMP/apply.log")"
-  fi
+  log=$RENDERS/script-$mode.served.yaml.log
   for kind in deployment.apps/gpuguard-webhook validatingwebhookconfiguration.admissionregistration.k8s.io/gpuguard \
     poddisruptionbudget.policy/gpuguard-webhook service/gpuguard-webhook secret/gpuguard-webhook-tls configmap/gpuguard-policy; do
-    check "$mode: $kind created (server dry run)" grep -qF "$kind created (server dry run)" "$SHIP_TMP/apply.log"
+    check "script install, $mode: $kind created (server dry run)" grep -qF "$kind created (server dry run)" "$log"
   done
 done
 

@@ -111,6 +111,16 @@ check "second run writes the same Secret" same_file "$SHIP_TMP/secret-1.yaml" "$
 check "--mode enforce installs manifests/overlays/enforce" grep -q -- "^- .*manifests/overlays/enforce$" "$A/kustomization.yaml"
 check "--mode enforce no longer installs the audit overlay" not grep -q "overlays/audit" "$A/kustomization.yaml"
 
+# ---- --check: the renewal job's question ------------------------------------------------
+
+cp "$A/kustomization.yaml" "$SHIP_TMP/kz-before"
+if run_script --out "$A" --check; then ok "--check: fresh certificates need nothing (exit 0)"; else fail "--check: $(cat "$SHIP_TMP/script.log")"; fi
+check "--check: prints the days left" grep -q "serving certificate: .*(36[45] days left)" "$SHIP_TMP/script.log"
+check "--check writes nothing" same_file "$SHIP_TMP/kz-before" "$A/kustomization.yaml"
+rc=0
+run_script --out "$SHIP_TMP/nothing-here" --check || rc=$?
+check "--check without certificates is an error (exit 1, got $rc)" test "$rc" -eq 1
+
 # ---- --renew: a new serving certificate, same CA ----------------------------------------
 
 if run_script --out "$A" --mode enforce --renew; then ok "--renew succeeds"; else fail "--renew: $(cat "$SHIP_TMP/script.log")"; fi
@@ -135,6 +145,11 @@ openssl req -new -key "$A/tls.key" -config "$SHIP_TMP/short.cnf" -out "$SHIP_TMP
 openssl x509 -req -in "$SHIP_TMP/short.csr" -CA "$A/ca.crt" -CAkey "$A/ca.key" -set_serial 7 -days 10 \
   -extfile "$SHIP_TMP/short.cnf" -extensions v3 -out "$A/tls.crt" 2>/dev/null
 cp "$A/tls.crt" "$SHIP_TMP/short.crt"
+rc=0
+run_script --out "$A" --mode enforce --check || rc=$?
+check "--check: a serving certificate expiring within 30 days is due (exit 3, got $rc)" test "$rc" -eq 3
+check "--check: ... and says why" grep -q "renewal due (serving certificate: expires within 30 days)" "$SHIP_TMP/script.log"
+check "--check changes nothing" same_file "$SHIP_TMP/short.crt" "$A/tls.crt"
 run_script --out "$A" --mode enforce
 check "a serving certificate that expires within 30 days is replaced" differs "$SHIP_TMP/short.crt" "$A/tls.crt"
 check "and the run says why" grep -q "expires within 30 days" "$SHIP_TMP/script.log"

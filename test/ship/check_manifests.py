@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Checks one rendered gpuguard install (the output of `kubectl kustomize`).
+"""Checks one rendered gpuguard install (the output of `kubectl kustomize`, or of
+`helm template gpuguard manifests/chart/gpuguard -n gpuguard-system -f PROFILE`).
 
-    check_manifests.py RENDERED.yaml MODE [--cert-manager] [--priority-class]
+    check_manifests.py RENDERED.yaml MODE [--cert-manager] [--priority-class] [--monitoring]
+    check_manifests.py RENDERED.yaml --chart-values values.yaml PROFILE.yaml
 
-MODE is enforce or audit. Prints "ok - ..." / "FAIL - ..." lines; exits 0.
-Needs PyYAML (Debian: python3-yaml).
+MODE is enforce or audit. With --chart-values the expectations (mode, replicas, the
+certificate source, the Secret, PriorityClass, /mutate, NetworkPolicy, monitoring) come
+from the chart's values merged the way helm merges them. Prints "ok - ..." / "FAIL - ..."
+lines; exits 0. Needs PyYAML (Debian: python3-yaml).
 """
 import argparse
 import sys
@@ -38,6 +42,37 @@ def check(ok, what):
     print(("ok - " if ok else "FAIL - ") + what)
 
 
+def merged(base, over):
+    """Helm's merge of values files: maps merge key by key, anything else replaces."""
+    out = dict(base)
+    for k, v in (over or {}).items():
+        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def chart_expectations(files):
+    """What a chart render must look like, from its values files."""
+    values = {}
+    for f in files:
+        values = merged(values, yaml.safe_load(open(f)) or {})
+    source = values["certificate"]["source"]
+    prio = values.get("priorityClassName") or ("gpuguard-webhook" if values["priorityClass"]["create"] else None)
+    return {
+        "values": values,
+        "mode": values["mode"],
+        "replicas": values["replicas"],
+        "cert_manager": source == "certManager",
+        "secret": values["certificate"]["existingSecret"]["name"] if source == "existingSecret" else SECRET,
+        "priority_class": prio,
+        "mutate": values["mutate"]["enabled"] and values["mode"] == "enforce",
+        "object_selector": bool(values["webhook"]["objectSelector"]),
+        "network_policy": values["networkPolicy"]["enabled"],
+        "monitoring": values["serviceMonitor"]["enabled"],
+        "rule": values["serviceMonitor"]["enabled"] and values["serviceMonitor"]["prometheusRule"]["enabled"],
+        "dashboard": values["grafanaDashboard"]["enabled"],
+    }
+
+
 def one(objs, kind, name=None):
     found = [o for o in objs if o.get("kind") == kind and (name is None or o["metadata"]["name"] == name)]
     check(len(found) == 1, f"exactly one {kind}{' ' + name if name else ''} (found {len(found)})")
@@ -47,20 +82,39 @@ def one(objs, kind, name=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rendered")
-    ap.add_argument("mode", choices=["enforce", "audit"])
+    ap.add_argument("mode", nargs="?", choices=["enforce", "audit"])
     ap.add_argument("--cert-manager", action="store_true")
     ap.add_argument("--priority-class", action="store_true")
+    ap.add_argument("--monitoring", action="store_true", help="the NetworkPolicy and monitoring components")
+    ap.add_argument("--chart-values", nargs="+", metavar="VALUES")
     args = ap.parse_args()
     objs = [o for o in yaml.safe_load_all(open(args.rendered)) if o]
+    global APP
+    if args.chart_values:
+        exp = chart_expectations(args.chart_values)
+        APP = dict(APP, **{"app.kubernetes.io/instance": "gpuguard"})
+    else:
+        exp = {"mode": args.mode, "replicas": 2, "cert_manager": args.cert_manager, "secret": SECRET,
+               "priority_class": "system-cluster-critical" if args.priority_class else None, "mutate": False,
+               "object_selector": False, "network_policy": args.monitoring, "monitoring": args.monitoring,
+               "rule": args.monitoring, "dashboard": False}
+    args.mode = exp["mode"]
+    args.cert_manager = exp["cert_manager"]
 
     # ---- namespaces -------------------------------------------------------------------
-    nsobj = one(objs, "Namespace", NS)
-    labels = nsobj.get("metadata", {}).get("labels", {})
-    check(labels.get("pod-security.kubernetes.io/enforce") == "restricted",
-          "the namespace enforces the restricted Pod Security Standard")
-    cluster_scoped = {"Namespace", "ValidatingWebhookConfiguration"}
+    if not args.chart_values:
+        nsobj = one(objs, "Namespace", NS)
+        labels = nsobj.get("metadata", {}).get("labels", {})
+        check(labels.get("pod-security.kubernetes.io/enforce") == "restricted",
+              "the namespace enforces the restricted Pod Security Standard")
+    else:
+        check(not [o for o in objs if o["kind"] == "Namespace"], "the chart creates no Namespace (helm -n, --create-namespace)")
+    cluster_scoped = {"Namespace", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "PriorityClass"}
+    dashboard_ns = (exp.get("values", {}).get("grafanaDashboard", {}).get("namespace") or NS)
     stray = [f'{o["kind"]}/{o["metadata"]["name"]}' for o in objs
-             if o["kind"] not in cluster_scoped and o["metadata"].get("namespace") != NS]
+             if o["kind"] not in cluster_scoped and o["metadata"].get("namespace") != NS
+             and not (o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-dashboard")
+                      and o["metadata"].get("namespace") == dashboard_ns)]
     check(not stray, f"every namespaced object is in {NS} (not: {stray})")
 
     # ---- ServiceAccount ---------------------------------------------------------------
@@ -74,7 +128,7 @@ def main():
     spec = dep.get("spec", {})
     pod = spec.get("template", {}).get("spec", {})
     tmpl_labels = spec.get("template", {}).get("metadata", {}).get("labels", {})
-    check(spec.get("replicas") == 2, f"2 replicas (got {spec.get('replicas')})")
+    check(spec.get("replicas") == exp["replicas"], f"{exp['replicas']} replicas (got {spec.get('replicas')})")
     check(spec.get("selector", {}).get("matchLabels") == APP, "the Deployment selects the webhook pods")
     check(all(tmpl_labels.get(k) == v for k, v in APP.items()), "the pod template carries the selector labels")
     ru = spec.get("strategy", {}).get("rollingUpdate", {})
@@ -99,8 +153,12 @@ def main():
     check(pod.get("automountServiceAccountToken") is False, "the pod mounts no API token")
     check(pod.get("serviceAccountName") == "gpuguard-webhook", "the pod runs as ServiceAccount gpuguard-webhook")
     check(not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC"), "no host namespaces")
-    if args.priority_class:
-        check(pod.get("priorityClassName") == "system-cluster-critical", "priorityClassName system-cluster-critical")
+    if exp["priority_class"]:
+        check(pod.get("priorityClassName") == exp["priority_class"], f"priorityClassName {exp['priority_class']}")
+        if args.chart_values and exp["values"]["priorityClass"]["create"]:
+            pc = one(objs, "PriorityClass", exp["priority_class"])
+            check(pc.get("value") == exp["values"]["priorityClass"]["value"] and pc.get("globalDefault") is False,
+                  "the PriorityClass has the asked value and is not the global default")
     else:
         check("priorityClassName" not in pod, "no priorityClassName unless the component asks for it")
 
@@ -149,7 +207,7 @@ def main():
         check(m.get("mountPath") == path and m.get("readOnly") is True, f"volume {name} mounted read-only at {path}")
         check("subPath" not in m and "subPathExpr" not in m,
               f"volume {name} is mounted as a directory, not subPath (subPath mounts never see updates)")
-    check(vols.get("tls", {}).get("secret", {}).get("secretName") == SECRET, f"the tls volume is Secret {SECRET}")
+    check(vols.get("tls", {}).get("secret", {}).get("secretName") == exp["secret"], f"the tls volume is Secret {exp['secret']}")
     check("items" not in vols.get("tls", {}).get("secret", {}), "the tls volume projects the whole Secret")
     mode = vols.get("tls", {}).get("secret", {}).get("defaultMode")
     check(mode is None or (mode & 0o007) == 0, f"the private key is not world-readable (defaultMode {mode and oct(mode)})")
@@ -165,10 +223,19 @@ def main():
     policy = yaml.safe_load(policy_text or "") or {}
     rules = policy.get("rules") or {}
     if args.mode == "audit":
-        check(rules and all(v == "warning" for v in rules.values()), "audit: every listed rule is a warning")
+        check(rules and all(v in ("warning", "off") for v in rules.values()) and
+              (not args.chart_values or rules.get("*") == "warning"),
+              "audit: every rule is a warning (or off)" + (", \"*\" included" if args.chart_values else ""))
+    elif args.chart_values:
+        want = exp["values"]["policy"].get("rules") or {}
+        check(rules == want, f"enforce: the rules are the values' rules (got {rules}, want {want})")
     else:
         check(all(v == "error" for v in rules.values()),
               f"enforce: no rule is relaxed to warning or off (got {rules})")
+    if args.chart_values:
+        rest = {k: v for k, v in policy.items() if k != "rules"}
+        want = {k: v for k, v in exp["values"]["policy"].items() if k != "rules"}
+        check(rest == want, "the policy outside rules is the values' policy")
     check(policy.get("allowSuppressions") is False,
           "the webhook ignores suppression annotations (anyone who can create a pod can write one)")
 
@@ -218,7 +285,87 @@ def main():
     check({"kube-system", NS} <= excluded, f"kube-system and {NS} are never sent to the webhook (excluded: {sorted(excluded)})")
     if args.cert_manager:
         check("cert-manager" in excluded, "cert-manager's namespace is excluded (it renews gpuguard's certificate)")
-    check(not h.get("objectSelector"), "no objectSelector: every pod is judged")
+    if exp["object_selector"]:
+        check(h.get("objectSelector") == exp["values"]["webhook"]["objectSelector"], "objectSelector from the values")
+    else:
+        check(not h.get("objectSelector"), "no objectSelector: every pod is judged")
+    if args.chart_values:
+        check(h.get("timeoutSeconds") == exp["values"]["webhook"]["timeoutSeconds"], "timeoutSeconds from the values")
+        mc = exp["values"]["webhook"]["matchConditions"]
+        check(h.get("matchConditions", []) == mc, "matchConditions from the values")
+        check(set(exp["values"]["webhook"]["excludeNamespaces"]) <= excluded, "excludeNamespaces are excluded")
+    if args.chart_values and not args.cert_manager:
+        check(bool(cc.get("caBundle")), "the caBundle is set")
+
+    # ---- MutatingWebhookConfiguration (/mutate): enforce mode and mutate.enabled only -------
+    mwcs = [o for o in objs if o["kind"] == "MutatingWebhookConfiguration"]
+    if exp["mutate"]:
+        check(len(mwcs) == 1, "a MutatingWebhookConfiguration for /mutate")
+        mh = (mwcs[0].get("webhooks") or [{}])[0] if mwcs else {}
+        ms = mh.get("clientConfig", {}).get("service", {})
+        check(ms.get("path") == "/mutate" and ms.get("name") == "gpuguard-webhook", "it calls gpuguard-webhook:443/mutate")
+        check(mh.get("reinvocationPolicy") == "IfNeeded", "reinvocationPolicy IfNeeded")
+        check(mh.get("sideEffects") == "None", "mutate: sideEffects None")
+        check(mh.get("namespaceSelector") == h.get("namespaceSelector") and mh.get("rules") == h.get("rules"),
+              "mutate judges the same namespaces and resources as validate")
+        check(mh.get("clientConfig", {}).get("caBundle") == cc.get("caBundle"), "mutate trusts the same CA")
+    else:
+        check(not mwcs, "no MutatingWebhookConfiguration (mutate off, or audit mode)")
+
+    # ---- NetworkPolicy -----------------------------------------------------------------------
+    nps = [o for o in objs if o["kind"] == "NetworkPolicy"]
+    if exp["network_policy"]:
+        np_ = one(objs, "NetworkPolicy", "gpuguard-webhook").get("spec", {})
+        check(np_.get("podSelector", {}).get("matchLabels") == APP, "the NetworkPolicy selects the webhook pods")
+        check(sorted(np_.get("policyTypes", [])) == ["Egress", "Ingress"] and not np_.get("egress"),
+              "no egress at all (the webhook calls nothing)")
+        ports = [p for r in np_.get("ingress", []) for p in r.get("ports", [])]
+        check(ports and all(p.get("port") in ("https", 8443) for p in ports) and
+              all(r.get("ports") for r in np_.get("ingress", [])), "ingress only to the webhook port")
+        cidrs = (exp.get("values", {}).get("networkPolicy", {}) or {}).get("apiServerCIDRs") or []
+        if cidrs:
+            got = sorted(b["ipBlock"]["cidr"] for r in np_["ingress"] for b in r.get("from", []) if "ipBlock" in b)
+            check(got == sorted(cidrs), f"the API server CIDRs {cidrs} may reach it")
+            check(any(b.get("namespaceSelector") for r in np_["ingress"] for b in r.get("from", [])),
+                  "the monitoring namespace may reach it (metrics)")
+    else:
+        check(not nps, "no NetworkPolicy unless asked for")
+
+    # ---- ServiceMonitor, PrometheusRule, dashboard ---------------------------------------------
+    sms = [o for o in objs if o["kind"] == "ServiceMonitor"]
+    if exp["monitoring"]:
+        sm = one(objs, "ServiceMonitor", "gpuguard-webhook").get("spec", {})
+        ep = (sm.get("endpoints") or [{}])[0]
+        check(ep.get("port") == "https" and ep.get("scheme") == "https" and ep.get("path") == "/metrics",
+              "the ServiceMonitor scrapes https /metrics on the Service's https port")
+        tls = ep.get("tlsConfig", {})
+        check(tls.get("serverName") == f"gpuguard-webhook.{NS}.svc" and tls.get("ca", {}).get("secret", {}).get("key") == "ca.crt",
+              "it verifies the serving certificate (CA from the Secret, the Service's DNS name)")
+        sel_labels = sm.get("selector", {}).get("matchLabels", {})
+        check(all(svc["metadata"].get("labels", {}).get(k) == v for k, v in sel_labels.items()) and sel_labels,
+              "the ServiceMonitor selects the Service")
+    else:
+        check(not sms, "no ServiceMonitor unless asked for")
+    prs = [o for o in objs if o["kind"] == "PrometheusRule"]
+    if exp["rule"]:
+        pr = one(objs, "PrometheusRule", "gpuguard-webhook").get("spec", {})
+        alerts = {r.get("alert"): r for g in pr.get("groups", []) for r in g.get("rules", [])}
+        for a, metric in (("GpuguardCertificateExpiresSoon", "gpuguard_serving_certificate_expiration_timestamp_seconds"),
+                          ("GpuguardWebhookErrors", "gpuguard_admission_requests_total"),
+                          ("GpuguardWebhookSlow", "gpuguard_admission_duration_seconds_bucket"),
+                          ("GpuguardWebhookDown", "up")):
+            check(metric in alerts.get(a, {}).get("expr", ""), f"alert {a} on {metric}")
+    else:
+        check(not prs, "no PrometheusRule unless asked for")
+    dash = [o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-dashboard")]
+    if exp["dashboard"]:
+        import json
+        check(len(dash) == 1 and dash[0]["metadata"].get("labels", {}).get("grafana_dashboard") == "1",
+              "a dashboard ConfigMap with the Grafana sidecar label grafana_dashboard: \"1\"")
+        board = json.loads(next(iter(dash[0].get("data", {}).values()), "{}")) if dash else {}
+        check(board.get("panels") and board.get("uid") == "gpuguard-webhook", "the dashboard is a Grafana dashboard JSON")
+    else:
+        check(not dash, "no dashboard unless asked for")
 
     seen = {}
     for r in h.get("rules", []):

@@ -78,3 +78,73 @@ build_dir() {
   local d=${1:-$REPO/build}
   if [[ -d $d ]]; then (cd "$d" && pwd -P); else printf '%s\n' "$d"; fi
 }
+
+# find_helm : sets HELM (helm v4, or a recent v3, on PATH, or the one test/tools/install-kubectl-helm.sh
+# cached), or explains why not in HELM_MISSING. Never downloads.
+find_helm() {
+  HELM=${HELM:-$(command -v helm || true)}
+  HELM_MISSING=
+  local cached
+  cached=$(ls -d "${GPUGUARD_TOOLS_CACHE:-/var/cache/gpuguard-tools}"/kubectl-helm-*/helm 2>/dev/null | tail -n 1)
+  [[ -n $HELM ]] || HELM=$cached
+  if [[ -z $HELM ]]; then
+    HELM_MISSING="no helm on PATH (eval \"\$(test/tools/install-kubectl-helm.sh)\" installs helm v4)"
+    return 1
+  fi
+  return 0
+}
+
+# A kubectl >= 1.27 from PATH, or the cached one of test/tools/install-kubectl-helm.sh.
+find_kubectl_or_cached() {
+  find_kubectl && return 0
+  local cached
+  cached=$(ls -d "${GPUGUARD_TOOLS_CACHE:-/var/cache/gpuguard-tools}"/kubectl-helm-*/kubectl 2>/dev/null | tail -n 1)
+  [[ -n $cached ]] || return 1
+  KUBECTL=$cached find_kubectl
+}
+
+# report_lines PREFIX FILE : a checker's "ok - "/"FAIL - " lines as results, with a prefix
+report_lines() {
+  local prefix=$1 file=$2 line
+  while IFS= read -r line; do
+    case $line in
+      "ok - "*) ok "$prefix${line#ok - }" ;;
+      "FAIL - "*) fail "$prefix${line#FAIL - }" ;;
+      *) fail "$prefix$line" ;;
+    esac
+  done <"$file"
+}
+
+# python_with MODULE... : a python3 that imports every MODULE, or nothing
+python_with() {
+  local p IFS=,
+  for p in python3 /usr/bin/python3; do
+    command -v "$p" >/dev/null || continue
+    if "$p" -c "import $*" 2>/dev/null; then command -v "$p"; return 0; fi
+  done
+  return 0
+}
+
+# start_webhook BINARY LOG ARGS... : starts gpuguard-webhook on a free loopback port (--port=0)
+# and waits (10 s at most) for its "serving" line. Sets WEBHOOK_PID and WEBHOOK_PORT; stop it
+# with stop_webhook. Returns 1 if it did not come up (LOG says why).
+start_webhook() {
+  local bin=$1 log=$2 i; shift 2
+  "$bin" --bind-address=127.0.0.1 --port=0 "$@" >"$log" 2>&1 &
+  WEBHOOK_PID=$!
+  WEBHOOK_PORT=
+  for ((i = 0; i < 100; i++)); do
+    WEBHOOK_PORT=$(sed -n 's/.*"msg":"serving".*"port":\([0-9]*\).*/\1/p' "$log" | head -n 1)
+    [[ -n $WEBHOOK_PORT ]] && return 0
+    kill -0 "$WEBHOOK_PID" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_webhook() {
+  [[ -n ${WEBHOOK_PID:-} ]] || return 0
+  kill -TERM "$WEBHOOK_PID" 2>/dev/null
+  wait "$WEBHOOK_PID" 2>/dev/null
+  WEBHOOK_PID=
+}

@@ -17,20 +17,8 @@ for p in python3 /usr/bin/python3; do
   if command -v "$p" >/dev/null && "$p" -c 'import yaml' 2>/dev/null; then PY=$(command -v "$p"); break; fi
 done
 
-# report_lines FILE : turn a checker's "ok - "/"FAIL - " lines into results, with a prefix
-report_lines() {
-  local prefix=$1 file=$2 line
-  while IFS= read -r line; do
-    case $line in
-      "ok - "*) ok "$prefix${line#ok - }" ;;
-      "FAIL - "*) fail "$prefix${line#FAIL - }" ;;
-      *) fail "$prefix$line" ;;
-    esac
-  done <"$file"
-}
-
 BASE_POLICY=$REPO/manifests/base/policy.yaml
-AUDIT_POLICY=$REPO/manifests/overlays/audit/policy.yaml
+AUDIT_POLICY=$REPO/manifests/components/audit/policy.yaml
 
 # ---- rendering --------------------------------------------------------------------------
 
@@ -41,23 +29,36 @@ TARGETS=(
   "overlays/enforce|manifests/overlays/enforce|enforce|"
   "cert-manager/audit|certs/cert-manager/audit|audit|--cert-manager"
   "cert-manager/enforce|certs/cert-manager/enforce|enforce|--cert-manager"
-  "with system-cluster-critical|@PRIO@|enforce|--priority-class"
+  "with system-cluster-critical|@enforce:system-cluster-critical|enforce|--priority-class"
+  "with network-policy and monitoring|@enforce:network-policy,monitoring|enforce|--monitoring"
+  "enforce with the audit component|@enforce:audit|audit|"
+  "cert-manager with the audit component|@certs/cert-manager/enforce:audit|audit|--cert-manager"
 )
-RENDERED=()
-if find_kubectl; then
-  # The optional component, used the way docs/install.md says: from an overlay of
-  # one's own (kustomize wants relative paths).
-  PRIO_DIR=$SHIP_TMP/my-overlay
-  mkdir -p "$PRIO_DIR"
-  rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$REPO" "$PRIO_DIR")
+# own_overlay DIR BASE COMPONENTS : an overlay of one's own, the way docs/install.md says
+# (kustomize wants relative paths): BASE (manifests/overlays/X or a path from the
+# repository root) with the comma-separated manifests/components.
+own_overlay() {
+  local dir=$1 base=$2 components=$3 rel c
+  mkdir -p "$dir"
+  rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$REPO" "$dir")
+  [[ $base == */* ]] || base=manifests/overlays/$base
   {
-    echo "resources: [$rel/manifests/overlays/enforce]"
-    echo "components: [$rel/manifests/components/system-cluster-critical]"
-  } >"$PRIO_DIR/kustomization.yaml"
+    echo "resources: [$rel/$base]"
+    echo "components:"
+    for c in ${components//,/ }; do echo "- $rel/manifests/components/$c"; done
+  } >"$dir/kustomization.yaml"
+}
+RENDERED=()
+if find_kubectl_or_cached; then
   for t in "${TARGETS[@]}"; do
     IFS='|' read -r name dir mode flags <<<"$t"
     path=$REPO/$dir
-    if [[ $dir == @PRIO@ ]]; then path=$PRIO_DIR dir="an overlay using components/system-cluster-critical"; fi
+    if [[ $dir == @* ]]; then
+      spec=${dir#@}
+      path=$SHIP_TMP/own-${name// /-}
+      own_overlay "$path" "${spec%%:*}" "${spec#*:}"
+      dir="an overlay of ${spec%%:*} with components/{${spec#*:}}"
+    fi
     out=$SHIP_TMP/rendered-${name//\//-}.yaml
     out=${out// /-}
     if "$KUBECTL" kustomize "$path" >"$out" 2>"$SHIP_TMP/kz.log"; then
@@ -88,6 +89,31 @@ EOF
   fi
 else
   skip "rendering: $KUBECTL_MISSING"
+fi
+
+# ---- the components are what the Helm chart renders ----------------------------------------------
+
+if [[ -n $PY ]] && find_helm; then
+  "$HELM" template gpuguard "$REPO/manifests/chart/gpuguard" -n gpuguard-system --set serviceMonitor.enabled=true \
+    --set networkPolicy.enabled=true >"$SHIP_TMP/chart.yaml" 2>"$SHIP_TMP/helm.log" || fail "helm template: $(cat "$SHIP_TMP/helm.log")"
+  "$PY" - "$SHIP_TMP/chart.yaml" "$REPO/manifests/components" >"$SHIP_TMP/parity.log" 2>&1 <<'EOF'
+import sys, yaml
+chart = {o["kind"]: o for o in yaml.safe_load_all(open(sys.argv[1])) if o}
+comp = sys.argv[2]
+def spec(path):
+    return yaml.safe_load(open(path))["spec"]
+def without_instance(s):  # the chart's selectors also name the release
+    text = yaml.safe_dump(s)
+    return yaml.safe_load(text.replace("app.kubernetes.io/instance: gpuguard\n", "app.kubernetes.io/name: gpuguard\n"))
+for kind, path in (("PrometheusRule", "monitoring/prometheusrule.yaml"), ("ServiceMonitor", "monitoring/servicemonitor.yaml"),
+                   ("NetworkPolicy", "network-policy/networkpolicy.yaml")):
+    same = without_instance(chart[kind]["spec"]) == spec(f"{comp}/{path}")
+    print(("ok - " if same else "FAIL - ") + f"components/{path} has the spec of the chart's {kind}"
+          + ("" if same else " (render the chart with serviceMonitor.enabled and networkPolicy.enabled and copy it)"))
+EOF
+  report_lines "" "$SHIP_TMP/parity.log"
+else
+  skip "components vs the chart: no helm or no PyYAML"
 fi
 
 # ---- the image tag is the project's version -------------------------------------------------------
@@ -166,7 +192,7 @@ RULES=$(awk 'NF { print $1 }' "$SHIP_TMP/rules.txt" | sort -u)
 AUDITED=$(sed -n '/^rules:/,/^[^ #]/p' "$AUDIT_POLICY" | sed -n 's/^  \([a-z0-9-]*\): *warning.*$/\1/p' | sort -u)
 missing=$(comm -23 <(echo "$RULES") <(echo "$AUDITED") | tr '\n' ' ')
 extra=$(comm -13 <(echo "$RULES") <(echo "$AUDITED") | tr '\n' ' ')
-check "the audit policy lists every rule of gpuguard-lint --list-rules as a warning${missing:+ (add to manifests/overlays/audit/policy.yaml: $missing)}" \
+check "the audit policy lists every rule of gpuguard-lint --list-rules as a warning${missing:+ (add to manifests/components/audit/policy.yaml: $missing)}" \
   test -z "$missing"
 check "the audit policy lists no rule the binary lacks${extra:+ (remove: $extra)}" test -z "$extra"
 check "gpuguard-lint --list-rules lists rules" test -n "$RULES"

@@ -926,11 +926,11 @@ TEST(AdmissionParse, UnknownOperationsAreAllowedUnjudged) {
 }
 
 // ---------------------------------------------------------------------------
-// Real requests captured from kube-apiserver v1.20.2 (shared/reference).
+// Real requests captured from kube-apiserver v1.20.2 (test/data/admission-samples).
 // ---------------------------------------------------------------------------
 
 std::filesystem::path samplesDir() {
-  return std::filesystem::path(GPUGUARD_SOURCE_DIR) / ".." / "shared" / "reference" / "admission-samples" / "raw";
+  return std::filesystem::path(GPUGUARD_SOURCE_DIR) / "test" / "data" / "admission-samples";
 }
 
 std::string readFile(const std::filesystem::path& p) {

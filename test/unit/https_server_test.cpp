@@ -1066,6 +1066,138 @@ TEST(HttpsServer, StopBeforeRunMakesRunReturn) {
   SUCCEED();
 }
 
+// --- The judging pool ----------------------------------------------------------------
+
+// One loop: while a large request is judged (held here as long as the test
+// likes), a small one on another connection is still answered.
+TEST(HttpsServer, ALargeRequestIsJudgedOffTheLoop) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool held = false, released = false;
+  TestServer s(
+      [](TestServer&, ServerConfig& cfg) {
+        cfg.workerThreads = 1;
+        cfg.judgeThreads = 1;
+        cfg.judgeOffLoopBytes = 4096;
+      },
+      [&](const HttpRequest& r) {
+        if (r.path == "/hold") {
+          std::unique_lock lock(m);
+          held = true;
+          cv.notify_all();
+          cv.wait(lock, [&] { return released; });
+        }
+        return echo(r);
+      });
+  const std::string large(5000, 'x');
+  std::optional<tls::Response> heldAnswer;
+  std::thread holder([&] { heldAnswer = tls::httpsRequest(s.port(), s.client(), "POST", "/hold", large); });
+  {
+    std::unique_lock lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return held; }));
+  }
+  EXPECT_TRUE(s.healthy());  // judged on the loop, which the large one does not hold
+  {
+    std::lock_guard lock(m);
+    released = true;
+  }
+  cv.notify_all();
+  holder.join();
+  ASSERT_TRUE(heldAnswer);
+  EXPECT_EQ(heldAnswer->status, 200);
+  EXPECT_EQ(heldAnswer->body, large);
+}
+
+// Every request through the pool: keep-alive, pipelining in order, the
+// close after the last, a throwing handler.
+TEST(HttpsServer, EveryRequestCanBeJudgedOffTheLoop) {
+  TestServer s([](TestServer&, ServerConfig& cfg) { cfg.judgeOffLoopBytes = 0; });
+  tls::TlsClient c;
+  std::string error;
+  ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
+  for (int i = 0; i < 100; ++i) {
+    const std::string body = R"({"i":)" + std::to_string(i) + "}";
+    auto r = c.request("POST", "/validate", body);
+    ASSERT_TRUE(r) << "request " << i;
+    ASSERT_EQ(r->status, 200);
+    ASSERT_EQ(r->body, body);
+  }
+  std::string burst;
+  for (int i = 0; i < 50; ++i) burst += tls::buildRequest("POST", "/p" + std::to_string(i), std::to_string(i));
+  burst += tls::buildRequest("GET", "/last", "", {{"Connection", "close"}});
+  ASSERT_TRUE(c.write(burst));
+  for (int i = 0; i < 50; ++i) {
+    auto r = c.readResponse();
+    ASSERT_TRUE(r) << i;
+    EXPECT_EQ(r->body, std::to_string(i));
+  }
+  auto last = c.readResponse();
+  ASSERT_TRUE(last);
+  EXPECT_EQ(*last->header("x-path"), "/last");
+  EXPECT_EQ(*last->header("connection"), "close");
+  EXPECT_TRUE(c.peerClosed());
+
+  auto thrown = tls::httpsRequest(s.port(), s.client(), "POST", "/throw", "{}");
+  ASSERT_TRUE(thrown);
+  EXPECT_EQ(thrown->status, 500);
+  EXPECT_TRUE(s.healthy());
+  EXPECT_EQ(s.stats().requestsHandled, 100u + 51u + 1u + 1u);
+}
+
+TEST(HttpsServer, StopWaitsForTheJudgingPool) {
+  std::atomic<bool> entered{false};
+  TestServer s([](TestServer&, ServerConfig& cfg) { cfg.judgeOffLoopBytes = 0; },
+               [&](const HttpRequest& r) {
+                 if (r.path == "/slow") {
+                   entered = true;
+                   std::this_thread::sleep_for(200ms);
+                 }
+                 return echo(r);
+               });
+  tls::TlsClient c;
+  std::string error;
+  ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
+  ASSERT_TRUE(c.write(tls::buildRequest("POST", "/slow", R"({"slow":1})")));
+  ASSERT_TRUE(eventually([&] { return entered.load(); }));
+  s.server->stop();
+  auto r = c.readResponse();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, R"({"slow":1})");
+  EXPECT_EQ(*r->header("connection"), "close");
+  EXPECT_TRUE(c.peerClosed());
+  s.thread.join();
+  EXPECT_EQ(s.stats().connectionsOpen, 0u);
+}
+
+// The client resets the connection while its request is judged: the answer
+// finds the connection closed and frees it.
+TEST(HttpsServer, ClientGoneWhileJudgedIsHarmless) {
+  std::atomic<int> entered{0};
+  TestServer s([](TestServer&, ServerConfig& cfg) { cfg.judgeOffLoopBytes = 0; },
+               [&](const HttpRequest& r) {
+                 if (r.path == "/slow") {
+                   ++entered;
+                   std::this_thread::sleep_for(100ms);
+                 }
+                 return echo(r);
+               });
+  for (int i = 0; i < 4; ++i) {
+    tls::TlsClient c;
+    std::string error;
+    ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
+    ASSERT_TRUE(c.write(tls::buildRequest("POST", "/slow", "{}")));
+    ASSERT_TRUE(eventually([&] { return entered.load() == i + 1; }));
+    if (i % 2 == 0) {
+      linger hard{1, 0};  // close with a reset
+      ::setsockopt(c.fd(), SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+    }
+    c.close();
+  }
+  EXPECT_TRUE(s.healthy());
+  EXPECT_TRUE(eventually([&] { return s.stats().connectionsOpen == 0; }));
+}
+
 // --- The HTTP/1.1 parser on its own ----------------------------------------------------------
 
 TEST(HttpsHttp1, HeadEndIsFoundIncrementally) {

@@ -35,7 +35,7 @@ TEST(LintCli, ExitsOneOnAnErrorFindingWithFileLineColumn) {
   dir.write("pod.yaml", kFractionalPod);
   const RunResult r = runLint({"pod.yaml"}, "", dir.str());
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_THAT(r.out, HasSubstr("pod.yaml:17:25: error: spec.containers[0].resources.limits[nvidia.com/gpu]"));
+  EXPECT_THAT(r.out, HasSubstr("pod.yaml:17:25: error: Pod/fractional: spec.containers[0].resources.limits[nvidia.com/gpu]"));
   EXPECT_THAT(r.out, HasSubstr("[gpu-fractional]"));
   EXPECT_THAT(r.out, HasSubstr("1 error, 0 warnings, 0 suppressed in 1 object (1 file)"));
 }

@@ -32,8 +32,11 @@ Located finding(const std::string& rule, Severity severity, int line, int column
   l.finding.suppressionReason = reason;
   l.line = line;
   l.column = column;
+  l.object = ObjectRef{"v1", "Pod", "team-a", "half", "", "spec"};
   return l;
 }
+
+ObjectRef pod(const std::string& name) { return ObjectRef{"v1", "Pod", "team-a", name, "", ""}; }
 
 std::vector<FileReport> sampleReports() {
   FileReport a;
@@ -41,13 +44,17 @@ std::vector<FileReport> sampleReports() {
   a.documents = 2;
   a.findings.push_back(finding("gpu-fractional", Severity::Error, 17, 25, "Invalid value: \"0.5\": <must> & 'be' whole"));
   a.findings.push_back(finding("gpu-missing-driver-pin", Severity::Warning, 9, 3, "pin, the: driver\nplease"));
-  a.findings.push_back(finding("gpu-missing-toleration", Severity::Error, 9, 3, "no toleration", true, "ERT plugin"));
+  a.findings.push_back(finding("gpu-missing-toleration", Severity::Error, 30, 3, "no toleration", true, "ERT plugin"));
+  a.findings.back().document = 1;  // the second object's only finding, suppressed
+  a.findings.back().object.name = "shared";
+  a.objects = {{0, pod("half")}, {1, pod("shared")}};
   FileReport b;
   b.file = "<stdin>";
   b.errors.push_back({"<stdin>", 4, 1, "found a tab character used for indentation"});
   FileReport c;
   c.file = "ok.yaml";
   c.documents = 1;
+  c.objects = {{0, ObjectRef{"v1", "Pod", "", "ok", "", ""}}};
   return {a, b, c};
 }
 
@@ -108,6 +115,14 @@ TEST(LintReport, SarifCarriesRulesResultsSuppressionsAndInputErrors) {
     EXPECT_THAT(r["help"]["markdown"].get<std::string>(), HasSubstr(std::string(d.wrongExample)));
     EXPECT_EQ(r["defaultConfiguration"]["level"], d.defaultSeverity == Severity::Error ? "error" : "warning");
   }
+  // Every descriptor links its section of docs/rules.md.
+  for (const json& r : driver["rules"]) {
+    EXPECT_EQ(r["helpUri"], std::string(kRulesDocUri) + "#" + r["id"].get<std::string>());
+    EXPECT_TRUE(r["fullDescription"]["text"].is_string());
+  }
+  EXPECT_EQ(driver["notifications"][0]["id"], "input-error");
+  EXPECT_EQ(driver["notifications"][0]["helpUri"], std::string(kRulesDocUri) + "#input-error");
+  EXPECT_TRUE(driver["notifications"][0]["help"]["text"].is_string());
   ASSERT_EQ(run["results"].size(), 3u);
   const json& first = run["results"][0];
   EXPECT_EQ(first["ruleId"], "gpu-fractional");
@@ -119,6 +134,17 @@ TEST(LintReport, SarifCarriesRulesResultsSuppressionsAndInputErrors) {
   EXPECT_EQ(loc["artifactLocation"]["uri"], "deploy/a%20b.yaml");
   EXPECT_EQ(loc["region"]["startLine"], 17);
   EXPECT_EQ(loc["region"]["startColumn"], 25);
+  // The object, and a fingerprint that does not move with the line.
+  const json& logical = first["locations"][0]["logicalLocations"][0];
+  EXPECT_EQ(logical["fullyQualifiedName"], "Pod/team-a/half");
+  EXPECT_EQ(logical["name"], "half");
+  EXPECT_EQ(first["properties"]["podTemplate"], "spec");
+  std::vector<FileReport> moved = sampleReports();
+  moved[0].findings[0].line += 10;
+  std::ostringstream movedOut;
+  writeSarif(movedOut, moved, options);
+  EXPECT_EQ(json::parse(movedOut.str())["runs"][0]["results"][0]["partialFingerprints"], first["partialFingerprints"]);
+  EXPECT_NE(run["results"][1]["partialFingerprints"], first["partialFingerprints"]);
   EXPECT_EQ(run["results"][1]["level"], "warning");
   EXPECT_FALSE(run["results"][1].contains("suppressions"));
   EXPECT_EQ(run["results"][2]["suppressions"][0]["kind"], "inSource");
@@ -135,7 +161,7 @@ TEST(LintReport, SarifCarriesRulesResultsSuppressionsAndInputErrors) {
   EXPECT_EQ(invocation["properties"]["suppressed"], 1);
 }
 
-TEST(LintReport, JunitHasOneSuitePerFileAndOneCasePerRuleThatRan) {
+TEST(LintReport, JunitHasOneSuitePerInputAndOneCasePerObject) {
   std::ostringstream out;
   Policy policy;
   policy.rules["gpu-count-exceeds-node"] = RuleSetting::Off;
@@ -143,40 +169,44 @@ TEST(LintReport, JunitHasOneSuitePerFileAndOneCasePerRuleThatRan) {
   options.policy = &policy;
   writeJunit(out, sampleReports(), options);
   const std::string xml = out.str();
-  const std::size_t ran = allRules().size() - 1;
-  EXPECT_TRUE(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpuguard-lint\" tests=\"" +
-                              std::to_string(2 * ran + 1) + "\" failures=\"1\" errors=\"1\" skipped=\"1\""))
+  // Objects half, shared and ok, and the unreadable input.
+  EXPECT_TRUE(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpuguard-lint\" "
+                              "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""))
       << xml.substr(0, 300);
-  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"deploy/a b.yaml\" tests=\"" + std::to_string(ran) +
-                             "\" failures=\"1\" errors=\"0\" skipped=\"1\" time=\"0\">"));
-  EXPECT_THAT(xml, Not(HasSubstr("name=\"gpu-count-exceeds-node\"")));
-  EXPECT_THAT(xml, HasSubstr("<testcase name=\"gpu-resource-name\" classname=\"deploy/a b\" file=\"deploy/a b.yaml\" "
-                             "time=\"0\"/>"));
-  // The error fails its testcase, with the message escaped and the location.
-  EXPECT_THAT(xml, HasSubstr("<failure message=\"1 error at line 17: Invalid value: &quot;0.5&quot;: &lt;must&gt; "
-                             "&amp; &apos;be&apos; whole\" type=\"error\">deploy/a b.yaml:17:25: error: "));
-  // The warning passes, and shows in system-out.
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"deploy/a b.yaml\" tests=\"2\" failures=\"1\" errors=\"0\" "
+                             "skipped=\"1\" time=\"0\">"));
+  // The rules that ran are a property of the suite.
+  EXPECT_THAT(xml, HasSubstr("<property name=\"gpuguard.rules\" value=\"gpu-invalid-quantity,gpu-fractional,"));
+  EXPECT_THAT(xml, Not(HasSubstr("gpu-count-exceeds-node")));
+  // The error fails its object's testcase, with the message escaped, the rule and the location.
+  EXPECT_THAT(xml, HasSubstr("<testcase name=\"Pod/team-a/half\" classname=\"deploy/a b\" file=\"deploy/a b.yaml\" "
+                             "time=\"0\">\n      <failure message=\"1 error: gpu-fractional: spec.containers[0].resources."
+                             "limits[nvidia.com/gpu]: Invalid value: &quot;0.5&quot;: &lt;must&gt; &amp; &apos;be&apos; "
+                             "whole\" type=\"gpu-fractional\">deploy/a b.yaml:17:25: error: "));
+  // The warning does not fail, and shows in system-out.
   EXPECT_THAT(xml, HasSubstr("<system-out>deploy/a b.yaml:9:3: warning: spec.containers[0].resources.limits"
-                             "[nvidia.com/gpu]: pin, the: driver\nplease\n</system-out>"));
-  // The suppressed finding is skipped, and counted.
-  EXPECT_THAT(xml, HasSubstr("<skipped message=\"suppressed: ERT plugin\"/>"));
+                             "[nvidia.com/gpu]: pin, the: driver\nplease [gpu-missing-driver-pin]\n</system-out>"));
+  // An object whose findings were all suppressed is skipped, and counted.
+  EXPECT_THAT(xml, HasSubstr("<testcase name=\"Pod/team-a/shared\" classname=\"deploy/a b\" file=\"deploy/a b.yaml\" "
+                             "time=\"0\">\n      <skipped message=\"suppressed: gpu-missing-toleration: ERT plugin\"/>"));
   EXPECT_THAT(xml, HasSubstr("<property name=\"gpuguard.suppressed\" value=\"1\"/>"));
   // The unparsable input is an error testcase.
   EXPECT_THAT(xml, HasSubstr("<testcase name=\"input\" classname=\"stdin\" file=\"&lt;stdin&gt;\" time=\"0\">\n"
                              "      <error message=\"found a tab character used for indentation\" "
                              "type=\"input-error\">&lt;stdin&gt;:4:1: found a tab character used for indentation"
                              "</error>"));
-  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"ok.yaml\" tests=\"" + std::to_string(ran) +
-                             "\" failures=\"0\" errors=\"0\" skipped=\"0\""));
+  // An object with no finding is a passed test.
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"ok.yaml\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"0\""));
+  EXPECT_THAT(xml, HasSubstr("<testcase name=\"Pod/ok\" classname=\"ok\" file=\"ok.yaml\" time=\"0\"/>"));
 }
 
 TEST(LintReport, GithubCommandsAnnotateFilesAndCountSuppressed) {
   std::ostringstream out;
   writeGithub(out, sampleReports(), {});
   EXPECT_EQ(out.str(),
-            "::error file=deploy/a b.yaml,line=17,col=25,title=gpu-fractional::spec.containers[0].resources.limits"
-            "[nvidia.com/gpu]: Invalid value: \"0.5\": <must> & 'be' whole\n"
-            "::warning file=deploy/a b.yaml,line=9,col=3,title=gpu-missing-driver-pin::spec.containers[0].resources."
+            "::error file=deploy/a b.yaml,line=17,col=25,title=gpu-fractional Pod/team-a/half::spec.containers[0]."
+            "resources.limits[nvidia.com/gpu]: Invalid value: \"0.5\": <must> & 'be' whole\n"
+            "::warning file=deploy/a b.yaml,line=9,col=3,title=gpu-missing-driver-pin Pod/team-a/half::spec.containers[0].resources."
             "limits[nvidia.com/gpu]: pin, the: driver%0Aplease\n"
             "::error title=gpuguard-lint%3A cannot lint::stdin:4:1: found a tab character used for indentation\n"
             "gpuguard-lint: 1 error, 1 warning, 1 suppressed in 3 objects (3 files, 1 unreadable)\n");

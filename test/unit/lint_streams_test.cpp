@@ -44,7 +44,7 @@ TEST(LintDuplicateKeys, AreAWarningWithFileLineColumnTheKeyAndWhatToDo) {
   dir.write("pod.yaml", kDuplicateContainers);
   const RunResult r = runLint({"pod.yaml"}, "", dir.str());
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;  // kubectl applies it: a warning, not an error
-  EXPECT_THAT(r.out, HasSubstr("pod.yaml:18:3: warning: spec.containers: Duplicate value: mapping key \"containers\" "
+  EXPECT_THAT(r.out, HasSubstr("pod.yaml:18:3: warning: Pod/good: spec.containers: Duplicate value: mapping key \"containers\" "
                                "already defined at line 12; kubectl keeps the last value. Delete one of the two keys, "
                                "or merge their values into one. [duplicate-key]"));
   EXPECT_THAT(r.out, HasSubstr("0 errors, 1 warning, 0 suppressed in 1 object (1 file)"));
@@ -86,7 +86,7 @@ TEST(LintDuplicateKeys, AreReportedInEveryFormat) {
   EXPECT_THAT(descriptor["help"]["text"].get<std::string>(), HasSubstr("Delete one of the two keys"));
 
   const RunResult junit = runLint({"--format", "junit", "pod.yaml"}, "", dir.str());
-  EXPECT_THAT(junit.out, HasSubstr("<testcase name=\"duplicate-key\" classname=\"pod\" file=\"pod.yaml\" time=\"0\">\n"
+  EXPECT_THAT(junit.out, HasSubstr("<testcase name=\"Pod/good\" classname=\"pod\" file=\"pod.yaml\" time=\"0\">\n"
                                    "      <system-out>pod.yaml:18:3: warning: spec.containers: Duplicate value:"));
   EXPECT_THAT(junit.out, HasSubstr("<property name=\"gpuguard.warnings\" value=\"1\"/>"));
 
@@ -118,7 +118,7 @@ TEST(LintDuplicateKeys, KeysThatAreNotIdentifiersAreBracketedInTheField) {
 TEST(LintIgnoredContent, ADocumentAfterAnEndMarkerIsAWarning) {
   const RunResult r = runLint({"-"}, std::string(kGoodPod) + "...\n" + kFractionalPod);
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;  // kubectl never reads the fractional pod
-  EXPECT_THAT(r.out, HasSubstr("<stdin>:1:1: warning: More than one YAML document in this '---' section"));
+  EXPECT_THAT(r.out, HasSubstr("<stdin>:1:1: warning: Pod/good: More than one YAML document in this '---' section"));
   EXPECT_THAT(r.out, HasSubstr("[ignored-content]"));
 }
 

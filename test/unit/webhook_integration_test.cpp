@@ -577,6 +577,7 @@ TEST_F(Binary, HelpDocumentsEveryFlag) {
   for (const char* flag : {"--tls-cert-file", "--tls-private-key-file", "--port", "--bind-address", "--policy",
                            "--client-ca-file", "--max-request-bytes", "--log-level", "--policy-reload-interval",
                            "--tls-reload-interval", "--request-timeout", "--idle-timeout", "--shutdown-timeout", "--worker-threads",
+                           "--judge-threads", "--judge-off-loop-bytes",
                            "--check-policy", "--version", "/validate", "/healthz", "/readyz", "/metrics"}) {
     EXPECT_THAT(r.out, HasSubstr(flag));
   }

@@ -1,0 +1,44 @@
+// Kustomizations: a directory holding kustomization.yaml is one unit. With
+// a renderer (kustomize build, kubectl kustomize) gpuguard-lint judges each
+// root's output (an overlay's, not its parts) and places each finding in
+// the file it came from: kustomize's origin annotations (buildMetadata:
+// [originAnnotations], asked for through a wrapper kustomization so the
+// user's files stay as they are) name the resource file; the value itself
+// is looked up in the patches and then in that file. Without a renderer,
+// the files a kustomization lists as patches are judged as fragments.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lint/lint_file.h"
+
+namespace gpuguard::lint {
+
+struct Kustomization {
+  std::string dir;                          // as walked ("gitops/overlays/prod")
+  std::string file;                         // its kustomization.yaml
+  std::vector<std::string> resourceFiles;   // resources that are files (lexically normal paths)
+  std::vector<std::string> referencedDirs;  // resources, bases and components that are directories
+  std::vector<std::string> patchFiles;      // patches, patchesStrategicMerge, patchesJson6902 paths
+  std::string error;                        // could not be read or parsed
+};
+
+// The kustomization file of `dir` (kustomization.yaml, .yml or Kustomization), if any.
+std::optional<std::string> kustomizationFileIn(const std::string& dir);
+bool isKustomizationFileName(const std::string& fileName);
+
+Kustomization readKustomization(const std::string& dir);
+
+// How to run the renderer: {"kustomize", "build"} or {"kubectl", "kustomize"}.
+using RenderCommand = std::vector<std::string>;
+
+// Renders `root` and lints its output; `tree` (every kustomization the run
+// found) tells which patches may have set a value. Findings carry the file
+// they came from; a render that fails is an InputError of the unit.
+FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
+                             const RenderCommand& command, const Policy& policy);
+
+}  // namespace gpuguard::lint

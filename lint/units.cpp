@@ -1,0 +1,102 @@
+#include "lint/units.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace gpuguard::lint {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string normal(const std::string& p) { return fs::path(p).lexically_normal().generic_string(); }
+
+class ChartFinder {
+ public:
+  // The outermost chart whose templates (or a subchart's) hold `file`, or "".
+  std::string templateChart(const std::string& file) {
+    fs::path dir = fs::path(file).parent_path();
+    std::string chart;
+    // .../CHART/templates/**: the nearest "templates" with a Chart.yaml beside it.
+    for (fs::path d = dir; !d.empty() && d.has_filename(); d = d.parent_path()) {
+      if (d.filename() == "templates" && isChart(d.parent_path())) {
+        chart = d.parent_path().generic_string();
+        break;
+      }
+    }
+    return chart.empty() ? chart : outermost(chart);
+  }
+
+  // A subchart (PARENT/charts/NAME) is rendered with its parent.
+  std::string outermost(std::string chart) {
+    while (true) {
+      const fs::path p(chart);
+      const fs::path charts = p.parent_path();
+      if (charts.filename() != "charts" || !isChart(charts.parent_path())) return normal(chart);
+      chart = charts.parent_path().generic_string();
+    }
+  }
+
+  bool isChart(const fs::path& dir) {
+    const std::string key = dir.generic_string();
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    std::error_code ec;
+    const bool chart = fs::is_regular_file((dir.empty() ? fs::path(".") : dir) / "Chart.yaml", ec);
+    return cache_.emplace(key, chart).first->second;
+  }
+
+ private:
+  std::map<std::string, bool> cache_;
+};
+
+}  // namespace
+
+Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers) {
+  Plan plan;
+  ChartFinder charts;
+  std::set<std::string> chartDirs, kustomizationDirs, checkedDirs;
+  for (const std::string& f : files) {
+    if (f == "-") continue;
+    const fs::path p(f);
+    const std::string dir = p.parent_path().empty() ? "." : p.parent_path().generic_string();
+    if (p.filename() == "Chart.yaml") chartDirs.insert(charts.outermost(dir));
+    if (const std::string chart = charts.templateChart(f); !chart.empty()) chartDirs.insert(chart);
+    if (isKustomizationFileName(p.filename().string())) kustomizationDirs.insert(normal(dir));
+    else if (checkedDirs.insert(dir).second && kustomizationFileIn(dir)) kustomizationDirs.insert(normal(dir));
+  }
+
+  for (const std::string& dir : kustomizationDirs) plan.tree.push_back(readKustomization(dir));
+  std::set<std::string> referenced, owned, patches;
+  for (const Kustomization& k : plan.tree) {
+    referenced.insert(k.referencedDirs.begin(), k.referencedDirs.end());
+    owned.insert(normal(k.file));
+    owned.insert(k.resourceFiles.begin(), k.resourceFiles.end());
+    owned.insert(k.patchFiles.begin(), k.patchFiles.end());
+    patches.insert(k.patchFiles.begin(), k.patchFiles.end());
+  }
+  for (std::size_t i = 0; i < plan.tree.size(); ++i) {
+    if (referenced.count(normal(plan.tree[i].dir))) continue;  // a base or component: linted through its overlay
+    if (renderers.kustomize) plan.roots.push_back(i);
+    else plan.unrendered.push_back(plan.tree[i].dir);
+  }
+  if (renderers.helm) plan.charts.assign(chartDirs.begin(), chartDirs.end());
+  else plan.skippedCharts.assign(chartDirs.begin(), chartDirs.end());
+
+  for (const std::string& f : files) {
+    const std::string n = f == "-" ? f : normal(f);
+    if (f != "-" && !charts.templateChart(f).empty()) continue;  // rendered with its chart, or skipped
+    if (renderers.kustomize && owned.count(n)) continue;         // judged through the rendered output
+    if (renderers.helm && f != "-") {
+      // Chart.yaml and values files of a rendered chart are not manifests.
+      const fs::path p(f);
+      if (p.filename() == "Chart.yaml" || (p.filename().string().starts_with("values") && charts.isChart(p.parent_path())))
+        continue;
+    }
+    plan.files.push_back(f);
+    if (patches.count(n)) plan.fragments.insert(n);
+  }
+  return plan;
+}
+
+}  // namespace gpuguard::lint

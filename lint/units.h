@@ -1,0 +1,37 @@
+// What a run lints, unit by unit: plain files; kustomizations (a directory
+// with kustomization.yaml), rendered when a renderer is at hand; Helm charts
+// (a directory with Chart.yaml), rendered when helm is. The files a rendered
+// unit is made of are judged through its output, not on their own.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lint/kustomize.h"
+
+namespace gpuguard::lint {
+
+struct Renderers {
+  std::optional<RenderCommand> kustomize;  // none: kustomizations are not rendered
+  std::optional<std::string> helm;         // none: charts are not rendered
+};
+
+struct Plan {
+  std::vector<std::string> files;            // linted as written, in input order
+  std::set<std::string> fragments;           // of those, kustomize patches (lexically normal paths)
+  std::vector<Kustomization> tree;           // every kustomization found
+  std::vector<std::size_t> roots;            // indexes in `tree` to render (only with a renderer)
+  std::vector<std::string> unrendered;       // kustomization roots not rendered (no renderer)
+  std::vector<std::string> charts;           // charts to render (only with helm)
+  std::vector<std::string> skippedCharts;    // charts whose templates/ were skipped (no helm)
+};
+
+// `files` as expandInputs gave them. A kustomization or chart is found from
+// its kustomization.yaml / Chart.yaml in the list, or, for a file named on
+// its own (pre-commit passes changed files), from the file's directory and
+// its parents.
+Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers);
+
+}  // namespace gpuguard::lint

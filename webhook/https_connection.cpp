@@ -1,0 +1,384 @@
+// One connection of an HttpsServer event loop (see https_server_internal.h):
+// the TLS handshake, reading, framing and dispatching requests, writing
+// responses, and closing without losing a response in flight.
+#include <sys/socket.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "webhook/https_http1.h"
+#include "webhook/https_server_internal.h"
+
+namespace gpuguard::webhook::https_detail {
+
+void EventLoop::onEvent(Connection* c, std::uint32_t events) {
+  if (events & EPOLLERR) {
+    closeNow(c);
+    return;
+  }
+  if (c->judging) {  // nothing is read meanwhile; only a reset is noticed
+    if (events & EPOLLHUP) closeNow(c);
+    return;
+  }
+  switch (c->phase) {
+    case kHandshake:
+      handshake(c);
+      return;
+    case kLinger:
+      drainLinger(c);
+      return;
+    default:
+      if (c->outPending()) {
+        if (flush(c)) {
+          processInput(c);  // pipelined requests held back while we wrote
+          if (!c->closed && c->phase != kLinger && !c->outPending()) readable(c);
+        }
+      } else {
+        readable(c);
+      }
+      return;
+  }
+}
+
+void EventLoop::handshake(Connection* c) {
+  if (!c->plainChecked) {
+    unsigned char first = 0;
+    ssize_t r = ::recv(c->fd, &first, 1, MSG_PEEK);
+    if (r == 0) {
+      closeNow(c);  // connected and left (a TCP probe)
+      return;
+    }
+    if (r < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closeNow(c);
+      return;
+    }
+    c->plainChecked = true;
+    if (first != 0x16) {  // not a TLS handshake record
+      counters.bump(counters.handshakeFailures);
+      if (first >= 'A' && first <= 'Z') {  // looks like an HTTP method
+        [[maybe_unused]] ssize_t w =
+            ::send(c->fd, kPlainHttpAnswer, sizeof kPlainHttpAnswer - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        closeGracefully(c);
+      } else {
+        closeNow(c);
+      }
+      return;
+    }
+  }
+  ERR_clear_error();
+  const int r = SSL_do_handshake(c->ssl);
+  if (r == 1) {
+    c->tlsUp = true;
+    // A resumed session carries the certificate (and verify result) of the
+    // handshake that created it; sessions from another client CA bundle are
+    // not resumed (ClientCaBundle::useOn).
+    c->clientVerified = server_.clientCas && SSL_get0_peer_certificate(c->ssl) != nullptr &&
+                        SSL_get_verify_result(c->ssl) == X509_V_OK;
+    c->inRequest = true;  // the first request must come within requestTimeout
+    setPhase(c, kRequest, now_ + server_.config.requestTimeout);
+    setInterest(c, EPOLLIN);
+    readable(c);  // the request may have come with the client's Finished
+    return;
+  }
+  switch (SSL_get_error(c->ssl, r)) {
+    case SSL_ERROR_WANT_READ:
+      setInterest(c, EPOLLIN);
+      return;
+    case SSL_ERROR_WANT_WRITE:
+      setInterest(c, EPOLLOUT);
+      return;
+    default:
+      // Wrong version, no shared cipher, no or bad client certificate, or the
+      // peer went away. OpenSSL has already sent the alert where it could.
+      ERR_clear_error();
+      counters.bump(counters.handshakeFailures);
+      closeNow(c);
+      return;
+  }
+}
+
+void EventLoop::readable(Connection* c) {
+  for (std::size_t reads = 0; reads < kMaxReadsPerEvent || SSL_has_pending(c->ssl); ++reads) {
+    ERR_clear_error();
+    const int n = SSL_read(c->ssl, readBuf_.data(), static_cast<int>(readBuf_.size()));
+    if (n > 0) {
+      if (!c->inRequest) {  // the first byte of a request starts its timer
+        c->inRequest = true;
+        setPhase(c, kRequest, now_ + server_.config.requestTimeout);
+      }
+      c->in.append(readBuf_.data(), static_cast<std::size_t>(n));
+      processInput(c);
+      if (c->closed || c->phase == kLinger || c->outPending() || c->closeAfterWrite) return;
+      continue;
+    }
+    switch (SSL_get_error(c->ssl, n)) {
+      case SSL_ERROR_WANT_READ:
+        setInterest(c, EPOLLIN);
+        return;
+      case SSL_ERROR_WANT_WRITE:
+        setInterest(c, EPOLLOUT);
+        return;
+      case SSL_ERROR_ZERO_RETURN:
+        // close_notify or EOF. Complete requests were answered as they came;
+        // a partial one is abandoned (the client went away mid-request).
+        closeNow(c);
+        return;
+      default:
+        ERR_clear_error();
+        closeNow(c);
+        return;
+    }
+  }
+}
+
+void EventLoop::processInput(Connection* c) {
+  const ServerConfig& cfg = server_.config;
+  while (!c->closeAfterWrite && !c->writeBlocked && !c->judging) {
+    if (!c->headReady) {
+      // Empty lines before a request line are allowed (RFC 9112 §2.2).
+      while (c->inPos < c->in.size() && (c->in[c->inPos] == '\r' || c->in[c->inPos] == '\n')) ++c->inPos;
+      c->scanPos = std::max(c->scanPos, c->inPos);
+      const std::size_t avail = c->buffered();
+      if (avail == 0) break;
+      std::string_view view(c->in.data() + c->inPos, avail);
+      std::size_t resume = 0;
+      const std::size_t end = http1::findHeadEnd(view, c->scanPos - c->inPos, resume);
+      if (end == http1::kNotFound) {
+        c->scanPos = c->inPos + resume;
+        if (avail > cfg.maxHeaderBytes) reject(c, 431, "request header fields too large");
+        break;
+      }
+      if (end > cfg.maxHeaderBytes) {
+        reject(c, 431, "request header fields too large");
+        break;
+      }
+      const http1::Head head = http1::parseHead(view.substr(0, end), kMaxHeaders, nullptr);
+      if (head.status != 0) {
+        reject(c, head.status, head.error);
+        break;
+      }
+      if (head.contentLength > cfg.maxBodyBytes) {
+        reject(c, 413, "request body larger than " + std::to_string(cfg.maxBodyBytes) + " bytes");
+        break;
+      }
+      c->headReady = true;
+      c->headLen = end;
+      c->bodyLen = static_cast<std::size_t>(head.contentLength);
+      c->keepAlive = head.keepAlive;
+      c->keepAlive10 = head.http10 && head.keepAlive;
+      c->headMethod = head.headMethod;
+      if (head.expectContinue && !head.http10 && c->bodyLen > 0 && avail < end + c->bodyLen) {
+        c->out.append("HTTP/1.1 100 Continue\r\n\r\n");
+        if (!flush(c)) return;
+      }
+    }
+    if (c->buffered() < c->headLen + c->bodyLen) break;
+    dispatch(c);
+  }
+
+  if (c->closed) return;
+  if (c->inPos == c->in.size()) {
+    c->in.clear();
+    c->inPos = c->scanPos = 0;
+    if (c->in.capacity() > kKeepBufferCapacity) std::string().swap(c->in);
+  } else if (c->inPos > 0 && (c->inPos >= kKeepBufferCapacity || c->inPos * 2 >= c->in.size())) {
+    c->in.erase(0, c->inPos);
+    c->scanPos -= c->inPos;
+    c->inPos = 0;
+  }
+  // Judging: the pool's answer resumes the connection (drainAnswers), and
+  // responses to requests pipelined before it go out with that answer.
+  if (c->phase == kLinger || c->judging) return;
+  if (c->outPending() && !flush(c)) return;
+  settle(c);
+}
+
+void EventLoop::dispatch(Connection* c) {
+  std::unique_ptr<Job> job;
+  if (server_.pool && c->bodyLen >= server_.config.judgeOffLoopBytes) job = std::make_unique<Job>();
+  HttpRequest& req = job ? job->request : request_;
+  std::string_view whole(c->in.data() + c->inPos, c->headLen + c->bodyLen);
+  http1::parseHead(whole.substr(0, c->headLen), kMaxHeaders, &req);
+  req.body.assign(whole.substr(c->headLen));
+  req.peer = c->peer;
+  req.clientCertificateVerified = c->clientVerified;
+  c->inPos += c->headLen + c->bodyLen;
+  c->scanPos = c->inPos;
+  c->headReady = false;
+  c->inRequest = false;
+  if (server_.requiresClientCertificate(*c, req.path)) {
+    counters.bump(counters.clientCertificateRequired);
+    http1::appendError(c->out, 403, "a verified client certificate is required for " + req.path +
+                                        " (only the health probes are served without one)");
+    c->closeAfterWrite = true;
+    return;
+  }
+  const bool moreReceived = c->buffered() > 0 || SSL_has_pending(c->ssl);
+
+  counters.bump(counters.requestsHandled);
+  if (job) {
+    judgeOffLoop(c, std::move(job), moreReceived);
+    return;
+  }
+  HttpResponse response;
+  std::string failure;
+  const bool ok = callHandler(server_.handler, req, response, failure);
+  answer(c, ok, response, failure, moreReceived);
+}
+
+// The connection waits, unread and without a timer, until the pool answers;
+// the loop goes on with its other connections.
+void EventLoop::judgeOffLoop(Connection* c, std::unique_ptr<Job> job, bool moreReceived) {
+  job->loop = this;
+  job->connection = c;
+  job->moreReceived = moreReceived;
+  c->judging = true;
+  setPhase(c, kJudging, Clock::time_point::max());
+  setInterest(c, 0);
+  server_.pool->submit(std::move(job));
+}
+
+void EventLoop::answer(Connection* c, bool ok, const HttpResponse& response, const std::string& failure,
+                       bool moreReceived) {
+  if (!ok) http1::appendError(c->out, 500, failure);
+  // Once a stop is requested (perhaps while the handler ran), the last
+  // request received says "Connection: close"; one pipelined behind it
+  // (already here) is answered first.
+  const bool stopRequested = stopping_ || server_.stopRequested.load(std::memory_order_relaxed);
+  const bool close = !c->keepAlive || (stopRequested && !moreReceived);
+  if (ok) http1::appendResponse(c->out, response, close, c->keepAlive10 && !close, c->headMethod);
+  if (close || !ok) c->closeAfterWrite = true;
+}
+
+// After the pool's answer: write it, then go on with what the client sent
+// meanwhile. OpenSSL may hold bytes that epoll cannot see, hence the read.
+void EventLoop::resume(Connection* c) {
+  processInput(c);
+  if (!c->closed && c->phase != kLinger && !c->outPending() && !c->judging) readable(c);
+}
+
+void EventLoop::reject(Connection* c, int status, std::string_view message) {
+  counters.bump(counters.requestsRejected);
+  http1::appendError(c->out, status, message);
+  c->closeAfterWrite = true;
+  c->headReady = false;
+  c->inPos = c->in.size();  // whatever else came is dropped
+  if (flush(c)) settle(c);
+}
+
+// Writes what is pending. True when all of it went out; false when the socket
+// is full (interest switched to writable) or the connection was closed.
+bool EventLoop::flush(Connection* c) {
+  while (c->outPending()) {
+    ERR_clear_error();
+    const std::size_t left = c->out.size() - c->outPos;
+    const int n = SSL_write(c->ssl, c->out.data() + c->outPos, static_cast<int>(std::min<std::size_t>(left, INT_MAX)));
+    if (n > 0) {
+      c->outPos += static_cast<std::size_t>(n);
+      continue;
+    }
+    const int err = SSL_get_error(c->ssl, n);
+    if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
+      setInterest(c, err == SSL_ERROR_WANT_WRITE ? EPOLLOUT : EPOLLIN);
+      if (!c->writeBlocked) {  // the client has requestTimeout to take the response
+        c->writeBlocked = true;
+        setPhase(c, kRequest, now_ + server_.config.requestTimeout);
+      }
+      return false;
+    }
+    ERR_clear_error();
+    closeNow(c);
+    return false;
+  }
+  c->writeBlocked = false;
+  c->out.clear();
+  c->outPos = 0;
+  if (c->out.capacity() > kKeepBufferCapacity) std::string().swap(c->out);
+  return true;
+}
+
+// After the output is flushed: close, wait for the next request, or keep the
+// running request's timer.
+void EventLoop::settle(Connection* c) {
+  if (c->closed || c->phase == kLinger) return;
+  if (c->closeAfterWrite) {
+    closeGracefully(c);
+    return;
+  }
+  setInterest(c, EPOLLIN);
+  if (c->buffered() > 0 || c->headReady) {
+    if (!c->inRequest || c->phase != kRequest) {  // a pipelined request: its timer starts now
+      c->inRequest = true;
+      setPhase(c, kRequest, now_ + server_.config.requestTimeout);
+    }
+    return;
+  }
+  if (c->inRequest && c->phase == kRequest) return;  // waiting for the first request after the handshake
+  if (stopping_) {
+    closeGracefully(c);
+    return;
+  }
+  if (c->phase != kIdle) setPhase(c, kIdle, now_ + server_.config.idleTimeout);
+}
+
+// Sends close_notify and a FIN. With `linger` (after a response), then reads
+// and drops what the client still sends until it closes (or kLingerTimeout),
+// so that unread request bytes do not turn our close into a reset that would
+// destroy the response in flight. Without (nothing was answered), closes.
+void EventLoop::closeGracefully(Connection* c, bool linger) {
+  if (c->closed || c->phase == kLinger) return;
+  if (c->tlsUp) {
+    ERR_clear_error();
+    SSL_shutdown(c->ssl);
+    ERR_clear_error();
+  }
+  if (!linger) {
+    closeNow(c);
+    return;
+  }
+  ::shutdown(c->fd, SHUT_WR);
+  setPhase(c, kLinger, now_ + kLingerTimeout);
+  setInterest(c, EPOLLIN);
+}
+
+void EventLoop::drainLinger(Connection* c) {
+  for (;;) {
+    const ssize_t r = ::recv(c->fd, readBuf_.data(), readBuf_.size(), MSG_DONTWAIT);
+    if (r > 0) {
+      c->lingerBytes += static_cast<std::size_t>(r);
+      if (c->lingerBytes > kLingerMaxBytes) break;
+      continue;
+    }
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (r < 0 && errno == EINTR) continue;
+    break;  // EOF or error
+  }
+  closeNow(c);
+}
+
+void EventLoop::closeNow(Connection* c) {
+  if (c->closed) return;
+  c->closed = true;
+  c->unlink();
+  ::epoll_ctl(epfd_, EPOLL_CTL_DEL, c->fd, nullptr);
+  SSL_free(c->ssl);
+  c->ssl = nullptr;
+  ::close(c->fd);
+  c->fd = -1;
+  if (c->judging) return;  // still counted; released when its answer comes back
+  release(c);
+}
+
+void EventLoop::release(Connection* c) {
+  open_.fetch_sub(1, std::memory_order_relaxed);
+  server_.connectionsOpen.fetch_sub(1, std::memory_order_relaxed);
+  graveyard_.emplace_back(c);
+}
+}  // namespace gpuguard::webhook::https_detail

@@ -1,0 +1,300 @@
+// Internals of HttpsServer, shared by its source files and by nothing else:
+//   https_server.cpp      setup, teardown and the public API;
+//   https_event_loop.cpp  one event loop: accepting, adopting, timers, stopping;
+//   https_connection.cpp  one connection: handshake, reading, dispatch, writing, closing.
+//
+// The event loops of HttpsServer. One loop per thread, each with its own
+// epoll set (level-triggered). All loops wait on the one listening socket
+// with EPOLLEXCLUSIVE; whoever accepts hands the connection to the loop with
+// the fewest connections, which then owns it for life (handshake, requests,
+// handler calls, close). A connection is in exactly one of four phases, each
+// with a fixed timeout, and sits in that phase's FIFO list: deadlines in one
+// list are therefore sorted, and expiring them is O(expired).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <openssl/ssl.h>
+
+#include "webhook/certificate_store.h"
+#include "webhook/https_server.h"
+
+namespace gpuguard::webhook::https_detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline constexpr std::size_t kReadChunk = 16 * 1024 + 256;  // one full TLS record's plaintext fits
+inline constexpr std::size_t kMaxHeaders = 128;
+inline constexpr std::size_t kAcceptBatch = 64;
+inline constexpr std::size_t kMaxReadsPerEvent = 16;
+inline constexpr std::size_t kLingerMaxBytes = 1 << 20;
+inline constexpr std::size_t kKeepBufferCapacity = 64 * 1024;  // larger buffers are released between requests
+inline constexpr auto kTick = std::chrono::milliseconds(100);
+inline constexpr auto kLingerTimeout = std::chrono::milliseconds(1000);
+
+// TLS 1.2: forward secrecy and AEAD only. TLS 1.3 suites are all AEAD.
+inline constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+inline constexpr const char* kTls13Suites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+
+#define GPUGUARD_PLAIN_HTTP_BODY "{\"error\": \"client sent an HTTP request to an HTTPS server\"}\n"
+inline constexpr char kPlainHttpAnswer[] =
+    "HTTP/1.1 400 Bad Request\r\n"
+    "Content-Type: application/json\r\n"
+    "Content-Length: 60\r\n"
+    "Connection: close\r\n"
+    "\r\n" GPUGUARD_PLAIN_HTTP_BODY;
+static_assert(sizeof(GPUGUARD_PLAIN_HTTP_BODY) - 1 == 60);
+#undef GPUGUARD_PLAIN_HTTP_BODY
+
+// Phases double as indices of the per-loop timer lists.
+enum Phase : std::uint8_t {
+  kHandshake,  // TLS handshake; handshakeTimeout
+  kRequest,    // a request is being received or its response sent; requestTimeout
+  kIdle,       // keep-alive, nothing buffered; idleTimeout
+  kLinger,     // we sent our last bytes and a FIN; drain until the peer closes
+  kJudging,    // the request is with the judging pool; no timeout (judging is linear time)
+  kPhases
+};
+
+struct TimerNode {
+  TimerNode* prev = this;
+  TimerNode* next = this;
+  void unlink() {
+    prev->next = next;
+    next->prev = prev;
+    prev = next = this;
+  }
+  void pushBack(TimerNode& list) {  // `list` is a sentinel
+    prev = list.prev;
+    next = &list;
+    list.prev->next = this;
+    list.prev = this;
+  }
+};
+
+struct Connection : TimerNode {
+  int fd = -1;
+  SSL* ssl = nullptr;
+  Phase phase = kHandshake;
+  Clock::time_point deadline;
+  std::uint32_t interest = 0;
+  bool plainChecked = false;   // first byte looked at (TLS or plain HTTP?)
+  bool tlsUp = false;          // handshake done
+  bool inRequest = false;      // the request timer runs
+  bool headReady = false;      // head parsed, waiting for the body
+  bool keepAlive = true;       // of the request whose head is parsed
+  bool keepAlive10 = false;
+  bool headMethod = false;
+  bool closeAfterWrite = false;
+  bool writeBlocked = false;
+  bool closed = false;
+  bool clientVerified = false;  // a client certificate was presented and verified
+  // The judging pool has its request: the loop neither reads nor frees the
+  // connection until the answer is back (closeNow only marks it closed).
+  bool judging = false;
+  std::size_t headLen = 0;
+  std::size_t bodyLen = 0;
+  std::size_t scanPos = 0;  // where the head-end scan resumes
+  std::size_t lingerBytes = 0;
+  std::string in;
+  std::size_t inPos = 0;  // first unconsumed byte of `in`
+  std::string out;
+  std::size_t outPos = 0;  // first unsent byte of `out`
+  std::string peer;
+
+  std::size_t buffered() const { return in.size() - inPos; }
+  bool outPending() const { return outPos < out.size(); }
+};
+
+// Per-loop counters, summed by stats(). Only the owning loop writes them.
+struct alignas(64) LoopCounters {
+  std::atomic<std::uint64_t> handshakeFailures{0};
+  std::atomic<std::uint64_t> timeouts{0};
+  std::atomic<std::uint64_t> requestsHandled{0};
+  std::atomic<std::uint64_t> requestsRejected{0};
+  std::atomic<std::uint64_t> clientCertificateRequired{0};
+  std::atomic<std::uint64_t> shutdownClosed{0};
+  void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+};
+
+std::string opensslErrors();
+std::string formatPeer(const sockaddr_storage& ss);
+unsigned usableCpus();  // see https_server.cpp
+
+class EventLoop;
+struct Connection;
+
+// Runs the handler; an exception becomes `failure` ("handler failed: ...").
+bool callHandler(const Handler& handler, const HttpRequest& request, HttpResponse& response, std::string& failure);
+
+// A request handed to the judging pool, and its answer on the way back to
+// the loop that owns the connection.
+struct Job {
+  EventLoop* loop = nullptr;
+  Connection* connection = nullptr;
+  bool moreReceived = false;  // a pipelined request was already buffered behind it
+  HttpRequest request;
+  HttpResponse response;
+  bool ok = false;
+  std::string failure;
+};
+
+// Threads that run the handler for requests too large to judge on an event
+// loop (see ServerConfig::judgeOffLoopBytes): while one of them spends
+// 0.2-0.5 s on a 3 MiB object, the loop keeps serving its other connections.
+class JudgePool {
+ public:
+  JudgePool(const Handler& handler, unsigned threads);
+  ~JudgePool();  // finishes the queued jobs, then joins
+  JudgePool(const JudgePool&) = delete;
+  JudgePool& operator=(const JudgePool&) = delete;
+  void submit(std::unique_ptr<Job> job);
+
+ private:
+  void work();
+
+  const Handler& handler_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::unique_ptr<Job>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Tags for the non-connection entries of an epoll set.
+extern char gListenTag, gWakeTag, gStopTag;
+
+class EventLoop;
+
+// Everything the loops share. (HttpsServer::Impl is this; it is private.)
+
+struct ServerState {
+  ServerConfig config;
+  Handler handler;
+  CertificateStore certificates;
+  std::unique_ptr<ClientCaStore> clientCas;  // with config.clientCaFile
+  SSL_CTX* ctx = nullptr;
+  int listenFd = -1;
+  int stopFd = -1;  // eventfd, made readable once by stop() and never drained
+  std::uint16_t port = 0;
+  bool started = false;
+  std::atomic<bool> stopRequested{false};
+  std::atomic<bool> running{false};
+  std::mutex runMutex;
+  std::condition_variable runDone;
+  std::atomic<bool> listenerShut{false};
+  std::vector<std::unique_ptr<EventLoop>> loops;
+  std::unique_ptr<JudgePool> pool;  // destroyed before the loops: its answers go to them
+
+  std::atomic<std::uint64_t> connectionsAccepted{0};
+  std::atomic<std::uint64_t> connectionsRefused{0};
+  std::atomic<std::uint64_t> connectionsOpen{0};
+
+  ServerState(ServerConfig c, Handler h)
+      : config(std::move(c)), handler(std::move(h)), certificates(config.certFile, config.keyFile) {
+    if (config.clientCaFile) clientCas = std::make_unique<ClientCaStore>(*config.clientCaFile);
+    stopFd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  }
+  ~ServerState();
+
+  void log(const std::string& message) const {
+    if (config.log) config.log(message);
+  }
+  bool makeContext(std::string& error);
+  bool makeListener(std::string& error);
+  void releaseListener();
+  void pollCertificateFiles();
+  bool requiresClientCertificate(const Connection& c, const std::string& path) const;
+  EventLoop* pickLoop(EventLoop* self);
+};
+
+class EventLoop {
+ public:
+  EventLoop(ServerState& server, unsigned index) : server_(server), index_(index), readBuf_(kReadChunk) {}
+  ~EventLoop();
+
+  bool init(std::string& error);
+  void run();
+  // From another loop: take over an accepted socket.
+  void post(int fd, const sockaddr_storage& peer);
+  std::size_t load() const { return open_.load(std::memory_order_relaxed); }
+  // From a judging-pool thread: the answer to a job this loop submitted.
+  void complete(std::unique_ptr<Job> job);
+  // After run() returned: close whatever is left.
+  void closeAll();
+  LoopCounters counters;
+
+ private:
+  // Accepting and adopting.
+  void acceptMany(bool untilEmpty = false);
+  void adopt(int fd, const sockaddr_storage& peer);
+  void drainInbox();
+  void drainAnswers();
+  void beginStop();
+  void drainOnStop(Connection* c);
+  void closeEverything();
+
+  // Per-connection work.
+  void onEvent(Connection* c, std::uint32_t events);
+  void handshake(Connection* c);
+  void readable(Connection* c);
+  void processInput(Connection* c);
+  void dispatch(Connection* c);
+  void judgeOffLoop(Connection* c, std::unique_ptr<Job> job, bool moreReceived);
+  void answer(Connection* c, bool ok, const HttpResponse& response, const std::string& failure, bool moreReceived);
+  void resume(Connection* c);
+  void reject(Connection* c, int status, std::string_view message);
+  bool flush(Connection* c);
+  void settle(Connection* c);
+  void drainLinger(Connection* c);
+  void onTimeout(Connection* c);
+  void closeGracefully(Connection* c, bool linger = true);
+  void closeNow(Connection* c);
+  void release(Connection* c);
+
+  void setPhase(Connection* c, Phase p, Clock::time_point deadline);
+  void setInterest(Connection* c, std::uint32_t events);
+  void expireTimers();
+  void tick();
+
+  ServerState& server_;
+  const unsigned index_;
+  int epfd_ = -1;
+  int wakeFd_ = -1;
+  bool listening_ = false;
+  bool listenerPaused_ = false;  // after EMFILE and friends, until the next tick
+  bool stopping_ = false;
+  Clock::time_point stopDeadline_;
+  Clock::time_point now_;
+  Clock::time_point nextCertPoll_;
+  TimerNode lists_[kPhases];
+  std::atomic<std::size_t> open_{0};
+  std::vector<std::unique_ptr<Connection>> graveyard_;  // freed after each batch of events
+  std::vector<char> readBuf_;
+  HttpRequest request_;  // reused for every request this loop dispatches
+
+  std::mutex inboxMutex_;
+  std::vector<std::pair<int, sockaddr_storage>> inbox_;
+  std::vector<std::unique_ptr<Job>> answers_;  // under inboxMutex_ too
+};
+
+}  // namespace gpuguard::webhook::https_detail

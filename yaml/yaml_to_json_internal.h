@@ -1,0 +1,148 @@
+// Internals of yaml_to_json.cpp's pipeline, shared by the files of its
+// stages (the numbers are the stages of the pipeline comment in
+// yaml_to_json.cpp):
+//   yaml_to_json_text.cpp      1. input checks: encoding and allowed characters
+//   yaml_to_json_sections.cpp  2. sections, 3. the pre-scan
+//   yaml_to_json_scalars.cpp   4a. scalar resolution (go-yaml v2.4 resolve())
+//   yaml_to_json_builder.cpp   4. yaml-cpp events -> JSON + source map
+// Not part of the yaml/ interface: only these files include it.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "yaml/yaml_to_json.h"
+
+namespace gpuguard::yaml::detail {
+
+using json = nlohmann::json;
+constexpr std::size_t npos = std::string_view::npos;
+
+// Small helpers of every stage, inline: they run once per node or line.
+
+inline void appendEscaped(std::string& out, std::string_view token) {
+  if (token.find_first_of("~/") == npos) {
+    out.append(token);
+    return;
+  }
+  for (char c : token) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+}
+
+inline bool isContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// Code points in s (s is valid UTF-8).
+inline int countChars(std::string_view s) {
+  int n = 0;
+  for (char c : s) n += isContinuationByte(c) ? 0 : 1;
+  return n;
+}
+
+inline bool allAscii(std::string_view s) {
+  const char* p = s.data();
+  std::size_t n = s.size(), i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (w & 0x8080808080808080ULL) return false;
+  }
+  for (; i < n; ++i)
+    if (static_cast<unsigned char>(p[i]) >= 0x80) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// 1. Input text (yaml_to_json_text.cpp).
+
+struct TextProblem {
+  std::size_t offset = npos;
+  std::string message;
+};
+
+// First byte go-yaml's reader would refuse: invalid UTF-8, or a character
+// outside  #x9 | #xA | #xD | [#x20-#x7E] | #x85 | [#xA0-#xD7FF] |
+// [#xE000-#xFFFD] | [#x10000-#x10FFFF]. offset == npos: none.
+TextProblem firstTextProblem(std::string_view s);
+// UTF-16 (after its BOM) -> UTF-8; unpaired surrogates become U+FFFD, as
+// kubectl's unicode.BOMOverride decoder does.
+std::string utf16ToUtf8(std::string_view s, bool bigEndian);
+// Replaces invalid UTF-8 with U+FFFD, byte by byte (what Go's json.Marshal
+// does to a !!binary string before kubectl sends it).
+std::string sanitizeUtf8(std::string_view s);
+
+// ---------------------------------------------------------------------------
+// 2-3. Sections and the pre-scan (yaml_to_json_sections.cpp).
+
+// A section of the stream that kubectl parses as one document.
+struct Section {
+  std::size_t begin = 0, end = 0;  // [begin, end) in the (UTF-8) text
+  int firstLine = 1;
+  bool ascii = true;
+  std::optional<ParseError> error;  // do not parse: report this
+};
+
+// Splits like apimachinery's YAMLReader and pre-scans each section. A
+// section with a problem carries its error, and splitting goes on at the
+// next separator, so the sections after it are still parsed.
+std::vector<Section> splitSections(std::string_view s, const Limits& limits);
+
+// ---------------------------------------------------------------------------
+// 4a. Scalar resolution (yaml_to_json_scalars.cpp): go-yaml v2.4 resolve()
+// for an untagged plain scalar, then what sigs.k8s.io/yaml does with it.
+
+struct Resolved {
+  enum class Kind : std::uint8_t { Null, Bool, Int, Uint, Float, String };
+  Kind kind = Kind::String;
+  bool b = false;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0;
+};
+
+using Kind = Resolved::Kind;
+
+inline Resolved makeBool(bool v) { Resolved r; r.kind = Kind::Bool; r.b = v; return r; }
+inline Resolved makeFloat(double v) { Resolved r; r.kind = Kind::Float; r.d = v; return r; }
+inline Resolved makeNull() { Resolved r; r.kind = Kind::Null; return r; }
+
+// go-yaml v2.4 resolve("", in): what an untagged plain scalar becomes.
+Resolved resolvePlain(std::string_view in);
+// Go's time.Parse with go-yaml's allowedTimestampFormats, approximately.
+bool looksLikeTimestamp(std::string_view s);
+// encoding/base64 StdEncoding.DecodeString (padding required, CR/LF ignored).
+std::optional<std::string> decodeBase64(std::string_view in);
+// strconv.FormatFloat(v, 'g', -1, 32): how sigs.k8s.io/yaml spells a float
+// map key (1.5 -> "1.5", 1e6 -> "1e+06", .inf -> ".inf").
+std::string goFormatFloatKey(double v);
+std::string_view kindTagName(Kind k);
+
+constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
+
+// ---------------------------------------------------------------------------
+// 4. Building one document (yaml_to_json_builder.cpp).
+
+// Parses one section into one Document, reusing its buffers from section to
+// section.
+class SectionParser {
+ public:
+  virtual ~SectionParser() = default;
+  // nullopt: `doc` holds the section's document; otherwise why it failed.
+  virtual std::optional<ParseError> parse(std::string_view text, const Section& section, Document& doc) = 0;
+};
+std::unique_ptr<SectionParser> makeSectionParser(const Limits& limits);
+
+// yaml-cpp's error messages, reworded like libyaml/go-yaml where that
+// helps (yaml_to_json.cpp).
+std::string describeYamlCppError(const std::string& msg);
+
+}  // namespace gpuguard::yaml::detail
