@@ -979,6 +979,7 @@ TEST(AdmissionSamples, ThePrunedParseJudgesLikeAFullParse) {
   if (!std::filesystem::is_directory(samplesDir())) GTEST_SKIP() << "no samples at " << samplesDir();
   Policy policy = webhookPolicy({});
   for (const auto& entry : std::filesystem::directory_iterator(samplesDir())) {
+    if (entry.path().extension() != ".json") continue;  // INDEX.md describes them
     SCOPED_TRACE(entry.path().filename().string());
     const std::string body = readFile(entry.path());
     const json request = json::parse(body)["request"];

@@ -266,14 +266,14 @@ TEST(LintCli, EveryFormatCountsSuppressedFindings) {
 
   const RunResult junit = runLint({"--format", "junit", "pod.yaml"}, "", dir.str());
   EXPECT_THAT(junit.out, HasSubstr("skipped=\"1\""));
-  EXPECT_THAT(junit.out, HasSubstr("<skipped message=\"suppressed: HAMi shares this GPU\"/>"));
+  EXPECT_THAT(junit.out, HasSubstr("<skipped message=\"suppressed: gpu-fractional: HAMi shares this GPU\"/>"));
   EXPECT_THAT(junit.out, HasSubstr("<property name=\"gpuguard.suppressed\" value=\"1\"/>"));
 
   const RunResult github = runLint({"--format", "github", "pod.yaml"}, "", dir.str());
   EXPECT_THAT(github.out, Not(HasSubstr("::")));
   EXPECT_THAT(github.out, HasSubstr("1 suppressed"));
   const RunResult shown = runLint({"--format", "github", "--show-suppressed", "pod.yaml"}, "", dir.str());
-  EXPECT_THAT(shown.out, HasSubstr("::notice file=pod.yaml,line=19,col=25,title=gpu-fractional (suppressed)::"));
+  EXPECT_THAT(shown.out, HasSubstr("::notice file=pod.yaml,line=19,col=25,title=gpu-fractional Pod/fractional (suppressed)::"));
 }
 
 TEST(LintCli, ASuppressionNeedsAReason) {

@@ -180,6 +180,7 @@ spec:
         effect: NoSchedule
       containers:
       - name: c
+        image: busybox
         resources: {limits: {nvidia.com/gpu: 8}}
 )";
   const lint::FixResult r = fixText(before, Policy{});
@@ -201,6 +202,7 @@ spec:
   nodeSelector: {nvidia.com/cuda.driver-version.major: "550"}
   containers:
     - name: c
+      image: busybox
       resources: {limits: {nvidia.com/gpu: 1}}
 )";
   const lint::FixResult r = fixText(before, Policy{});
@@ -368,6 +370,7 @@ spec:
     nvidia.com/cuda.driver-version.major: "550"
   containers:
   - name: c
+    image: busybox
     resources:
       requests:
         nvidia.com/gpu: 1
@@ -405,7 +408,7 @@ TEST(LintFix, CrlfBomAndAMissingFinalNewlineAreKept) {
 TEST(LintFix, FlowStyleAnchorsAndMismatchesAreLeftAloneWithAReason) {
   const std::string flow =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
-      "spec: {nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}, containers: [{name: c, resources: "
+      "spec: {nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}, containers: [{name: c, image: busybox, resources: "
       "{limits: {nvidia.com/gpu: 1}}}]}\n";
   lint::FixResult r = fixText(flow, Policy{});
   EXPECT_FALSE(r.changed);
@@ -419,10 +422,12 @@ spec:
   nodeSelector: {nvidia.com/cuda.driver-version.major: "550"}
   containers:
   - name: a
+    image: busybox
     resources: &gpu
       requests:
         nvidia.com/gpu: 1
   - name: b
+    image: busybox
     resources: *gpu
 )";
   r = fixText(anchors, Policy{});
@@ -450,6 +455,7 @@ spec:
   nodeSelector: {nvidia.com/cuda.driver-version.major: "550"}
   containers:
   - name: c
+    image: busybox
     resources: {limits: {nvidia.com/gpu: 1}}
 )";
   lint::FixResult r = fixText(rejected, Policy{});
@@ -465,6 +471,7 @@ spec:
   nodeSelector: {nvidia.com/cuda.driver-version.major: "550"}
   containers:
   - name: c
+    image: busybox
     command: [sh, -c, "a && b"]
     args:
     - |

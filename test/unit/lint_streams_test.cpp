@@ -92,7 +92,7 @@ TEST(LintDuplicateKeys, AreReportedInEveryFormat) {
 
   const RunResult github = runLint({"--format", "github", "pod.yaml"}, "", dir.str());
   EXPECT_THAT(github.out,
-              HasSubstr("::warning file=pod.yaml,line=18,col=3,title=duplicate-key::spec.containers: Duplicate value:"));
+              HasSubstr("::warning file=pod.yaml,line=18,col=3,title=duplicate-key Pod/good::spec.containers: Duplicate value:"));
 }
 
 TEST(LintDuplicateKeys, InJsonFilesToo) {
