@@ -7,8 +7,8 @@
 # validation. Objects of CRDs the server lacks (ServiceMonitor, Certificate...) are named
 # and left out.
 #
-# Skipped unless the e2e suite's kube-apiserver is built and cached
-# (test/e2e/build-apiserver.sh) and etcd is installed.
+# Skipped unless the e2e suite's control plane is built and cached
+# (test/e2e/build-controlplane.sh).
 #
 #   test/ship/apiserver_test.sh [BUILD_DIR]      (BUILD_DIR default: build)
 set -uo pipefail
@@ -23,10 +23,15 @@ if sanitizer_build "$BUILD"; then
   skip "sanitizer build: the manifests do not depend on the build"
   finish
 fi
-if [[ ! -x ${KUBE_APISERVER:-$CACHE/bin/kube-apiserver} ]] || ! command -v etcd >/dev/null; then
-  skip "no cached kube-apiserver ($CACHE/bin) or no etcd: run test/e2e/build-apiserver.sh first"
+# The e2e suite's control plane (test/e2e/build-controlplane.sh), newest cached release first.
+controlplane=$(ls -d "$CACHE"/controlplane-v*/ 2>/dev/null | sort -V | tail -n 1)
+KUBE_APISERVER=${KUBE_APISERVER:-${controlplane%/}/kube-apiserver}
+ETCD=${ETCD:-${controlplane%/}/etcd}
+if [[ -z $controlplane || ! -x $KUBE_APISERVER || ! -x $ETCD ]]; then
+  skip "no cached control plane ($CACHE/controlplane-v*): run test/e2e/build-controlplane.sh first"
   finish
 fi
+export KUBE_APISERVER ETCD
 if ! find_kubectl_or_cached; then
   skip "$KUBECTL_MISSING"
   finish
