@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "rules/k8s/json_access.h"
+#include "rules/semantics.h"
 
 namespace gpuguard::schedule {
 namespace {

@@ -17,7 +17,7 @@ std::vector<NodeTerm> termsOf(const char* podSpec) {
 }
 
 TEST(NodeSelectionTerms, WithoutRequiredAffinityTheNodeSelectorIsTheOneTerm) {
-  const auto terms = termsOf(R"({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"}, "containers": []})");
+  const auto terms = termsOf(R"({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"}, "containers": [{"name": "c", "image": "i"}]})");
   ASSERT_EQ(terms.size(), 1u);
   EXPECT_FALSE(terms[0].termIndex.has_value());
   ASSERT_EQ(terms[0].requirements.size(), 1u);
@@ -26,7 +26,7 @@ TEST(NodeSelectionTerms, WithoutRequiredAffinityTheNodeSelectorIsTheOneTerm) {
 }
 
 TEST(NodeSelectionTerms, TheNodeSelectorIsFoldedIntoEveryOredTerm) {
-  const auto terms = termsOf(R"({"nodeSelector": {"a": "1"}, "containers": [],
+  const auto terms = termsOf(R"({"nodeSelector": {"a": "1"}, "containers": [{"name": "c", "image": "i"}],
     "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
       {"matchExpressions": [{"key": "b", "operator": "In", "values": ["x", 2]}]},
       {"matchExpressions": [{"key": "c", "operator": "Exists"}]}]}}}})");
@@ -41,7 +41,7 @@ TEST(NodeSelectionTerms, TheNodeSelectorIsFoldedIntoEveryOredTerm) {
 }
 
 TEST(NodeSelectionTerms, AnEmptyTermMatchesNothing) {
-  const auto terms = termsOf(R"({"containers": [], "affinity": {"nodeAffinity": {
+  const auto terms = termsOf(R"({"containers": [{"name": "c", "image": "i"}], "affinity": {"nodeAffinity": {
     "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}})");
   ASSERT_EQ(terms.size(), 1u);
   EXPECT_TRUE(terms[0].matchesNothing);
