@@ -8,19 +8,14 @@
 
 #include "lint/lint_file.h"
 #include "rules/engine.h"
-#include "rules/k8s/field_path.h"
-#include "rules/pod_specs.h"
-#include "rules/semantics.h"
+#include "rules/fix.h"
+#include "rules/k8s/json_pointer.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::string_view kRequestsWithoutLimits = "gpu-requests-without-limits";
-constexpr std::string_view kMissingToleration = "gpu-missing-toleration";
-constexpr std::string_view kMismatch = "gpu-requests-limits-mismatch";
 
 // The text as lines. Line n (1-based) is line(n) without its line break.
 class Lines {
@@ -105,19 +100,25 @@ Prefix prefixOf(std::string_view line, int column) {
   return {};
 }
 
-// A key as YAML text: plain when that reads back as the same string.
-std::string yamlString(std::string_view s) {
-  static const std::set<std::string_view> special = {
-      "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
-      "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~"};
-  bool plain = !s.empty() && !special.contains(s) && !(s[0] >= '0' && s[0] <= '9') && s[0] != '-' && s[0] != '.';
+// A scalar as YAML text: a string plain when it reads back as the same
+// string (nvidia.com/gpu, 500m, Exists), quoted when YAML 1.1 would read it
+// as something else (yes, 1, 0x10, ~) or it holds other characters; numbers
+// and booleans as JSON writes them.
+std::string yamlScalar(const nlohmann::ordered_json& v) {
+  if (!v.is_string()) return v.dump();
+  const std::string& s = v.get_ref<const std::string&>();
+  bool plain = !s.empty() && s[0] != '-' && s[0] != '.';
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '-' || c == '_' || c == '/';
-    plain = plain && ok;
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '-' || c == '_' || c == '/');
   }
-  return plain ? std::string(s) : json(std::string(s)).dump();
+  if (plain) {
+    const yaml::ParseResult back = yaml::parseStream("k: " + s + "\n");
+    plain = !back.error && back.documents.size() == 1 && back.documents[0].value == json{{"k", s}};
+  }
+  return plain ? s : v.dump();
 }
+std::string yamlScalar(const std::string& s) { return yamlScalar(nlohmann::ordered_json(s)); }
 
 const json* at(const json& root, const std::string& pointer) {
   try {
@@ -219,38 +220,39 @@ struct DocPlan {
   std::vector<std::pair<const Finding*, std::string>> fixed;  // finding, what was done
 };
 
+// The edits of one target: a list that gets items, a map that gets members,
+// a member that gets renamed; with the findings that asked for them.
+struct Target {
+  JsonEdit::Op op = JsonEdit::Op::SetMember;
+  std::string pointer;  // the list, the map, or the map holding the renamed member
+  std::vector<const JsonEdit*> edits;
+  std::vector<const Finding*> findings;
+};
+
+// The parent of a JSON pointer and the last reference token, unescaped.
+std::pair<std::string, std::string> splitLast(const std::string& pointer) {
+  const std::size_t slash = pointer.rfind('/');
+  return {pointer.substr(0, slash), unescapeJsonPointerToken(std::string_view(pointer).substr(slash + 1))};
+}
+
 class Planner {
  public:
-  Planner(const Lines& lines, const yaml::Document& doc, const Policy& policy, std::vector<FixNote>& notes)
-      : lines_(lines), doc_(doc), policy_(policy), notes_(notes) {}
+  Planner(const Lines& lines, const yaml::Document& doc, std::vector<FixNote>& notes)
+      : lines_(lines), doc_(doc), notes_(notes) {}
 
   DocPlan plan(const std::vector<Finding>& findings, std::size_t lastLine) {
     DocPlan plan;
     plan.index = doc_.index;
-    plan.expected = doc_.value;
-    std::map<std::string, std::vector<const Finding*>> requests, tolerations;
+    std::vector<Target> targets;
     std::vector<const Finding*> relevant;
     for (const Finding& f : findings) {
-      if (f.suppressed) continue;
-      if (f.rule == kRequestsWithoutLimits && f.pointer.ends_with("/limits")) {
-        requests[f.pointer.substr(0, f.pointer.size() - 7)].push_back(&f);
-      } else if (f.rule == kMissingToleration && f.pointer.ends_with("/tolerations")) {
-        tolerations[f.pointer.substr(0, f.pointer.size() - 12)].push_back(&f);
-      } else if (f.rule == kMismatch) {
-        note(f, false,
-             "requests and limits differ and which count was meant is a guess; set requests equal to "
-             "limits, or drop requests (they default to limits)");
-        continue;
-      } else if (f.rule == kMissingToleration && f.pointer.find("/tolerations/") != std::string::npos) {
-        note(f, false, "a toleration the API server rejects: which edit was meant is a guess; fix it by hand");
-        continue;
-      } else if (f.rule == kRequestsWithoutLimits || f.rule == kMissingToleration) {
-        note(f, false, "the finding's path has an unexpected shape");
-        continue;
-      } else {
+      if (f.suppressed || !f.fix) continue;
+      if (f.fix->edits.empty()) {
+        note(f, false, f.fix->description);
         continue;
       }
       relevant.push_back(&f);
+      for (const JsonEdit& e : f.fix->edits) addTo(targets, f, e);
     }
     if (relevant.empty()) return plan;
     if (usesAnchors(lines_, static_cast<std::size_t>(std::max(1, doc_.start.line)), lastLine)) {
@@ -261,22 +263,53 @@ class Planner {
       }
       return plan;
     }
-    for (const auto& [resources, fs] : requests) fixRequests(plan, resources, fs);
-    for (const auto& [spec, fs] : tolerations) fixTolerations(plan, spec, fs);
+    std::vector<JsonEdit> applied;
+    for (const Target& t : targets) {
+      std::string why;
+      std::optional<Edit> e = planTarget(t, why);
+      if (!e) {
+        for (const Finding* f : t.findings) note(*f, false, why);
+        continue;
+      }
+      plan.edits.push_back(std::move(*e));
+      for (const JsonEdit* edit : t.edits) applied.push_back(*edit);
+      for (const Finding* f : t.findings) plan.fixed.emplace_back(f, f->fix->description);
+    }
+    plan.expected = doc_.value.patch(toJsonPatch(applied, doc_.value));
     return plan;
   }
 
   void note(const Finding& f, bool fixed, std::string message) {
-    const yaml::Position p = doc_.sources.locate(f.pointer);
+    const yaml::Position p = doc_.sources.locate(f.pointer());
     notes_.push_back({p.line, p.column, f.rule, fixed, std::move(message)});
   }
 
  private:
-  void notFixed(const std::vector<const Finding*>& fs, const std::string& why) {
-    for (const Finding* f : fs) note(*f, false, why);
+  static void addTo(std::vector<Target>& targets, const Finding& f, const JsonEdit& e) {
+    std::string pointer = e.path.jsonPointer();
+    if (e.op == JsonEdit::Op::RenameMember) pointer += "\n" + e.key + "\n" + e.newKey;  // one target per rename
+    auto t = std::find_if(targets.begin(), targets.end(),
+                          [&](const Target& x) { return x.op == e.op && x.pointer == pointer; });
+    if (t == targets.end()) t = targets.insert(targets.end(), Target{e.op, pointer, {}, {}});
+    if (std::none_of(t->edits.begin(), t->edits.end(), [&](const JsonEdit* x) { return *x == e; })) {
+      t->edits.push_back(&e);
+    }
+    if (std::find(t->findings.begin(), t->findings.end(), &f) == t->findings.end()) t->findings.push_back(&f);
+  }
+
+  std::optional<Edit> planTarget(const Target& t, std::string& why) const {
+    const JsonEdit& first = *t.edits.front();
+    switch (t.op) {
+      case JsonEdit::Op::RenameMember: return planRename(first.path.jsonPointer(), first.key, first.newKey, why);
+      case JsonEdit::Op::SetMember: return planMembers(t, why);
+      case JsonEdit::Op::AddToList: return planItems(t, why);
+    }
+    return std::nullopt;
   }
 
   const yaml::NodeOrigin* origin(const std::string& pointer) const { return doc_.sources.find(pointer); }
+
+  const json* node(const std::string& pointer) const { return at(doc_.value, pointer); }
 
   // Direct children of a map, in source order: (key, origin).
   std::vector<std::pair<std::string, const yaml::NodeOrigin*>> children(const std::string& pointer,
@@ -353,226 +386,177 @@ class Planner {
     return EmptyKeyLine{static_cast<std::size_t>(o->keyPosition.line), p.indent, comment};
   }
 
-  // How far a block sequence's dash sits right of its key in this document
-  // (0: "containers:\n- name", 2: "containers:\n  - name"), from the pod spec's
-  // containers list; 0 when unknown.
-  std::size_t sequenceIndent(const std::string& spec) const {
-    const yaml::NodeOrigin* list = origin(child(spec, "containers"));
-    const yaml::NodeOrigin* first = origin(child(spec, "containers") + "/0");
-    if (!list || !first || !lines_.valid(list->keyPosition.line) || !lines_.valid(first->position.line)) return 0;
-    const Prefix key = prefixOf(lines_.line(list->keyPosition.line), list->keyPosition.column);
-    const Prefix item = prefixOf(lines_.line(first->position.line), first->position.column);
-    if (key.kind != Prefix::Indent || item.kind != Prefix::Dash || item.indent < key.indent) return 0;
-    return item.indent - key.indent;
+  // How far this map's block sequences sit right of their key (0:
+  // "containers:\n- name", 2: "containers:\n  - name"), from its first
+  // non-empty list; 0 when it has none.
+  std::size_t sequenceIndent(const std::string& mapPointer, const json& map) const {
+    for (const auto& [k, v] : map.items()) {
+      if (!v.is_array() || v.empty()) continue;
+      const yaml::NodeOrigin* list = origin(child(mapPointer, k));
+      const yaml::NodeOrigin* first = origin(child(mapPointer, k) + "/0");
+      if (!list || !first || !lines_.valid(list->keyPosition.line) || !lines_.valid(first->position.line)) continue;
+      const Prefix key = prefixOf(lines_.line(list->keyPosition.line), list->keyPosition.column);
+      const Prefix item = prefixOf(lines_.line(first->position.line), first->position.column);
+      if (key.kind != Prefix::Indent || item.kind != Prefix::Dash || item.indent < key.indent) continue;
+      return item.indent - key.indent;
+    }
+    return 0;
   }
 
-  // The text of a request's value, as written when it was a plain scalar.
-  std::optional<std::string> valueText(const std::string& pointer, const json& v) const {
-    const yaml::NodeOrigin* o = origin(pointer);
-    if (o && o->plainScalar && !o->writtenText.empty() && o->writtenText.find('\n') == std::string::npos) {
-      return o->writtenText;
+  // How much further a map's members are indented than its key; 2 when unknown.
+  std::size_t memberIndent(const std::string& mapPointer, const json& map) const {
+    const yaml::NodeOrigin* o = origin(mapPointer);
+    const auto keys = children(mapPointer, map);
+    if (!o || keys.empty()) return 2;
+    const yaml::NodeOrigin* firstKey = keys.front().second;
+    if (firstKey->keyPosition.line > o->keyPosition.line && firstKey->keyPosition.column > o->keyPosition.column) {
+      return static_cast<std::size_t>(firstKey->keyPosition.column - o->keyPosition.column);
     }
-    if (v.is_string()) return v.dump();
-    if (v.is_number()) return v.dump();
+    return 2;
+  }
+
+  // A new member `name` with `body` (lines relative to the member's indentation,
+  // the first being "name:"), at the head of the block map at `parentPointer`.
+  std::optional<Edit> insertMember(const std::string& parentPointer, std::vector<std::string> body,
+                                   std::string& why) const {
+    const json* parent = node(parentPointer);
+    const std::string where = parentPointer.empty() ? "the object" : splitLast(parentPointer).second;
+    if (!parent || !parent->is_object()) return why = where + " is not a map", std::nullopt;
+    const auto keys = children(parentPointer, *parent);
+    if (keys.empty() || keys.size() != parent->size()) return why = where + " has no source lines", std::nullopt;
+    const yaml::NodeOrigin* parentOrigin = origin(parentPointer);
+    const std::size_t parentLine =
+        parentOrigin && parentOrigin->keyPosition.line > 0 ? static_cast<std::size_t>(parentOrigin->keyPosition.line) : 0;
+    const yaml::NodeOrigin* first = firstKeyOnItsOwnLine(keys);
+    if (!lines_.valid(first->keyPosition.line) || static_cast<std::size_t>(first->keyPosition.line) <= parentLine) {
+      return why = where + " is written in flow style ({...})", std::nullopt;
+    }
+    const Prefix p = prefixOf(lines_.line(first->keyPosition.line), first->keyPosition.column);
+    if (p.kind != Prefix::Indent) return why = where + " is written in flow style ({...})", std::nullopt;
+    Edit e{aboveComments(static_cast<std::size_t>(first->keyPosition.line), parentLine), 0, {}};
+    for (std::string& l : body) e.lines.push_back(std::string(p.indent, ' ') + l);
+    return e;
+  }
+
+  // `name: {}` / `name: []` / `name:` replaced by `name:` and `body` below it.
+  std::optional<Edit> fillEmpty(const std::string& pointer, const std::string& name, const std::vector<std::string>& body,
+                                std::size_t bodyIndent, std::string& why) const {
+    const std::optional<EmptyKeyLine> k = emptyKeyLine(origin(pointer), name);
+    if (!k) return why = "the empty " + name + " is not written as `" + name + ": " + "{}`", std::nullopt;
+    Edit e{k->line, 1, {std::string(k->indent, ' ') + name + ":" + (k->comment.empty() ? "" : " " + k->comment)}};
+    for (const std::string& l : body) e.lines.push_back(std::string(k->indent + bodyIndent, ' ') + l);
+    return e;
+  }
+
+  std::optional<Edit> planRename(const std::string& mapPointer, const std::string& key, const std::string& newKey,
+                                 std::string& why) const {
+    const yaml::NodeOrigin* o = origin(child(mapPointer, key));
+    if (!o || !lines_.valid(o->keyPosition.line)) return why = key + " has no source line", std::nullopt;
+    const std::size_t n = static_cast<std::size_t>(o->keyPosition.line);
+    const std::string_view l = lines_.line(n);
+    const std::optional<std::size_t> i = byteIndex(l, o->keyPosition.column);
+    for (const std::string& token : {key, "\"" + key + "\"", "'" + key + "'"}) {
+      if (!i || !l.substr(*i).starts_with(token)) continue;
+      std::string_view after = l.substr(*i + token.size());
+      after.remove_prefix(std::min(after.size(), after.find_first_not_of(' ')));
+      if (!after.starts_with(":")) continue;
+      const char quote = token.front() == '"' || token.front() == '\'' ? token.front() : 0;
+      const std::string replacement = quote ? quote + newKey + quote : newKey;
+      return Edit{n, 1, {std::string(l.substr(0, *i)) + replacement + std::string(l.substr(*i + token.size()))}};
+    }
+    why = "the " + key + " key is not where the source map says";
     return std::nullopt;
   }
 
-  void fixRequests(DocPlan& plan, const std::string& resourcesPtr, const std::vector<const Finding*>& fs) {
-    const json* resources = at(doc_.value, resourcesPtr);
-    const json* req = resources && resources->is_object() ? at(*resources, "/requests") : nullptr;
-    if (!req || !req->is_object()) return notFixed(fs, "requests is not a map");
-    const json* lim = resources->contains("limits") ? &(*resources)["limits"] : nullptr;
-    const std::string reqPtr = child(resourcesPtr, "requests");
-    const auto reqChildren = children(reqPtr, *req);
-    std::vector<std::pair<std::string, const yaml::NodeOrigin*>> missing;
-    for (const auto& entry : reqChildren) {
-      const std::string& name = entry.first;
-      if (!isExtendedResourceName(name) && !policy_.isGpuResource(name)) continue;
-      if (lim && lim->is_object() && lim->contains(name)) continue;
-      missing.push_back(entry);
-    }
-    if (reqChildren.size() != req->size() || missing.size() != fs.size()) {
-      return notFixed(fs, "the requests could not be matched to their source lines");
-    }
-    const yaml::NodeOrigin* reqOrigin = origin(reqPtr);
-    if (!reqOrigin || !lines_.valid(reqOrigin->keyPosition.line)) return notFixed(fs, "requests has no source line");
-    json& expectedResources = *at(plan.expected, resourcesPtr);
-
-    // Only resources that need a limit: rename requests to limits.
-    if (!lim && missing.size() == req->size()) {
-      const std::size_t n = static_cast<std::size_t>(reqOrigin->keyPosition.line);
-      const std::string_view l = lines_.line(n);
-      const std::optional<std::size_t> i = byteIndex(l, reqOrigin->keyPosition.column);
-      std::string renamed;
-      for (std::string_view token : {"requests", "\"requests\"", "'requests'"}) {
-        if (i && l.substr(*i).starts_with(token)) {
-          std::string_view after = l.substr(*i + token.size());
-          after.remove_prefix(std::min(after.size(), after.find_first_not_of(' ')));
-          if (!after.starts_with(":")) continue;
-          const std::string replacement = token.front() == '"' ? "\"limits\"" : token.front() == '\'' ? "'limits'" : "limits";
-          renamed = std::string(l.substr(0, *i)) + replacement + std::string(l.substr(*i + token.size()));
-          break;
-        }
-      }
-      if (renamed.empty()) return notFixed(fs, "the requests key is not where the source map says");
-      plan.edits.push_back({n, 1, {renamed}});
-      expectedResources["limits"] = expectedResources["requests"];
-      expectedResources.erase("requests");
-      for (const Finding* f : fs) plan.fixed.emplace_back(f, "renamed requests to limits (requests default to limits)");
-      return;
-    }
-
-    // Otherwise add the missing entries to limits.
+  // SetMember edits of one map: new `key: value` lines.
+  std::optional<Edit> planMembers(const Target& t, std::string& why) const {
     std::vector<std::string> entries;
-    for (const auto& [name, o] : missing) {
-      const std::optional<std::string> value = valueText(child(reqPtr, name), (*req)[name]);
-      if (!value) return notFixed(fs, "the request's value is neither a number nor a string");
-      entries.push_back(yamlString(name) + ": " + *value);
+    for (const JsonEdit* e : t.edits) {
+      if (e->value.is_structured()) return why = "the value to set is not a scalar", std::nullopt;
+      entries.push_back(yamlScalar(e->key) + ": " + yamlScalar(e->value));
     }
-    auto record = [&] {
-      json& limits = expectedResources["limits"];
-      if (!limits.is_object()) limits = json::object();
-      for (std::size_t k = 0; k < missing.size(); ++k) {
-        limits[missing[k].first] = (*req)[missing[k].first];
-        plan.fixed.emplace_back(fs[k], "added limits." + missing[k].first + " equal to the request");
-      }
-    };
-    const std::size_t reqKeyLine = static_cast<std::size_t>(reqOrigin->keyPosition.line);
-    // Children of requests are indented this much more than the key.
-    std::size_t step = 2;
-    if (!reqChildren.empty() && static_cast<std::size_t>(reqChildren.front().second->keyPosition.line) > reqKeyLine &&
-        reqChildren.front().second->keyPosition.column > reqOrigin->keyPosition.column) {
-      step = static_cast<std::size_t>(reqChildren.front().second->keyPosition.column - reqOrigin->keyPosition.column);
+    const auto [parentPointer, name] = splitLast(t.pointer);
+    const json* map = node(t.pointer);
+    const json* parent = node(parentPointer);
+    const std::size_t step = parent && parent->is_object() ? memberIndent(parentPointer, *parent) : 2;
+    if (!map) {
+      std::vector<std::string> body{yamlScalar(name) + ":"};
+      for (const std::string& entry : entries) body.push_back(std::string(step, ' ') + entry);
+      return insertMember(parentPointer, std::move(body), why);
     }
-    if (!lim) {
-      const Prefix p = prefixOf(lines_.line(reqKeyLine), reqOrigin->keyPosition.column);
-      if (p.kind != Prefix::Indent) return notFixed(fs, "resources is written in flow style ({...})");
-      Edit e{aboveComments(reqKeyLine, 0), 0, {std::string(p.indent, ' ') + "limits:"}};
-      for (const std::string& entry : entries) e.lines.push_back(std::string(p.indent + step, ' ') + entry);
-      plan.edits.push_back(std::move(e));
-      return record();
-    }
-    const std::string limPtr = child(resourcesPtr, "limits");
-    const yaml::NodeOrigin* limOrigin = origin(limPtr);
-    if (lim->is_object() && !lim->empty()) {
-      const auto limChildren = children(limPtr, *lim);
-      if (limChildren.size() != lim->size() || !limOrigin) return notFixed(fs, "limits has no source lines");
-      const yaml::NodeOrigin* first = limChildren.front().second;
-      if (!lines_.valid(first->keyPosition.line) || first->keyPosition.line <= limOrigin->keyPosition.line) {
-        return notFixed(fs, "limits is written in flow style ({...})");
+    if (map->is_object() && !map->empty()) {
+      const auto keys = children(t.pointer, *map);
+      const yaml::NodeOrigin* o = origin(t.pointer);
+      if (keys.size() != map->size() || !o) return why = name + " has no source lines", std::nullopt;
+      const yaml::NodeOrigin* first = keys.front().second;
+      if (!lines_.valid(first->keyPosition.line) || first->keyPosition.line <= o->keyPosition.line) {
+        return why = name + " is written in flow style ({...})", std::nullopt;
       }
       const Prefix p = prefixOf(lines_.line(first->keyPosition.line), first->keyPosition.column);
-      if (p.kind != Prefix::Indent) return notFixed(fs, "limits is written in flow style ({...})");
-      Edit e{aboveComments(static_cast<std::size_t>(first->keyPosition.line),
-                           static_cast<std::size_t>(limOrigin->keyPosition.line)),
-             0,
-             {}};
+      if (p.kind != Prefix::Indent) return why = name + " is written in flow style ({...})", std::nullopt;
+      Edit e{aboveComments(static_cast<std::size_t>(first->keyPosition.line), static_cast<std::size_t>(o->keyPosition.line)),
+             0, {}};
       for (const std::string& entry : entries) e.lines.push_back(std::string(p.indent, ' ') + entry);
-      plan.edits.push_back(std::move(e));
-      return record();
+      return e;
     }
-    if (lim->is_null() || (lim->is_object() && lim->empty())) {
-      const std::optional<EmptyKeyLine> k = emptyKeyLine(limOrigin, "limits");
-      if (!k) return notFixed(fs, "the empty limits is not written as `limits: {}`");
-      Edit e{k->line, 1, {std::string(k->indent, ' ') + "limits:" + (k->comment.empty() ? "" : " " + k->comment)}};
-      for (const std::string& entry : entries) e.lines.push_back(std::string(k->indent + step, ' ') + entry);
-      plan.edits.push_back(std::move(e));
-      return record();
-    }
-    notFixed(fs, "limits is not a map");
+    if (map->is_null() || (map->is_object() && map->empty())) return fillEmpty(t.pointer, name, entries, step, why);
+    why = name + " is not a map";
+    return std::nullopt;
   }
 
-  void fixTolerations(DocPlan& plan, const std::string& specPtr, const std::vector<const Finding*>& fs) {
-    const json* spec = at(doc_.value, specPtr);
-    if (!spec) {
-      // A TrainJob without a podSpecOverrides entry or runtime patch for its
-      // trainer: the entry needs targetJobs, the patch a manager and the
-      // trainer's job name, which only the author knows.
-      const std::string& field = fs.front()->field;
-      return notFixed(fs, field.substr(0, field.rfind('.')) + " does not exist; add it with the toleration by hand");
+  // AddToList edits of one list: new items at its head.
+  std::optional<Edit> planItems(const Target& t, std::string& why) const {
+    std::vector<std::string> items;  // relative to the dash
+    for (const JsonEdit* e : t.edits) {
+      if (!appendItem(items, e->value)) return why = "the item to add is not a map of scalars", std::nullopt;
     }
-    if (!spec->is_object()) return notFixed(fs, "the pod spec is not a map");
-    const std::vector<PodSite> sites = findPodSites(doc_.value);
-    const std::string tolPtr = child(specPtr, "tolerations");
-    const PodSite* site = nullptr;
-    for (const PodSite& s : sites) {
-      if (s.tolerations.path.jsonPointer() == tolPtr) site = &s;
+    const auto [parentPointer, name] = splitLast(t.pointer);
+    const json* list = node(t.pointer);
+    const json* parent = node(parentPointer);
+    const std::size_t seqIndent = parent && parent->is_object() ? sequenceIndent(parentPointer, *parent) : 0;
+    if (!list) {
+      std::vector<std::string> body{yamlScalar(name) + ":"};
+      for (const std::string& l : items) body.push_back(std::string(seqIndent, ' ') + l);
+      return insertMember(parentPointer, std::move(body), why);
     }
-    if (!site) return notFixed(fs, "the pod spec was not found again");
-    const std::vector<Taint> taints = untoleratedGpuTaints(*site, policy_);
-    if (taints.size() != fs.size()) return notFixed(fs, "the untolerated taints could not be matched to the findings");
-
-    json items = json::array();
-    std::vector<std::string> itemLines;  // relative to the dash
-    for (const Taint& t : taints) {
-      items.push_back({{"key", t.key}, {"operator", "Exists"}, {"effect", t.effect}});
-      itemLines.push_back("- key: " + yamlString(t.key));
-      itemLines.push_back("  operator: Exists");
-      itemLines.push_back("  effect: " + yamlString(t.effect));
-    }
-    auto indented = [&](std::size_t indent) {
-      std::vector<std::string> out;
-      for (const std::string& l : itemLines) out.push_back(std::string(indent, ' ') + l);
-      return out;
-    };
-    auto record = [&](bool prepend) {
-      json& tol = (*at(plan.expected, specPtr))["tolerations"];
-      if (!tol.is_array()) tol = json::array();
-      tol.insert(prepend ? tol.begin() : tol.end(), items.begin(), items.end());
-      for (std::size_t k = 0; k < fs.size(); ++k) {
-        plan.fixed.emplace_back(fs[k], "added toleration {key: " + taints[k].key + ", operator: Exists, effect: " +
-                                           taints[k].effect + "}");
-      }
-    };
-    const yaml::NodeOrigin* specOrigin = origin(specPtr);
-    const std::size_t specLine =
-        specOrigin && specOrigin->keyPosition.line > 0 ? static_cast<std::size_t>(specOrigin->keyPosition.line) : 0;
-    const std::size_t seqIndent = sequenceIndent(specPtr);
-    auto tol = spec->find("tolerations");
-
-    if (tol == spec->end()) {
-      const auto keys = children(specPtr, *spec);
-      if (keys.empty() || keys.size() != spec->size()) return notFixed(fs, "the pod spec has no source lines");
-      const yaml::NodeOrigin* first = firstKeyOnItsOwnLine(keys);
-      if (!lines_.valid(first->keyPosition.line) || static_cast<std::size_t>(first->keyPosition.line) <= specLine) {
-        return notFixed(fs, "the pod spec is written in flow style ({...})");
-      }
-      const Prefix p = prefixOf(lines_.line(first->keyPosition.line), first->keyPosition.column);
-      if (p.kind != Prefix::Indent) return notFixed(fs, "the pod spec is written in flow style ({...})");
-      Edit e{aboveComments(static_cast<std::size_t>(first->keyPosition.line), specLine), 0,
-             {std::string(p.indent, ' ') + "tolerations:"}};
-      for (std::string& l : indented(p.indent + seqIndent)) e.lines.push_back(std::move(l));
-      plan.edits.push_back(std::move(e));
-      return record(false);
-    }
-    const yaml::NodeOrigin* tolOrigin = origin(tolPtr);
-    if (tol->is_array() && !tol->empty()) {
-      const yaml::NodeOrigin* first = origin(tolPtr + "/0");
-      if (!first || !tolOrigin || !lines_.valid(first->position.line) ||
-          first->position.line <= tolOrigin->keyPosition.line) {
-        return notFixed(fs, "tolerations is written in flow style ([...])");
+    if (list->is_array() && !list->empty()) {
+      const yaml::NodeOrigin* o = origin(t.pointer);
+      const yaml::NodeOrigin* first = origin(t.pointer + "/0");
+      if (!first || !o || !lines_.valid(first->position.line) || first->position.line <= o->keyPosition.line) {
+        return why = name + " is written in flow style ([...])", std::nullopt;
       }
       const Prefix p = prefixOf(lines_.line(first->position.line), first->position.column);
-      if (p.kind != Prefix::Dash) return notFixed(fs, "the first toleration does not start its line with '- '");
-      plan.edits.push_back({aboveComments(static_cast<std::size_t>(first->position.line),
-                                          static_cast<std::size_t>(tolOrigin->keyPosition.line)),
-                            0, indented(p.indent)});
-      return record(true);
+      if (p.kind != Prefix::Dash) return why = "the first item of " + name + " does not start its line with '- '", std::nullopt;
+      Edit e{aboveComments(static_cast<std::size_t>(first->position.line), static_cast<std::size_t>(o->keyPosition.line)),
+             0, {}};
+      for (const std::string& l : items) e.lines.push_back(std::string(p.indent, ' ') + l);
+      return e;
     }
-    if (tol->is_null() || (tol->is_array() && tol->empty())) {
-      const std::optional<EmptyKeyLine> k = emptyKeyLine(tolOrigin, "tolerations");
-      if (!k) return notFixed(fs, "the empty tolerations is not written as `tolerations: []`");
-      Edit e{k->line, 1, {std::string(k->indent, ' ') + "tolerations:" + (k->comment.empty() ? "" : " " + k->comment)}};
-      for (std::string& l : indented(k->indent + seqIndent)) e.lines.push_back(std::move(l));
-      plan.edits.push_back(std::move(e));
-      return record(false);
+    if (list->is_null() || (list->is_array() && list->empty())) {
+      const std::optional<EmptyKeyLine> k = emptyKeyLine(origin(t.pointer), name);
+      if (!k) return why = "the empty " + name + " is not written as `" + name + ": []`", std::nullopt;
+      Edit e{k->line, 1, {std::string(k->indent, ' ') + name + ":" + (k->comment.empty() ? "" : " " + k->comment)}};
+      for (const std::string& l : items) e.lines.push_back(std::string(k->indent + seqIndent, ' ') + l);
+      return e;
     }
-    notFixed(fs, "tolerations is not a list");
+    why = name + " is not a list";
+    return std::nullopt;
+  }
+
+  // "- key: value" then "  key: value" for each member, in the order written.
+  static bool appendItem(std::vector<std::string>& lines, const nlohmann::ordered_json& item) {
+    if (!item.is_object() || item.empty()) return false;
+    bool first = true;
+    for (const auto& [k, v] : item.items()) {
+      if (v.is_structured()) return false;
+      lines.push_back(std::string(first ? "- " : "  ") + yamlScalar(k) + ": " + yamlScalar(v));
+      first = false;
+    }
+    return true;
   }
 
   const Lines& lines_;
   const yaml::Document& doc_;
-  const Policy& policy_;
   std::vector<FixNote>& notes_;
 };
 
@@ -653,7 +637,7 @@ FixResult fixText(std::string_view input, const Policy& policy) {
     const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
                                      ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)
                                      : lines.count();
-    Planner planner(lines, doc, policy, notes);
+    Planner planner(lines, doc, notes);
     DocPlan plan = planner.plan(findings[i], lastLine);
     if (!plan.edits.empty()) plans.push_back(std::move(plan));
   }
@@ -662,7 +646,7 @@ FixResult fixText(std::string_view input, const Policy& policy) {
   // verify; a plan whose document does not decode as intended is dropped
   // and the rest applied again.
   auto rejectPlan = [&](const DocPlan& plan, const std::string& why) {
-    Planner planner(lines, parsed.documents[plan.index], policy, notes);
+    Planner planner(lines, parsed.documents[plan.index], notes);
     for (const auto& [f, what] : plan.fixed) planner.note(*f, false, why);
   };
   {
@@ -710,7 +694,7 @@ FixResult fixText(std::string_view input, const Policy& policy) {
   }
 
   for (const DocPlan& plan : plans) {
-    Planner planner(lines, parsed.documents[plan.index], policy, notes);
+    Planner planner(lines, parsed.documents[plan.index], notes);
     for (const auto& [f, what] : plan.fixed) {
       planner.note(*f, true, what);
       ++result.fixed;

@@ -3,21 +3,16 @@
 // yaml-cpp cannot write YAML back with its comments, so fixes are surgical
 // text edits on the original bytes, placed with the line/column positions of
 // the source map, and only on whole lines: untouched lines keep every byte
-// (comments, quoting, blank lines, CRLF). What is fixed:
-//   gpu-requests-without-limits  requests holds only resources that need a
-//                                limit: the key `requests:` is renamed to
-//                                `limits:` (requests default to limits, so
-//                                the pod asks for exactly the same);
-//                                otherwise the missing entries are added to
-//                                limits (a new `limits:` block, or new lines
-//                                in the existing one), with the request's
-//                                value as written.
-//   gpu-missing-toleration       a toleration {key, operator: Exists, effect}
-//                                per untolerated GPU taint, in a new
-//                                `tolerations:` block or at the head of the
-//                                existing list.
-// Not fixed, with a note saying why: gpu-requests-limits-mismatch (which
-// count was meant is a guess), documents with anchors, aliases or merge
+// (comments, quoting, blank lines, CRLF). What is fixed is what the rules ask
+// for: each finding may carry a Fix (rules/fix.h), JSON-level edits this file
+// writes as YAML without knowing the rule:
+//   AddToList     items at the head of a block list (a new `name:` block
+//                 when the list is missing, `name: []` or null);
+//   SetMember     `key: value` lines at the head of a block map (a new
+//                 block when the map is missing, `name: {}` or null);
+//   RenameMember  the key renamed on its line, its quoting kept.
+// A Fix without edits says why the finding is not fixed; the note repeats it.
+// Not fixed, with a note saying why: documents with anchors, aliases or merge
 // keys (an edit would change every object sharing the node), flow-style
 // collections where a block edit is needed, and anything the check below
 // rejects.

@@ -185,20 +185,20 @@ class KustomizeRemapper final : public Remapper {
   }
 
   void place(const yaml::Document& doc, Located& l) override {
-    const json* value = nodeAt(doc.value, l.finding.pointer);
+    const json* value = nodeAt(doc.value, l.finding.pointer());
     // A value a patch set: the last patch applied that says it.
     for (const std::string& file : patchFiles_) {
       const std::vector<yaml::Document>& docs = parsed(file);
       const yaml::Document* d = sameObject(docs, l.object, true);
       if (!d || !value) continue;
-      const Translated t = translate(doc.value, l.finding.pointer, d->value);
+      const Translated t = translate(doc.value, l.finding.pointer(), d->value);
       const json* there = t.complete ? nodeAt(d->value, t.pointer) : nullptr;
       if (there && *there == *value) return at(l, file, d->sources.locate(t.pointer));
     }
     if (origin_) {
       const std::vector<yaml::Document>& docs = parsed(*origin_);
       if (const yaml::Document* d = sameObject(docs, l.object, false)) {
-        return at(l, *origin_, d->sources.locate(translate(doc.value, l.finding.pointer, d->value).pointer));
+        return at(l, *origin_, d->sources.locate(translate(doc.value, l.finding.pointer(), d->value).pointer));
       }
     }
     at(l, root_.file, {});  // the kustomization as a whole

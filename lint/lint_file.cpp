@@ -64,15 +64,14 @@ std::string closestRuleId(std::string_view id) {
   return best;
 }
 
-Finding suppressionFinding(std::string pointer, const nlohmann::json& document, std::string value,
-                           std::string message) {
+Finding suppressionFinding(const std::string& pointer, const nlohmann::json& document, std::string value,
+                           FieldError error) {
   Finding f;
   f.rule = std::string(kIneffectiveSuppressionCheck.id);
   f.severity = Severity::Warning;
-  f.field = apiPathOfPointer(pointer, document);
-  f.pointer = std::move(pointer);
+  f.path = FieldPath::fromPointer(pointer, document);
   f.value = std::move(value);
-  f.message = std::move(message);
+  f.error = std::move(error);
   return f;
 }
 
@@ -92,13 +91,13 @@ void checkAnnotations(const nlohmann::json& annotations, const std::string& poin
       std::string why = builtIn ? "\"" + id + "\" is a built-in check, which cannot be silenced"
                                 : "no rule has the id \"" + id + "\"";
       if (!guess.empty() && !builtIn) why += " (did you mean " + std::string(prefix) + guess + "?)";
-      out.push_back(suppressionFinding(at, document, key,
-                                       "Invalid value: \"" + key + "\": suppresses nothing: " + why +
-                                           "; gpuguard-lint --list-rules prints the rule ids"));
+      out.push_back(suppressionFinding(
+          at, document, key,
+          FieldError::invalid(quotedValue(key), "suppresses nothing: " + why + "; gpuguard-lint --list-rules prints the rule ids")));
     } else if (value.is_string() && value.get_ref<const std::string&>().empty()) {
       out.push_back(suppressionFinding(at, document, "",
-                                       "Required value: a suppression needs its reason as the value (" + key +
-                                           ": \"<why>\"); without one it suppresses nothing"));
+                                       FieldError::required("a suppression needs its reason as the value (" + key +
+                                                            ": \"<why>\"); without one it suppresses nothing")));
     }
   }
 }
@@ -138,12 +137,15 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
   Finding f;
   f.rule = std::string(check.id);
   f.severity = Severity::Warning;
-  f.field = warning.pointer.empty() ? "" : apiPathOfPointer(warning.pointer, document);
-  f.pointer = warning.pointer;
-  // The API server's words for a repeated field ("Duplicate value: ...").
-  f.message = (warning.kind == yaml::ParseWarning::Kind::DuplicateKey ? "Duplicate value: " : "") + warning.message +
-              ". " + std::string(check.remediation);
-  f.message.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(f.message.front())));
+  f.path = FieldPath::fromPointer(warning.pointer, document);
+  std::string detail = warning.message + ". " + std::string(check.remediation);
+  if (warning.kind == yaml::ParseWarning::Kind::DuplicateKey) {
+    // The API server's words for a repeated field ("Duplicate value: ...").
+    f.error = {FieldErrorType::Duplicate, std::nullopt, std::move(detail)};
+  } else {
+    detail.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(detail.front())));
+    f.error = FieldError::note(std::move(detail));
+  }
   return f;
 }
 
@@ -177,15 +179,20 @@ FileReport lintText(const std::string& file, std::string_view text, const Policy
     const ObjectLocator objects(doc.value);
     for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
     auto add = [&](Finding f, yaml::Position pos) {
-      ObjectRef object = objects.at(f.pointer);
+      ObjectRef object = objects.at(f.pointer());
       Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
       if (options.remap) options.remap->place(doc, l);
       report.findings.push_back(std::move(l));
     };
-    for (Finding& f : findings) add(std::move(f), doc.sources.locate(f.pointer));
+    // The position first: `f` is moved into add() (argument order is unspecified).
+    auto addLocated = [&](Finding& f) {
+      const yaml::Position pos = doc.sources.locate(f.pointer());
+      add(std::move(f), pos);
+    };
+    for (Finding& f : findings) addLocated(f);
     for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
     if (policy.allowSuppressions.value_or(true)) {
-      for (Finding& f : ineffectiveSuppressions(doc.value)) add(std::move(f), doc.sources.locate(f.pointer));
+      for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
     }
   }
   // Every document that could not be parsed, each with its position: the

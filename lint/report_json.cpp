@@ -27,8 +27,8 @@ void writeJson(std::ostream& out, const std::vector<FileReport>& reports, const 
                 {"file", fileOf(r, l)},     {"line", l.line},
                 {"column", l.column},       {"document", l.document},
                 {"object", objectJson(l.object)}, {"podTemplate", l.object.podTemplate},
-                {"field", f.field},         {"pointer", f.pointer},
-                {"value", f.value},         {"message", f.message}};
+                {"field", f.field()},       {"pointer", f.pointer()},
+                {"value", f.value},         {"message", f.message()}};
       if (!l.file.empty()) j["renderedFrom"] = r.file;  // a kustomization or chart
       if (f.suppressed) {
         j["suppressed"] = true;

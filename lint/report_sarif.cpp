@@ -143,11 +143,11 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
                                               {"logicalLocations", Json::array({logicalLocation(l.object)})}}});
       result["partialFingerprints"] = {
           {"gpuguardObjectField/v1", fingerprint(f.rule + "|" + sarifUri(file) + "|" + l.object.apiVersion + "/" +
-                                                  l.object.display() + "|" + f.field)}};
+                                                  l.object.display() + "|" + f.field())}};
       if (f.suppressed) {
         result["suppressions"] = Json::array({Json{{"kind", "inSource"}, {"justification", f.suppressionReason}}});
       }
-      result["properties"] = {{"field", f.field},       {"pointer", f.pointer},
+      result["properties"] = {{"field", f.field()},     {"pointer", f.pointer()},
                               {"value", f.value},       {"document", l.document},
                               {"podTemplate", l.object.podTemplate}};
       if (!l.file.empty()) result["properties"]["renderedFrom"] = r.file;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "rules/k8s/json_pointer.h"
+#include "rules/k8s/json_access.h"
 #include "rules/registry.h"
 
 namespace gpuguard {
@@ -15,25 +15,29 @@ class Collector : public Reporter {
   Collector(const Rule& rule, const Policy& policy, Severity severity, std::vector<Finding>& out)
       : rule_(rule), policy_(policy), severity_(severity), out_(out) {}
 
-  void report(const FieldPath& path, std::string value, std::string message) override {
-    add(path, std::move(value), std::move(message), severity_);
+  void report(const FieldPath& path, FieldError error, std::string value) override {
+    add(path, std::move(error), std::move(value), severity_);
+  }
+
+  void reportFixable(const FieldPath& path, FieldError error, std::string value, Fix fix) override {
+    add(path, std::move(error), std::move(value), severity_);
+    out_.back().fix = std::move(fix);
   }
 
   // The finding's own default, unless the policy sets the rule's severity.
-  void reportWithDefault(const FieldPath& path, std::string value, std::string message,
+  void reportWithDefault(const FieldPath& path, FieldError error, std::string value,
                          Severity defaultSeverity) override {
-    add(path, std::move(value), std::move(message), policy_.severityOf(rule_.id(), defaultSeverity).value_or(severity_));
+    add(path, std::move(error), std::move(value), policy_.severityOf(rule_.id(), defaultSeverity).value_or(severity_));
   }
 
  private:
-  void add(const FieldPath& path, std::string value, std::string message, Severity severity) {
+  void add(const FieldPath& path, FieldError error, std::string value, Severity severity) {
     Finding f;
     f.rule = std::string(rule_.id());
     f.severity = severity;
-    f.field = path.apiPath();
-    f.pointer = path.jsonPointer();
+    f.path = path;
+    f.error = std::move(error);
     f.value = std::move(value);
-    f.message = std::move(message);
     out_.push_back(std::move(f));
   }
 
@@ -45,48 +49,32 @@ class Collector : public Reporter {
 
 // The suppression reason for `rule` in the annotations of `node`, if any.
 const std::string* suppressionIn(const json& node, const std::string& annotationKey) {
-  auto metadata = node.find("metadata");
-  if (metadata == node.end() || !metadata->is_object()) return nullptr;
-  auto annotations = metadata->find("annotations");
-  if (annotations == metadata->end() || !annotations->is_object()) return nullptr;
-  auto it = annotations->find(annotationKey);
-  return it != annotations->end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+  const json* metadata = objectAt(node, "metadata");
+  const json* annotations = metadata ? objectAt(*metadata, "annotations") : nullptr;
+  return annotations ? stringAt(*annotations, annotationKey) : nullptr;
 }
 
-// Walks from the object root along the finding's pointer; every object on the
+// The node one step of a path leads to, or nullptr when it is not there.
+const json* childAt(const json& node, const FieldPath::Step& step) {
+  if (step.kind == FieldPath::Step::Kind::Index) {
+    return node.is_array() && step.index < node.size() ? &node[step.index] : nullptr;
+  }
+  if (!node.is_object()) return nullptr;
+  auto it = node.find(step.name);
+  return it != node.end() ? &*it : nullptr;
+}
+
+// Walks from the object root along the finding's path; every object on the
 // way (the object itself, a List item, a pod template) may carry the
 // annotation. A suppression needs a non-empty reason.
 void applySuppression(const json& object, Finding& f) {
   const std::string annotationKey = std::string(kSuppressionPrefix) + f.rule;
+  const std::vector<FieldPath::Step> steps = f.path.segments();
   const json* node = &object;
-  std::string_view rest = f.pointer;
-  while (true) {
-    if (node->is_object()) {
-      if (const std::string* reason = suppressionIn(*node, annotationKey); reason && !reason->empty()) {
-        f.suppressed = true;
-        f.suppressionReason = *reason;
-        return;
-      }
-    }
-    if (rest.empty()) return;
-    rest.remove_prefix(1);  // the '/'
-    const std::size_t slash = rest.find('/');
-    const std::string token = unescapeJsonPointerToken(rest.substr(0, slash));
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-    if (node->is_object()) {
-      auto it = node->find(token);
-      if (it == node->end()) return;
-      node = &*it;
-    } else if (node->is_array()) {
-      std::size_t i = 0;
-      for (char c : token) {
-        if (c < '0' || c > '9') return;
-        i = i * 10 + static_cast<std::size_t>(c - '0');
-        if (i > node->size()) return;
-      }
-      if (token.empty() || i >= node->size()) return;
-      node = &(*node)[i];
-    } else {
+  for (std::size_t i = 0; node; node = i < steps.size() ? childAt(*node, steps[i++]) : nullptr) {
+    if (const std::string* reason = suppressionIn(*node, annotationKey); reason && !reason->empty()) {
+      f.suppressed = true;
+      f.suppressionReason = *reason;
       return;
     }
   }

@@ -1,9 +1,17 @@
-// A finding: one thing wrong with one field of one object, phrased like the
-// API server's own field errors ("<field>: Invalid value: "500m": ...").
+// A finding: one thing wrong with one field of one object, kept structured
+// (the path as segments, a typed field error) until a front end renders it;
+// rendered, it reads like the API server's own field errors
+// ("<field>: Invalid value: "500m": ...").
 #pragma once
 
 #include <string>
 #include <string_view>
+
+#include <optional>
+
+#include "rules/fix.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/field_path.h"
 
 namespace gpuguard {
 
@@ -12,15 +20,21 @@ enum class Severity { Error, Warning };
 std::string_view severityName(Severity s);
 
 struct Finding {
-  std::string rule;      // the rule id, e.g. "gpu-fractional"
+  std::string rule;  // the id, e.g. "gpu-fractional" (a rule or a built-in check, rules/catalog.h)
   Severity severity = Severity::Error;
-  std::string field;     // API server notation: spec.containers[0].resources.limits[nvidia.com/gpu]
-  std::string pointer;   // RFC 6901 pointer to the same node: /spec/containers/0/resources/limits/nvidia.com~1gpu
-  std::string value;     // the offending value as written, "" when the problem is something missing
-  std::string message;   // what is wrong and what to do, without the field path
+  FieldPath path;      // the offending node
+  FieldError error;    // what the API server would say of it, and what to do
+  std::string value;   // the offending value as written, "" when the problem is something missing
+  std::optional<Fix> fix;  // what the rule would change (JSON-level edits), if it knows
   bool suppressed = false;
   std::string suppressionReason;  // from the ignore.gpuguard.io/<rule> annotation
 
+  // API server notation: spec.containers[0].resources.limits[nvidia.com/gpu]
+  std::string field() const { return path.apiPath(); }
+  // RFC 6901 pointer to the same node: /spec/containers/0/resources/limits/nvidia.com~1gpu
+  std::string pointer() const { return path.jsonPointer(); }
+  // The error without the path: "Invalid value: "0.5": must be an integer; ..."
+  std::string message() const { return error.body(); }
   // "<field>: <message>", the form kubectl users know from API errors.
   std::string fieldError() const;
 };

@@ -1,7 +1,6 @@
 #include "rules/object_ref.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 
 #include "rules/k8s/field_path.h"
@@ -12,20 +11,13 @@ namespace {
 
 using nlohmann::json;
 
-bool isIdentifier(std::string_view key) {
-  if (key.empty() || !std::isalpha(static_cast<unsigned char>(key.front()))) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 // Splits the first reference token off `pointer` (which starts with '/'),
 // decoded.
 std::string takeToken(std::string_view& pointer) {
   pointer.remove_prefix(1);
   const std::size_t slash = pointer.find('/');
-  std::string token(pointer.substr(0, slash));
+  std::string token = unescapeJsonPointerToken(pointer.substr(0, slash));
   pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-  for (std::size_t at = 0; (at = token.find('~', at)) != std::string::npos; ++at)
-    token.replace(at, 2, token.compare(at, 2, "~1") == 0 ? "/" : "~");
   return token;
 }
 
@@ -113,26 +105,7 @@ std::vector<ObjectRef> ObjectLocator::objects() const {
 }
 
 std::string apiPathOfPointer(std::string_view pointer, const json& root) {
-  FieldPath path;
-  const json* node = &root;
-  while (!pointer.empty()) {
-    const std::string token = takeToken(pointer);
-    if (node && node->is_array()) {
-      std::size_t index = 0;
-      parseIndex(token, index);
-      path = path.index(index);
-      node = index < node->size() ? &(*node)[index] : nullptr;
-      continue;
-    }
-    path = isIdentifier(token) ? path.field(token) : path.key(token);
-    const json* next = nullptr;
-    if (node && node->is_object()) {
-      const auto it = node->find(token);
-      if (it != node->end()) next = &*it;
-    }
-    node = next;
-  }
-  return path.apiPath();
+  return FieldPath::fromPointer(pointer, root).apiPath();
 }
 
 }  // namespace gpuguard

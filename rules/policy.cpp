@@ -96,6 +96,11 @@ Policy Policy::fromJson(const json& doc, std::string_view source) {
       p.allowSuppressions = boolean(v, source, key);
     } else if (key == "exemptNamespaces") {
       p.exemptNamespaces = stringList(v, source, key);
+    } else if (key == "mutate") {
+      p.mutate = stringList(v, source, key);
+      for (const std::string& id : p.mutate) {
+        if (!findRule(id)) fail(source, "mutate." + id, "unknown rule id (see gpuguard-lint --list-rules)");
+      }
     } else if (key == "include") {
       p.include = stringList(v, source, key);
     } else if (key == "exclude") {
@@ -103,7 +108,7 @@ Policy Policy::fromJson(const json& doc, std::string_view source) {
     } else {
       fail(source, key,
            "unknown key (known: rules, gpuResources, gpuTaints, driverPinLabels, maxGpusPerNode, "
-           "assumeExtendedResourceToleration, allowSuppressions, exemptNamespaces, include, exclude)");
+           "assumeExtendedResourceToleration, allowSuppressions, exemptNamespaces, mutate, include, exclude)");
     }
   }
   return p;

@@ -12,6 +12,7 @@
 //   assumeExtendedResourceToleration: false
 //   allowSuppressions: true          # linter default: true; webhook default: false
 //   exemptNamespaces: [kube-system]  # webhook only
+//   mutate: [gpu-missing-toleration] # webhook only: rules whose fixes /mutate applies
 //   include: ["**/*.yaml"]           # linter only: path globs
 //   exclude: ["charts/**"]
 #pragma once
@@ -53,6 +54,8 @@ struct Policy {
   // can create a pod can write an annotation).
   std::optional<bool> allowSuppressions;
   std::vector<std::string> exemptNamespaces;
+  // Webhook only: the rules whose fixes POST /mutate applies (as a JSONPatch).
+  std::vector<std::string> mutate{"gpu-missing-toleration", "gpu-requests-without-limits"};
   std::vector<std::string> include;
   std::vector<std::string> exclude;
 

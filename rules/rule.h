@@ -11,8 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/k8s/field_error.h"
 #include "rules/k8s/field_path.h"
 #include "rules/finding.h"
+#include "rules/fix.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"
 
@@ -50,19 +52,24 @@ struct CheckContext {
 };
 
 // Collects what a check finds; the engine fills in rule id and severity.
+// A check says what the API server would say: the path, a typed field error
+// (FieldError::invalid(shown, detail), ::required(detail)...) and the value
+// as written ("" when something is missing).
 class Reporter {
  public:
   virtual ~Reporter() = default;
-  virtual void report(const FieldPath& path, std::string value, std::string message) = 0;
+  virtual void report(const FieldPath& path, FieldError error, std::string value = {}) = 0;
+  // A finding with the edits that fix it (rules/fix.h): --fix and /mutate apply them.
+  virtual void reportFixable(const FieldPath& path, FieldError error, std::string value, Fix fix) = 0;
   // A finding whose default severity is not the rule's: a warning-worthy
   // choice inside an error rule (device-plugin-config: FAIL_ON_INIT_ERROR=false),
   // or a plain error inside a warning rule (dra-with-device-plugin: a negative
   // count). The policy still decides: `rules: {<id>: error|warning}` sets the
   // severity of all the rule's findings, `off` drops them all.
-  virtual void reportWithDefault(const FieldPath& path, std::string value, std::string message,
+  virtual void reportWithDefault(const FieldPath& path, FieldError error, std::string value,
                                  Severity defaultSeverity) {
     (void)defaultSeverity;
-    report(path, std::move(value), std::move(message));
+    report(path, std::move(error), std::move(value));
   }
 };
 

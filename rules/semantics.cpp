@@ -233,4 +233,8 @@ std::string misplacedNote(const PodField& misplaced, const PodField& proper) {
          proper.path.apiPath();
 }
 
+std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site) {
+  return nodeSelectionTerms(site.nodeSelector.value, site.nodeSelector.path, site.affinity.value, site.affinity.path);
+}
+
 }  // namespace gpuguard

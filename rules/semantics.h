@@ -16,6 +16,7 @@
 
 #include "rules/k8s/field_path.h"
 #include "rules/k8s/names.h"
+#include "rules/k8s/node_selection.h"
 #include "rules/k8s/quantity.h"
 #include "rules/k8s/taints.h"
 #include "rules/pod_specs.h"
@@ -141,5 +142,8 @@ std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& polic
 // a container (`misplaced`, see MisplacedFields): "; <misplaced> does not
 // count ...: move it to <proper>". Empty when nothing is misplaced.
 std::string misplacedNote(const PodField& misplaced, const PodField& proper);
+
+// The ORed node-selection terms of a pod site (rules/k8s/node_selection.h).
+std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site);
 
 }  // namespace gpuguard

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/engine.h"
+#include "rules/fix.h"
 #include "webhook/json_reader.h"
 #include "webhook/json_text.h"
 
@@ -116,7 +117,7 @@ bool beingDeleted(const json& object) {
   return metadata && metadata->is_object() && member(*metadata, "deletionTimestamp") != nullptr;
 }
 
-std::string findingKey(const Finding& f) { return f.rule + '\n' + f.field; }
+std::string findingKey(const Finding& f) { return f.rule + '\n' + f.field(); }
 
 // ---------------------------------------------------------------------------
 // Writing the reply.
@@ -140,8 +141,22 @@ void fail(AdmissionResult& r, std::string message, int code = 400) {
   r.error = std::move(message);
 }
 
+// RFC 4648 base64, as AdmissionResponse.patch carries the JSONPatch.
+std::string base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k) v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
 std::string responseBody(const AdmissionResult& r, const std::vector<std::string>& warnings,
-                         const std::string* denial) {
+                         const std::string* denial, const json* patch = nullptr) {
   std::string out;
   out.reserve(160 + r.uid.size() + (denial ? denial->size() : 0) + warnings.size() * 128);
   out += R"({"apiVersion":)";
@@ -153,6 +168,11 @@ std::string responseBody(const AdmissionResult& r, const std::vector<std::string
     out += R"(,"status":{"status":"Failure","code":403,"reason":"Forbidden","message":)";
     appendJsonString(out, *denial);
     out += '}';
+  }
+  if (patch && !patch->empty()) {
+    out += R"(,"patchType":"JSONPatch","patch":")";
+    out += base64(patch->dump());
+    out += '"';
   }
   if (!warnings.empty()) {
     out += R"(,"warnings":[)";
@@ -259,12 +279,12 @@ std::string sanitizeWarning(std::string_view text, std::size_t maxRunes) {
 
 std::string warningText(const Finding& f, std::string_view suffix, const AdmissionLimits& limits) {
   std::string head = f.rule + ": ";
-  if (!f.field.empty()) head += f.field + ": ";
+  if (const std::string field = f.field(); !field.empty()) head += field + ": ";
   const std::string tail = sanitizeWarning(suffix, limits.maxWarningRunes / 2);
   const std::size_t tailRunes = tail.empty() ? 0 : runeCount(tail) + 1;  // and a space
-  std::string text = sanitizeWarning(head + f.message, SIZE_MAX);
+  std::string text = sanitizeWarning(head + f.message(), SIZE_MAX);
   if (runeCount(text) + tailRunes > limits.preferredWarningRunes) {
-    text = sanitizeWarning(head + std::string(whatIsWrong(f.message)), SIZE_MAX);
+    text = sanitizeWarning(head + std::string(whatIsWrong(f.message())), SIZE_MAX);
   }
   text = sanitizeWarning(text, limits.maxWarningRunes > tailRunes ? limits.maxWarningRunes - tailRunes : 1);
   return tail.empty() ? text : text + " " + tail;
@@ -310,7 +330,23 @@ std::string denialMessage(const std::vector<std::string>& entries, const Admissi
   return out;
 }
 
-AdmissionResult review(std::string_view body, const Policy& policy, const AdmissionLimits& limits) {
+namespace {
+
+// The JSONPatch of the fixes the rules listed under `mutate:` emit for the
+// object's unsuppressed findings; empty when nothing needs fixing.
+json patchFor(const json& object, const Policy& policy) {
+  std::vector<JsonEdit> edits;
+  for (const Finding& f : judge(object, policy)) {
+    if (f.suppressed || !f.fix) continue;
+    if (std::find(policy.mutate.begin(), policy.mutate.end(), f.rule) == policy.mutate.end()) continue;
+    edits.insert(edits.end(), f.fix->edits.begin(), f.fix->edits.end());
+  }
+  return toJsonPatch(edits, object);
+}
+
+enum class Mode { Validate, Mutate };
+
+AdmissionResult admit(std::string_view body, const Policy& policy, const AdmissionLimits& limits, Mode mode) {
   AdmissionResult r;
   try {
     json review;
@@ -383,6 +419,13 @@ AdmissionResult review(std::string_view body, const Policy& policy, const Admiss
       return r;
     }
 
+    if (mode == Mode::Mutate) {
+      // Always allowed: the validating webhook decides; this one only fixes.
+      const json patch = patchFor(*object, webhookPolicy(policy));
+      r.patchOperations = patch.size();
+      r.body = responseBody(r, {}, nullptr, &patch);
+      return r;
+    }
     const bool honourSuppressions = policy.allowSuppressions.value_or(false);
     std::vector<Finding> findings = judge(*object, policy);
     if (!honourSuppressions) {
@@ -428,6 +471,16 @@ AdmissionResult review(std::string_view body, const Policy& policy, const Admiss
     fail(r, std::string("internal error reviewing the request: ") + e.what(), 500);
   }
   return r;
+}
+
+}  // namespace
+
+AdmissionResult review(std::string_view body, const Policy& policy, const AdmissionLimits& limits) {
+  return admit(body, policy, limits, Mode::Validate);
+}
+
+AdmissionResult mutate(std::string_view body, const Policy& policy, const AdmissionLimits& limits) {
+  return admit(body, policy, limits, Mode::Mutate);
 }
 
 }  // namespace gpuguard::webhook

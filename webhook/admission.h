@@ -16,7 +16,7 @@
 //   - Suppression annotations (ignore.gpuguard.io/<rule>) count only when the
 //     policy sets allowSuppressions: true.
 //
-// The reply never carries patch or patchType (validating webhook). Error
+// review() (POST /validate) never carries patch or patchType. Error
 // findings deny with status 403 Forbidden and one message in the API server's
 // aggregate style; warning findings become response.warnings, made safe for
 // the API server's warning recorder (valid UTF-8, no control characters,
@@ -71,6 +71,7 @@ struct AdmissionResult {
 
   std::vector<RuleHit> hits;  // in engine order: denials and warnings
   std::size_t warnings = 0;   // entries in response.warnings
+  std::size_t patchOperations = 0;  // mutate(): JSONPatch operations in the reply
 };
 
 // Reviews one AdmissionReview request body. Never throws for any input:
@@ -80,6 +81,13 @@ struct AdmissionResult {
 //
 // `policy` is used as given except for allowSuppressions: unset means false.
 AdmissionResult review(std::string_view body, const Policy& policy, const AdmissionLimits& limits = {});
+
+// Answers one AdmissionReview for POST /mutate: the same request checks and
+// skips as review(), then always allowed, with a JSONPatch (patchType
+// JSONPatch, base64 in response.patch) made of the fixes (rules/fix.h) of the
+// rules the policy lists under `mutate:`; no patch when nothing needs fixing.
+// Suppression annotations count as in review().
+AdmissionResult mutate(std::string_view body, const Policy& policy, const AdmissionLimits& limits = {});
 
 // The webhook's view of a policy loaded from a file: allowSuppressions
 // defaults to false (anyone who can create a pod can write an annotation).

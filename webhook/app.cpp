@@ -46,9 +46,9 @@ bool WebhookApp::ready() const {
 
 HttpResponse WebhookApp::handle(const HttpRequest& request) {
   const std::string& path = request.path;
-  if (path == "/validate") {
+  if (path == "/validate" || path == "/mutate") {
     if (request.method != "POST") return methodNotAllowed("POST");
-    return validate(request);
+    return admit(request, path == "/mutate");
   }
   const bool get = request.method == "GET" || request.method == "HEAD";
   if (path == "/healthz" || path == "/livez") {
@@ -71,13 +71,14 @@ HttpResponse WebhookApp::handle(const HttpRequest& request) {
     r.contentType = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   }
-  return text(404, "not found: the webhook serves POST /validate, GET /healthz, /readyz and /metrics\n");
+  return text(404, "not found: the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz and /metrics\n");
 }
 
-HttpResponse WebhookApp::validate(const HttpRequest& request) {
+HttpResponse WebhookApp::admit(const HttpRequest& request, bool mutating) {
   const auto start = std::chrono::steady_clock::now();
   const std::shared_ptr<const Policy> policy = policy_.current();
-  AdmissionResult result = review(request.body, *policy, limits_);
+  AdmissionResult result =
+      mutating ? mutate(request.body, *policy, limits_) : review(request.body, *policy, limits_);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   metrics_.observe(result, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
   logReview(result, std::chrono::duration<double, std::milli>(elapsed).count(), request);

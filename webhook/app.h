@@ -3,6 +3,7 @@
 // in the metrics and the log. Transport-free, so tests drive it directly.
 //
 //   POST /validate  -> review() with the active policy
+//   POST /mutate    -> mutate(): the JSONPatch of the fixes of the rules under `mutate:`
 //   GET  /healthz   -> 200 "ok" (also /livez)
 //   GET  /readyz    -> 200 "ok" once serving with a certificate, else 503
 //   GET  /metrics   -> Prometheus text format 0.0.4
@@ -32,7 +33,7 @@ class WebhookApp {
   bool ready() const;
 
  private:
-  HttpResponse validate(const HttpRequest& request);
+  HttpResponse admit(const HttpRequest& request, bool mutating);
   void logReview(const AdmissionResult& r, double millis, const HttpRequest& request) const;
 
   const PolicySource& policy_;

@@ -514,23 +514,24 @@ class CudaDriverTooOld final : public Rule {
           if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
         }
         if (unknown || !worst) continue;  // some admitted node may have any driver
-        out.report(cuda->path, renderValue(json(cuda->value)), message(*cuda, *floor, *worst));
+        out.report(cuda->path, error(*cuda, *floor, *worst), renderValue(json(cuda->value)));
       }
     }
   }
 
  private:
-  static std::string message(const CudaVersion& cuda, const DriverFloor& floor, const TermVerdict& v) {
+  static FieldError error(const CudaVersion& cuda, const DriverFloor& floor, const TermVerdict& v) {
     std::string what = "CUDA " + cuda.text();
     if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
     const long long gt = floor.version[0] - 1;
-    return "Invalid value: " + renderValue(json(cuda.value)) + ": " + what + " needs an NVIDIA driver >= " +
-           std::string(floor.text) + " (" + std::string(floor.why) + "), but the node selection admits " + v.admitted +
-           " (" + v.evidence +
-           "), where the container fails with \"CUDA driver version is insufficient for CUDA runtime version\"; "
-           "select nodes with driver >= " +
-           std::to_string(floor.version[0]) + " (nvidia.com/cuda.driver-version.major Gt \"" + std::to_string(gt) +
-           "\") or use an image built for an older CUDA";
+    return FieldError::invalid(
+        renderValue(json(cuda.value)),
+        what + " needs an NVIDIA driver >= " + std::string(floor.text) + " (" + std::string(floor.why) +
+            "), but the node selection admits " + v.admitted + " (" + v.evidence +
+            "), where the container fails with \"CUDA driver version is insufficient for CUDA runtime version\"; "
+            "select nodes with driver >= " +
+            std::to_string(floor.version[0]) + " (nvidia.com/cuda.driver-version.major Gt \"" + std::to_string(gt) +
+            "\") or use an image built for an older CUDA");
   }
 };
 

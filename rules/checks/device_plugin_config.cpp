@@ -238,18 +238,22 @@ class DevicePluginConfig final : public Rule {
         const json* hostPath = objectAt(*volume, "hostPath");
         const std::string* hp = hostPath ? stringAt(*hostPath, "path") : nullptr;
         if (!hp) {
-          out.report(cPath.field("volumeMounts").index(j), *name,
-                     "Invalid value: \"" + *name + "\": " + mp +
-                         " must be the node's kubelet device-plugin directory, a hostPath volume; with any other "
-                         "volume the plugin cannot reach kubelet.sock and never registers; use hostPath " +
-                         std::string(kPluginDir));
+          out.report(cPath.field("volumeMounts").index(j),
+                     FieldError::invalid(quotedValue(*name),
+                                         mp + " must be the node's kubelet device-plugin directory, a hostPath "
+                                             "volume; with any other "
+                                             "volume the plugin cannot reach kubelet.sock and never registers; use "
+                                             "hostPath " + std::string(kPluginDir)),
+                     *name);
         } else if (exact && !withoutTrailingSlash(*hp).ends_with("/device-plugins")) {
-          out.report(cPath.field("volumeMounts").index(j), *hp,
-                     "Invalid value: \"" + *hp + "\": the volume mounted at " + mp +
-                         " is not the kubelet's device-plugin directory (<kubelet root>/device-plugins, " +
-                         std::string(kPluginDir) +
-                         " by default), so the plugin never registers and the node shows no nvidia.com/gpu; mount "
-                         "hostPath " + std::string(kPluginDir));
+          out.report(cPath.field("volumeMounts").index(j),
+                     FieldError::invalid(quotedValue(*hp),
+                                         "the volume mounted at " + mp +
+                                             " is not the kubelet's device-plugin directory (<kubelet "
+                                             "root>/device-plugins, " + std::string(kPluginDir) +
+                                             " by default), so the plugin never registers and the node shows no "
+                                             "nvidia.com/gpu; mount hostPath " + std::string(kPluginDir)),
+                     *hp);
         }
         return;
       }
@@ -265,18 +269,20 @@ class DevicePluginConfig final : public Rule {
         }
       }
     }
-    out.report(mounts ? cPath.field("volumeMounts") : cPath, "",
-               "Required value: the device plugin does not mount the kubelet's device-plugin directory" + hint +
-                   ", so it cannot reach kubelet.sock, never registers, and the node shows no nvidia.com/gpu; mount "
-                   "hostPath " + std::string(kPluginDir) + " at " + dir);
+    out.report(mounts ? cPath.field("volumeMounts") : cPath,
+               FieldError::required("the device plugin does not mount the kubelet's device-plugin directory" + hint +
+                                        ", so it cannot reach kubelet.sock, never registers, and the node shows no "
+                                        "nvidia.com/gpu; mount hostPath " + std::string(kPluginDir) + " at " + dir));
   }
 
   static void checkSettings(const json& c, const FieldPath& cPath, const std::vector<Word>& words, Reporter& out) {
     if (auto s = setting(c, cPath, words, "mig-strategy", "MIG_STRATEGY", false)) {
       if (s->value != "none" && s->value != "single" && s->value != "mixed") {
-        out.report(s->path, s->value,
-                   "Unsupported value: " + inQuotes(s->value) + ": supported values: \"none\", \"single\", \"mixed\" (" +
-                       s->source + "); the plugin exits with \"unknown MIG strategy: " + s->value + "\"");
+        out.report(s->path,
+                   FieldError::notSupported(inQuotes(s->value),
+                                            "supported values: \"none\", \"single\", \"mixed\" (" + s->source +
+                                                "); the plugin exits with \"unknown MIG strategy: " + s->value + "\""),
+                   s->value);
       }
     }
     if (auto s = setting(c, cPath, words, "device-list-strategy", "DEVICE_LIST_STRATEGY", false)) {
@@ -288,11 +294,13 @@ class DevicePluginConfig final : public Rule {
         while (!item.empty() && item.front() == ' ') item.erase(0, 1);
         while (!item.empty() && item.back() == ' ') item.pop_back();
         if (item != "envvar" && item != "volume-mounts" && item != "cdi-annotations" && item != "cdi-cri") {
-          out.report(s->path, s->value,
-                     "Unsupported value: " + inQuotes(item) +
-                         ": supported values: \"envvar\", \"volume-mounts\", \"cdi-annotations\", \"cdi-cri\" (" +
-                         s->source + ", a comma-separated list); the plugin exits with \"invalid "
-                         "--device-list-strategy option: invalid strategy: " + item + "\"");
+          out.report(s->path,
+                     FieldError::notSupported(inQuotes(item),
+                                              "supported values: \"envvar\", \"volume-mounts\", "
+                                                  "\"cdi-annotations\", \"cdi-cri\" (" + s->source +
+                                                  ", a comma-separated list); the plugin exits with \"invalid "
+                                                  "--device-list-strategy option: invalid strategy: " + item + "\""),
+                     s->value);
           break;
         }
         start = comma + 1;
@@ -300,25 +308,34 @@ class DevicePluginConfig final : public Rule {
     }
     if (auto s = setting(c, cPath, words, "device-id-strategy", "DEVICE_ID_STRATEGY", false)) {
       if (s->value != "uuid" && s->value != "index") {
-        out.report(s->path, s->value,
-                   "Unsupported value: " + inQuotes(s->value) + ": supported values: \"uuid\", \"index\" (" + s->source +
-                       "); the plugin exits with \"invalid --device-id-strategy option: " + s->value + "\"");
+        out.report(s->path,
+                   FieldError::notSupported(inQuotes(s->value),
+                                            "supported values: \"uuid\", \"index\" (" + s->source +
+                                                "); the plugin exits with \"invalid --device-id-strategy option: " +
+                                                s->value + "\""),
+                   s->value);
       }
     }
     if (auto s = setting(c, cPath, words, "fail-on-init-error", "FAIL_ON_INIT_ERROR", true)) {
       const std::optional<bool> b = parseGoBool(s->value);
       if (!b) {
-        out.report(s->path, s->value,
-                   "Invalid value: " + inQuotes(s->value) + ": " + s->source +
-                       " must be true or false; the plugin cannot parse it and does not start");
+        out.report(s->path,
+                   FieldError::invalid(inQuotes(s->value),
+                                       s->source +
+                                           " must be true or false; the plugin cannot parse it and does not start"),
+                   s->value);
       } else if (!*b) {
-        out.reportWithDefault(
-            s->path, s->value,
-            "Invalid value: " + inQuotes(s->value) + ": with " + s->source +
-                " false a plugin that cannot initialise (no driver, wrong container runtime) stays up idle, and "
-                "the node silently advertises no nvidia.com/gpu instead of showing a failing pod that names the "
-                "cause; leave it true (the default) and keep the DaemonSet off GPU-less nodes with a nodeSelector",
-            Severity::Warning);
+        out.reportWithDefault(s->path,
+                              FieldError::invalid(inQuotes(s->value),
+                                                  "with " + s->source +
+                                                      " false a plugin that cannot initialise (no driver, wrong "
+                                                      "container runtime) stays up idle, and "
+                                                      "the node silently advertises no nvidia.com/gpu instead of "
+                                                      "showing a failing pod that names the "
+                                                      "cause; leave it true (the default) and keep the DaemonSet "
+                                                      "off GPU-less nodes with a nodeSelector"),
+                              s->value,
+                              Severity::Warning);
       }
     }
   }
@@ -332,10 +349,11 @@ class DevicePluginConfig final : public Rule {
         for (const json& t : *tolerations) tolerated = tolerated || toleratesTaint(t, taint);
       }
       if (tolerated) continue;
-      out.report(podPath.field("tolerations"), "",
-                 "Required value: the device plugin does not tolerate the GPU node taint " + describeTaint(taint) +
-                     ", so it never runs on the tainted GPU nodes and they advertise no nvidia.com/gpu; add {key: " +
-                     taint.key + ", operator: Exists, effect: " + taint.effect + "} to tolerations");
+      out.report(podPath.field("tolerations"),
+                 FieldError::required("the device plugin does not tolerate the GPU node taint " + describeTaint(taint) +
+                                          ", so it never runs on the tainted GPU nodes and they advertise no "
+                                          "nvidia.com/gpu; add {key: " + taint.key + ", operator: Exists, effect: " +
+                                          taint.effect + "} to tolerations"));
     }
   }
 };

@@ -124,13 +124,16 @@ class DraWithDevicePlugin final : public Rule {
                                         [](const std::string& n) { return n.find("gpu") != std::string::npos; });
       if (!gpuClaim) continue;
       const std::string* name = stringAt((*claims)[i], "name");
-      out.report(site.resourceClaims.path.index(i), name ? *name : "",
-                 "Invalid value: \"" + (name ? *name : std::string()) +
-                     "\": the pod asks for GPUs through DRA (this claim) and through the device plugin (" +
-                     gpuResource +
-                     "); the NVIDIA DRA driver and device plugin do not manage the GPUs of one node together, so "
-                     "no node offers both and the pod stays Pending (unless nvidia.com/gpu is served by DRA through "
-                     "a DeviceClass extendedResourceName); ask for all the pod's GPUs one way");
+      out.report(site.resourceClaims.path.index(i),
+                 FieldError::invalid(quotedValue((name ? *name : std::string())),
+                                     "the pod asks for GPUs through DRA (this claim) and through the device "
+                                         "plugin (" + gpuResource +
+                                         "); the NVIDIA DRA driver and device plugin do not manage the GPUs of one "
+                                         "node together, so "
+                                         "no node offers both and the pod stays Pending (unless nvidia.com/gpu is "
+                                         "served by DRA through "
+                                         "a DeviceClass extendedResourceName); ask for all the pod's GPUs one way"),
+                 name ? *name : "");
       return;  // one finding per pod
     }
   }
@@ -146,19 +149,24 @@ class DraWithDevicePlugin final : public Rule {
       for (std::size_t j = 0; j < claims->size(); ++j) {
         const std::string* name = stringAt((*claims)[j], "name");
         if (!name || name->empty()) {
-          out.reportWithDefault(claimsPath.index(j).field("name"), "",
-                                "Required value: a container claim names the entry of spec.resourceClaims it uses",
+          out.reportWithDefault(claimsPath.index(j).field("name"),
+                                FieldError::required("a container claim names the entry of spec.resourceClaims "
+                                                         "it uses"),
+                                "",
                                 Severity::Error);
           continue;
         }
         if (std::find(declared.begin(), declared.end(), *name) != declared.end()) continue;
-        out.reportWithDefault(
-            claimsPath.index(j), *name,
-            "Not found: \"" + *name + "\": must be one of the names in pod.spec.resourceClaims" +
-                (declared.empty() ? std::string(" which is empty") : ": " + known) +
-                "; add {name: " + *name + ", resourceClaimTemplateName: <template>} to the pod's resourceClaims, or "
-                "fix the name",
-            Severity::Error);
+        out.reportWithDefault(claimsPath.index(j),
+                              FieldError::notFound(quotedValue(*name),
+                                                   "must be one of the names in pod.spec.resourceClaims" +
+                                                       (declared.empty() ? std::string(" which is empty")
+                                                                         : ": " + known) +
+                                                       "; add {name: " + *name +
+                                                       ", resourceClaimTemplateName: <template>} to the pod's "
+                                                       "resourceClaims, or fix the name"),
+                              *name,
+                              Severity::Error);
       }
     }
   }
@@ -196,35 +204,42 @@ class DraWithDevicePlugin final : public Rule {
       if (firstAvailable) checkSubRequests(*firstAvailable, path.field("firstAvailable"), out);
       if (exactShape) {
         if (exactly && firstAvailable) {
-          out.reportWithDefault(path, "",
-                                // kube-apiserver 1.37's words (test/e2e oracle, cases/oracle/dra.yaml rc-both)
-                                "Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, but "
-                                "multiple fields are set; keep one",
+          out.reportWithDefault(path,
+                                FieldError::invalid("null",
+                                                    "exactly one of `exactly` or `firstAvailable` is required, "
+                                                        "but multiple fields are set; keep one"),
+                                "",
                                 Severity::Error);
         }
         if (exactly) {
           checkExact(*exactly, path.field("exactly"), out);
         } else if (!firstAvailable) {
           if (hasAnyExactField(request)) {
-            out.reportWithDefault(
-                path, "",
-                "Required value: in " + *apiVersion + " a request holds deviceClassName, allocationMode, count and "
-                "selectors under exactly: (placing them on the request is the v1beta1 shape; the API server "
-                "rejects them as unknown fields); move them into exactly:",
-                Severity::Error);
+            out.reportWithDefault(path,
+                                  FieldError::required("in " + *apiVersion +
+                                                           " a request holds deviceClassName, allocationMode, count "
+                                                           "and "
+                                                           "selectors under exactly: (placing them on the request "
+                                                           "is the v1beta1 shape; the API server "
+                                                           "rejects them as unknown fields); move them into exactly:"),
+                                  "",
+                                  Severity::Error);
           } else {
-            out.reportWithDefault(path, "",
-                                  "Required value: exactly one of `exactly` or `firstAvailable` is required; add "
-                                  "exactly: {deviceClassName: gpu.nvidia.com}",
+            out.reportWithDefault(path,
+                                  FieldError::required("exactly one of `exactly` or `firstAvailable` is "
+                                                           "required; add exactly: {deviceClassName: gpu.nvidia.com}"),
+                                  "",
                                   Severity::Error);
           }
         }
       } else {
         if (exactly) {
-          out.reportWithDefault(path.field("exactly"), "",
-                                "Forbidden: exactly: exists only in resource.k8s.io/v1 and v1beta2; in " + *apiVersion +
-                                    " deviceClassName, allocationMode and count sit on the request itself (or use "
-                                    "apiVersion resource.k8s.io/v1)",
+          out.reportWithDefault(path.field("exactly"),
+                                FieldError::forbidden("exactly: exists only in resource.k8s.io/v1 and v1beta2; in " +
+                                                          *apiVersion +
+                                                          " deviceClassName, allocationMode and count sit on the "
+                                                          "request itself (or use apiVersion resource.k8s.io/v1)"),
+                                "",
                                 Severity::Error);
         } else if (!firstAvailable) {
           checkExact(request, path, out);
@@ -243,9 +258,11 @@ class DraWithDevicePlugin final : public Rule {
   static void checkExact(const json& request, const FieldPath& path, Reporter& out) {
     const std::string* className = stringAt(request, "deviceClassName");
     if (!className || className->empty()) {
-      out.reportWithDefault(path.field("deviceClassName"), "",
-                            "Required value: name the DeviceClass to allocate from (gpu.nvidia.com for whole GPUs "
-                            "with the NVIDIA DRA driver, mig.nvidia.com for MIG devices)",
+      out.reportWithDefault(path.field("deviceClassName"),
+                            FieldError::required("name the DeviceClass to allocate from (gpu.nvidia.com for "
+                                                     "whole GPUs with the NVIDIA DRA driver, mig.nvidia.com for MIG "
+                                                     "devices)"),
+                            "",
                             Severity::Error);
     }
     std::string mode = "ExactCount";
@@ -254,9 +271,10 @@ class DraWithDevicePlugin final : public Rule {
       if (m && (m->empty() || *m == "ExactCount" || *m == "All")) {
         if (!m->empty()) mode = *m;
       } else {
-        out.reportWithDefault(path.field("allocationMode"), renderValue(*it),
-                              "Unsupported value: " + renderValue(*it) +
-                                  ": supported values: \"All\", \"ExactCount\"",
+        out.reportWithDefault(path.field("allocationMode"),
+                              FieldError::notSupported(renderValue(*it),
+                                                       "supported values: \"All\", \"ExactCount\""),
+                              renderValue(*it),
                               Severity::Error);
         return;
       }
@@ -265,8 +283,10 @@ class DraWithDevicePlugin final : public Rule {
     if (count == request.end() || count->is_null()) return;
     const FieldPath countPath = path.field("count");
     if (!count->is_number_integer()) {
-      out.reportWithDefault(countPath, renderValue(*count),
-                            "Invalid value: " + renderValue(*count) + ": count must be a whole number of devices",
+      out.reportWithDefault(countPath,
+                            FieldError::invalid(renderValue(*count),
+                                                "count must be a whole number of devices"),
+                            renderValue(*count),
                             Severity::Error);
       return;
     }
@@ -276,20 +296,27 @@ class DraWithDevicePlugin final : public Rule {
     const std::string shown = std::to_string(n);
     if (mode == "All") {
       if (n != 0) {
-        out.reportWithDefault(countPath, shown,
-                              "Invalid value: " + shown +
-                                  ": must not be specified when allocationMode is 'All' (All takes every matching "
-                                  "device); remove count, or use allocationMode: ExactCount",
+        out.reportWithDefault(countPath,
+                              FieldError::invalid(shown,
+                                                  "must not be specified when allocationMode is 'All' (All takes "
+                                                      "every matching device); remove count, or use allocationMode: "
+                                                      "ExactCount"),
+                              shown,
                               Severity::Error);
       }
     } else if (n < 0) {
-      out.reportWithDefault(countPath, shown,
-                            "Invalid value: " + shown + ": must be greater than zero; ask for 1 or more devices",
+      out.reportWithDefault(countPath,
+                            FieldError::invalid(shown,
+                                                "must be greater than zero; ask for 1 or more devices"),
+                            shown,
                             Severity::Error);
     } else if (n == 0) {
-      out.report(countPath, shown,
-                 "Invalid value: 0: the API server defaults count 0 to 1, so this asks for one device, not none "
-                 "and not all; write count: 1, or allocationMode: All for every matching device");
+      out.report(countPath,
+                 FieldError::invalid("0",
+                                     "the API server defaults count 0 to 1, so this asks for one device, not "
+                                         "none and not all; write count: 1, or allocationMode: All for every "
+                                         "matching device"),
+                 shown);
     }
   }
 };

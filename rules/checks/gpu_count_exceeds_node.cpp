@@ -79,14 +79,13 @@ class GpuCountExceedsNode final : public Rule {
       }
     }
     if (!biggest) return;
-    std::string message = "Invalid value: " + std::to_string(total) + ": the pod needs " + std::to_string(total) +
-                          " " + name + " at once";
-    if (contributors > 1) message += " (" + parts + ")";
-    message += ", more than any node holds (policy maxGpusPerNode: " + std::to_string(policy.maxGpusPerNode) +
+    std::string detail = "the pod needs " + std::to_string(total) + " " + name + " at once";
+    if (contributors > 1) detail += " (" + parts + ")";
+    detail += ", more than any node holds (policy maxGpusPerNode: " + std::to_string(policy.maxGpusPerNode) +
                "), so it stays Pending with \"Insufficient " + name + "\"; ask for at most " +
                std::to_string(policy.maxGpusPerNode) +
                " per pod and spread the work over more pods, or raise maxGpusPerNode if your nodes hold more";
-    out.report(*biggest, std::to_string(total), message);
+    out.report(*biggest, FieldError::invalid(std::to_string(total), detail), std::to_string(total));
   }
 };
 

@@ -42,17 +42,16 @@ class GpuFractional final : public Rule {
     if (!q.quantity || q.quantity->isNegative() || q.quantity->isWholeNumber()) return;
     // Quantities print as strings in API errors, whatever JSON type they had.
     const std::string shown = renderValue(nlohmann::json(q.text));
-    std::string message = "Invalid value: " + shown + ": must be an integer; " + e.name +
-                          " is counted in whole units: ask for " +
-                          std::to_string(std::max<long long>(1, q.quantity->ceilToInt64()));
+    std::string detail = "must be an integer; " + e.name + " is counted in whole units: ask for " +
+                         std::to_string(std::max<long long>(1, q.quantity->ceilToInt64()));
     if (ctx.policy.isGpuResource(e.name)) {
-      message += ", or share a GPU through MIG (nvidia.com/mig-1g.10gb) or time-slicing (nvidia.com/gpu.shared)";
+      detail += ", or share a GPU through MIG (nvidia.com/mig-1g.10gb) or time-slicing (nvidia.com/gpu.shared)";
     }
     if (q.quantity->isIntegerAfterDefaulting()) {
-      message += " (the API server rounds " + q.text + " up to " + std::to_string(q.quantity->ceilToInt64()) +
+      detail += " (the API server rounds " + q.text + " up to " + std::to_string(q.quantity->ceilToInt64()) +
                  " and admits it)";
     }
-    out.report(e.path, shown, message);
+    out.report(e.path, FieldError::invalid(shown, detail), shown);
   }
 };
 

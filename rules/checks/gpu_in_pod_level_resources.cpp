@@ -77,11 +77,11 @@ class GpuInPodLevelResources final : public Rule {
       const ContainerResources& r = resourcesOf(c, false);
       const std::string names = judgedNames(r, policy);
       if (names.empty()) continue;
-      out.report(r.path, "",
-                 "Forbidden: cannot be set for an Ephemeral Container; an ephemeral container gets no resources of "
-                 "its own, so it cannot be given " + names +
-                     ": remove resources (to debug with a GPU of its own, use a copy of the pod: kubectl debug "
-                     "--copy-to)");
+      out.report(r.path,
+                 FieldError::forbidden("cannot be set for an Ephemeral Container; an ephemeral container gets no "
+                                           "resources of its own, so it cannot be given " + names +
+                                           ": remove resources (to debug with a GPU of its own, use a copy of the "
+                                           "pod: kubectl debug --copy-to)"));
     }
   }
 
@@ -93,17 +93,20 @@ class GpuInPodLevelResources final : public Rule {
       if (!entries) continue;
       for (const auto& [name, value] : entries->items()) {
         if (!isJudgedResource(name, policy)) continue;
-        out.report(site.podResources.path.field(list).key(name), name,
-                   "Unsupported value: \"" + name +
-                       "\": supported values: \"cpu\", \"hugepages-\", \"memory\"; pod-level resources cannot hold "
-                       "GPUs or other extended resources: move it to " + targetContainer(site) + ".resources." +
-                       list + ", the container that uses it");
+        out.report(site.podResources.path.field(list).key(name),
+                   FieldError::notSupported(quotedValue(name),
+                                            "supported values: \"cpu\", \"hugepages-\", \"memory\"; pod-level "
+                                                "resources cannot hold GPUs or other extended resources: move it to " +
+                                                targetContainer(site) + ".resources." + list +
+                                                ", the container that uses it"),
+                   name);
       }
     }
     if (const nlohmann::json* claims = arrayAt(*resources, "claims"); claims && !claims->empty()) {
-      out.report(site.podResources.path.field("claims"), "",
-                 "Forbidden: claims may not be set for Resources at pod-level; reference the DRA claim from the "
-                 "container that uses the device (" + targetContainer(site) + ".resources.claims)");
+      out.report(site.podResources.path.field("claims"),
+                 FieldError::forbidden("claims may not be set for Resources at pod-level; reference the DRA "
+                                           "claim from the container that uses the device (" + targetContainer(site) +
+                                           ".resources.claims)"));
     }
   }
 };

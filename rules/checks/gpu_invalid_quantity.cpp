@@ -38,13 +38,17 @@ class GpuInvalidQuantity final : public Rule {
     // Quantities print as strings in API errors, whatever JSON type they had.
     const std::string shown = renderValue(nlohmann::json(q.text));
     if (!q.quantity) {
-      out.report(e.path, shown,
-                 "Invalid value: " + shown + ": " + std::string(quantityErrorMessage(q.error)) +
-                     "; write a whole number of " + e.name + ", e.g. 1");
+      out.report(e.path,
+                 FieldError::invalid(shown,
+                                     std::string(quantityErrorMessage(q.error)) + "; write a whole number of " +
+                                         e.name + ", e.g. 1"),
+                 shown);
     } else if (q.quantity->isNegative()) {
-      out.report(e.path, shown,
-                 "Invalid value: " + shown + ": must be greater than or equal to 0; write a whole number of " +
-                     e.name + ", e.g. 1");
+      out.report(e.path,
+                 FieldError::invalid(shown,
+                                     "must be greater than or equal to 0; write a whole number of " + e.name +
+                                         ", e.g. 1"),
+                 shown);
     }
   }
 };

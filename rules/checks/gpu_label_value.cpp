@@ -156,10 +156,14 @@ class GpuLabelValue final : public Rule {
             } else {
               fix = "write " + shown + " in plain decimal";
             }
-            out.report(e.path, shown,
-                       "Invalid value: " + shown + ": YAML 1.1 (which kubectl reads) turns the unquoted " + *written +
-                           " into " + *trap + ", so the pod asks for " +
-                           (e.value->is_boolean() ? "a boolean, not a GPU count" : shown + " " + e.name) + "; " + fix);
+            out.report(e.path,
+                       FieldError::invalid(shown,
+                                           "YAML 1.1 (which kubectl reads) turns the unquoted " + *written + " into " +
+                                               *trap + ", so the pod asks for " +
+                                               (e.value->is_boolean() ? "a boolean, not a GPU count"
+                                                                      : shown + " " + e.name) +
+                                               "; " + fix),
+                       shown);
           }
         }
       }
@@ -256,9 +260,11 @@ class GpuLabelValue final : public Rule {
       if (labelFormat(key) == LabelFormat::Boolean && value.is_boolean()) {
         fix = std::string("write \"") + (value.get<bool>() ? "true" : "false") + "\" (GFD writes \"true\"/\"false\")";
       }
-      out.report(path, shown,
-                 "Invalid value: " + shown + ": YAML 1.1 (which kubectl reads) turns the unquoted " + *written +
-                     " into " + *trap + ", not the text " + *written + "; " + fix);
+      out.report(path,
+                 FieldError::invalid(shown,
+                                     "YAML 1.1 (which kubectl reads) turns the unquoted " + *written + " into " +
+                                         *trap + ", not the text " + *written + "; " + fix),
+                 shown);
       return;
     }
     const std::string& s = value.get_ref<const std::string&>();
@@ -266,7 +272,7 @@ class GpuLabelValue final : public Rule {
     if (const std::optional<std::string> problem = labelValueProblem(key, s)) {
       // Rendered only when reported: most values are fine.
       const std::string shown = renderValue(value);
-      out.report(path, shown, "Invalid value: " + shown + ": " + *problem);
+      out.report(path, FieldError::invalid(shown, *problem), shown);
     }
   }
 

@@ -97,6 +97,37 @@ std::optional<std::string> notAnInt64(const json& v) {
   return v.is_array() ? std::string("array") : std::string("object");
 }
 
+// Reports through `out`, each finding with a fix of no edits that says why
+// (--fix prints it as "not fixed: ...").
+class NoAutomaticFix final : public Reporter {
+ public:
+  NoAutomaticFix(Reporter& out, std::string why) : out_(out), why_(std::move(why)) {}
+  void report(const FieldPath& path, FieldError error, std::string value) override {
+    out_.reportFixable(path, std::move(error), std::move(value), Fix{why_, {}});
+  }
+  void reportFixable(const FieldPath& path, FieldError error, std::string value, Fix fix) override {
+    out_.reportFixable(path, std::move(error), std::move(value), std::move(fix));
+  }
+
+ private:
+  Reporter& out_;
+  std::string why_;
+};
+
+// The toleration that tolerates `taint` whatever its value. Where the pod spec
+// itself is missing (a TrainJob trainer without its podSpecOverrides entry),
+// the entry needs fields only the author knows.
+Fix tolerationFix(const json& object, const PodSite& site, const Taint& taint) {
+  const json::json_pointer tolerations(site.tolerations.path.jsonPointer());
+  if (!object.contains(tolerations.parent_pointer())) {
+    const std::string field = site.tolerations.path.apiPath();
+    return {field.substr(0, field.rfind('.')) + " does not exist; add it with the toleration by hand", {}};
+  }
+  nlohmann::ordered_json toleration = {{"key", taint.key}, {"operator", "Exists"}, {"effect", taint.effect}};
+  return {"added toleration {key: " + taint.key + ", operator: Exists, effect: " + taint.effect + "}",
+          {{.op = JsonEdit::Op::AddToList, .path = site.tolerations.path, .value = std::move(toleration)}}};
+}
+
 class GpuMissingToleration final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -107,18 +138,20 @@ class GpuMissingToleration final : public Rule {
       // A rejected toleration that would match still counts as tolerating:
       // its own finding says what to fix, and the fix keeps it tolerating.
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
-        out.report(site.tolerations.path, "",
-                   "Required value: no toleration for the GPU node taint " + describeTaint(taint) +
-                       ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
-                       ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
-                       misplacedNote(site.misplaced.tolerations, site.tolerations) +
-                       std::string(site.placementHint));
+        out.reportFixable(site.tolerations.path,
+                   FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
+                                            ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
+                                            ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
+                                            misplacedNote(site.misplaced.tolerations, site.tolerations) +
+                                            std::string(site.placementHint)),
+                   "", tolerationFix(ctx.object, site, taint));
       }
       const json* tolerations = site.tolerations.value;
       if (!tolerations || !tolerations->is_array()) continue;
+      NoAutomaticFix rejected(out, "a toleration the API server rejects: which edit was meant is a guess; fix it by hand");
       for (std::size_t i = 0; i < tolerations->size(); ++i) {
         const json& t = (*tolerations)[i];
-        if (t.is_object()) checkToleration(t, site.tolerations.path, i, ctx.policy, out);
+        if (t.is_object()) checkToleration(t, site.tolerations.path, i, ctx.policy, rejected);
       }
     }
   }
@@ -137,18 +170,22 @@ class GpuMissingToleration final : public Rule {
     const bool secondsSet = seconds != t.end() && !seconds->is_null();
 
     if (key->empty() && *op != "Exists") {
-      out.report(path.field("operator"), renderValue(json(*op)),
-                 "Invalid value: " + renderValue(json(*op)) +
-                     ": operator must be Exists when `key` is empty, which means \"match all values and all keys\"; " +
-                     std::string(kRejected) + "; write operator: Exists without a value to tolerate every taint, or "
-                     "key: " + policy.gpuTaints.front().key + " to tolerate the GPU taint");
+      out.report(path.field("operator"),
+                 FieldError::invalid(renderValue(json(*op)),
+                                     "operator must be Exists when `key` is empty, which means \"match all "
+                                         "values and all keys\"; " + std::string(kRejected) +
+                                         "; write operator: Exists without a value to tolerate every taint, or "
+                                         "key: " + policy.gpuTaints.front().key + " to tolerate the GPU taint"),
+                 renderValue(json(*op)));
     }
     if (secondsSet && *effect != "NoExecute") {
-      out.report(path.field("effect"), renderValue(json(*effect)),
-                 "Invalid value: " + renderValue(json(*effect)) +
-                     ": effect must be 'NoExecute' when `tolerationSeconds` is set; " + std::string(kRejected) +
-                     "; remove tolerationSeconds (it only limits how long a NoExecute taint is tolerated before "
-                     "eviction)");
+      out.report(path.field("effect"),
+                 FieldError::invalid(renderValue(json(*effect)),
+                                     "effect must be 'NoExecute' when `tolerationSeconds` is set; " +
+                                         std::string(kRejected) +
+                                         "; remove tolerationSeconds (it only limits how long a NoExecute taint is "
+                                         "tolerated before eviction)"),
+                 renderValue(json(*effect)));
     }
     checkOperatorAndValue(t, path, *op, *value, out);
     if (secondsSet) checkSeconds(*seconds, path.field("tolerationSeconds"), listPath, out);
@@ -158,19 +195,23 @@ class GpuMissingToleration final : public Rule {
                                     const std::string& value, Reporter& out) {
     if (op == "Exists" && !value.empty()) {
       // The API server shows the whole toleration as the invalid value.
-      out.report(path.field("operator"), renderValue(t),
-                 "Invalid value: " + renderValue(t) + ": value must be empty when `operator` is 'Exists'; " +
-                     std::string(kRejected) + "; remove value: " + renderValue(json(value)) +
-                     " (Exists tolerates every value of the key)");
+      out.report(path.field("operator"),
+                 FieldError::invalid(renderValue(t),
+                                     "value must be empty when `operator` is 'Exists'; " + std::string(kRejected) +
+                                         "; remove value: " + renderValue(json(value)) +
+                                         " (Exists tolerates every value of the key)"),
+                 renderValue(t));
       return;
     }
     if (op != "Equal" && !op.empty()) return;  // other operators tolerate nothing: the Required finding says so
     const std::vector<std::string> errors = labelValueErrors(value);
     if (errors.empty()) return;
     const std::string message = joined(errors, ";");  // ValidateTolerations joins with ";"
-    out.report(path.field("operator"), renderValue(json(value)),
-               "Invalid value: " + renderValue(json(value)) + ": " + message + "; " + std::string(kRejected) +
-                   "; write the taint's value exactly, or use operator: Exists without a value");
+    out.report(path.field("operator"),
+               FieldError::invalid(renderValue(json(value)),
+                                   message + "; " + std::string(kRejected) +
+                                       "; write the taint's value exactly, or use operator: Exists without a value"),
+               renderValue(json(value)));
   }
 
   static void checkSeconds(const json& seconds, const FieldPath& path, const FieldPath& listPath, Reporter& out) {
@@ -182,11 +223,13 @@ class GpuMissingToleration final : public Rule {
         fix = "write tolerationSeconds: " + std::to_string(*n) + ", unquoted";
       }
     }
-    out.report(path, renderValue(seconds),
-               "Invalid value: " + renderValue(seconds) + ": json: cannot unmarshal " + *got +
-                   " into Go struct field Toleration." + goFieldPath(listPath) +
-                   ".tolerationSeconds of type int64; the API server cannot decode the object (inside a custom "
-                   "resource: the pods its controller creates); " + fix);
+    out.report(path,
+               FieldError::invalid(renderValue(seconds),
+                                   "json: cannot unmarshal " + *got + " into Go struct field Toleration." +
+                                       goFieldPath(listPath) +
+                                       ".tolerationSeconds of type int64; the API server cannot decode the object "
+                                       "(inside a custom resource: the pods its controller creates); " + fix),
+               renderValue(seconds));
   }
 };
 

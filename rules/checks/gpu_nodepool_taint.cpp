@@ -202,10 +202,11 @@ class GpuNodepoolTaint final : public Rule {
       }
       const std::string suggested = "{key: " + taint.key + (taint.value ? ", value: \"" + *taint.value + "\"" : "") +
                                     ", effect: " + taint.effect + "}";
-      out.report(nodePath.field("taints"), "",
-                 "Required value: this " + *kind + " launches GPU nodes (" + selection + ") but does not taint them " +
-                     describeTaint(taint) + note + ", so any pod can land on the expensive nodes; add " + suggested +
-                     " to taints and give GPU pods the matching toleration");
+      out.report(nodePath.field("taints"),
+                 FieldError::required("this " + *kind + " launches GPU nodes (" + selection +
+                                          ") but does not taint them " + describeTaint(taint) + note +
+                                          ", so any pod can land on the expensive nodes; add " + suggested +
+                                          " to taints and give GPU pods the matching toleration"));
     }
   }
 };

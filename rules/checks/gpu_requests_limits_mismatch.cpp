@@ -43,10 +43,15 @@ class GpuRequestsLimitsMismatch final : public Rule {
     // also says; 1.0001 (1001m) does not.
     if (req.quantity->defaulted() == lim.quantity->defaulted()) return;
     // Like the API server: the path is ...resources.requests, without the key.
-    out.report(r.path.field("requests"), renderValue(*request.value),
-               "Invalid value: \"" + req.text + "\": must be equal to " + request.name + " limit of " + lim.text +
-                   "; extended resources cannot be overcommitted: set requests equal to limits, or drop requests "
-                   "(they default to limits)");
+    out.reportFixable(r.path.field("requests"),
+               FieldError::invalid(quotedValue(req.text),
+                                   "must be equal to " + request.name + " limit of " + lim.text +
+                                       "; extended resources cannot be overcommitted: set requests equal to limits, "
+                                       "or drop requests (they default to limits)"),
+               renderValue(*request.value),
+               Fix{"requests and limits differ and which count was meant is a guess; set requests equal to limits, "
+                   "or drop requests (they default to limits)",
+                   {}});
   }
 };
 

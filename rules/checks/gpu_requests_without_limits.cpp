@@ -1,4 +1,6 @@
 // gpu-requests-without-limits: an extended resource requested with no limit.
+#include <algorithm>
+
 #include "rules/checks/checks.h"
 #include "rules/semantics.h"
 
@@ -35,10 +37,32 @@ class GpuRequestsWithoutLimits final : public Rule {
     if (r.limit(request.name)) return;
     const std::string shown = decodeQuantity(*request.value).text;
     // Like the API server: the path is ...resources.limits, without the key.
-    out.report(r.path.field("limits"), "",
-               "Required value: Limit must be set for non overcommitable resources: " + request.name +
-                   " is requested (" + shown + ") without a limit; set limits." + request.name + ": " + shown +
-                   " (requests then default to it)");
+    out.reportFixable(r.path.field("limits"),
+                      FieldError::required("Limit must be set for non overcommitable resources: " + request.name +
+                                           " is requested (" + shown + ") without a limit; set limits." +
+                                           request.name + ": " + shown + " (requests then default to it)"),
+                      "", fixOf(ctx, r, request));
+  }
+
+  // With no limits at all and only resources that need one, requests become
+  // limits (requests default to limits, so the pod asks for the same);
+  // otherwise the limit is set to the request as written.
+  static Fix fixOf(const CheckContext& ctx, const ContainerResources& r, const ResourceEntry& request) {
+    const bool onlyLimitless = std::all_of(r.requests.begin(), r.requests.begin() + static_cast<long>(r.writtenRequests),
+                                           [&](const ResourceEntry& e) { return isJudgedResource(e.name, ctx.policy); });
+    const nlohmann::json* resources = resourcesNode(ctx.object, r.path);
+    if (resources && !resources->contains("limits") && onlyLimitless) {
+      return {"renamed requests to limits (requests default to limits)",
+              {{.op = JsonEdit::Op::RenameMember, .path = r.path, .key = "requests", .newKey = "limits"}}};
+    }
+    return {"added limits." + request.name + " equal to the request",
+            {{.op = JsonEdit::Op::SetMember, .path = r.path.field("limits"), .key = request.name,
+              .value = nlohmann::ordered_json(*request.value)}}};
+  }
+
+  static const nlohmann::json* resourcesNode(const nlohmann::json& object, const FieldPath& path) {
+    const nlohmann::json::json_pointer pointer(path.jsonPointer());
+    return object.contains(pointer) ? &object.at(pointer) : nullptr;
   }
 };
 

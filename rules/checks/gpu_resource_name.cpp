@@ -156,16 +156,17 @@ class GpuResourceName final : public Rule {
             }
             const std::optional<Misspelling> m = misspelling(e.name);
             if (!m) continue;
-            const std::string shown = "Invalid value: \"" + e.name + "\": ";
             if (m->noDomain) {
               // A lone container's `resources` may be the custom resource's own
               // format (an operator translating "gpu"); only pod specs are sure.
               if (c.kind == ContainerKind::Lone) continue;
-              out.report(e.path, e.name, shown + m->why + "; use " + m->intended);
+              out.report(e.path, FieldError::invalid(quotedValue(e.name), m->why + "; use " + m->intended), e.name);
             } else {
-              out.report(e.path, e.name,
-                         shown + "no device plugin advertises this resource (" + m->why +
-                             "), so the pod stays Pending with \"Insufficient " + e.name + "\"; use " + m->intended);
+              out.report(e.path,
+                         FieldError::invalid(quotedValue(e.name), "no device plugin advertises this resource (" + m->why +
+                                                                 "), so the pod stays Pending with \"Insufficient " +
+                                                                 e.name + "\"; use " + m->intended),
+                         e.name);
             }
           }
         }
@@ -177,10 +178,12 @@ class GpuResourceName final : public Rule {
   // The API server's field errors for the name, joined; then why and the fix.
   static void reportRejected(const ResourceEntry& e, const RejectedName& r, Reporter& out) {
     const std::string shown = renderValue(nlohmann::json(e.name));
-    out.report(e.path, e.name,
-               "Invalid value: " + shown + ": " + joined(prefixedResourceNameErrors(e.name), "; ") + " (" + r.why +
-                   "): the API server rejects Pods and workload templates that name it, and inside a custom "
-                   "resource the pods its operator creates; use " + r.intended);
+    out.report(e.path,
+               FieldError::invalid(shown,
+                                   joined(prefixedResourceNameErrors(e.name), "; ") + " (" + r.why +
+                                       "): the API server rejects Pods and workload templates that name it, and "
+                                       "inside a custom resource the pods its operator creates; use " + r.intended),
+               e.name);
   }
 };
 

@@ -152,12 +152,15 @@ class GpuTolerationWithoutRequest final : public Rule {
         const Taint* taint = gpuTaintTolerated(list[i], ctx.policy);
         if (!taint) continue;
         const std::string shown = renderValue(list[i]);
-        out.report(site.tolerations.path.index(i), shown,
-                   "Invalid value: " + shown + ": tolerates the GPU node taint " + describeTaint(*taint) +
-                       ", but no container asks for a GPU (no " + gpuNames(ctx.policy) +
-                       " request, no DRA resourceClaims), so the pod can be scheduled onto a GPU node and hold "
-                       "its CPU and memory while the GPUs sit idle; remove the toleration, or request the GPU "
-                       "the pod is meant to use");
+        out.report(site.tolerations.path.index(i),
+                   FieldError::invalid(shown,
+                                       "tolerates the GPU node taint " + describeTaint(*taint) +
+                                           ", but no container asks for a GPU (no " + gpuNames(ctx.policy) +
+                                           " request, no DRA resourceClaims), so the pod can be scheduled onto a "
+                                           "GPU node and hold "
+                                           "its CPU and memory while the GPUs sit idle; remove the toleration, or "
+                                           "request the GPU the pod is meant to use"),
+                   shown);
         break;  // one finding per pod
       }
     }

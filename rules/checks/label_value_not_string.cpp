@@ -41,13 +41,13 @@ class LabelValueNotString final : public Rule {
     const std::string shown = renderValue(v);
     const std::string* written = ctx.writtenText(path);
     const std::string text = written ? *written : shown;
-    std::string message = "Invalid value: " + shown + ": must be a string; the API server cannot decode a " +
-                          std::string(v.is_boolean() ? "bool" : "number") +
-                          " here and rejects the object; write \"" + text + "\"";
+    std::string detail = "must be a string; the API server cannot decode a " +
+                         std::string(v.is_boolean() ? "bool" : "number") + " here and rejects the object; write \"" +
+                         text + "\"";
     if (written && *written != shown) {
-      message += " (YAML 1.1 reads " + *written + " as " + shown + ")";
+      detail += " (YAML 1.1 reads " + *written + " as " + shown + ")";
     }
-    out.report(path, shown, message);
+    out.report(path, FieldError::invalid(shown, detail), shown);
   }
 
   static void checkMap(const CheckContext& ctx, const json& map, const PathTrail& path, Reporter& out) {

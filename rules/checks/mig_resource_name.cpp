@@ -157,7 +157,7 @@ class MigResourceName final : public Rule {
           for (const ResourceEntry& e : *list) {
             if (!lowercase(e.name).starts_with("nvidia.com/mig") || namedExactlyInPolicy(ctx.policy, e.name)) continue;
             if (auto why = problem(e.name)) {
-              out.report(e.path, e.name, "Invalid value: \"" + e.name + "\": " + *why);
+              out.report(e.path, FieldError::invalid(quotedValue(e.name), *why), e.name);
             }
           }
         }
@@ -181,10 +181,12 @@ class MigResourceName final : public Rule {
     if (migs.empty()) return;
     std::string names;
     for (const std::string& m : migs) names += (names.empty() ? "" : ", ") + m;
-    out.report(r.path, "",
-               "Forbidden: the container asks for whole GPUs (nvidia.com/gpu) and MIG slices (" + names +
-                   "); with MIG strategy single no node advertises nvidia.com/mig-*, and with mixed the node needs "
-                   "a MIG-disabled GPU beside the slice; give the container either whole GPUs or MIG slices");
+    out.report(r.path,
+               FieldError::forbidden("the container asks for whole GPUs (nvidia.com/gpu) and MIG slices (" + names +
+                                         "); with MIG strategy single no node advertises nvidia.com/mig-*, and with "
+                                         "mixed the node needs "
+                                         "a MIG-disabled GPU beside the slice; give the container either whole GPUs "
+                                         "or MIG slices"));
   }
 };
 

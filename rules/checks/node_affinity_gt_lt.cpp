@@ -254,10 +254,12 @@ class NodeAffinityGtLt final : public Rule {
     if (op == "In" || op == "NotIn") return checkValuesGiven(e, path, op, out);
     if (op == "Exists" || op == "DoesNotExist") return checkNoValues(e, path, op, out);
     if (op == "Gt" || op == "Lt") return checkGtLt(e, path, op, strictness, out);
-    out.report(path.field("operator"), renderValue(*opIt),
-               "Invalid value: " + renderValue(*opIt) +
-                   ": not a valid selector operator (valid: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", "
-                   "\"Gt\", \"Lt\"), so " + std::string(kRejected) + "; " + operatorFix(op, e));
+    out.report(path.field("operator"),
+               FieldError::invalid(renderValue(*opIt),
+                                   "not a valid selector operator (valid: \"In\", \"NotIn\", \"Exists\", "
+                                       "\"DoesNotExist\", \"Gt\", \"Lt\"), so " + std::string(kRejected) + "; " +
+                                       operatorFix(op, e)),
+               renderValue(*opIt));
   }
 
   // In and NotIn: at least one value. (A `values` that is not a list fails to
@@ -266,23 +268,27 @@ class NodeAffinityGtLt final : public Rule {
     auto values = e.find("values");
     const bool absent = values == e.end() || values->is_null();
     if (!absent && !(values->is_array() && values->empty())) return;
-    out.report(path.field("values"), absent ? "" : renderValue(*values),
-               "Required value: must be specified when `operator` is 'In' or 'NotIn', so " + std::string(kRejected) +
-                   "; " +
-                   (op == "In" ? "list the label values to match, or use Exists to match any value"
-                               : "list the label values to exclude, or use DoesNotExist to exclude every value"));
+    out.report(path.field("values"),
+               FieldError::required("must be specified when `operator` is 'In' or 'NotIn', so " +
+                                        std::string(kRejected) + "; " +
+                                        (op == "In" ? "list the label values to match, or use Exists to match any value"
+                                                    : "list the label values to exclude, or use DoesNotExist to "
+                                                      "exclude every value")),
+               absent ? "" : renderValue(*values));
   }
 
   // Exists and DoesNotExist: no values (an empty list is no values).
   static void checkNoValues(const json& e, const FieldPath& path, const std::string& op, Reporter& out) {
     auto values = e.find("values");
     if (values == e.end() || !values->is_array() || values->empty()) return;
-    out.report(path.field("values"), renderValue(*values),
-               "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist', so " +
-                   std::string(kRejected) + "; " +
-                   (op == "Exists" ? "remove values to match any value of the label, or write In to match these"
-                                   : "remove values to exclude every value of the label, or write NotIn to exclude "
-                                     "these"));
+    out.report(path.field("values"),
+               FieldError::forbidden("may not be specified when `operator` is 'Exists' or 'DoesNotExist', so " +
+                                         std::string(kRejected) + "; " +
+                                         (op == "Exists" ? "remove values to match any value of the label, or write "
+                                                           "In to match these"
+                                                         : "remove values to exclude every value of the label, or "
+                                                           "write NotIn to exclude these")),
+               renderValue(*values));
   }
 
   static void checkGtLt(const json& e, const FieldPath& path, const std::string& op, Strictness strictness,
@@ -294,11 +300,13 @@ class NodeAffinityGtLt final : public Rule {
     const LabelFormat format = labelFormat(key);
     if (format != LabelFormat::Unknown && format != LabelFormat::Integer) {
       const TextLabelAdvice advice = adviceFor(key);
-      out.report(path.field("key"), renderValue(json(key)),
-                 "Invalid value: " + renderValue(json(key)) + ": " + op + " compares integers, but the node's " +
-                     key + " label is not one" + (advice.example.empty() ? "" : " (\"" + advice.example + "\")") +
-                     ", so this requirement never matches any node and " + std::string(neverMatchingCost(strictness)) +
-                     "; " + advice.instead);
+      out.report(path.field("key"),
+                 FieldError::invalid(renderValue(json(key)),
+                                     op + " compares integers, but the node's " + key + " label is not one" +
+                                         (advice.example.empty() ? "" : " (\"" + advice.example + "\")") +
+                                         ", so this requirement never matches any node and " +
+                                         std::string(neverMatchingCost(strictness)) + "; " + advice.instead),
+                 renderValue(json(key)));
       return;  // the fix changes the key, and the value with it
     }
 
@@ -307,10 +315,12 @@ class NodeAffinityGtLt final : public Rule {
     const FieldPath valuesPath = path.field("values");
     if (values == e.end() || !values->is_array() || values->size() != 1) {
       const std::size_t n = values != e.end() && values->is_array() ? values->size() : 0;
-      out.report(valuesPath, values == e.end() ? "" : renderValue(*values),
-                 "Required value: " + op + " takes exactly one value, found " + std::to_string(n) +
-                     " (\"must be specified single value when `operator` is 'Lt' or 'Gt'\"), so " +
-                     std::string(kRejected) + "; write values: [\"<integer>\"] (\"at least 535\" is Gt \"534\")");
+      out.report(valuesPath,
+                 FieldError::required(op + " takes exactly one value, found " + std::to_string(n) +
+                                          " (\"must be specified single value when `operator` is 'Lt' or 'Gt'\"), "
+                                          "so " + std::string(kRejected) +
+                                          "; write values: [\"<integer>\"] (\"at least 535\" is Gt \"534\")"),
+                 values == e.end() ? "" : renderValue(*values));
       return;
     }
     const json& v = values->front();
@@ -331,11 +341,12 @@ class NodeAffinityGtLt final : public Rule {
       if (!errors.empty()) return reportNotALabelValue(valuesPath.index(0), op, text, errors, out);
     }
     if (parseGoInt(text)) return;
-    out.report(valuesPath.index(0), renderValue(v),
-               "Invalid value: " + renderValue(v) + ": " + op +
-                   " compares integers (strconv.ParseInt), so the scheduler cannot parse this requirement and the "
-                   "term silently never matches any node: " + std::string(neverMatchingCost(strictness)) + "; " +
-                   valueFix(op, text));
+    out.report(valuesPath.index(0),
+               FieldError::invalid(renderValue(v),
+                                   op + " compares integers (strconv.ParseInt), so the scheduler cannot parse this "
+                                       "requirement and the term silently never matches any node: " +
+                                       std::string(neverMatchingCost(strictness)) + "; " + valueFix(op, text)),
+               renderValue(v));
   }
 
   static void reportNotALabelValue(const FieldPath& path, std::string_view op, const std::string& text,
@@ -351,9 +362,11 @@ class NodeAffinityGtLt final : public Rule {
     } else {
       fix = valueFix(op, text);
     }
-    out.report(path, shown,
-               "Invalid value: " + shown + ": " + message + " (values of a required node affinity must be label "
-               "values), so " + std::string(kRejected) + "; " + fix);
+    out.report(path,
+               FieldError::invalid(shown,
+                                   message + " (values of a required node affinity must be label values), so " +
+                                       std::string(kRejected) + "; " + fix),
+               shown);
   }
 };
 

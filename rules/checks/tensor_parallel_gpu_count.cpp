@@ -176,19 +176,20 @@ class TensorParallelGpuCount final : public Rule {
         const std::string shown = renderValue(json(flag.text));
         const std::string engine(engineName(launch->engine));
         const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";
-        std::string message = "Invalid value: " + shown + envNote + ": " + engine + " runs " + world->formula + " = " +
-                              std::to_string(world->size) + " GPU workers per replica, but " + how + "; ";
+        // The value, then where it came from when it is an environment variable.
+        std::string detail = engine + " runs " + world->formula + " = " + std::to_string(world->size) +
+                             " GPU workers per replica, but " + how + "; ";
         if (have < world->size) {
-          message += engine + " fails at startup (\"World size (" + std::to_string(world->size) +
+          detail += engine + " fails at startup (\"World size (" + std::to_string(world->size) +
                      ") is larger than the number of available GPUs (" + std::to_string(have) +
                      ")\") and the pod crash-loops; request " + std::to_string(world->size) +
                      " GPUs or lower the parallelism to " + std::to_string(have);
         } else {
-          message += std::to_string(have - world->size) + " GPU" + (have - world->size == 1 ? "" : "s") +
+          detail += std::to_string(have - world->size) + " GPU" + (have - world->size == 1 ? "" : "s") +
                      " would sit idle, allocated to this pod and unusable by others; request " +
                      std::to_string(world->size) + " GPUs or raise the parallelism to " + std::to_string(have);
         }
-        out.report(flag.path, shown, message);
+        out.report(flag.path, FieldError::invalid(shown + envNote, detail), shown);
       }
     }
   }

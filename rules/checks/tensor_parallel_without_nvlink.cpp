@@ -163,12 +163,15 @@ class TensorParallelWithoutNvlink final : public Rule {
                      "quantisation) that fits on fewer GPUs";
             break;
         }
-        out.report(flag.path, shown,
-                   "Invalid value: " + shown + (flag.name.starts_with("-") ? "" : " (" + flag.name + ")") +
-                       ": tensor parallelism over " + std::to_string(tp) + " " + pcie->gpus +
-                       " GPUs (" + pcie->evidence +
-                       "), which have no NVLink, so every layer's all-reduce crosses PCIe and throughput suffers; " +
-                       advice);
+        // The value, then where it came from when it is an environment variable.
+        const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";
+        out.report(flag.path,
+                   FieldError::invalid(shown + envNote,
+                                       "tensor parallelism over " + std::to_string(tp) + " " + pcie->gpus + " GPUs (" +
+                                           pcie->evidence +
+                                           "), which have no NVLink, so every layer's all-reduce crosses PCIe and "
+                                           "throughput suffers; " + advice),
+                   shown);
       }
     }
   }

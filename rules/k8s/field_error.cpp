@@ -32,14 +32,7 @@ FieldError FieldError::notFound(std::string shownValue, std::string detail) {
 }
 FieldError FieldError::note(std::string text) { return {FieldErrorType::Note, std::nullopt, std::move(text)}; }
 
-FieldError FieldError::notSupported(std::string shownValue, const std::vector<std::string>& supported,
-                                    std::string more) {
-  std::string detail;
-  if (!supported.empty()) {
-    detail = "supported values: ";
-    for (std::size_t i = 0; i < supported.size(); ++i) detail += (i ? ", " : "") + goQuote(supported[i]);
-  }
-  if (!more.empty()) detail += (detail.empty() ? "" : "; ") + more;
+FieldError FieldError::notSupported(std::string shownValue, std::string detail) {
   return {FieldErrorType::NotSupported, std::move(shownValue), std::move(detail)};
 }
 
@@ -52,11 +45,26 @@ std::string FieldError::body() const {
   return s;
 }
 
-std::string goQuote(std::string_view text) {
+std::string quotedValue(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          out += "\\x";
+          out += kHex[u >> 4];
+          out += kHex[u & 0xf];
+        } else {
+          out += c;  // printable ASCII, and UTF-8 as it is
+        }
+    }
   }
   return out + "\"";
 }

@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace gpuguard {
 
@@ -43,18 +42,16 @@ struct FieldError {
   static FieldError forbidden(std::string detail);
   static FieldError duplicate(std::string shownValue, std::string detail = {});
   static FieldError notFound(std::string shownValue, std::string detail = {});
-  // NotSupported: "supported values: \"a\", \"b\"" (strconv.Quote'd), then `more`
-  // after "; " when given.
-  static FieldError notSupported(std::string shownValue, const std::vector<std::string>& supported,
-                                 std::string more = {});
+  // NotSupported: the detail starts "supported values: \"a\", \"b\"" (see quotedValue()).
+  static FieldError notSupported(std::string shownValue, std::string detail);
   static FieldError note(std::string text);
 
   // Error.ErrorBody(): the type, the value where the type shows one, then ": detail".
   std::string body() const;
 };
 
-// Go's strconv.Quote for the ASCII text Kubernetes' enumerations use: quotes
-// and backslashes escaped.
-std::string goQuote(std::string_view text);
+// A string value as the API server prints it (%q, strconv.Quote): in double
+// quotes, with quotes and backslashes escaped ("nvidia.com/gpu" -> "\"nvidia.com/gpu\"").
+std::string quotedValue(std::string_view text);
 
 }  // namespace gpuguard

@@ -1,15 +1,11 @@
 #include "rules/k8s/field_path.h"
 
+#include <algorithm>
+#include <charconv>
 #include <new>
 #include <vector>
 
-#include "rules/finding.h"
-
 namespace gpuguard {
-
-std::string_view severityName(Severity s) { return s == Severity::Error ? "error" : "warning"; }
-
-std::string Finding::fieldError() const { return field.empty() ? message : field + ": " + message; }
 
 // One step of a path. The name's characters follow the struct in the same
 // allocation, so a segment costs exactly one allocation whatever its length.
@@ -115,6 +111,49 @@ std::string FieldPath::jsonPointer() const {
     out += s->kind == Kind::Index ? std::to_string(s->index) : escapeJsonPointerToken(s->name());
   }
   return out;
+}
+
+std::vector<FieldPath::Step> FieldPath::segments() const {
+  std::vector<Step> out;
+  for (const Segment* s : rootFirst(last_)) out.push_back({s->kind, s->name(), s->index});
+  return out;
+}
+
+namespace {
+
+// [A-Za-z][A-Za-z0-9_]*: a field name the API server's paths write bare.
+bool isIdentifier(std::string_view s) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (s.empty() || !letter(s.front())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return letter(c) || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+}  // namespace
+
+FieldPath FieldPath::fromPointer(std::string_view pointer, const nlohmann::json& root) {
+  FieldPath path;
+  const nlohmann::json* node = &root;
+  while (!pointer.empty()) {
+    pointer.remove_prefix(1);  // the '/'
+    const std::size_t slash = pointer.find('/');
+    const std::string token = unescapeJsonPointerToken(pointer.substr(0, slash));
+    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
+    if (node && node->is_array()) {
+      std::size_t index = 0;
+      std::from_chars(token.data(), token.data() + token.size(), index);
+      path = path.index(index);
+      node = index < node->size() ? &(*node)[index] : nullptr;
+      continue;
+    }
+    path = isIdentifier(token) ? path.field(token) : path.key(token);
+    const nlohmann::json* next = nullptr;
+    if (node && node->is_object()) {
+      const auto it = node->find(token);
+      if (it != node->end()) next = &*it;
+    }
+    node = next;
+  }
+  return path;
 }
 
 FieldPath PathTrail::toFieldPath() const {

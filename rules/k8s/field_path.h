@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "rules/k8s/json_pointer.h"
 
@@ -19,6 +22,13 @@ namespace gpuguard {
 // the strings are built only by apiPath() and jsonPointer().
 class FieldPath {
  public:
+  // One step of a path, as segments() lists them.
+  struct Step {
+    enum class Kind : std::uint8_t { Field, Index, Key } kind;
+    std::string_view name;  // Field and Key (valid while the path lives)
+    std::size_t index = 0;  // Index
+  };
+
   FieldPath() = default;
   FieldPath(const FieldPath& other) noexcept;
   FieldPath(FieldPath&& other) noexcept;
@@ -35,13 +45,22 @@ class FieldPath {
 
   bool empty() const { return last_ == nullptr; }
 
+  // The steps from the root: what the front ends and the suppression lookup
+  // walk instead of parsing a printed path back.
+  std::vector<Step> segments() const;
+
+  // The path an RFC 6901 pointer names inside `root`: tokens under arrays are
+  // indexes, other tokens fields when they are identifiers and keys when not
+  // (labels[app.kubernetes.io/name]); past the end of `root` the same holds.
+  static FieldPath fromPointer(std::string_view pointer, const nlohmann::json& root);
+
   // "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"
   std::string apiPath() const;
   // "/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu"
   std::string jsonPointer() const;
 
  private:
-  enum class Kind : std::uint8_t { Field, Index, Key };
+  using Kind = Step::Kind;
   struct Segment;
 
   explicit FieldPath(const Segment* last) noexcept : last_(last) {}

@@ -32,15 +32,16 @@ NodeRequirement expressionRequirement(const json& e, const FieldPath& path) {
 
 }  // namespace
 
-std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site) {
+std::vector<NodeTerm> nodeSelectionTerms(const json* nodeSelector, const FieldPath& nodeSelectorPath,
+                                         const json* affinity, const FieldPath& affinityPath) {
   std::vector<NodeRequirement> fromSelector;
-  if (site.nodeSelector.value && site.nodeSelector.value->is_object()) {
-    for (const auto& [key, value] : site.nodeSelector.value->items()) {
+  if (nodeSelector && nodeSelector->is_object()) {
+    for (const auto& [key, value] : nodeSelector->items()) {
       NodeRequirement r;
       r.key = key;
       r.op = "In";
       r.fromNodeSelector = true;
-      r.path = site.nodeSelector.path.key(key);
+      r.path = nodeSelectorPath.key(key);
       if (auto t = selectorValueText(value)) r.values.push_back(*t);
       fromSelector.push_back(std::move(r));
     }
@@ -48,14 +49,14 @@ std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site) {
 
   const json* terms = nullptr;
   FieldPath termsPath;
-  if (site.affinity.value && site.affinity.value->is_object()) {
-    const json& a = *site.affinity.value;
+  if (affinity && affinity->is_object()) {
+    const json& a = *affinity;
     if (auto na = a.find("nodeAffinity"); na != a.end() && na->is_object()) {
       if (auto req = na->find("requiredDuringSchedulingIgnoredDuringExecution");
           req != na->end() && req->is_object()) {
         if (auto t = req->find("nodeSelectorTerms"); t != req->end() && t->is_array() && !t->empty()) {
           terms = &*t;
-          termsPath = site.affinity.path.field("nodeAffinity")
+          termsPath = affinityPath.field("nodeAffinity")
                           .field("requiredDuringSchedulingIgnoredDuringExecution")
                           .field("nodeSelectorTerms");
         }

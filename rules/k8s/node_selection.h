@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/k8s/field_path.h"
-#include "rules/pod_specs.h"
 
 namespace gpuguard {
 
@@ -38,7 +37,9 @@ struct NodeTerm {
 
 // The ORed terms a pod's node selection consists of. Without a required node
 // affinity this is one term holding the nodeSelector pairs (possibly none).
-std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site);
+// (rules/semantics.h has the PodSite form the checks call.)
+std::vector<NodeTerm> nodeSelectionTerms(const nlohmann::json* nodeSelector, const FieldPath& nodeSelectorPath,
+                                         const nlohmann::json* affinity, const FieldPath& affinityPath);
 
 // "nodeSelector nvidia.com/gpu.product=NVIDIA-L4" or
 // "required node affinity term 1: nvidia.com/gpu.product In [NVIDIA-L4, Tesla-T4]".

@@ -446,13 +446,13 @@ TEST(AdmissionWarnings, OffRulesAreSilent) {
 TEST(AdmissionWarnings, AreConciseRuleFieldAndWhatIsWrongWithoutTheRemedy) {
   Finding f;
   f.rule = "gpu-fractional";
-  f.field = "spec.containers[0].resources.limits[nvidia.com/gpu]";
-  f.message = "Invalid value: \"0.5\": must be an integer; nvidia.com/gpu is counted in whole units: ask for 1, or "
+  f.field() = "spec.containers[0].resources.limits[nvidia.com/gpu]";
+  f.message() = "Invalid value: \"0.5\": must be an integer; nvidia.com/gpu is counted in whole units: ask for 1, or "
               "share a GPU through MIG (nvidia.com/mig-1g.10gb) or time-slicing (nvidia.com/gpu.shared)";
   EXPECT_EQ(warningText(f, "", AdmissionLimits{}),
             "gpu-fractional: spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: \"0.5\": must be an "
             "integer");
-  f.message = "short; fix it";
+  f.message() = "short; fix it";
   EXPECT_EQ(warningText(f, "", AdmissionLimits{}),
             "gpu-fractional: spec.containers[0].resources.limits[nvidia.com/gpu]: short; fix it")
       << "short enough to keep the remedy";
@@ -461,8 +461,8 @@ TEST(AdmissionWarnings, AreConciseRuleFieldAndWhatIsWrongWithoutTheRemedy) {
 TEST(AdmissionWarnings, ASemicolonInsideAQuotedValueDoesNotCutTheWarning) {
   Finding f;
   f.rule = "r";
-  f.field = "x";
-  f.message = "Invalid value: \"a; b\": is wrong; " + std::string(200, 'z');
+  f.field() = "x";
+  f.message() = "Invalid value: \"a; b\": is wrong; " + std::string(200, 'z');
   EXPECT_EQ(warningText(f, "", AdmissionLimits{}), "r: x: Invalid value: \"a; b\": is wrong");
 }
 
@@ -486,8 +486,8 @@ TEST(AdmissionWarnings, AreValidUtf8WithoutControlCharactersAndAtMost256Runes) {
 TEST(AdmissionWarnings, HostileTextInAFindingStillMakesAUsableWarning) {
   Finding f;
   f.rule = "label-value-not-string";
-  f.field = "spec.nodeSelector[evil\nkey]";
-  f.message = "Invalid value: \"\x01\x02\xFF\": " + std::string(1000, 'y');
+  f.field() = "spec.nodeSelector[evil\nkey]";
+  f.message() = "Invalid value: \"\x01\x02\xFF\": " + std::string(1000, 'y');
   const std::string w = warningText(f, "(already present before this update)", AdmissionLimits{});
   EXPECT_LE(runeCount(w), 256u);
   EXPECT_THAT(w, EndsWith(" (already present before this update)")) << "the suffix survives the cut";
@@ -985,7 +985,7 @@ TEST(AdmissionSamples, ThePrunedParseJudgesLikeAFullParse) {
     const json request = json::parse(body)["request"];
     if (request["operation"] != "CREATE") continue;
     std::vector<std::string> full;
-    for (const Finding& f : judge(request["object"], policy)) full.push_back(f.rule + " " + f.field);
+    for (const Finding& f : judge(request["object"], policy)) full.push_back(f.rule + " " + f.field());
     std::vector<std::string> webhook;
     const Reply r = reviewRaw(body, policy);
     for (const RuleHit& h : r.result.hits) webhook.push_back(h.rule);
@@ -1043,10 +1043,10 @@ Decided webhookSide(const json& object, const Policy& policy) {
 std::vector<Finding> withoutSourceTextFindings(const std::vector<Finding>& lintFindings, const json& object,
                                                const Policy& policy) {
   std::vector<std::string> plain;
-  for (const Finding& f : judge(object, policy)) plain.push_back(f.rule + "\n" + f.field);
+  for (const Finding& f : judge(object, policy)) plain.push_back(f.rule + "\n" + f.field());
   std::vector<Finding> out;
   for (const Finding& f : lintFindings) {
-    auto it = std::find(plain.begin(), plain.end(), f.rule + "\n" + f.field);
+    auto it = std::find(plain.begin(), plain.end(), f.rule + "\n" + f.field());
     if (it != plain.end()) {
       plain.erase(it);
       out.push_back(f);

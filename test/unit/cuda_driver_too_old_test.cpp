@@ -46,12 +46,12 @@ TEST(CudaDriverTooOld, Cuda12ImageOnAPinnedR470DriverIsAnError) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "cuda-driver-too-old");
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.containers[0].image");
+  EXPECT_EQ(f[0].field(), "spec.containers[0].image");
   EXPECT_EQ(f[0].value, "\"nvidia/cuda:12.4.1-base-ubuntu22.04\"");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"nvidia/cuda:12.4.1-base-ubuntu22.04\": CUDA 12.4.1 needs an "
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"nvidia/cuda:12.4.1-base-ubuntu22.04\": CUDA 12.4.1 needs an "
                                       "NVIDIA driver >= 525.60.13"));
-  EXPECT_THAT(f[0].message, HasSubstr("admits driver 470 (nodeSelector nvidia.com/cuda.driver-version.major=470)"));
-  EXPECT_THAT(f[0].message, HasSubstr("nvidia.com/cuda.driver-version.major Gt \"524\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("admits driver 470 (nodeSelector nvidia.com/cuda.driver-version.major=470)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("nvidia.com/cuda.driver-version.major Gt \"524\""));
 }
 
 TEST(CudaDriverTooOld, Cuda12ImageOnTheFloorDriverIsFine) {
@@ -111,7 +111,7 @@ TEST_P(CudaFromImage, IsReadFromTheReference) {
     return;
   }
   ASSERT_EQ(f.size(), 1u) << c.image;
-  EXPECT_THAT(f[0].message, HasSubstr(c.cuda)) << f[0].message;
+  EXPECT_THAT(f[0].message(), HasSubstr(c.cuda)) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -150,16 +150,16 @@ TEST(CudaDriverTooOld, NvidiaRequireCudaEnvWinsOverTheImage) {
       "    env:\n    - name: NVIDIA_REQUIRE_CUDA\n      value: \"cuda>=12.4 brand=tesla,driver>=470,driver<471\"\n";
   const auto f = judge(pod("busybox", driverMajor("470"), env));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].env[0].value");
-  EXPECT_THAT(f[0].message, HasSubstr("CUDA 12.4 (NVIDIA_REQUIRE_CUDA) needs"));
+  EXPECT_EQ(f[0].field(), "spec.containers[0].env[0].value");
+  EXPECT_THAT(f[0].message(), HasSubstr("CUDA 12.4 (NVIDIA_REQUIRE_CUDA) needs"));
 }
 
 TEST(CudaDriverTooOld, CudaVersionEnvIsRead) {
   const std::string env = "    env:\n    - name: CUDA_VERSION\n      value: \"12.2.2\"\n";
   const auto f = judge(pod("example.com/team/trainer:v3", driverMajor("470"), env));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].env[0].value");
-  EXPECT_THAT(f[0].message, HasSubstr("CUDA 12.2.2 (CUDA_VERSION)"));
+  EXPECT_EQ(f[0].field(), "spec.containers[0].env[0].value");
+  EXPECT_THAT(f[0].message(), HasSubstr("CUDA 12.2.2 (CUDA_VERSION)"));
 }
 
 TEST(CudaDriverTooOld, EnvFromAnotherSourceOrWithoutAVersionIsIgnored) {
@@ -188,7 +188,7 @@ TEST(CudaDriverTooOld, FullDriverVersionIsComparedExactly) {
   const auto old = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
                              "  nodeSelector:\n    nvidia.com/cuda.driver-version.full: \"525.53.01\"\n"));
   ASSERT_EQ(old.size(), 1u);
-  EXPECT_THAT(old[0].message, HasSubstr("admits driver 525.53.01"));
+  EXPECT_THAT(old[0].message(), HasSubstr("admits driver 525.53.01"));
   EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
                         "  nodeSelector:\n    nvidia.com/cuda.driver-version.full: \"525.60.13\"\n")),
               IsEmpty());
@@ -206,7 +206,7 @@ TEST(CudaDriverTooOld, AffinityInAdmitsItsSmallestValue) {
       "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"550\", \"470\"]}\n");
   const auto f = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", affinity));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("admits driver 470 (required node affinity nodeSelectorTerms[0]: "
+  EXPECT_THAT(f[0].message(), HasSubstr("admits driver 470 (required node affinity nodeSelectorTerms[0]: "
                                       "nvidia.com/cuda.driver-version.major In [550, 470])"));
 }
 
@@ -245,7 +245,7 @@ TEST(CudaDriverTooOld, OredTermsTakeTheLowestDriverOverTerms) {
       "          - {key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"470\"]}\n";
   const auto f = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", requiredAffinity(terms)));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("nodeSelectorTerms[1]"));
+  EXPECT_THAT(f[0].message(), HasSubstr("nodeSelectorTerms[1]"));
 }
 
 TEST(CudaDriverTooOld, ATermWithoutADriverConstraintMakesTheDriverUnknown) {
@@ -298,7 +298,7 @@ TEST(CudaDriverTooOld, RuntimeVersionOfAnOlderMajorIsAnError) {
   const auto f = judge(pod("nvidia/cuda:13.0.2-base-ubi8",
                            "  nodeSelector:\n    nvidia.com/cuda.runtime-version.major: \"12\"\n"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("admits nodes whose driver supports CUDA 12.x at most"));
+  EXPECT_THAT(f[0].message(), HasSubstr("admits nodes whose driver supports CUDA 12.x at most"));
 }
 
 TEST(CudaDriverTooOld, RuntimeVersionFullOfAnOlderMajorIsAnError) {
@@ -332,8 +332,8 @@ TEST(CudaDriverTooOld, WorkloadTemplatesAndEveryContainerAreChecked) {
       "      - {name: side, image: \"pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\"}\n";
   const auto f = judge(yaml);
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0].field, "spec.template.spec.initContainers[0].image");
-  EXPECT_EQ(f[1].field, "spec.template.spec.containers[1].image");
+  EXPECT_EQ(f[0].field(), "spec.template.spec.initContainers[0].image");
+  EXPECT_EQ(f[1].field(), "spec.template.spec.containers[1].image");
 }
 
 TEST(CudaDriverTooOld, IsOnByDefaultAsAnError) {

@@ -74,9 +74,9 @@ TEST(DevicePluginConfig, WithoutTheDevicePluginHostPathThePluginNeverRegisters) 
   const auto f = judge(ds);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, kContainer);
-  EXPECT_THAT(f[0].message, HasSubstr("does not mount the kubelet's device-plugin directory"));
-  EXPECT_THAT(f[0].message, HasSubstr("never registers"));
+  EXPECT_EQ(f[0].field(), kContainer);
+  EXPECT_THAT(f[0].message(), HasSubstr("does not mount the kubelet's device-plugin directory"));
+  EXPECT_THAT(f[0].message(), HasSubstr("never registers"));
 }
 
 TEST(DevicePluginConfig, AVolumeThatIsNotMountedIsNamedInTheMessage) {
@@ -85,8 +85,8 @@ TEST(DevicePluginConfig, AVolumeThatIsNotMountedIsNamedInTheMessage) {
   ds.volumes = "[{name: device-plugin, hostPath: {path: /var/lib/kubelet/device-plugins}}, {name: other, emptyDir: {}}]";
   const auto f = judge(ds);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, kContainer + ".volumeMounts");
-  EXPECT_THAT(f[0].message, HasSubstr("has the hostPath volume \"device-plugin\" but this container does not mount it"));
+  EXPECT_EQ(f[0].field(), kContainer + ".volumeMounts");
+  EXPECT_THAT(f[0].message(), HasSubstr("has the hostPath volume \"device-plugin\" but this container does not mount it"));
 }
 
 TEST(DevicePluginConfig, TheMountMustBeAHostPath) {
@@ -94,8 +94,8 @@ TEST(DevicePluginConfig, TheMountMustBeAHostPath) {
   ds.volumes = "[{name: device-plugin, emptyDir: {}}]";
   const auto f = judge(ds);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, kContainer + ".volumeMounts[0]");
-  EXPECT_THAT(f[0].message, HasSubstr("a hostPath volume"));
+  EXPECT_EQ(f[0].field(), kContainer + ".volumeMounts[0]");
+  EXPECT_THAT(f[0].message(), HasSubstr("a hostPath volume"));
 }
 
 TEST(DevicePluginConfig, TheHostPathMustBeADevicePluginDirectory) {
@@ -104,7 +104,7 @@ TEST(DevicePluginConfig, TheHostPathMustBeADevicePluginDirectory) {
   const auto f = judge(ds);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].value, "/var/lib/kubelet/device-plugin");
-  EXPECT_THAT(f[0].message, HasSubstr("is not the kubelet's device-plugin directory"));
+  EXPECT_THAT(f[0].message(), HasSubstr("is not the kubelet's device-plugin directory"));
 }
 
 TEST(DevicePluginConfig, ANonDefaultKubeletRootIsAccepted) {
@@ -150,7 +150,7 @@ TEST_P(DevicePluginEnvSetting, IsJudgedLikeThePlugin) {
   } else {
     ASSERT_EQ(f.size(), 1u) << c.env << "=" << c.value;
     EXPECT_EQ(f[0].severity, Severity::Error);
-    EXPECT_EQ(f[0].field, kContainer + ".env[0].value");
+    EXPECT_EQ(f[0].field(), kContainer + ".env[0].value");
     EXPECT_EQ(f[0].value, c.value);
   }
 }
@@ -174,20 +174,20 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(DevicePluginConfig, TheMessageQuotesThePluginsOwnError) {
   const auto f = judge(withEnv("MIG_STRATEGY", "Mixed"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("Unsupported value: \"Mixed\": supported values: \"none\", \"single\", \"mixed\""));
-  EXPECT_THAT(f[0].message, HasSubstr("unknown MIG strategy: Mixed"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Unsupported value: \"Mixed\": supported values: \"none\", \"single\", \"mixed\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("unknown MIG strategy: Mixed"));
   const auto list = judge(withEnv("DEVICE_LIST_STRATEGY", "envvar,volume-mount"));
   ASSERT_EQ(list.size(), 1u);
-  EXPECT_THAT(list[0].message, HasSubstr("invalid strategy: volume-mount"));
+  EXPECT_THAT(list[0].message(), HasSubstr("invalid strategy: volume-mount"));
 }
 
 TEST(DevicePluginConfig, FlagsAreCheckedInBothSpellings) {
   const auto eq = judge(withArgs("[\"--mig-strategy=Mixed\"]"));
   ASSERT_EQ(eq.size(), 1u);
-  EXPECT_EQ(eq[0].field, kContainer + ".args[0]");
+  EXPECT_EQ(eq[0].field(), kContainer + ".args[0]");
   const auto spaced = judge(withArgs("[\"--device-id-strategy\", \"serial\"]"));
   ASSERT_EQ(spaced.size(), 1u);
-  EXPECT_EQ(spaced[0].field, kContainer + ".args[1]");
+  EXPECT_EQ(spaced[0].field(), kContainer + ".args[1]");
   EXPECT_THAT(rulesHit(judge(withArgs("[\"-mig-strategy=mixed\", \"--device-list-strategy=cdi-cri\"]"))), IsEmpty());
 }
 
@@ -196,7 +196,7 @@ TEST(DevicePluginConfig, FlagsInsideAShellCommandAreFound) {
   ds.extraContainerLines = "        command: [sh, -c, \"nvidia-device-plugin --mig-strategy=both\"]\n";
   const auto f = judge(ds);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, kContainer + ".command[2]");
+  EXPECT_EQ(f[0].field(), kContainer + ".command[2]");
 }
 
 TEST(DevicePluginConfig, AFlagOverridesTheEnvironment) {
@@ -222,7 +222,7 @@ TEST(DevicePluginConfig, FailOnInitErrorFalseIsAWarning) {
   EXPECT_EQ(f[0].rule, "device-plugin-config");
   EXPECT_EQ(f[0].severity, Severity::Warning);
   EXPECT_FALSE(hasErrors(f));
-  EXPECT_THAT(f[0].message, HasSubstr("silently advertises no nvidia.com/gpu"));
+  EXPECT_THAT(f[0].message(), HasSubstr("silently advertises no nvidia.com/gpu"));
   const auto flag = judge(withArgs("[\"--fail-on-init-error=false\"]"));
   ASSERT_EQ(flag.size(), 1u);
   EXPECT_EQ(flag[0].severity, Severity::Warning);
@@ -250,8 +250,8 @@ TEST(DevicePluginConfig, ThePluginMustTolerateTheGpuTaint) {
   ds.tolerations = "[{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]";
   const auto f = judge(ds);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.template.spec.tolerations");
-  EXPECT_THAT(f[0].message, HasSubstr("does not tolerate the GPU node taint nvidia.com/gpu:NoSchedule"));
+  EXPECT_EQ(f[0].field(), "spec.template.spec.tolerations");
+  EXPECT_THAT(f[0].message(), HasSubstr("does not tolerate the GPU node taint nvidia.com/gpu:NoSchedule"));
   ds.tolerations = "";
   EXPECT_THAT(rulesHit(judge(ds)), ElementsAre("device-plugin-config"));
 }

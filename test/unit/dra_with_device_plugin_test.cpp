@@ -36,11 +36,11 @@ TEST(DraWithDevicePlugin, GpusFromBothIsAWarningOnTheClaim) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "dra-with-device-plugin");
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_EQ(f[0].field, "spec.resourceClaims[0]");
+  EXPECT_EQ(f[0].field(), "spec.resourceClaims[0]");
   EXPECT_EQ(f[0].value, "gpu");
-  EXPECT_THAT(f[0].message, HasSubstr("through DRA (this claim) and through the device plugin "
+  EXPECT_THAT(f[0].message(), HasSubstr("through DRA (this claim) and through the device plugin "
                                       "(spec.containers[0].resources.limits[nvidia.com/gpu])"));
-  EXPECT_THAT(f[0].message, HasSubstr("ask for all the pod's GPUs one way"));
+  EXPECT_THAT(f[0].message(), HasSubstr("ask for all the pod's GPUs one way"));
 }
 
 TEST(DraWithDevicePlugin, AGpuClaimIsRecognisedByItsTemplateOrClaimName) {
@@ -106,7 +106,7 @@ spec:
 )",
                            kDraOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.replicatedJobs[0].template.spec.template.spec.resourceClaims[0]");
+  EXPECT_EQ(f[0].field(), "spec.replicatedJobs[0].template.spec.template.spec.resourceClaims[0]");
 }
 
 // --- container claims name a pod claim ------------------------------------------
@@ -115,22 +115,22 @@ TEST(DraWithDevicePlugin, AContainerClaimMustBeDeclaredByThePod) {
   const auto f = judgeYaml(pod("[{name: gpus, resourceClaimTemplateName: t}]", "{claims: [{name: gpu}]}"), kDraOnly);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.claims[0]");
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.claims[0]");
   EXPECT_EQ(f[0].value, "gpu");
-  EXPECT_THAT(f[0].message, HasSubstr("Not found: \"gpu\": must be one of the names in pod.spec.resourceClaims: gpus"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Not found: \"gpu\": must be one of the names in pod.spec.resourceClaims: gpus"));
 }
 
 TEST(DraWithDevicePlugin, AContainerClaimWithoutPodClaimsSaysTheListIsEmpty) {
   const auto f = judgeYaml(pod("", "{claims: [{name: gpu}]}"), kDraOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("must be one of the names in pod.spec.resourceClaims which is empty"));
+  EXPECT_THAT(f[0].message(), HasSubstr("must be one of the names in pod.spec.resourceClaims which is empty"));
 }
 
 TEST(DraWithDevicePlugin, AContainerClaimNeedsAName) {
   const auto f = judgeYaml(pod("[{name: gpu, resourceClaimTemplateName: t}]", "{claims: [{request: r}]}"), kDraOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.claims[0].name");
-  EXPECT_THAT(f[0].message, HasSubstr("Required value"));
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.claims[0].name");
+  EXPECT_THAT(f[0].message(), HasSubstr("Required value"));
 }
 
 TEST(DraWithDevicePlugin, ThePolicyCanMakeEveryFindingAWarning) {
@@ -165,15 +165,15 @@ TEST(DraClaims, AV1RequestInTheV1beta1ShapeIsTheMigrationMistake) {
   const auto f = templateFindings("v1", "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n        count: 2\n");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.spec.devices.requests[0]");
-  EXPECT_THAT(f[0].message, HasSubstr("under exactly:"));
-  EXPECT_THAT(f[0].message, HasSubstr("v1beta1 shape"));
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0]");
+  EXPECT_THAT(f[0].message(), HasSubstr("under exactly:"));
+  EXPECT_THAT(f[0].message(), HasSubstr("v1beta1 shape"));
 }
 
 TEST(DraClaims, AV1RequestWithNeitherExactlyNorFirstAvailableIsRequired) {
   const auto f = templateFindings("v1", "      - name: gpu\n");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("Required value: exactly one of `exactly` or `firstAvailable` is required"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Required value: exactly one of `exactly` or `firstAvailable` is required"));
 }
 
 TEST(DraClaims, AV1RequestWithBothExactlyAndFirstAvailableIsReported) {
@@ -181,7 +181,7 @@ TEST(DraClaims, AV1RequestWithBothExactlyAndFirstAvailableIsReported) {
                                         "        firstAvailable: [{name: x, deviceClassName: b}]\n");
   ASSERT_EQ(f.size(), 1u);
   // the API server's own words (kube-apiserver 1.37, test/e2e/cases/oracle/dra.yaml rc-both)
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, "
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, "
                                       "but multiple fields are set"));
 }
 
@@ -191,34 +191,34 @@ TEST(DraClaims, AV1beta1RequestIsFlat) {
               IsEmpty());
   const auto f = templateFindings("v1beta1", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.spec.devices.requests[0].exactly");
-  EXPECT_THAT(f[0].message, HasSubstr("exists only in resource.k8s.io/v1 and v1beta2"));
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly");
+  EXPECT_THAT(f[0].message(), HasSubstr("exists only in resource.k8s.io/v1 and v1beta2"));
 }
 
 TEST(DraClaims, ADeviceClassIsRequired) {
   const auto f = templateFindings("v1", "      - name: gpu\n        exactly: {count: 1}\n");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.spec.devices.requests[0].exactly.deviceClassName");
-  EXPECT_THAT(f[0].message, HasSubstr("Required value"));
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.deviceClassName");
+  EXPECT_THAT(f[0].message(), HasSubstr("Required value"));
   const auto flat = templateFindings("v1beta1", "      - name: gpu\n        count: 1\n");
   ASSERT_EQ(flat.size(), 1u);
-  EXPECT_EQ(flat[0].field, "spec.spec.devices.requests[0].deviceClassName");
+  EXPECT_EQ(flat[0].field(), "spec.spec.devices.requests[0].deviceClassName");
 }
 
 TEST(DraClaims, ANegativeCountIsAnErrorEvenThoughTheRuleWarns) {
   const auto f = templateFindings("v1", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: -1}\n");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.spec.devices.requests[0].exactly.count");
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.count");
   EXPECT_EQ(f[0].value, "-1");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: -1: must be greater than zero"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: -1: must be greater than zero"));
 }
 
 TEST(DraClaims, ACountOfZeroIsDefaultedToOneAndWarned) {
   const auto f = templateFindings("v1", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 0}\n");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_THAT(f[0].message, HasSubstr("defaults count 0 to 1"));
+  EXPECT_THAT(f[0].message(), HasSubstr("defaults count 0 to 1"));
 }
 
 TEST(DraClaims, APositiveCountOrNoCountIsFine) {
@@ -232,7 +232,7 @@ TEST(DraClaims, ACountWithAllocationModeAllIsReported) {
       "v1", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}\n");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_THAT(f[0].message, HasSubstr("must not be specified when allocationMode is 'All'"));
+  EXPECT_THAT(f[0].message(), HasSubstr("must not be specified when allocationMode is 'All'"));
   EXPECT_THAT(rulesHit(templateFindings("v1", "      - name: gpu\n        exactly: {deviceClassName: g, "
                                               "allocationMode: All, count: 0}\n")),
               IsEmpty());
@@ -241,14 +241,14 @@ TEST(DraClaims, ACountWithAllocationModeAllIsReported) {
 TEST(DraClaims, AnUnknownAllocationModeIsReported) {
   const auto f = templateFindings("v1", "      - name: gpu\n        exactly: {deviceClassName: g, allocationMode: Exact}\n");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.spec.devices.requests[0].exactly.allocationMode");
-  EXPECT_THAT(f[0].message, HasSubstr("Unsupported value: \"Exact\": supported values: \"All\", \"ExactCount\""));
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.allocationMode");
+  EXPECT_THAT(f[0].message(), HasSubstr("Unsupported value: \"Exact\": supported values: \"All\", \"ExactCount\""));
 }
 
 TEST(DraClaims, ACountThatIsNotAWholeNumberIsReported) {
   const auto f = templateFindings("v1", "      - name: gpu\n        exactly: {deviceClassName: g, count: \"2\"}\n");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("whole number"));
+  EXPECT_THAT(f[0].message(), HasSubstr("whole number"));
 }
 
 TEST(DraClaims, FirstAvailableSubRequestsAreChecked) {
@@ -256,8 +256,8 @@ TEST(DraClaims, FirstAvailableSubRequestsAreChecked) {
                                         "        - {name: big, deviceClassName: gpu.nvidia.com, count: 2}\n"
                                         "        - {name: small, count: -2}\n");
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0].field, "spec.spec.devices.requests[0].firstAvailable[1].deviceClassName");
-  EXPECT_EQ(f[1].field, "spec.spec.devices.requests[0].firstAvailable[1].count");
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].firstAvailable[1].deviceClassName");
+  EXPECT_EQ(f[1].field(), "spec.spec.devices.requests[0].firstAvailable[1].count");
 }
 
 TEST(DraClaims, AResourceClaimHasItsRequestsOneLevelUp) {
@@ -272,7 +272,7 @@ spec:
 )",
                            kDraOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.devices.requests[0]");
+  EXPECT_EQ(f[0].field(), "spec.devices.requests[0]");
 }
 
 TEST(DraClaims, ListItemsAreChecked) {
@@ -289,7 +289,7 @@ items:
 )",
                            kDraOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "items[0].spec.devices.requests[0].exactly.count");
+  EXPECT_EQ(f[0].field(), "items[0].spec.devices.requests[0].exactly.count");
 }
 
 TEST(DraClaims, OlderApiVersionsAndOtherGroupsAreNotChecked) {

@@ -108,11 +108,11 @@ TEST(GpuCountExceedsNode, MoreGpusThanANodeHoldsIsAWarning) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "gpu-count-exceeds-node");
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.limits[nvidia.com/gpu]");
   EXPECT_EQ(f[0].value, "16");
-  EXPECT_THAT(f[0].message, HasSubstr("the pod needs 16 nvidia.com/gpu at once"));
-  EXPECT_THAT(f[0].message, HasSubstr("maxGpusPerNode: 8"));
-  EXPECT_THAT(f[0].message, HasSubstr("Insufficient nvidia.com/gpu"));
+  EXPECT_THAT(f[0].message(), HasSubstr("the pod needs 16 nvidia.com/gpu at once"));
+  EXPECT_THAT(f[0].message(), HasSubstr("maxGpusPerNode: 8"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Insufficient nvidia.com/gpu"));
 }
 
 TEST(GpuCountExceedsNode, ExactlyANodeIsFine) {
@@ -144,8 +144,8 @@ spec:
 )",
                            kCountOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.template.spec.containers[1].resources.limits[nvidia.com/gpu]");
-  EXPECT_THAT(f[0].message, HasSubstr("needs 10 nvidia.com/gpu at once (containers[0]: 4, containers[1]: 6)"));
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[1].resources.limits[nvidia.com/gpu]");
+  EXPECT_THAT(f[0].message(), HasSubstr("needs 10 nvidia.com/gpu at once (containers[0]: 4, containers[1]: 6)"));
 }
 
 TEST(GpuCountExceedsNode, ABigInitContainerCounts) {
@@ -160,7 +160,7 @@ spec:
 )",
                            kCountOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.initContainers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(f[0].field(), "spec.initContainers[0].resources.limits[nvidia.com/gpu]");
 }
 
 TEST(GpuCountExceedsNode, InitContainersThatEachFitAreFine) {

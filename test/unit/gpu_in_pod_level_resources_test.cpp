@@ -29,19 +29,19 @@ TEST(GpuInPodLevelResources, AGpuLimitIsReportedLikeTheApiServer) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "gpu-in-pod-level-resources");
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.resources.limits[nvidia.com/gpu]");
-  EXPECT_EQ(f[0].pointer, "/spec/resources/limits/nvidia.com~1gpu");
+  EXPECT_EQ(f[0].field(), "spec.resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(f[0].pointer(), "/spec/resources/limits/nvidia.com~1gpu");
   EXPECT_EQ(f[0].value, "nvidia.com/gpu");
-  EXPECT_THAT(f[0].message, HasSubstr("Unsupported value: \"nvidia.com/gpu\": supported values: \"cpu\", "
+  EXPECT_THAT(f[0].message(), HasSubstr("Unsupported value: \"nvidia.com/gpu\": supported values: \"cpu\", "
                                       "\"hugepages-\", \"memory\""));
-  EXPECT_THAT(f[0].message, HasSubstr("move it to containers[0].resources.limits"));
+  EXPECT_THAT(f[0].message(), HasSubstr("move it to containers[0].resources.limits"));
 }
 
 TEST(GpuInPodLevelResources, RequestsAreReportedToo) {
   const auto f = judgeYaml(podWithPodResources("    requests:\n      nvidia.com/gpu: 1\n"), kPodLevelOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.resources.requests[nvidia.com/gpu]");
-  EXPECT_THAT(f[0].message, HasSubstr("containers[0].resources.requests"));
+  EXPECT_EQ(f[0].field(), "spec.resources.requests[nvidia.com/gpu]");
+  EXPECT_THAT(f[0].message(), HasSubstr("containers[0].resources.requests"));
 }
 
 TEST(GpuInPodLevelResources, EveryExtendedResourceAndPolicyGpuIsReported) {
@@ -82,9 +82,9 @@ spec:
 TEST(GpuInPodLevelResources, PodLevelClaimsAreForbidden) {
   const auto f = judgeYaml(podWithPodResources("    claims:\n    - name: gpu\n"), kPodLevelOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.resources.claims");
-  EXPECT_THAT(f[0].message, HasSubstr("Forbidden: claims may not be set for Resources at pod-level"));
-  EXPECT_THAT(f[0].message, HasSubstr("containers[0].resources.claims"));
+  EXPECT_EQ(f[0].field(), "spec.resources.claims");
+  EXPECT_THAT(f[0].message(), HasSubstr("Forbidden: claims may not be set for Resources at pod-level"));
+  EXPECT_THAT(f[0].message(), HasSubstr("containers[0].resources.claims"));
 }
 
 TEST(GpuInPodLevelResources, AnEmptyClaimsListIsFine) {
@@ -105,8 +105,8 @@ TEST(GpuInPodLevelResources, AGpuOnAnEphemeralContainerIsForbidden) {
                                             "      requests: {nvidia.com/gpu: 1, cpu: 100m}\n"),
                            kPodLevelOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.ephemeralContainers[0].resources");
-  EXPECT_THAT(f[0].message, HasSubstr("Forbidden: cannot be set for an Ephemeral Container; an ephemeral container "
+  EXPECT_EQ(f[0].field(), "spec.ephemeralContainers[0].resources");
+  EXPECT_THAT(f[0].message(), HasSubstr("Forbidden: cannot be set for an Ephemeral Container; an ephemeral container "
                                       "gets no resources of its own, so it cannot be given nvidia.com/gpu: remove "
                                       "resources"));
 }
@@ -133,8 +133,8 @@ spec:
 )",
                            kPodLevelOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.leaderWorkerTemplate.workerTemplate.spec.resources.limits[nvidia.com/gpu]");
-  EXPECT_THAT(f[0].message, HasSubstr("containers[i].resources.limits"));
+  EXPECT_EQ(f[0].field(), "spec.leaderWorkerTemplate.workerTemplate.spec.resources.limits[nvidia.com/gpu]");
+  EXPECT_THAT(f[0].message(), HasSubstr("containers[i].resources.limits"));
 }
 
 }  // namespace

@@ -98,9 +98,9 @@ TEST_P(ValueNoNodeCarries, IsReportedWithTheFix) {
   ASSERT_EQ(f.size(), 1u) << c.key << ": " << c.value;
   EXPECT_EQ(f[0].rule, "gpu-label-value");
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.nodeSelector[" + std::string(c.key) + "]");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: "));
-  EXPECT_THAT(f[0].message, HasSubstr(c.advice)) << f[0].message;
+  EXPECT_EQ(f[0].field(), "spec.nodeSelector[" + std::string(c.key) + "]");
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: "));
+  EXPECT_THAT(f[0].message(), HasSubstr(c.advice)) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -134,7 +134,7 @@ TEST(GpuLabelValue, AffinityInAndNotInValuesAreChecked) {
   const auto f = judge(affinityPod(
       "{key: nvidia.com/cuda.driver-version.major, operator: NotIn, values: [\"470\", \"470.82.01\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field,
+  EXPECT_EQ(f[0].field(),
             "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
             "matchExpressions[0].values[1]");
 }
@@ -148,24 +148,24 @@ TEST(GpuLabelValue, GtAndLtValueFormatsAreLeftToNodeAffinityGtLt) {
 TEST(GpuLabelValue, AnOctalLookingGpuCountIsATrap) {
   const auto f = judge(gpuQuantityPod("010"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.limits[nvidia.com/gpu]");
   EXPECT_EQ(f[0].value, "8");
-  EXPECT_THAT(f[0].message, HasSubstr("turns the unquoted 010 into the octal number 8, so the pod asks for 8 "
+  EXPECT_THAT(f[0].message(), HasSubstr("turns the unquoted 010 into the octal number 8, so the pod asks for 8 "
                                       "nvidia.com/gpu"));
-  EXPECT_THAT(f[0].message, HasSubstr("write 10 (what 010 says in decimal) or 8 (what YAML reads)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("write 10 (what 010 says in decimal) or 8 (what YAML reads)"));
 }
 
 TEST(GpuLabelValue, HexadecimalAndUnderscoredCountsAreTraps) {
   const auto hex = judge(gpuQuantityPod("0x2"));
   ASSERT_EQ(hex.size(), 1u);
-  EXPECT_THAT(hex[0].message, HasSubstr("the hexadecimal number 2"));
+  EXPECT_THAT(hex[0].message(), HasSubstr("the hexadecimal number 2"));
   EXPECT_THAT(rulesHit(judge(gpuQuantityPod("1_0"))), ElementsAre("gpu-label-value"));
 }
 
 TEST(GpuLabelValue, ABooleanGpuCountIsATrap) {
   const auto f = judge(gpuQuantityPod("yes"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("turns the unquoted yes into the boolean true"));
+  EXPECT_THAT(f[0].message(), HasSubstr("turns the unquoted yes into the boolean true"));
 }
 
 TEST(GpuLabelValue, CountsThatReadAsWrittenAreNotTraps) {
@@ -186,14 +186,14 @@ TEST(GpuLabelValue, OnlyGpuResourcesAreJudgedForTraps) {
 TEST(GpuLabelValue, AnOctalLabelValueIsATrap) {
   const auto f = judge(selectorPod("nvidia.com/gpu.count", "010"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("turns the unquoted 010 into the octal number 8, not the text 010; quote it: "
+  EXPECT_THAT(f[0].message(), HasSubstr("turns the unquoted 010 into the octal number 8, not the text 010; quote it: "
                                       "\"010\""));
 }
 
 TEST(GpuLabelValue, YesOnABooleanLabelIsATrapWithTheGfdSpelling) {
   const auto f = judge(selectorPod("nvidia.com/mig.capable", "yes"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("write \"true\" (GFD writes \"true\"/\"false\")"));
+  EXPECT_THAT(f[0].message(), HasSubstr("write \"true\" (GFD writes \"true\"/\"false\")"));
 }
 
 TEST(GpuLabelValue, PlainNumbersAndBooleansAreLeftToLabelValueNotString) {

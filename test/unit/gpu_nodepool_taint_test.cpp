@@ -43,10 +43,10 @@ TEST(GpuNodepoolTaint, AGpuFamilyWithoutTheTaintIsAWarning) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "gpu-nodepool-taint");
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_EQ(f[0].field, "spec.template.spec.taints");
-  EXPECT_THAT(f[0].message, HasSubstr("launches GPU nodes (karpenter.k8s.aws/instance-family In [g5, g6, g6e])"));
-  EXPECT_THAT(f[0].message, HasSubstr("does not taint them nvidia.com/gpu:NoSchedule"));
-  EXPECT_THAT(f[0].message, HasSubstr("add {key: nvidia.com/gpu, effect: NoSchedule}"));
+  EXPECT_EQ(f[0].field(), "spec.template.spec.taints");
+  EXPECT_THAT(f[0].message(), HasSubstr("launches GPU nodes (karpenter.k8s.aws/instance-family In [g5, g6, g6e])"));
+  EXPECT_THAT(f[0].message(), HasSubstr("does not taint them nvidia.com/gpu:NoSchedule"));
+  EXPECT_THAT(f[0].message(), HasSubstr("add {key: nvidia.com/gpu, effect: NoSchedule}"));
 }
 
 TEST(GpuNodepoolTaint, TheGpuTaintWithAnyValueIsEnough) {
@@ -69,7 +69,7 @@ TEST(GpuNodepoolTaint, StartupTaintsDoNotCount) {
                                "      startupTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n",
                            kPoolOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("only among startupTaints"));
+  EXPECT_THAT(f[0].message(), HasSubstr("only among startupTaints"));
 }
 
 TEST(GpuNodepoolTaint, ThePolicysTaintIsRequired) {
@@ -156,8 +156,8 @@ spec:
 )",
                            kPoolOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.taints");
-  EXPECT_THAT(f[0].message, HasSubstr("this Provisioner launches GPU nodes"));
+  EXPECT_EQ(f[0].field(), "spec.taints");
+  EXPECT_THAT(f[0].message(), HasSubstr("this Provisioner launches GPU nodes"));
 }
 
 TEST(GpuNodepoolTaint, OtherKindsAreIgnored) {
@@ -196,7 +196,7 @@ items:
 )",
                            kPoolOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "items[0].spec.template.spec.taints");
+  EXPECT_EQ(f[0].field(), "items[0].spec.template.spec.taints");
 }
 
 }  // namespace

@@ -61,17 +61,17 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(GpuFractional, SaysWhatToAskForInstead) {
   const auto f = only(judgeYaml(gpuPod("limits:\n  nvidia.com/gpu: 0.5")), "gpu-fractional");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.limits[nvidia.com/gpu]");
-  EXPECT_EQ(f[0].pointer, "/spec/containers/0/resources/limits/nvidia.com~1gpu");
-  EXPECT_THAT(f[0].message, HasSubstr("must be an integer"));
-  EXPECT_THAT(f[0].message, HasSubstr("ask for 1"));
-  EXPECT_THAT(f[0].message, HasSubstr("MIG"));
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(f[0].pointer(), "/spec/containers/0/resources/limits/nvidia.com~1gpu");
+  EXPECT_THAT(f[0].message(), HasSubstr("must be an integer"));
+  EXPECT_THAT(f[0].message(), HasSubstr("ask for 1"));
+  EXPECT_THAT(f[0].message(), HasSubstr("MIG"));
 }
 
 TEST(GpuFractional, NotesThatTheApiServerRoundsUpNearlyWholeValues) {
   const auto f = only(judgeYaml(gpuPod("limits:\n  nvidia.com/gpu: \"0.9999\"")), "gpu-fractional");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("rounds 0.9999 up to 1"));
+  EXPECT_THAT(f[0].message(), HasSubstr("rounds 0.9999 up to 1"));
 }
 
 TEST(GpuFractional, AppliesToEveryExtendedResourceLikeTheApiServer) {
@@ -94,8 +94,8 @@ TEST(GpuFractional, ChecksInitAndSidecarContainersToo) {
       "  containers:\n  - name: c\n    image: x\n";
   const auto f = only(judgeYaml(yaml), "gpu-fractional");
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0].field, "spec.initContainers[0].resources.limits[nvidia.com/gpu]");
-  EXPECT_EQ(f[1].field, "spec.initContainers[1].resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(f[0].field(), "spec.initContainers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_EQ(f[1].field(), "spec.initContainers[1].resources.limits[nvidia.com/gpu]");
 }
 
 // --- quantities that do not parse -----------------------------------------
@@ -114,13 +114,13 @@ INSTANTIATE_TEST_SUITE_P(Reference, UnparseableGpuQuantity,
 TEST(GpuInvalidQuantity, QuotesTheApiServersParseError) {
   const auto f = only(judgeYaml(gpuPod("limits:\n  nvidia.com/gpu: \"1 GPU\"")), "gpu-invalid-quantity");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"1 GPU\": quantities must match the regular expression"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"1 GPU\": quantities must match the regular expression"));
 }
 
 TEST(GpuInvalidQuantity, NegativeCountsMustBeAtLeastZero) {
   const auto f = only(judgeYaml(gpuPod("limits:\n  nvidia.com/gpu: -1")), "gpu-invalid-quantity");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"-1\": must be greater than or equal to 0"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"-1\": must be greater than or equal to 0"));
 }
 
 TEST(GpuInvalidQuantity, NullIsZeroLikeTheApiServersDecoder) {
@@ -143,8 +143,8 @@ TEST(GpuRequestsLimits, DifferentValuesAreAMismatchReportedAtRequestsWithoutTheK
   const auto f = only(judgeYaml(gpuPod("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: 2")),
                       "gpu-requests-limits-mismatch");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.requests");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 1"));
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.requests");
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 1"));
 }
 
 // Defaulting rounds both up to milli precision before validation compares
@@ -163,8 +163,8 @@ TEST(GpuRequestsLimits, RequestsAloneNeedALimitReportedAtLimitsWithoutTheKey) {
   for (const char* kind : {"Pod", "Deployment", "StatefulSet"}) {
     const auto f = only(judgeYaml(gpuPod("requests:\n  nvidia.com/gpu: 1", kind)), "gpu-requests-without-limits");
     ASSERT_EQ(f.size(), 1u) << kind;
-    EXPECT_THAT(f[0].field, ::testing::EndsWith("containers[0].resources.limits"));
-    EXPECT_THAT(f[0].message, HasSubstr("Limit must be set for non overcommitable resources"));
+    EXPECT_THAT(f[0].field(), ::testing::EndsWith("containers[0].resources.limits"));
+    EXPECT_THAT(f[0].message(), HasSubstr("Limit must be set for non overcommitable resources"));
   }
 }
 

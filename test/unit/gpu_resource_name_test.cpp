@@ -30,10 +30,10 @@ TEST_P(MisspeltGpuResource, IsReportedWithTheRightName) {
   const auto f = nameFindings(name);
   ASSERT_EQ(f.size(), 1u) << name;
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.limits[" + name + "]");
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.limits[" + name + "]");
   EXPECT_EQ(f[0].value, name);
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"" + name + "\""));
-  EXPECT_THAT(f[0].message, HasSubstr("use nvidia.com/gpu"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"" + name + "\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("use nvidia.com/gpu"));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -53,20 +53,20 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(GpuResourceName, CaseVariantsSayNamesAreCaseSensitive) {
   const auto f = nameFindings("nvidia.com/GPU");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("case-sensitive"));
-  EXPECT_THAT(f[0].message, HasSubstr("stays Pending with \"Insufficient nvidia.com/GPU\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("case-sensitive"));
+  EXPECT_THAT(f[0].message(), HasSubstr("stays Pending with \"Insufficient nvidia.com/GPU\""));
 }
 
 TEST(GpuResourceName, SharedCaseVariantPointsAtTheSharedName) {
   const auto f = nameFindings("nvidia.com/GPU.shared");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("use nvidia.com/gpu.shared"));
+  EXPECT_THAT(f[0].message(), HasSubstr("use nvidia.com/gpu.shared"));
 }
 
 TEST(GpuResourceName, NamesWithoutADomainQuoteTheApiServer) {
   const auto f = nameFindings("gpu");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("must be a standard resource type or fully qualified"));
+  EXPECT_THAT(f[0].message(), HasSubstr("must be a standard resource type or fully qualified"));
 }
 
 // --- names the API server rejects (validateContainerResourceName, §2.1) --------
@@ -74,17 +74,17 @@ TEST(GpuResourceName, NamesWithoutADomainQuoteTheApiServer) {
 TEST(GpuResourceName, ARequestsPrefixIsNotAnExtendedResourceName) {
   const auto f = nameFindings("requests.nvidia.com/gpu");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources.limits[requests.nvidia.com/gpu]");
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.limits[requests.nvidia.com/gpu]");
   EXPECT_EQ(f[0].value, "requests.nvidia.com/gpu");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"requests.nvidia.com/gpu\": doesn't follow extended resource "
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"requests.nvidia.com/gpu\": doesn't follow extended resource "
                                       "name standard (requests.<name> is how a ResourceQuota names a resource"));
-  EXPECT_THAT(f[0].message, HasSubstr("use nvidia.com/gpu"));
+  EXPECT_THAT(f[0].message(), HasSubstr("use nvidia.com/gpu"));
 }
 
 TEST(GpuResourceName, StrayWhitespaceQuotesIsQualifiedNameAndTheExtendedNameStandard) {
   const auto f = nameFindings("nvidia.com/gpu ");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].message,
+  EXPECT_EQ(f[0].message(),
             "Invalid value: \"nvidia.com/gpu \": name part must consist of alphanumeric characters, '-', '_' or '.', "
             "and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
             "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'); doesn't follow extended "
@@ -93,31 +93,31 @@ TEST(GpuResourceName, StrayWhitespaceQuotesIsQualifiedNameAndTheExtendedNameStan
             "nvidia.com/gpu");
   const auto leading = nameFindings(" nvidia.com/gpu");
   ASSERT_EQ(leading.size(), 1u);
-  EXPECT_THAT(leading[0].message, HasSubstr("prefix part a lowercase RFC 1123 subdomain must consist of"));
+  EXPECT_THAT(leading[0].message(), HasSubstr("prefix part a lowercase RFC 1123 subdomain must consist of"));
 }
 
 TEST(GpuResourceName, AnUpperCaseDomainIsRejectedNotJustUnadvertised) {
   const auto f = nameFindings("NVIDIA.com/gpu");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message,
+  EXPECT_THAT(f[0].message(),
               HasSubstr("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                         "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
                         "'example.com', regex used for validation is "
                         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'); doesn't follow "
                         "extended resource name standard (resource names are case-sensitive)"));
-  EXPECT_THAT(f[0].message, Not(HasSubstr("Insufficient")));
+  EXPECT_THAT(f[0].message(), Not(HasSubstr("Insufficient")));
 }
 
 TEST(GpuResourceName, EveryGpuResourceOfThePolicyIsRecognisedBehindTheMistake) {
   const auto shared = nameFindings("requests.nvidia.com/gpu.shared");
   ASSERT_EQ(shared.size(), 1u);
-  EXPECT_THAT(shared[0].message, HasSubstr("use nvidia.com/gpu.shared"));
+  EXPECT_THAT(shared[0].message(), HasSubstr("use nvidia.com/gpu.shared"));
   const auto mig = nameFindings("requests.nvidia.com/mig-1g.10gb");
   ASSERT_EQ(mig.size(), 1u);
-  EXPECT_THAT(mig[0].message, HasSubstr("use nvidia.com/mig-1g.10gb"));
+  EXPECT_THAT(mig[0].message(), HasSubstr("use nvidia.com/mig-1g.10gb"));
   const auto both = nameFindings("requests.nvidia.com/GPU");
   ASSERT_EQ(both.size(), 1u);
-  EXPECT_THAT(both[0].message, HasSubstr("ResourceQuota names a resource, not a container; resource names are "
+  EXPECT_THAT(both[0].message(), HasSubstr("ResourceQuota names a resource, not a container; resource names are "
                                          "case-sensitive): "));
 }
 
@@ -156,8 +156,8 @@ TEST(GpuResourceName, WorkloadTemplatesAndRequestsAreChecked) {
   const auto f = judgeYaml(gpuPod("limits:\n  nvidia.com/GPU: 1\nrequests:\n  nvidia.com/GPU: 1", "Deployment"),
                            kNameOnly);
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].resources.limits[nvidia.com/GPU]");
-  EXPECT_EQ(f[1].field, "spec.template.spec.containers[0].resources.requests[nvidia.com/GPU]");
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].resources.limits[nvidia.com/GPU]");
+  EXPECT_EQ(f[1].field(), "spec.template.spec.containers[0].resources.requests[nvidia.com/GPU]");
 }
 
 TEST(GpuResourceName, ALoneContainerOfACustomResourceMayUseItsOwnBareNames) {

@@ -65,9 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(GpuMissingToleration, AGpuPodWithoutTolerationsIsReported) {
   const auto f = only(judgeYaml(podWith("")), "gpu-missing-toleration");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.tolerations");
-  EXPECT_THAT(f[0].message, HasSubstr("nvidia.com/gpu:NoSchedule"));
-  EXPECT_THAT(f[0].message, HasSubstr("operator: Exists"));
+  EXPECT_EQ(f[0].field(), "spec.tolerations");
+  EXPECT_THAT(f[0].message(), HasSubstr("nvidia.com/gpu:NoSchedule"));
+  EXPECT_THAT(f[0].message(), HasSubstr("operator: Exists"));
 }
 
 TEST(GpuMissingToleration, ExistsOnTheKeyTolerates) {
@@ -118,7 +118,7 @@ TEST(GpuMissingToleration, APreferNoScheduleTaintKeepsNoPodOff) {
   both.rules = onlyRules({"gpu-missing-toleration"}).rules;
   const auto f = judgeYaml(podWith(""), both);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("taint dedicated=gpu:NoExecute"));
+  EXPECT_THAT(f[0].message(), HasSubstr("taint dedicated=gpu:NoExecute"));
 }
 
 // --- tolerations the API server rejects (ValidateTolerations, §6.3) -------------
@@ -132,7 +132,7 @@ std::vector<Finding> tolerationOnly(const std::string& specLines, const Policy& 
 
 std::vector<std::string> fieldsOf(const std::vector<Finding>& findings) {
   std::vector<std::string> fields;
-  for (const Finding& f : findings) fields.push_back(f.field);
+  for (const Finding& f : findings) fields.push_back(f.field());
   return fields;
 }
 
@@ -140,11 +140,11 @@ TEST(GpuMissingToleration, ExistsWithAValueIsRejectedThoughItWouldTolerate) {
   const auto f = tolerationOnly(
       "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, value: present, effect: NoSchedule}\n");
   ASSERT_EQ(f.size(), 1u);  // no "no toleration" finding: the fix keeps it tolerating
-  EXPECT_EQ(f[0].field, "spec.tolerations[0].operator");
+  EXPECT_EQ(f[0].field(), "spec.tolerations[0].operator");
   EXPECT_EQ(f[0].value, R"({"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists","value":"present"})");
-  EXPECT_THAT(f[0].message, HasSubstr(": value must be empty when `operator` is 'Exists'; the API server rejects "
+  EXPECT_THAT(f[0].message(), HasSubstr(": value must be empty when `operator` is 'Exists'; the API server rejects "
                                       "the pod"));
-  EXPECT_THAT(f[0].message, HasSubstr("remove value: \"present\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("remove value: \"present\""));
   EXPECT_THAT(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, value: \"\"}]\n"), IsEmpty());
 }
 
@@ -152,11 +152,11 @@ TEST(GpuMissingToleration, TolerationSecondsNeedsEffectNoExecute) {
   const auto f = tolerationOnly(
       "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule, tolerationSeconds: 300}\n");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.tolerations[0].effect");
+  EXPECT_EQ(f[0].field(), "spec.tolerations[0].effect");
   EXPECT_EQ(f[0].value, "\"NoSchedule\"");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
                                       "`tolerationSeconds` is set; the API server rejects the pod"));
-  EXPECT_THAT(f[0].message, HasSubstr("remove tolerationSeconds"));
+  EXPECT_THAT(f[0].message(), HasSubstr("remove tolerationSeconds"));
   // An empty effect is not NoExecute either.
   EXPECT_THAT(fieldsOf(tolerationOnly(
                   "  tolerations: [{key: nvidia.com/gpu, operator: Exists, tolerationSeconds: 300}]\n")),
@@ -183,16 +183,16 @@ TEST(GpuMissingToleration, TolerationSecondsMustDecodeAsAnInteger) {
                                 "tolerationSeconds: \"10\"}]\n",
                                 noExecute);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.tolerations[0].tolerationSeconds");
+  EXPECT_EQ(f[0].field(), "spec.tolerations[0].tolerationSeconds");
   EXPECT_EQ(f[0].value, "\"10\"");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"10\": json: cannot unmarshal string into Go struct field "
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"10\": json: cannot unmarshal string into Go struct field "
                                       "Toleration.spec.tolerations.tolerationSeconds of type int64"));
-  EXPECT_THAT(f[0].message, HasSubstr("write tolerationSeconds: 10, unquoted"));
+  EXPECT_THAT(f[0].message(), HasSubstr("write tolerationSeconds: 10, unquoted"));
   const auto fraction = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute, "
                                        "tolerationSeconds: 1.5}]\n",
                                        noExecute);
   ASSERT_EQ(fraction.size(), 1u);
-  EXPECT_THAT(fraction[0].message, HasSubstr("cannot unmarshal number 1.5 into"));
+  EXPECT_THAT(fraction[0].message(), HasSubstr("cannot unmarshal number 1.5 into"));
   // A YAML 300.0 reaches the API server as 300.
   EXPECT_THAT(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute, "
                              "tolerationSeconds: 300.0}]\n",
@@ -210,7 +210,7 @@ TEST(GpuMissingToleration, TheDecodeErrorNamesTheFieldPathWithoutIndexes) {
   const auto f = judgeYaml(deployment, p);
   EXPECT_THAT(fieldsOf(f), ElementsAre("spec.template.spec.tolerations[0].effect",
                                        "spec.template.spec.tolerations[0].tolerationSeconds"));
-  EXPECT_THAT(f[1].message, HasSubstr("Go struct field Toleration.spec.template.spec.tolerations.tolerationSeconds"));
+  EXPECT_THAT(f[1].message(), HasSubstr("Go struct field Toleration.spec.template.spec.tolerations.tolerationSeconds"));
 }
 
 TEST(GpuMissingToleration, AnEmptyKeyNeedsOperatorExists) {
@@ -218,7 +218,7 @@ TEST(GpuMissingToleration, AnEmptyKeyNeedsOperatorExists) {
   // It tolerates no GPU taint (whose value is unknown) either.
   EXPECT_THAT(fieldsOf(f), ElementsAre("spec.tolerations", "spec.tolerations[0].operator"));
   EXPECT_EQ(f[1].value, "\"Equal\"");
-  EXPECT_THAT(f[1].message, HasSubstr("Invalid value: \"Equal\": operator must be Exists when `key` is empty, which "
+  EXPECT_THAT(f[1].message(), HasSubstr("Invalid value: \"Equal\": operator must be Exists when `key` is empty, which "
                                       "means \"match all values and all keys\"; the API server rejects the pod"));
   const auto omitted = tolerationOnly("  tolerations: [{value: x}]\n");
   ASSERT_EQ(omitted.size(), 2u);
@@ -229,7 +229,7 @@ TEST(GpuMissingToleration, AnEmptyKeyNeedsOperatorExists) {
 TEST(GpuMissingToleration, AnEqualValueMustBeALabelValue) {
   const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: \"a b\"}]\n");
   EXPECT_THAT(fieldsOf(f), ElementsAre("spec.tolerations", "spec.tolerations[0].operator"));
-  EXPECT_THAT(f[1].message, HasSubstr("Invalid value: \"a b\": a valid label must be an empty string or consist of "
+  EXPECT_THAT(f[1].message(), HasSubstr("Invalid value: \"a b\": a valid label must be an empty string or consist of "
                                       "alphanumeric characters"));
   EXPECT_THAT(fieldsOf(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: present}]\n")),
               ElementsAre("spec.tolerations"));
@@ -262,8 +262,8 @@ std::vector<std::string> pinFindings(const std::string& specLines) {
 TEST(GpuMissingDriverPin, AGpuPodWithoutAPinIsReportedAtNodeSelector) {
   const auto f = only(judgeYaml(podWith("")), "gpu-missing-driver-pin");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.nodeSelector");
-  EXPECT_THAT(f[0].message, HasSubstr("CUDA driver version is insufficient"));
+  EXPECT_EQ(f[0].field(), "spec.nodeSelector");
+  EXPECT_THAT(f[0].message(), HasSubstr("CUDA driver version is insufficient"));
 }
 
 TEST(GpuMissingDriverPin, ANodeSelectorOnAnyPinLabelPins) {
@@ -348,17 +348,17 @@ std::vector<Finding> labelFindings(const std::string& yaml) {
 TEST(LabelValueNotString, AnUnquotedNumberInNodeSelectorIsReportedWithTheQuotedForm) {
   const auto f = labelFindings(podWith("  nodeSelector: {nvidia.com/cuda.driver-version.major: 535}\n"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.nodeSelector[nvidia.com/cuda.driver-version.major]");
-  EXPECT_THAT(f[0].message, HasSubstr("write \"535\""));
+  EXPECT_EQ(f[0].field(), "spec.nodeSelector[nvidia.com/cuda.driver-version.major]");
+  EXPECT_THAT(f[0].message(), HasSubstr("write \"535\""));
 }
 
 TEST(LabelValueNotString, Yaml11BooleansAndOctalsAreExplained) {
   const auto yes = labelFindings(podWith("  nodeSelector: {nvidia.com/mig.capable: yes}\n"));
   ASSERT_EQ(yes.size(), 1u);
-  EXPECT_THAT(yes[0].message, HasSubstr("write \"yes\" (YAML 1.1 reads yes as true)"));
+  EXPECT_THAT(yes[0].message(), HasSubstr("write \"yes\" (YAML 1.1 reads yes as true)"));
   const auto octal = labelFindings(podWith("  nodeSelector: {team: 010}\n"));
   ASSERT_EQ(octal.size(), 1u);
-  EXPECT_THAT(octal[0].message, HasSubstr("YAML 1.1 reads 010 as 8"));
+  EXPECT_THAT(octal[0].message(), HasSubstr("YAML 1.1 reads 010 as 8"));
 }
 
 TEST(LabelValueNotString, QuotedValuesAreFine) {
@@ -373,7 +373,7 @@ TEST(LabelValueNotString, LabelsMatchLabelsAndAffinityValuesAreCheckedToo) {
       "[{matchExpressions: [{key: k, operator: In, values: [535]}]}]}}}\n"
       "      containers: [{name: c, image: x}]\n";
   std::vector<std::string> fields;
-  for (const Finding& f : labelFindings(yaml)) fields.push_back(f.field);
+  for (const Finding& f : labelFindings(yaml)) fields.push_back(f.field());
   EXPECT_THAT(fields, ElementsAre("metadata.labels[tier]", "spec.selector.matchLabels[app]",
                                   "spec.template.metadata.labels[gpu]",
                                   "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
@@ -386,7 +386,7 @@ TEST(LabelValueNotString, AnnotationsAndTolerationValuesMustBeStringsToo) {
       "  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: 8, effect: NoSchedule, tolerationSeconds: 30}]\n"
       "  containers: [{name: c, image: x}]\n";
   std::vector<std::string> fields;
-  for (const Finding& f : labelFindings(yaml)) fields.push_back(f.field);
+  for (const Finding& f : labelFindings(yaml)) fields.push_back(f.field());
   EXPECT_THAT(fields, ElementsAre("metadata.annotations[prometheus.io/scrape]", "spec.tolerations[0].value"));
 }
 

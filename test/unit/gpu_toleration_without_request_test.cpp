@@ -49,10 +49,10 @@ TEST(GpuTolerationWithoutRequest, ADeploymentThatToleratesTheGpuTaintWithoutAGpu
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "gpu-toleration-without-request");
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_EQ(f[0].field, "spec.template.spec.tolerations[0]");
-  EXPECT_THAT(f[0].message, HasSubstr("tolerates the GPU node taint nvidia.com/gpu:NoSchedule, but no container asks "
+  EXPECT_EQ(f[0].field(), "spec.template.spec.tolerations[0]");
+  EXPECT_THAT(f[0].message(), HasSubstr("tolerates the GPU node taint nvidia.com/gpu:NoSchedule, but no container asks "
                                       "for a GPU"));
-  EXPECT_THAT(f[0].message, HasSubstr("remove the toleration"));
+  EXPECT_THAT(f[0].message(), HasSubstr("remove the toleration"));
 }
 
 TEST(GpuTolerationWithoutRequest, APodThatAsksForAGpuIsFine) {
@@ -184,7 +184,7 @@ TEST(GpuTolerationWithoutRequest, CustomResourceGroupsAreJudgedOneByOne) {
       "          resources: {limits: {nvidia.com/gpu: 1}}\n";
   const auto f = judge(ray);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.headGroupSpec.template.spec.tolerations[0]");
+  EXPECT_EQ(f[0].field(), "spec.headGroupSpec.template.spec.tolerations[0]");
 }
 
 TEST(GpuTolerationWithoutRequest, IsOnByDefaultAsAWarning) {

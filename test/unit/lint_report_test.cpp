@@ -24,10 +24,11 @@ Located finding(const std::string& rule, Severity severity, int line, int column
   Located l;
   l.finding.rule = rule;
   l.finding.severity = severity;
-  l.finding.field = "spec.containers[0].resources.limits[nvidia.com/gpu]";
-  l.finding.pointer = "/spec/containers/0/resources/limits/nvidia.com~1gpu";
+  // spec.containers[0].resources.limits[nvidia.com/gpu]
+  l.finding.path = FieldPath{}.field("spec").field("containers").index(0).field("resources").field("limits").key(
+      "nvidia.com/gpu");
   l.finding.value = "\"0.5\"";
-  l.finding.message = message;
+  l.finding.error = FieldError::note(message);  // the text as given: the reports print what the engine said
   l.finding.suppressed = suppressed;
   l.finding.suppressionReason = reason;
   l.line = line;

@@ -63,10 +63,10 @@ TEST_P(UnadvertisedMigName, IsReportedWithTheFix) {
   ASSERT_EQ(f.size(), 1u) << c.name;
   EXPECT_EQ(f[0].rule, "mig-resource-name");
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, std::string("spec.containers[0].resources.limits[nvidia.com/") + c.name + "]");
+  EXPECT_EQ(f[0].field(), std::string("spec.containers[0].resources.limits[nvidia.com/") + c.name + "]");
   EXPECT_EQ(f[0].value, std::string("nvidia.com/") + c.name);
-  EXPECT_THAT(f[0].message, HasSubstr(std::string("Invalid value: \"nvidia.com/") + c.name + "\""));
-  EXPECT_THAT(f[0].message, HasSubstr(c.fix)) << f[0].message;
+  EXPECT_THAT(f[0].message(), HasSubstr(std::string("Invalid value: \"nvidia.com/") + c.name + "\""));
+  EXPECT_THAT(f[0].message(), HasSubstr(c.fix)) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -95,7 +95,7 @@ TEST(MigResourceName, RequestsAreCheckedLikeLimits) {
   const auto f = migFindings("limits:\n  nvidia.com/mig-1g.10gb: 1\nrequests:\n  \"nvidia.com/mig-1g.10gb+me\": 1",
                              "Deployment");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].resources.requests[nvidia.com/mig-1g.10gb+me]");
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].resources.requests[nvidia.com/mig-1g.10gb+me]");
 }
 
 TEST(MigResourceName, CustomResourcesAreCheckedToo) {
@@ -113,7 +113,7 @@ spec:
 )",
                            kMigOnly);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.headGroupSpec.template.spec.containers[0].resources.limits[nvidia.com/mig-3g.40gb+me]");
+  EXPECT_EQ(f[0].field(), "spec.headGroupSpec.template.spec.containers[0].resources.limits[nvidia.com/mig-3g.40gb+me]");
 }
 
 TEST(MigResourceName, OtherResourcesAreNotItsBusiness) {
@@ -133,8 +133,8 @@ TEST(MigResourceName, NamesListedExactlyInThePolicyAreAccepted) {
 TEST(MigResourceName, AContainerMixingWholeGpusAndMigSlicesIsReported) {
   const auto f = migFindings("limits:\n  nvidia.com/gpu: 1\n  nvidia.com/mig-1g.10gb: 1");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.containers[0].resources");
-  EXPECT_THAT(f[0].message, HasSubstr("whole GPUs (nvidia.com/gpu) and MIG slices (nvidia.com/mig-1g.10gb)"));
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources");
+  EXPECT_THAT(f[0].message(), HasSubstr("whole GPUs (nvidia.com/gpu) and MIG slices (nvidia.com/mig-1g.10gb)"));
 }
 
 TEST(MigResourceName, WholeGpusOrMigSlicesAloneAreFine) {

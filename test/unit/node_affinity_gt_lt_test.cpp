@@ -59,27 +59,27 @@ TEST(NodeAffinityGtLt, SignedValuesAreFineInPreferredTerms) {
 TEST(NodeAffinityGtLt, SignedValuesAreNotLabelValuesSoARequiredTermIsRejected) {
   const auto plus = judge(requiredPod("{key: nvidia.com/gpu.memory, operator: Gt, values: [\"+40000\"]}"));
   ASSERT_EQ(plus.size(), 1u);
-  EXPECT_EQ(plus[0].field, kExpr + ".values[0]");
+  EXPECT_EQ(plus[0].field(), kExpr + ".values[0]");
   EXPECT_EQ(plus[0].value, "\"+40000\"");
-  EXPECT_THAT(plus[0].message,
+  EXPECT_THAT(plus[0].message(),
               HasSubstr("Invalid value: \"+40000\": a valid label must be an empty string or consist of alphanumeric "
                         "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
                         "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
                         "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
-  EXPECT_THAT(plus[0].message, HasSubstr("the API server rejects the object"));
-  EXPECT_THAT(plus[0].message, HasSubstr("write \"40000\" without the sign"));
+  EXPECT_THAT(plus[0].message(), HasSubstr("the API server rejects the object"));
+  EXPECT_THAT(plus[0].message(), HasSubstr("write \"40000\" without the sign"));
   const auto minus = judge(requiredPod("{key: example.com/rank, operator: Gt, values: [\"-1\"]}"));
   ASSERT_EQ(minus.size(), 1u);
-  EXPECT_THAT(minus[0].message, HasSubstr("node label values are never negative either"));
+  EXPECT_THAT(minus[0].message(), HasSubstr("node label values are never negative either"));
 }
 
 TEST(NodeAffinityGtLt, ARequiredValueThatIsNeitherALabelValueNorAnIntegerIsReportedOnceAsRejected) {
   const auto required = judge(requiredPod("{key: example.com/n, operator: Lt, values: [\" 10\"]}"));
   ASSERT_EQ(required.size(), 1u);
-  EXPECT_THAT(required[0].message, HasSubstr("a valid label must be an empty string"));
+  EXPECT_THAT(required[0].message(), HasSubstr("a valid label must be an empty string"));
   const auto preferred = judge(preferredPod("{key: example.com/n, operator: Lt, values: [\" 10\"]}"));
   ASSERT_EQ(preferred.size(), 1u);
-  EXPECT_THAT(preferred[0].message, HasSubstr("never matches any node"));
+  EXPECT_THAT(preferred[0].message(), HasSubstr("never matches any node"));
 }
 
 TEST(NodeAffinityGtLt, InWithValuesAndExistsWithoutAreFine) {
@@ -96,31 +96,31 @@ TEST(NodeAffinityGtLt, InWithValuesAndExistsWithoutAreFine) {
 TEST(NodeAffinityGtLt, InNeedsAtLeastOneValue) {
   const auto f = judge(requiredPod("{key: nvidia.com/gpu.product, operator: In, values: []}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, kExpr + ".values");
+  EXPECT_EQ(f[0].field(), kExpr + ".values");
   EXPECT_EQ(f[0].value, "[]");
-  EXPECT_THAT(f[0].message, HasSubstr("Required value: must be specified when `operator` is 'In' or 'NotIn', so the "
+  EXPECT_THAT(f[0].message(), HasSubstr("Required value: must be specified when `operator` is 'In' or 'NotIn', so the "
                                       "API server rejects the object"));
-  EXPECT_THAT(f[0].message, HasSubstr("or use Exists to match any value"));
+  EXPECT_THAT(f[0].message(), HasSubstr("or use Exists to match any value"));
 }
 
 TEST(NodeAffinityGtLt, NotInWithoutValuesIsRejectedToo) {
   const auto f = judge(requiredPod("{key: nvidia.com/gpu.product, operator: NotIn}"));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].value, "");
-  EXPECT_THAT(f[0].message, HasSubstr("or use DoesNotExist to exclude every value"));
+  EXPECT_THAT(f[0].message(), HasSubstr("or use DoesNotExist to exclude every value"));
 }
 
 TEST(NodeAffinityGtLt, ExistsAndDoesNotExistTakeNoValues) {
   const auto f = judge(requiredPod("{key: nvidia.com/mig.capable, operator: Exists, values: [\"true\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, kExpr + ".values");
+  EXPECT_EQ(f[0].field(), kExpr + ".values");
   EXPECT_EQ(f[0].value, "[\"true\"]");
-  EXPECT_THAT(f[0].message, HasSubstr("Forbidden: may not be specified when `operator` is 'Exists' or "
+  EXPECT_THAT(f[0].message(), HasSubstr("Forbidden: may not be specified when `operator` is 'Exists' or "
                                       "'DoesNotExist', so the API server rejects the object"));
-  EXPECT_THAT(f[0].message, HasSubstr("or write In to match these"));
+  EXPECT_THAT(f[0].message(), HasSubstr("or write In to match these"));
   const auto absent = judge(requiredPod("{key: nvidia.com/gpu.present, operator: DoesNotExist, values: [x]}"));
   ASSERT_EQ(absent.size(), 1u);
-  EXPECT_THAT(absent[0].message, HasSubstr("or write NotIn to exclude these"));
+  EXPECT_THAT(absent[0].message(), HasSubstr("or write NotIn to exclude these"));
 }
 
 TEST(NodeAffinityGtLt, PreferredTermsAreValidatedTheSameWay) {
@@ -140,7 +140,7 @@ TEST(NodeAffinityGtLt, EveryRejectedRequirementOfATermIsReported) {
       "          - {key: nvidia.com/gpu.memory, operator: Gt, values: [\"+40000\"]}\n"
       "  containers:\n  - {name: c, image: busybox}\n";
   std::vector<std::string> fields;
-  for (const Finding& f : judge(pod)) fields.push_back(f.field);
+  for (const Finding& f : judge(pod)) fields.push_back(f.field());
   const std::string term = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                            "nodeSelectorTerms[0].matchExpressions";
   EXPECT_THAT(fields, ElementsAre(term + "[0].values", term + "[1].values", term + "[2].values[0]"));
@@ -152,11 +152,11 @@ TEST(NodeAffinityGtLt, ADecimalValueSilentlyNeverMatches) {
   const auto f = judge(requiredPod("{key: nvidia.com/cuda.runtime-version.major, operator: Gt, values: [\"12.4\"]}"));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, kExpr + ".values[0]");
+  EXPECT_EQ(f[0].field(), kExpr + ".values[0]");
   EXPECT_EQ(f[0].value, "\"12.4\"");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"12.4\": Gt compares integers (strconv.ParseInt)"));
-  EXPECT_THAT(f[0].message, HasSubstr("never matches any node"));
-  EXPECT_THAT(f[0].message, HasSubstr("Gt \"12\" admits 13 and above"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"12.4\": Gt compares integers (strconv.ParseInt)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("never matches any node"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Gt \"12\" admits 13 and above"));
 }
 
 // What a term that never matches costs depends on where it sits (kube-scheduler, as the
@@ -164,7 +164,7 @@ TEST(NodeAffinityGtLt, ADecimalValueSilentlyNeverMatches) {
 TEST(NodeAffinityGtLt, TheOnlyRequiredTermThatNeverMatchesKeepsThePodPending) {
   const auto f = judge(requiredPod("{key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"550.54\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("never matches any node: the pod stays Pending;"));
+  EXPECT_THAT(f[0].message(), HasSubstr("never matches any node: the pod stays Pending;"));
 }
 
 TEST(NodeAffinityGtLt, OneOfSeveralOredTermsDoesNotKeepThePodPending) {
@@ -178,22 +178,22 @@ TEST(NodeAffinityGtLt, OneOfSeveralOredTermsDoesNotKeepThePodPending) {
   const auto f = judge(pod);
   ASSERT_EQ(f.size(), 2u);
   for (const Finding& finding : f) {
-    EXPECT_THAT(finding.message, HasSubstr("the pod can only land on a node that another term matches"));
-    EXPECT_THAT(finding.message, ::testing::Not(HasSubstr("Pending")));
+    EXPECT_THAT(finding.message(), HasSubstr("the pod can only land on a node that another term matches"));
+    EXPECT_THAT(finding.message(), ::testing::Not(HasSubstr("Pending")));
   }
 }
 
 TEST(NodeAffinityGtLt, APreferredTermThatNeverMatchesNeverApplies) {
   const auto f = judge(preferredPod("{key: nvidia.com/gpu.product, operator: Gt, values: [\"100\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("never matches any node and the preference never applies"));
-  EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("Pending")));
+  EXPECT_THAT(f[0].message(), HasSubstr("never matches any node and the preference never applies"));
+  EXPECT_THAT(f[0].message(), ::testing::Not(HasSubstr("Pending")));
 }
 
 TEST(NodeAffinityGtLt, LtWithADecimalSuggestsTheIntegerAbove) {
   const auto f = judge(requiredPod("{key: example.com/version, operator: Lt, values: [\"2.5\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("Lt \"3\" admits 2 and below"));
+  EXPECT_THAT(f[0].message(), HasSubstr("Lt \"3\" admits 2 and below"));
 }
 
 TEST(NodeAffinityGtLt, AnUnquotedFloatIsReportedToo) {
@@ -224,12 +224,12 @@ TEST(NodeAffinityGtLt, TemplatedValuesAreNotJudged) {
 TEST(NodeAffinityGtLt, GtNeedsExactlyOneValue) {
   const auto two = judge(requiredPod("{key: nvidia.com/gpu.count, operator: Gt, values: [\"1\", \"2\"]}"));
   ASSERT_EQ(two.size(), 1u);
-  EXPECT_EQ(two[0].field, kExpr + ".values");
-  EXPECT_THAT(two[0].message, HasSubstr("Required value: Gt takes exactly one value, found 2"));
-  EXPECT_THAT(two[0].message, HasSubstr("so the API server rejects the object"));
+  EXPECT_EQ(two[0].field(), kExpr + ".values");
+  EXPECT_THAT(two[0].message(), HasSubstr("Required value: Gt takes exactly one value, found 2"));
+  EXPECT_THAT(two[0].message(), HasSubstr("so the API server rejects the object"));
   const auto none = judge(requiredPod("{key: nvidia.com/gpu.count, operator: Lt}"));
   ASSERT_EQ(none.size(), 1u);
-  EXPECT_THAT(none[0].message, HasSubstr("found 0"));
+  EXPECT_THAT(none[0].message(), HasSubstr("found 0"));
 }
 
 // --- Gt/Lt on labels whose values are not integers ------------------------------
@@ -248,9 +248,9 @@ TEST_P(GtOnATextLabel, NeverMatchesAndSaysWhatToUse) {
   const TextLabel c = GetParam();
   const auto f = judge(requiredPod(std::string("{key: ") + c.key + ", operator: Gt, values: [\"1\"]}"));
   ASSERT_EQ(f.size(), 1u) << c.key;
-  EXPECT_EQ(f[0].field, kExpr + ".key");
-  EXPECT_THAT(f[0].message, HasSubstr("but the node's " + std::string(c.key) + " label is not one"));
-  EXPECT_THAT(f[0].message, HasSubstr(c.advice)) << f[0].message;
+  EXPECT_EQ(f[0].field(), kExpr + ".key");
+  EXPECT_THAT(f[0].message(), HasSubstr("but the node's " + std::string(c.key) + " label is not one"));
+  EXPECT_THAT(f[0].message(), HasSubstr(c.advice)) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -270,8 +270,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(NodeAffinityGtLt, DriverFullWithAVersionValueIsOneFindingOnTheKey) {
   const auto f = judge(requiredPod("{key: nvidia.com/cuda.driver-version.full, operator: Gt, values: [\"535.104.05\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, kExpr + ".key");
-  EXPECT_THAT(f[0].message, HasSubstr("(\"550.107.02\")"));
+  EXPECT_EQ(f[0].field(), kExpr + ".key");
+  EXPECT_THAT(f[0].message(), HasSubstr("(\"550.107.02\")"));
 }
 
 TEST(NodeAffinityGtLt, IntegerGfdLabelsAndUnknownLabelsAreFine) {
@@ -301,10 +301,10 @@ TEST_P(NonexistentOperator, IsReportedWithTheFix) {
   const auto f = judge(requiredPod(std::string("{key: nvidia.com/cuda.driver-version.major, operator: ") + c.op +
                                    ", values: " + c.values + "}"));
   ASSERT_EQ(f.size(), 1u) << c.op;
-  EXPECT_EQ(f[0].field, kExpr + ".operator");
+  EXPECT_EQ(f[0].field(), kExpr + ".operator");
   EXPECT_EQ(f[0].value, "\"" + std::string(c.op) + "\"");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"" + std::string(c.op) + "\": not a valid selector operator"));
-  EXPECT_THAT(f[0].message, HasSubstr(c.fix)) << f[0].message;
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"" + std::string(c.op) + "\": not a valid selector operator"));
+  EXPECT_THAT(f[0].message(), HasSubstr(c.fix)) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -323,7 +323,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(NodeAffinityGtLt, BoundsAtTheInt64LimitGetTheGenericFix) {
   const auto f = judge(requiredPod("{key: example.com/n, operator: Gte, values: [\"-9223372036854775808\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("write Gt with one integer one below the bound"));
+  EXPECT_THAT(f[0].message(), HasSubstr("write Gt with one integer one below the bound"));
 }
 
 // --- where node affinity lives ------------------------------------------------
@@ -331,7 +331,7 @@ TEST(NodeAffinityGtLt, BoundsAtTheInt64LimitGetTheGenericFix) {
 TEST(NodeAffinityGtLt, PreferredTermsAreCheckedToo) {
   const auto f = judge(preferredPod("{key: nvidia.com/gpu.memory, operator: Gt, values: [\"80GB\"]}"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field,
+  EXPECT_EQ(f[0].field(),
             "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference."
             "matchExpressions[0].values[0]");
 }
@@ -346,7 +346,7 @@ TEST(NodeAffinityGtLt, CustomResourcesAndPersistentVolumesAreChecked) {
       "        containers:\n        - {name: w, image: rayproject/ray}\n";
   const auto f = judge(ray);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field,
+  EXPECT_EQ(f[0].field(),
             "spec.workerGroupSpecs[0].template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
             "Execution.nodeSelectorTerms[0].matchExpressions[0].operator");
   const std::string pv =

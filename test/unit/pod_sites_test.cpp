@@ -145,7 +145,7 @@ TEST_P(EveryKindWithPods, HalfAGpuIsFoundAtTheApiServersFieldPath) {
   const KindCase& c = GetParam();
   const auto fractional = only(judgeYaml(c.yaml), "gpu-fractional");
   ASSERT_EQ(fractional.size(), 1u) << c.yaml;
-  EXPECT_EQ(fractional[0].field, c.expectedField);
+  EXPECT_EQ(fractional[0].field(), c.expectedField);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, EveryKindWithPods, ::testing::ValuesIn(kindCases()),
@@ -197,7 +197,7 @@ TEST(PodSites, AnArgoTemplateTakesTolerationsFromTheNearestEnclosingObject) {
 std::vector<std::string> schedulingFindings(const std::string& yaml) {
   const Policy p = onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin", "gpu-toleration-without-request"});
   std::vector<std::string> out;
-  for (const Finding& f : judgeYaml(yaml, p)) out.push_back(f.rule + " at " + f.field);
+  for (const Finding& f : judgeYaml(yaml, p)) out.push_back(f.rule + " at " + f.field());
   return out;
 }
 
@@ -431,9 +431,9 @@ TEST(TrainJob, WithNeitherOverridesNorPatchesTheMessageNamesBothPlaces) {
   const std::vector<Finding> findings = judgeYaml(gpuTrainJob(""), p);
   ASSERT_EQ(findings.size(), 2u);
   for (const Finding& f : findings) {
-    EXPECT_THAT(f.message, HasSubstr("spec.podSpecOverrides entry with targetJobs [{name: node}]")) << f.rule;
-    EXPECT_THAT(f.message, HasSubstr("spec.runtimePatches")) << f.rule;
-    EXPECT_THAT(f.message, HasSubstr("replicatedJobs item named node, in template.spec.template.spec")) << f.rule;
+    EXPECT_THAT(f.message(), HasSubstr("spec.podSpecOverrides entry with targetJobs [{name: node}]")) << f.rule;
+    EXPECT_THAT(f.message(), HasSubstr("spec.runtimePatches")) << f.rule;
+    EXPECT_THAT(f.message(), HasSubstr("replicatedJobs item named node, in template.spec.template.spec")) << f.rule;
   }
 }
 
@@ -442,7 +442,7 @@ TEST(TrainJob, WithAPatchForTheTrainerTheMessageNeedsNoDirections) {
   const std::vector<Finding> findings = judgeYaml(
       gpuTrainJob("  runtimePatches:\n" + runtimePatch("me", {{"node", podSpecLine("nodeSelector", kPinned)}})), p);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_THAT(findings[0].message, Not(HasSubstr("podSpecOverrides")));
+  EXPECT_THAT(findings[0].message(), Not(HasSubstr("podSpecOverrides")));
 }
 
 // A KServe InferenceService whose predictor has the given lines and a `model`
@@ -493,10 +493,10 @@ TEST(SingleContainerSites, SchedulingFieldsInsideAnArgoContainerDoNotCountAndAre
                                                     "gpu-missing-driver-pin at spec.templates[0].nodeSelector"));
   const auto tol = only(judgeYaml(yaml), "gpu-missing-toleration");
   ASSERT_EQ(tol.size(), 1u);
-  EXPECT_THAT(tol[0].message, HasSubstr("; spec.templates[0].container.tolerations does not count"));
+  EXPECT_THAT(tol[0].message(), HasSubstr("; spec.templates[0].container.tolerations does not count"));
   const auto pin = only(judgeYaml(yaml), "gpu-missing-driver-pin");
   ASSERT_EQ(pin.size(), 1u);
-  EXPECT_THAT(pin[0].message, HasSubstr("; spec.templates[0].container.nodeSelector does not count"));
+  EXPECT_THAT(pin[0].message(), HasSubstr("; spec.templates[0].container.nodeSelector does not count"));
 }
 
 // NIMService's spec is the single container and the pod at once: its own

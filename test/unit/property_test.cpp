@@ -249,9 +249,9 @@ TEST(CorpusProperty, VerdictSurvivesAJsonRoundTrip) {
     ASSERT_EQ(a.size(), b.size()) << d.file << " document " << d.index;
     for (std::size_t i = 0; i < a.size(); ++i) {
       EXPECT_EQ(a[i].rule, b[i].rule) << d.file;
-      EXPECT_EQ(a[i].pointer, b[i].pointer) << d.file;
+      EXPECT_EQ(a[i].pointer(), b[i].pointer()) << d.file;
       EXPECT_EQ(a[i].severity, b[i].severity) << d.file;
-      EXPECT_EQ(a[i].message, b[i].message) << d.file;
+      EXPECT_EQ(a[i].message(), b[i].message()) << d.file;
     }
   }
 }
@@ -274,8 +274,8 @@ TEST(CorpusProperty, EveryFindingLocatesInItsFile) {
   for (const fs::path& file : corpusFiles()) {
     const lint::FileReport report = lint::lintText(file.string(), readFile(file), Policy{});
     for (const lint::Located& l : report.findings) {
-      EXPECT_GE(l.line, 1) << file << ": " << l.finding.rule << " at " << l.finding.pointer;
-      EXPECT_GE(l.column, 1) << file << ": " << l.finding.rule << " at " << l.finding.pointer;
+      EXPECT_GE(l.line, 1) << file << ": " << l.finding.rule << " at " << l.finding.pointer();
+      EXPECT_GE(l.column, 1) << file << ": " << l.finding.rule << " at " << l.finding.pointer();
     }
   }
 }

@@ -39,12 +39,12 @@ TEST(TensorParallelGpuCount, MoreWorkersThanGpusCrashes) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "tensor-parallel-gpu-count");
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].args[1]");
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].args[1]");
   EXPECT_EQ(f[0].value, "\"--tensor-parallel-size=4\"");
-  EXPECT_THAT(f[0].message, HasSubstr("vLLM runs tensor-parallel 4 = 4 GPU workers per replica, but the container "
+  EXPECT_THAT(f[0].message(), HasSubstr("vLLM runs tensor-parallel 4 = 4 GPU workers per replica, but the container "
                                       "gets 2 GPUs"));
-  EXPECT_THAT(f[0].message, HasSubstr("World size (4) is larger than the number of available GPUs (2)"));
-  EXPECT_THAT(f[0].message, HasSubstr("request 4 GPUs or lower the parallelism to 2"));
+  EXPECT_THAT(f[0].message(), HasSubstr("World size (4) is larger than the number of available GPUs (2)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("request 4 GPUs or lower the parallelism to 2"));
 }
 
 TEST(TensorParallelGpuCount, MatchingGpusAreFine) {
@@ -57,14 +57,14 @@ TEST(TensorParallelGpuCount, MoreGpusThanWorkersLeavesGpusIdle) {
   const auto f = judge(vllmArgs("\"--tensor-parallel-size\", \"2\"", "4"));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].value, "\"--tensor-parallel-size 2\"");
-  EXPECT_THAT(f[0].message, HasSubstr("2 GPUs would sit idle"));
-  EXPECT_THAT(f[0].message, HasSubstr("request 2 GPUs or raise the parallelism to 4"));
+  EXPECT_THAT(f[0].message(), HasSubstr("2 GPUs would sit idle"));
+  EXPECT_THAT(f[0].message(), HasSubstr("request 2 GPUs or raise the parallelism to 4"));
 }
 
 TEST(TensorParallelGpuCount, PipelineParallelismMultiplies) {
   const auto f = judge(vllmArgs("\"-tp\", \"4\", \"-pp\", \"2\"", "4"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("tensor-parallel 4 x pipeline-parallel 2 = 8 GPU workers"));
+  EXPECT_THAT(f[0].message(), HasSubstr("tensor-parallel 4 x pipeline-parallel 2 = 8 GPU workers"));
 }
 
 TEST(TensorParallelGpuCount, DataParallelismInThePodMultiplies) {
@@ -76,7 +76,7 @@ TEST(TensorParallelGpuCount, DataParallelismInThePodMultiplies) {
 TEST(TensorParallelGpuCount, DataParallelismAloneCounts) {
   const auto f = judge(vllmArgs("\"--data-parallel-size=4\"", "2"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("tensor-parallel 1 x data-parallel 4 = 4 GPU workers"));
+  EXPECT_THAT(f[0].message(), HasSubstr("tensor-parallel 1 x data-parallel 4 = 4 GPU workers"));
 }
 
 TEST(TensorParallelGpuCount, VllmUnderscoreFlagsAreRead) {
@@ -108,7 +108,7 @@ TEST(TensorParallelGpuCount, ShellScriptsAreRead) {
       "4");
   const auto f = judge(script);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].args[0]");
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].args[0]");
   EXPECT_EQ(f[0].value, "\"--tensor-parallel-size 8\"");
 }
 
@@ -117,7 +117,7 @@ TEST(TensorParallelGpuCount, SglangFlagsAreRead) {
                                 "        command: [python3, -m, sglang.launch_server, --model-path, m, --tp, \"2\"]\n", "1");
   const auto f = judge(tp);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("SGLang runs tensor-parallel 2"));
+  EXPECT_THAT(f[0].message(), HasSubstr("SGLang runs tensor-parallel 2"));
   EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
                            "        command: [python3, -m, sglang.launch_server, --tp-size=2, --pp-size=2]\n", "4")),
               IsEmpty());
@@ -137,14 +137,14 @@ TEST(TensorParallelGpuCount, TgiNumShardIsRead) {
       server("ghcr.io/huggingface/text-generation-inference:2.4", "        args: [--model-id=m, --num-shard=2]\n", "1");
   const auto f = judge(args);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("TGI runs --num-shard 2 shards = 2 GPU workers"));
+  EXPECT_THAT(f[0].message(), HasSubstr("TGI runs --num-shard 2 shards = 2 GPU workers"));
   const std::string env = server("ghcr.io/huggingface/text-generation-inference:2.4",
                                  "        env: [{name: NUM_SHARD, value: \"4\"}]\n", "2");
   const auto e = judge(env);
   ASSERT_EQ(e.size(), 1u);
-  EXPECT_EQ(e[0].field, "spec.template.spec.containers[0].env[0].value");
+  EXPECT_EQ(e[0].field(), "spec.template.spec.containers[0].env[0].value");
   EXPECT_EQ(e[0].value, "\"4\"");
-  EXPECT_THAT(e[0].message, HasSubstr("Invalid value: \"4\" (NUM_SHARD): TGI runs NUM_SHARD=4 shards"));
+  EXPECT_THAT(e[0].message(), HasSubstr("Invalid value: \"4\" (NUM_SHARD): TGI runs NUM_SHARD=4 shards"));
 }
 
 TEST(TensorParallelGpuCount, TgiWithoutNumShardUsesEveryGpu) {
@@ -211,8 +211,8 @@ TEST(TensorParallelGpuCount, LeaderWorkerSetGroupsCountEveryPod) {
   EXPECT_THAT(judge(lws("2", kLeaderTp8Pp2, "8", "8")), IsEmpty());
   const auto f = judge(lws("2", kLeaderTp8Pp2, "8", "4"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].command[2]");
-  EXPECT_THAT(f[0].message, HasSubstr("the LeaderWorkerSet group of 2 pods gets 12 GPUs (leader 8 + 1 x worker 4)"));
+  EXPECT_EQ(f[0].field(), "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].command[2]");
+  EXPECT_THAT(f[0].message(), HasSubstr("the LeaderWorkerSet group of 2 pods gets 12 GPUs (leader 8 + 1 x worker 4)"));
 }
 
 TEST(TensorParallelGpuCount, ALeaderWorkerSetOfOneIsASinglePod) {

@@ -42,10 +42,10 @@ TEST(TensorParallelWithoutNvlink, TensorParallelOnL4NodesSuggestsPipelineParalle
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "tensor-parallel-without-nvlink");
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].args[1]");
-  EXPECT_THAT(f[0].message, HasSubstr("tensor parallelism over 2 L4 GPUs (nodeSelector "
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].args[1]");
+  EXPECT_THAT(f[0].message(), HasSubstr("tensor parallelism over 2 L4 GPUs (nodeSelector "
                                       "cloud.google.com/gke-accelerator=nvidia-l4), which have no NVLink"));
-  EXPECT_THAT(f[0].message, HasSubstr("--tensor-parallel-size 1 --pipeline-parallel-size 2"));
+  EXPECT_THAT(f[0].message(), HasSubstr("--tensor-parallel-size 1 --pipeline-parallel-size 2"));
 }
 
 TEST(TensorParallelWithoutNvlink, TensorParallelOneIsFine) {
@@ -87,7 +87,7 @@ TEST_P(PcieOnlySelection, IsReported) {
   const PcieLabel c = GetParam();
   const auto f = judge(vllm(selector(c.key, c.value)));
   ASSERT_EQ(f.size(), 1u) << c.key << "=" << c.value;
-  EXPECT_THAT(f[0].message, HasSubstr(std::string(" ") + c.gpu + " GPUs")) << f[0].message;
+  EXPECT_THAT(f[0].message(), HasSubstr(std::string(" ") + c.gpu + " GPUs")) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -122,7 +122,7 @@ TEST(TensorParallelWithoutNvlink, EveryInValueMustBePcieOnly) {
       "              - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L4, Tesla-T4]}\n";
   const auto f = judge(vllm(requiredIn(pcie)));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("L4, T4 GPUs"));
+  EXPECT_THAT(f[0].message(), HasSubstr("L4, T4 GPUs"));
   const std::string mixed =
       "            - matchExpressions:\n"
       "              - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L4, NVIDIA-H100-80GB-HBM3]}\n";
@@ -163,14 +163,14 @@ TEST(TensorParallelWithoutNvlink, SglangAndTgiAreReportedWithTheirOwnAdvice) {
       "    command: [python3, -m, sglang.launch_server, --tp-size, \"2\"]\n";
   const auto s = judge(sglang);
   ASSERT_EQ(s.size(), 1u);
-  EXPECT_THAT(s[0].message, HasSubstr("--tp-size 1 --pp-size 2"));
+  EXPECT_THAT(s[0].message(), HasSubstr("--tp-size 1 --pp-size 2"));
   const std::string tgi =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: {cloud.google.com/gke-accelerator: "
       "nvidia-l4}\n  containers:\n  - name: t\n    image: ghcr.io/huggingface/text-generation-inference:2.4\n"
       "    args: [--num-shard=2]\n";
   const auto t = judge(tgi);
   ASSERT_EQ(t.size(), 1u);
-  EXPECT_THAT(t[0].message, HasSubstr("TGI has no pipeline parallelism"));
+  EXPECT_THAT(t[0].message(), HasSubstr("TGI has no pipeline parallelism"));
 }
 
 TEST(TensorParallelWithoutNvlink, NonLiteralParallelismIsNotJudged) {

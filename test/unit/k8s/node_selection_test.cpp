@@ -2,6 +2,8 @@
 // ORed terms, as one list of ORed terms of ANDed requirements.
 #include "rules/k8s/node_selection.h"
 
+#include "rules/semantics.h"  // the PodSite form
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

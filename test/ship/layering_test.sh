@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The architecture in the README, as a test: every #include between the
+# modules follows one of the one-way arrows drawn there, and the checks are
+# reached only through the registry.
+#
+#   test/ship/layering_test.sh
+set -uo pipefail
+# shellcheck disable=SC2034
+TEST_NAME=layering
+# shellcheck source=test/ship/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$REPO" || exit 1
+
+# module: the modules it may include (besides itself). rules/k8s is the model of
+# Kubernetes at the bottom; rules/checks only through rules/registry.cpp.
+declare -A allowed=(
+  [text]=""
+  [rules/k8s]=""
+  [rules]="rules/k8s"
+  [rules/checks]="rules rules/k8s"
+  [schedule]="rules rules/k8s"
+  [yaml]="rules rules/k8s text"
+  [lint]="rules rules/k8s schedule yaml text"
+  [webhook]="rules rules/k8s yaml text"
+)
+
+# The module of a path (rules/k8s/x.h -> rules/k8s, rules/x.h -> rules).
+module_of() {
+  case $1 in
+    rules/k8s/*) echo rules/k8s ;;
+    rules/checks/*) echo rules/checks ;;
+    */*) echo "${1%%/*}" ;;
+    *) echo "" ;;  # gpuguard_version.h and the like: generated, no module
+  esac
+}
+
+broken=()
+for from in "${!allowed[@]}"; do
+  while IFS= read -r -d '' file; do
+    [[ $(module_of "$file") == "$from" ]] || continue
+    while IFS= read -r included; do
+      to=$(module_of "$included")
+      [[ -z $to || $to == "$from" ]] && continue
+      if [[ " ${allowed[$from]} " != *" $to "* ]]; then
+        [[ $from == rules && $to == rules/checks && $file == rules/registry.cpp ]] && continue
+        broken+=("$file includes $included ($from -> $to is not an arrow of the README's architecture)")
+      fi
+    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+  done < <(find "$from" -maxdepth 1 -type f \( -name '*.cpp' -o -name '*.h' \) -print0)
+done
+
+if ((${#broken[@]} == 0)); then
+  ok "every include follows an arrow: text, rules/k8s <- rules <- {schedule, yaml} <- lint; yaml <- webhook"
+else
+  for b in "${broken[@]}"; do fail "$b"; done
+fi
+
+# The README draws the same arrows.
+check "the README's architecture section lists the modules" grep -q 'rules/k8s' README.md
+finish
