@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
+#include "rules/checks/k8s_objects.h"
 #include "rules/checks/node_selection.h"
 #include "rules/semantics.h"
 
@@ -19,13 +20,14 @@ using nlohmann::json;
 constexpr RuleDoc kDoc{
     .id = "cuda-driver-too-old",
     .defaultSeverity = Severity::Error,
-    .summary = "A CUDA image that needs a newer NVIDIA driver than the nodes the pod may land on.",
+    .summary = "A CUDA image that needs a newer NVIDIA driver than the nodes the pod may land on, or that has no "
+               "code for their GPUs.",
     .description =
         "A CUDA application needs a driver at least as new as its CUDA major version allows under minor-version "
         "compatibility: CUDA 13.x needs >= 580, 12.x >= 525 (525.60.13), 11.x >= 450 (450.80.02; 11.0: "
         "450.36.06); 10.x has no minor-version compatibility (10.2 >= 440.33, 10.1 >= 418.39, 10.0 >= 410.48). "
         "On an older driver the container fails with \"CUDA driver version is insufficient for CUDA runtime "
-        "version\" (or the NVIDIA container runtime refuses to start it). "
+        "version\". "
         "The CUDA version comes from the container's NVIDIA_REQUIRE_CUDA (\"cuda>=12.4 ...\") or CUDA_VERSION "
         "env when set, else from the image reference: nvidia/cuda and nvcr.io/nvidia/cuda tags (12.4.1-...), "
         "any tag holding cudaX.Y (pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime, "
@@ -36,19 +38,32 @@ constexpr RuleDoc kDoc{
         "CUDA 13.x. Releases outside those spans (25.07 to 25.09 among them, whose CUDA major was not verified) "
         "and pip-style tags such as cu121 are not read. "
         "The driver comes from the node selection: nvidia.com/cuda.driver-version.major (or the deprecated "
-        "nvidia.com/cuda.driver.major, or .full \"550.54.15\") in nodeSelector, or the lowest value a required "
-        "node affinity admits (In: the smallest value; Gt N: N+1), the minimum over ORed nodeSelectorTerms. "
-        "nvidia.com/cuda.runtime-version.major/.full, the newest CUDA the node's driver supports, is compared "
-        "too: with minor-version compatibility an image for CUDA 12.4 runs on a driver that reports 12.2, so "
-        "only an older major (an image for 13.0 on runtime-version 12) is reported. "
-        "No finding when the CUDA version is unknown, or when some ORed term does not constrain the driver "
-        "(the pod may land anywhere). The floors are the lenient reading: each CUDA toolkit release ships with "
-        "a newer driver (12.4 with 550), and nvidia/cuda images' NVIDIA_REQUIRE_CUDA only admits older "
-        "drivers on listed LTS branches, so a newer floor may apply on consumer GPUs or non-LTS branches. "
-        "CUDA forward compatibility is not assumed: on data-center GPUs the cuda-compat libraries of nvidia/cuda "
-        "and NGC images let a newer CUDA run on an older LTS driver (NGC 24.05 lists R470, R525, R535 and R545), "
-        "with a limited feature set and without PTX JIT of newer code; a pod that relies on it is reported, "
-        "and can say so with the annotation ignore.gpuguard.io/cuda-driver-too-old: \"<reason>\".",
+        "nvidia.com/cuda.driver.major, or .full \"550.54.15\") in nodeSelector, or the values a required "
+        "node affinity admits (In: its values; Gt N: N+1 and the driver branches above), over every ORed "
+        "nodeSelectorTerm. nvidia.com/cuda.runtime-version.major/.full, the newest CUDA the node's driver "
+        "supports (525 reports 12.0, 535 12.2, 550 12.4, 570 12.8, 580 13.0...), is compared too: with "
+        "minor-version compatibility an image for CUDA 12.4 runs on a driver that reports 12.2, so only an older "
+        "major (an image for 13.0 on runtime-version 12) is reported. "
+        "When the container's env sets NVIDIA_REQUIRE_CUDA (or another NVIDIA_REQUIRE_* variable), the rule "
+        "judges what the NVIDIA container runtime checks before it creates the container "
+        "(nvidia-container-toolkit internal/requirements): space-separated alternatives are ORed, "
+        "comma-separated clauses ANDed, cuda/driver compare as versions, and a brand or arch clause, which no "
+        "driver label decides, may hold. So \"cuda>=13.0 brand=tesla,driver>=535,driver<536\" on driver 535 "
+        "is fine (forward compatibility through cuda-compat on data-center GPUs), while \"cuda>=12.4\" alone on "
+        "driver 535 (CUDA 12.2) is reported: the runtime refuses the container (\"requirement error: "
+        "unsatisfied condition: cuda>=12.4\"). NVIDIA_DISABLE_REQUIRE=true switches that check off (the floor "
+        "applies again). The image's own NVIDIA_REQUIRE_CUDA is not in the manifest: for an image the floor "
+        "applies, the lenient reading (nvidia/cuda images admit older drivers only on listed data-center "
+        "branches, and a newer floor on consumer GPUs). "
+        "No finding when the CUDA version is unknown, or when some ORed term does not bound the driver from "
+        "below (the pod may land anywhere). "
+        "CUDA 13 and GPUs below compute capability 7.5: CUDA 13.0 dropped Maxwell, Pascal and Volta (V100, P100, "
+        "P40, P4; CUDA 12.9 is their last toolkit), so a CUDA 13 image whose node selection admits only such "
+        "GPUs (nvidia.com/gpu.family volta/pascal/maxwell, gpu.compute.major below 7, gpu.product "
+        "Tesla-V100-..., GKE nvidia-tesla-v100/p100/p4/k80, Karpenter instance-gpu-name v100/k80/m60, AWS "
+        "p3, p3dn, p2, g3 instance types) is reported as a warning by this rule: it judges the same CUDA "
+        "version against the same node selection, and the fix is the same (another image or other nodes). "
+        "That CUDA 13 code cannot run there is derived from NVIDIA's documents, hence the warning.",
     .remediation =
         "Select nodes whose driver is new enough (nodeSelector nvidia.com/cuda.driver-version.major: \"550\", "
         "or a required node affinity {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: "
@@ -418,6 +433,22 @@ struct Family {
   }
 };
 
+// The driver labels (driver) and the runtime-version labels (runtime) one term constrains.
+struct TermFamilies {
+  Family driver, runtime;
+};
+
+TermFamilies familiesOf(const NodeTerm& term) {
+  TermFamilies f;
+  for (const NodeRequirement& r : term.requirements) {
+    if (isDriverMajorLabel(r.key)) f.driver.addMajor(r);
+    else if (isDriverFullLabel(r.key)) f.driver.addFull(r, 2, 3);
+    else if (isRuntimeMajorLabel(r.key)) f.runtime.addMajor(r);
+    else if (isRuntimeFullLabel(r.key)) f.runtime.addFull(r, 2, 2);
+  }
+  return f;
+}
+
 enum class Verdict { Unknown, Ok, TooOld, MatchesNothing };
 
 struct TermVerdict {
@@ -434,14 +465,7 @@ TermVerdict judgeTerm(const NodeTerm& term, const CudaVersion& cuda, const Drive
     out.verdict = Verdict::MatchesNothing;
     return out;
   }
-  Family driver, runtime;
-  for (const NodeRequirement& r : term.requirements) {
-    if (isDriverMajorLabel(r.key)) driver.addMajor(r);
-    else if (isDriverFullLabel(r.key)) driver.addFull(r, 2, 3);
-    else if (isRuntimeMajorLabel(r.key)) runtime.addMajor(r);
-    else if (isRuntimeFullLabel(r.key)) runtime.addFull(r, 2, 2);
-  }
-
+  const auto [driver, runtime] = familiesOf(term);
   bool driverNothing = false, runtimeNothing = false;
   const auto d = driver.lowest(driverNothing);
   const auto rt = runtime.lowest(runtimeNothing);
@@ -490,34 +514,437 @@ TermVerdict judgeTerm(const NodeTerm& term, const CudaVersion& cuda, const Drive
   return out;
 }
 
+// ---------------------------------------------------------------------------
+// NVIDIA_REQUIRE_* as the NVIDIA container runtime evaluates them when it
+// creates the container (nvidia-container-toolkit internal/requirements:
+// image.go, constraints/factory.go, logical.go, property.go; reference
+// §14.9): every NVIDIA_REQUIRE_* variable but NVIDIA_REQUIRE_JETPACK must
+// hold, unless NVIDIA_DISABLE_REQUIRE is true. In one value, alternatives
+// separated by a space are ORed and clauses separated by a comma ANDed; a
+// clause is PROPERTY OP VALUE (OP: != <= >= = < >), cuda, driver and arch
+// compare as semantic versions, and a clause on any other property is
+// skipped. The container is not created when the whole is false
+// ("requirement error: unsatisfied condition: cuda>=12.4").
+
+// Driver branches and the newest CUDA each supports, which GFD writes into
+// cuda.runtime-version.* (reference §10.2 and §14.8; 565 reports 12.7, a
+// version no toolkit was released as).
+struct Branch {
+  long long driver;
+  int cudaMajor, cudaMinor;
+};
+constexpr std::array<Branch, 25> kBranches{{{410, 10, 0}, {418, 10, 1}, {440, 10, 2}, {450, 11, 0}, {455, 11, 1},
+                                            {460, 11, 2}, {465, 11, 3}, {470, 11, 4}, {495, 11, 5}, {510, 11, 6},
+                                            {515, 11, 7}, {520, 11, 8}, {525, 12, 0}, {530, 12, 1}, {535, 12, 2},
+                                            {545, 12, 3}, {550, 12, 4}, {555, 12, 5}, {560, 12, 6}, {565, 12, 7},
+                                            {570, 12, 8}, {575, 12, 9}, {580, 13, 0}, {590, 13, 1}, {595, 13, 2}}};
+
+const Branch* knownBranch(long long driverMajor) {
+  for (const Branch& b : kBranches) {
+    if (b.driver == driverMajor) return &b;
+  }
+  return nullptr;
+}
+
+enum class Truth { False, Unknown, True };
+
+struct Clause {
+  std::string property;  // cuda, driver, arch, brand
+  std::string op;
+  Triple version{0, 0, 0};  // cuda, driver, arch
+  std::string text;         // as written: "driver<536"
+};
+
+struct Requirement {
+  std::vector<std::vector<Clause>> alternatives;  // ORed; the clauses of one are ANDed
+  FieldPath path;
+  std::string value;
+};
+
+// golang.org/x/mod/semver.IsValid of "v" + s for plain releases: 1 to 3
+// numbers without leading zeros ("550", "12.4", "550.54.15").
+std::optional<Triple> semverRelease(std::string_view s) {
+  const auto t = parseDotted(s, 1, 3);
+  if (!t) return std::nullopt;
+  std::size_t start = 0;
+  while (start < s.size()) {
+    const std::size_t dot = std::min(s.find('.', start), s.size());
+    if (dot - start > 1 && s[start] == '0') return std::nullopt;
+    start = dot + 1;
+  }
+  return t;
+}
+
+// One clause (factory.parse); nullopt for a clause the runtime skips (an
+// unknown property or an empty one), `valid` false for one it rejects.
+std::optional<Clause> parseClause(std::string_view text, bool& valid) {
+  const std::size_t end = text.find_first_of("<>=!");
+  if (text.empty() || end == std::string_view::npos) {
+    valid = text.empty();
+    return std::nullopt;
+  }
+  Clause c;
+  c.property = std::string(text.substr(0, end));
+  c.text = std::string(text);
+  if (c.property != "cuda" && c.property != "driver" && c.property != "arch" && c.property != "brand") {
+    return std::nullopt;
+  }
+  std::string_view rest = text.substr(end);
+  for (std::string_view op : {"!=", "<=", ">=", "=", "<", ">"}) {
+    if (rest.starts_with(op)) {
+      c.op = std::string(op);
+      rest.remove_prefix(op.size());
+      break;
+    }
+  }
+  if (c.property != "brand") {
+    const auto v = semverRelease(rest);
+    if (!v) {
+      valid = false;  // Validate fails: the runtime reports an error, we cannot say which
+      return std::nullopt;
+    }
+    c.version = *v;
+  }
+  return c;
+}
+
+std::optional<Requirement> parseRequirement(const std::string& text) {
+  Requirement req;
+  req.value = text;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t space = std::min(text.find(' ', start), text.size());
+    std::vector<Clause> clauses;
+    std::size_t from = start;
+    while (from <= space) {
+      const std::size_t comma = std::min(text.find(',', from), space);
+      bool valid = true;
+      if (auto c = parseClause(std::string_view(text).substr(from, comma - from), valid)) clauses.push_back(*c);
+      if (!valid) return std::nullopt;
+      from = comma + 1;
+    }
+    if (!clauses.empty()) req.alternatives.push_back(std::move(clauses));
+    start = space + 1;
+  }
+  return req;
+}
+
+// strconv.ParseBool, as HasDisableRequire reads NVIDIA_DISABLE_REQUIRE.
+bool goTrue(std::string_view s) { return s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True"; }
+
+// The NVIDIA_REQUIRE_* values a container's env sets (the image's own are
+// not in the manifest); none when NVIDIA_DISABLE_REQUIRE is true.
+std::vector<Requirement> containerRequirements(const ContainerRef& c) {
+  std::vector<Requirement> out;
+  auto env = c.container->find("env");
+  if (env == c.container->end() || !env->is_array()) return out;
+  for (std::size_t i = 0; i < env->size(); ++i) {
+    const json& e = (*env)[i];
+    const std::string* name = e.is_object() ? stringAt(e, "name") : nullptr;
+    const std::string* value = e.is_object() ? stringAt(e, "value") : nullptr;
+    if (!name || !value) continue;
+    if (*name == "NVIDIA_DISABLE_REQUIRE" && goTrue(*value)) return {};
+    if (!name->starts_with("NVIDIA_REQUIRE_") || name->starts_with("NVIDIA_REQUIRE_JETPACK")) continue;
+    if (auto req = parseRequirement(*value)) {
+      req->path = c.path.field("env").index(i).field("value");
+      out.push_back(std::move(*req));
+    }
+  }
+  return out;
+}
+
+// A driver the node selection admits: a whole version (full) or a branch.
+struct AdmittedDriver {
+  Triple version;
+  bool full = false;
+  std::string evidence;
+};
+
+int compareVersions(const Triple& a, const Triple& b) { return a < b ? -1 : b < a ? 1 : 0; }
+
+// What `op` says of a value in [lo, hi) against `bound`: True or False when
+// it says the same of every such value.
+Truth compareRange(const Triple& lo, const Triple& hi, bool exact, std::string_view op, const Triple& bound) {
+  const int atLo = compareVersions(lo, bound);
+  const bool allBelow = exact ? atLo < 0 : compareVersions(hi, bound) <= 0;  // every value < bound
+  auto truth = [](bool certainlyTrue, bool certainlyFalse) {
+    return certainlyTrue ? Truth::True : certainlyFalse ? Truth::False : Truth::Unknown;
+  };
+  if (op == ">=") return truth(atLo >= 0, allBelow);
+  if (op == ">") return truth(atLo > 0, allBelow || (exact && atLo == 0));
+  if (op == "<") return truth(allBelow, atLo >= 0);
+  if (op == "<=") return truth(allBelow || (exact && atLo == 0), atLo > 0);
+  if (op == "=") return exact ? truth(atLo == 0, atLo != 0) : truth(false, atLo > 0 || allBelow);
+  if (op == "!=") return exact ? truth(atLo != 0, atLo == 0) : truth(atLo > 0 || allBelow, false);
+  return Truth::Unknown;
+}
+
+Truth clauseOn(const Clause& c, const AdmittedDriver& d) {
+  if (c.property == "driver") {
+    return compareRange(d.version, {d.version[0] + 1, 0, 0}, d.full, c.op, c.version);
+  }
+  if (c.property == "cuda") {
+    const Branch* b = knownBranch(d.version[0]);
+    if (!b) return Truth::Unknown;
+    const Triple cuda{b->cudaMajor, b->cudaMinor, 0};
+    return compareRange(cuda, cuda, true, c.op, c.version);
+  }
+  return Truth::Unknown;  // brand, arch: the node's GPU, which no driver label says
+}
+
+// The first clause of `alternative` that is false on `d`, if any (else the
+// alternative may hold there).
+const Clause* falseClause(const std::vector<Clause>& alternative, const AdmittedDriver& d) {
+  for (const Clause& c : alternative) {
+    if (clauseOn(c, d) == Truth::False) return &c;
+  }
+  return nullptr;
+}
+
+bool requirementFailsOn(const Requirement& req, const AdmittedDriver& d) {
+  if (req.alternatives.empty()) return false;
+  return std::all_of(req.alternatives.begin(), req.alternatives.end(),
+                     [&](const std::vector<Clause>& a) { return falseClause(a, d) != nullptr; });
+}
+
+// Whether the runtime-version labels of a term admit a branch.
+bool runtimeAdmits(const Family& runtime, const Branch& b) {
+  if (!runtime.majorAdmits(b.cudaMajor)) return false;
+  if (!runtime.fullIn) return true;
+  const Triple cuda{b.cudaMajor, b.cudaMinor, 0};
+  return std::find(runtime.fullIn->begin(), runtime.fullIn->end(), cuda) != runtime.fullIn->end();
+}
+
+bool runtimeConstrains(const Family& runtime) { return runtime.majorIn || runtime.fullIn || runtime.gt; }
+
+// The drivers a term admits, as far as they matter to a requirement: the
+// values of an In, the known branches above a Gt, or the branches whose CUDA
+// version the runtime-version labels admit. nullopt when the term does not
+// bound the driver from below (the pod may land on any driver).
+std::optional<std::vector<AdmittedDriver>> admittedDrivers(const NodeTerm& term) {
+  const auto [driver, runtime] = familiesOf(term);
+  if (driver.impossible || runtime.impossible) return std::vector<AdmittedDriver>{};
+  const std::string driverEvidence = driver.evidence ? describeRequirement(*driver.evidence, term) : "";
+  std::vector<AdmittedDriver> out;
+  auto admit = [&](const Triple& v, bool full, const std::string& evidence) {
+    const Branch* b = knownBranch(v[0]);
+    if (b && !runtimeAdmits(runtime, *b)) return;
+    out.push_back({v, full, evidence});
+  };
+  if (driver.fullIn) {
+    for (const Triple& t : *driver.fullIn) {
+      if (driver.majorAdmits(t[0])) admit(t, true, driverEvidence);
+    }
+  } else if (driver.majorIn) {
+    for (long long m : *driver.majorIn) {
+      if (driver.majorAdmits(m)) admit({m, 0, 0}, false, driverEvidence);
+    }
+  } else if (driver.gt) {
+    if (*driver.gt >= std::numeric_limits<long long>::max() - 1) return out;
+    const long long lowest = *driver.gt + 1;
+    if (driver.majorAdmits(lowest)) admit({lowest, 0, 0}, false, driverEvidence);
+    for (const Branch& b : kBranches) {
+      if (b.driver > lowest && driver.majorAdmits(b.driver)) admit({b.driver, 0, 0}, false, driverEvidence);
+    }
+  } else if (runtimeConstrains(runtime)) {
+    const std::string evidence = runtime.evidence ? describeRequirement(*runtime.evidence, term) : "";
+    for (const Branch& b : kBranches) {
+      if (runtimeAdmits(runtime, b)) out.push_back({{b.driver, 0, 0}, false, evidence});
+    }
+    if (!runtime.lt && !runtime.majorIn && !runtime.fullIn) return std::nullopt;  // newer branches than we know
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// The lowest admitted driver on which the requirement is false, when every
+// term bounds the driver.
+std::optional<AdmittedDriver> requirementFailure(const Requirement& req, const std::vector<NodeTerm>& terms) {
+  std::optional<AdmittedDriver> worst;
+  for (const NodeTerm& term : terms) {
+    if (term.matchesNothing) continue;
+    const auto drivers = admittedDrivers(term);
+    if (!drivers) return std::nullopt;
+    for (const AdmittedDriver& d : *drivers) {
+      if (requirementFailsOn(req, d) && (!worst || d.version < worst->version)) worst = d;
+    }
+  }
+  return worst;
+}
+
+// The lowest known branch on which some alternative may hold, for the advice.
+std::optional<long long> lowestBranchThatMaySatisfy(const Requirement& req, long long above) {
+  for (const Branch& b : kBranches) {
+    if (b.driver > above && !requirementFailsOn(req, {{b.driver, 0, 0}, false, ""})) return b.driver;
+  }
+  return std::nullopt;
+}
+
+std::string requirementMessage(const Requirement& req, const AdmittedDriver& d) {
+  const std::string driver = "driver " + tripleText(d.version, d.full);
+  std::string why;
+  for (const std::vector<Clause>& alternative : req.alternatives) {
+    const Clause* c = falseClause(alternative, d);
+    std::string written;
+    for (const Clause& each : alternative) written += (written.empty() ? "" : ",") + each.text;
+    why += (why.empty() ? "" : "; ") + written + " fails on " + c->text;
+    if (c->property == "cuda") {
+      const Branch* b = knownBranch(d.version[0]);
+      why += " (branch " + std::to_string(b->driver) + " supports CUDA " + std::to_string(b->cudaMajor) + "." +
+             std::to_string(b->cudaMinor) + ")";
+    }
+  }
+  const Clause& first = *falseClause(req.alternatives.front(), d);
+  std::string advice = "select nodes with a driver that one alternative admits";
+  if (const auto branch = lowestBranchThatMaySatisfy(req, d.version[0])) {
+    advice += " (from branch " + std::to_string(*branch) + ": nvidia.com/cuda.driver-version.major Gt \"" +
+              std::to_string(*branch - 1) + "\")";
+  }
+  return "Invalid value: " + renderValue(json(req.value)) +
+         ": the NVIDIA container runtime starts the container only when one of the space-separated alternatives "
+         "holds (each a comma-separated list of clauses that must all hold), and on " + driver + " (" + d.evidence +
+         ") none does: " + why + "; the container is not created (\"requirement error: unsatisfied condition: " +
+         first.text + "\"); " + advice + ", or image and requirement for an older CUDA";
+}
+
+// ---------------------------------------------------------------------------
+// CUDA 13 has no code for GPUs below compute capability 7.5 (reference
+// §14.9: Maxwell, Pascal, Volta; CUDA 12.9 is their last toolkit).
+
+// The pre-Turing GPU a label value names, or "" when it names another GPU
+// (or is not certain).
+std::string preTuringGpu(std::string_view key, std::string_view value) {
+  if (key == "nvidia.com/gpu.family") {
+    for (std::string_view f : {"volta", "pascal", "maxwell", "kepler", "fermi", "tesla"}) {
+      if (value == f) return std::string(value);
+    }
+    return "";
+  }
+  if (key == "nvidia.com/gpu.compute.major") {
+    return isCanonicalUnsigned(value) && value.size() == 1 && value[0] < '7' ? "compute capability " + std::string(value) + ".x" : "";
+  }
+  if (key == "nvidia.com/gpu.product") {
+    for (std::string_view prefix : {"NVIDIA-", "Tesla-"}) {
+      if (value.starts_with(prefix)) value.remove_prefix(prefix.size());
+    }
+    for (std::string_view model : {"V100", "P100", "P40", "P4", "P6", "K80", "K40", "M60", "M40", "GV100"}) {
+      if (value == model || (value.starts_with(model) && value[model.size()] == '-') ||
+          (model == "V100" && value.starts_with("V100S"))) {
+        return std::string(value);
+      }
+    }
+    return "";
+  }
+  if (key == "cloud.google.com/gke-accelerator") {
+    for (std::string_view v : {"nvidia-tesla-v100", "nvidia-tesla-p100", "nvidia-tesla-p4", "nvidia-tesla-k80"}) {
+      if (value == v) return std::string(value.substr(std::string_view("nvidia-tesla-").size()));
+    }
+    return "";
+  }
+  if (key == "karpenter.k8s.aws/instance-gpu-name") {
+    return value == "v100" || value == "k80" || value == "m60" ? std::string(value) : "";
+  }
+  if (key == "node.kubernetes.io/instance-type" || key == "beta.kubernetes.io/instance-type") {
+    if (value.starts_with("ml.")) value.remove_prefix(3);
+    const std::string_view family = value.substr(0, value.find('.'));
+    if (family.size() == value.size()) return "";
+    if (family == "p3" || family == "p3dn") return "V100 (" + std::string(family) + ")";
+    if (family == "p2") return "K80 (p2)";
+    if (family == "g3" || family == "g3s") return "M60 (" + std::string(family) + ")";
+  }
+  return "";
+}
+
+// The requirement of a term that admits only pre-Turing GPUs, described.
+std::optional<std::string> preTuringTerm(const NodeTerm& term) {
+  for (const NodeRequirement& r : term.requirements) {
+    const bool lowComputeMajor = r.key == "nvidia.com/gpu.compute.major" && r.op == "Lt" && r.values.size() == 1 &&
+                                 isCanonicalUnsigned(r.values.front()) && r.values.front().size() == 1 &&
+                                 r.values.front()[0] <= '7';
+    const bool allOld = r.op == "In" && !r.values.empty() &&
+                        std::all_of(r.values.begin(), r.values.end(),
+                                    [&](const std::string& v) { return !preTuringGpu(r.key, v).empty(); });
+    if (lowComputeMajor || allOld) return describeRequirement(r, term);
+  }
+  return std::nullopt;
+}
+
+// The evidence that the node selection admits only pre-Turing GPUs.
+std::optional<std::string> onlyPreTuringGpus(const std::vector<NodeTerm>& terms) {
+  std::optional<std::string> evidence;
+  for (const NodeTerm& term : terms) {
+    if (term.matchesNothing) continue;
+    auto e = preTuringTerm(term);
+    if (!e) return std::nullopt;
+    if (!evidence) evidence = e;
+  }
+  return evidence;
+}
+
 class CudaDriverTooOld final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
-      std::optional<std::vector<NodeTerm>> terms;  // read only for a container with a known CUDA floor
+      std::optional<std::vector<NodeTerm>> terms;  // read only for a container with something to judge
+      auto nodeTerms = [&]() -> const std::vector<NodeTerm>& {
+        if (!terms) terms = nodeSelectionTerms(site);
+        return *terms;
+      };
       for (const ContainerRef& c : site.containers) {
         const auto cuda = containerCuda(c);
-        if (!cuda) continue;
-        const auto floor = floorFor(*cuda);
-        if (!floor) continue;
-        if (!terms) terms = nodeSelectionTerms(site);
-
-        std::optional<TermVerdict> worst;
-        bool unknown = false;
-        for (const NodeTerm& term : *terms) {
-          TermVerdict v = judgeTerm(term, *cuda, *floor);
-          if (v.verdict == Verdict::Unknown) unknown = true;
-          if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
+        const std::vector<Requirement> requirements = containerRequirements(c);
+        if (requirements.empty()) {
+          if (cuda) checkDriverFloor(*cuda, nodeTerms, out);
+        } else {
+          // What the runtime checks decides: an alternative may admit an
+          // older driver branch (forward compatibility on data-center GPUs).
+          for (const Requirement& req : requirements) {
+            if (auto failure = requirementFailure(req, nodeTerms())) {
+              out.report(req.path, renderValue(json(req.value)), requirementMessage(req, *failure));
+            }
+          }
         }
-        if (unknown || !worst) continue;  // some admitted node may have any driver
-        out.report(cuda->path, renderValue(json(cuda->value)), message(*cuda, *floor, *worst));
+        if (cuda && cuda->major >= 13) checkComputeCapability(*cuda, nodeTerms(), out);
       }
     }
   }
 
  private:
+  template <typename Terms>
+  static void checkDriverFloor(const CudaVersion& cuda, Terms& nodeTerms, Reporter& out) {
+    const auto floor = floorFor(cuda);
+    if (!floor) return;
+    std::optional<TermVerdict> worst;
+    for (const NodeTerm& term : nodeTerms()) {
+      TermVerdict v = judgeTerm(term, cuda, *floor);
+      if (v.verdict == Verdict::Unknown) return;  // some admitted node may have any driver
+      if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
+    }
+    if (worst) out.report(cuda.path, renderValue(json(cuda.value)), message(cuda, *floor, *worst));
+  }
+
+  // A warning: that CUDA 13 code cannot run there follows from NVIDIA's
+  // documents, not from a run (reference §14.9, "derived").
+  static void checkComputeCapability(const CudaVersion& cuda, const std::vector<NodeTerm>& terms, Reporter& out) {
+    const auto evidence = onlyPreTuringGpus(terms);
+    if (!evidence) return;
+    const std::string shown = renderValue(json(cuda.value));
+    std::string what = "CUDA " + cuda.text();
+    if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
+    out.reportWithDefault(
+        cuda.path, shown,
+        "Invalid value: " + shown + ": " + what +
+            " has no code for GPUs below compute capability 7.5 (Maxwell, Pascal and Volta: V100, P100, P40, P4), "
+            "and the node selection admits only such GPUs (" + *evidence +
+            "), where CUDA 13 libraries find no kernel for the device; use an image built for CUDA 12.x (12.9 is "
+            "the last release for them) or select Turing or newer GPUs (nvidia.com/gpu.compute.major Gt \"6\" "
+            "admits compute capability 7.x too: prefer nvidia.com/gpu.family or gpu.product)",
+        Severity::Warning);
+  }
+
   static std::string message(const CudaVersion& cuda, const DriverFloor& floor, const TermVerdict& v) {
     std::string what = "CUDA " + cuda.text();
     if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
