@@ -9,7 +9,9 @@
 
 #include "rules/checks/checks.h"
 #include "rules/checks/k8s_objects.h"
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
+#include "rules/k8s/go_strconv.h"
+#include "rules/k8s/node_selection.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {

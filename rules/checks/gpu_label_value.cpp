@@ -8,7 +8,7 @@
 
 #include "rules/checks/checks.h"
 #include "rules/checks/k8s_objects.h"
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {
