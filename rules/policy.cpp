@@ -96,8 +96,8 @@ constexpr std::array<PlatformPreset, 6> kPlatforms{{
      [](Policy&) {}},
     {"gke",
      "GKE Standard taints GPU nodes nvidia.com/gpu=present:NoSchedule and runs the ExtendedResourceToleration "
-     "admission plugin, so a Pod that requests nvidia.com/gpu needs no toleration (templates and custom resources "
-     "still do: the plugin acts on Pods); cloud.google.com/gke-gpu-driver-version (the driver channel) pins the "
+     "admission plugin, so a pod that requests nvidia.com/gpu needs no toleration (the plugin adds it to every Pod, "
+     "also those a workload creates; not for DRA claims); cloud.google.com/gke-gpu-driver-version (the driver channel) pins the "
      "driver besides GFD's labels",
      [](Policy& p) {
        p.gpuTaints = {{"nvidia.com/gpu", "present", "NoSchedule"}};

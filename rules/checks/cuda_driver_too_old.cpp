@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
+#include "rules/checks/nvidia_require.h"
 #include "rules/gfd_labels.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/node_selection.h"
@@ -517,200 +517,16 @@ TermVerdict judgeTerm(const NodeTerm& term, const CudaVersion& cuda, const Drive
 }
 
 // ---------------------------------------------------------------------------
-// NVIDIA_REQUIRE_* as the NVIDIA container runtime evaluates them when it
-// creates the container (nvidia-container-toolkit internal/requirements:
-// image.go, constraints/factory.go, logical.go, property.go; reference
-// §14.9): every NVIDIA_REQUIRE_* variable but NVIDIA_REQUIRE_JETPACK must
-// hold, unless NVIDIA_DISABLE_REQUIRE is true. In one value, alternatives
-// separated by a space are ORed and clauses separated by a comma ANDed; a
-// clause is PROPERTY OP VALUE (OP: != <= >= = < >), cuda, driver and arch
-// compare as semantic versions, and a clause on any other property is
-// skipped. The container is not created when the whole is false
-// ("requirement error: unsatisfied condition: cuda>=12.4").
+// What the container's NVIDIA_REQUIRE_* (rules/checks/nvidia_require.h) say
+// of the drivers the node selection admits.
 
-// Driver branches and the newest CUDA each supports, which GFD writes into
-// cuda.runtime-version.* (reference §10.2 and §14.8; 565 reports 12.7, a
-// version no toolkit was released as).
-struct Branch {
-  long long driver;
-  int cudaMajor, cudaMinor;
-};
-constexpr std::array<Branch, 25> kBranches{{{410, 10, 0}, {418, 10, 1}, {440, 10, 2}, {450, 11, 0}, {455, 11, 1},
-                                            {460, 11, 2}, {465, 11, 3}, {470, 11, 4}, {495, 11, 5}, {510, 11, 6},
-                                            {515, 11, 7}, {520, 11, 8}, {525, 12, 0}, {530, 12, 1}, {535, 12, 2},
-                                            {545, 12, 3}, {550, 12, 4}, {555, 12, 5}, {560, 12, 6}, {565, 12, 7},
-                                            {570, 12, 8}, {575, 12, 9}, {580, 13, 0}, {590, 13, 1}, {595, 13, 2}}};
-
-const Branch* knownBranch(long long driverMajor) {
-  for (const Branch& b : kBranches) {
-    if (b.driver == driverMajor) return &b;
-  }
-  return nullptr;
-}
-
-enum class Truth { False, Unknown, True };
-
-struct Clause {
-  std::string property;  // cuda, driver, arch, brand
-  std::string op;
-  Triple version{0, 0, 0};  // cuda, driver, arch
-  std::string text;         // as written: "driver<536"
-};
-
-struct Requirement {
-  std::vector<std::vector<Clause>> alternatives;  // ORed; the clauses of one are ANDed
-  FieldPath path;
-  std::string value;
-};
-
-// golang.org/x/mod/semver.IsValid of "v" + s for plain releases: 1 to 3
-// numbers without leading zeros ("550", "12.4", "550.54.15").
-std::optional<Triple> semverRelease(std::string_view s) {
-  const auto t = parseDotted(s, 1, 3);
-  if (!t) return std::nullopt;
-  std::size_t start = 0;
-  while (start < s.size()) {
-    const std::size_t dot = std::min(s.find('.', start), s.size());
-    if (dot - start > 1 && s[start] == '0') return std::nullopt;
-    start = dot + 1;
-  }
-  return t;
-}
-
-// One clause (factory.parse); nullopt for a clause the runtime skips (an
-// unknown property or an empty one), `valid` false for one it rejects.
-std::optional<Clause> parseClause(std::string_view text, bool& valid) {
-  const std::size_t end = text.find_first_of("<>=!");
-  if (text.empty() || end == std::string_view::npos) {
-    valid = text.empty();
-    return std::nullopt;
-  }
-  Clause c;
-  c.property = std::string(text.substr(0, end));
-  c.text = std::string(text);
-  if (c.property != "cuda" && c.property != "driver" && c.property != "arch" && c.property != "brand") {
-    return std::nullopt;
-  }
-  std::string_view rest = text.substr(end);
-  for (std::string_view op : {"!=", "<=", ">=", "=", "<", ">"}) {
-    if (rest.starts_with(op)) {
-      c.op = std::string(op);
-      rest.remove_prefix(op.size());
-      break;
-    }
-  }
-  if (c.property != "brand") {
-    const auto v = semverRelease(rest);
-    if (!v) {
-      valid = false;  // Validate fails: the runtime reports an error, we cannot say which
-      return std::nullopt;
-    }
-    c.version = *v;
-  }
-  return c;
-}
-
-std::optional<Requirement> parseRequirement(const std::string& text) {
-  Requirement req;
-  req.value = text;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t space = std::min(text.find(' ', start), text.size());
-    std::vector<Clause> clauses;
-    std::size_t from = start;
-    while (from <= space) {
-      const std::size_t comma = std::min(text.find(',', from), space);
-      bool valid = true;
-      if (auto c = parseClause(std::string_view(text).substr(from, comma - from), valid)) clauses.push_back(*c);
-      if (!valid) return std::nullopt;
-      from = comma + 1;
-    }
-    if (!clauses.empty()) req.alternatives.push_back(std::move(clauses));
-    start = space + 1;
-  }
-  return req;
-}
-
-// strconv.ParseBool, as HasDisableRequire reads NVIDIA_DISABLE_REQUIRE.
-bool goTrue(std::string_view s) { return s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True"; }
-
-// The NVIDIA_REQUIRE_* values a container's env sets (the image's own are
-// not in the manifest); none when NVIDIA_DISABLE_REQUIRE is true.
-std::vector<Requirement> containerRequirements(const ContainerRef& c) {
-  std::vector<Requirement> out;
-  auto env = c.container->find("env");
-  if (env == c.container->end() || !env->is_array()) return out;
-  for (std::size_t i = 0; i < env->size(); ++i) {
-    const json& e = (*env)[i];
-    const std::string* name = e.is_object() ? stringAt(e, "name") : nullptr;
-    const std::string* value = e.is_object() ? stringAt(e, "value") : nullptr;
-    if (!name || !value) continue;
-    if (*name == "NVIDIA_DISABLE_REQUIRE" && goTrue(*value)) return {};
-    if (!name->starts_with("NVIDIA_REQUIRE_") || name->starts_with("NVIDIA_REQUIRE_JETPACK")) continue;
-    if (auto req = parseRequirement(*value)) {
-      req->path = c.path.field("env").index(i).field("value");
-      out.push_back(std::move(*req));
-    }
-  }
-  return out;
-}
-
-// A driver the node selection admits: a whole version (full) or a branch.
-struct AdmittedDriver {
-  Triple version;
-  bool full = false;
+// A driver the node selection admits, and the requirement that says so.
+struct AdmittedDriver : NodeDriver {
   std::string evidence;
 };
 
-int compareVersions(const Triple& a, const Triple& b) { return a < b ? -1 : b < a ? 1 : 0; }
-
-// What `op` says of a value in [lo, hi) against `bound`: True or False when
-// it says the same of every such value.
-Truth compareRange(const Triple& lo, const Triple& hi, bool exact, std::string_view op, const Triple& bound) {
-  const int atLo = compareVersions(lo, bound);
-  const bool allBelow = exact ? atLo < 0 : compareVersions(hi, bound) <= 0;  // every value < bound
-  auto truth = [](bool certainlyTrue, bool certainlyFalse) {
-    return certainlyTrue ? Truth::True : certainlyFalse ? Truth::False : Truth::Unknown;
-  };
-  if (op == ">=") return truth(atLo >= 0, allBelow);
-  if (op == ">") return truth(atLo > 0, allBelow || (exact && atLo == 0));
-  if (op == "<") return truth(allBelow, atLo >= 0);
-  if (op == "<=") return truth(allBelow || (exact && atLo == 0), atLo > 0);
-  if (op == "=") return exact ? truth(atLo == 0, atLo != 0) : truth(false, atLo > 0 || allBelow);
-  if (op == "!=") return exact ? truth(atLo != 0, atLo == 0) : truth(atLo > 0 || allBelow, false);
-  return Truth::Unknown;
-}
-
-Truth clauseOn(const Clause& c, const AdmittedDriver& d) {
-  if (c.property == "driver") {
-    return compareRange(d.version, {d.version[0] + 1, 0, 0}, d.full, c.op, c.version);
-  }
-  if (c.property == "cuda") {
-    const Branch* b = knownBranch(d.version[0]);
-    if (!b) return Truth::Unknown;
-    const Triple cuda{b->cudaMajor, b->cudaMinor, 0};
-    return compareRange(cuda, cuda, true, c.op, c.version);
-  }
-  return Truth::Unknown;  // brand, arch: the node's GPU, which no driver label says
-}
-
-// The first clause of `alternative` that is false on `d`, if any (else the
-// alternative may hold there).
-const Clause* falseClause(const std::vector<Clause>& alternative, const AdmittedDriver& d) {
-  for (const Clause& c : alternative) {
-    if (clauseOn(c, d) == Truth::False) return &c;
-  }
-  return nullptr;
-}
-
-bool requirementFailsOn(const Requirement& req, const AdmittedDriver& d) {
-  if (req.alternatives.empty()) return false;
-  return std::all_of(req.alternatives.begin(), req.alternatives.end(),
-                     [&](const std::vector<Clause>& a) { return falseClause(a, d) != nullptr; });
-}
-
 // Whether the runtime-version labels of a term admit a branch.
-bool runtimeAdmits(const Family& runtime, const Branch& b) {
+bool runtimeAdmits(const Family& runtime, const DriverBranch& b) {
   if (!runtime.majorAdmits(b.cudaMajor)) return false;
   if (!runtime.fullIn) return true;
   const Triple cuda{b.cudaMajor, b.cudaMinor, 0};
@@ -729,9 +545,9 @@ std::optional<std::vector<AdmittedDriver>> admittedDrivers(const NodeTerm& term)
   const std::string driverEvidence = driver.evidence ? describeRequirement(*driver.evidence, term) : "";
   std::vector<AdmittedDriver> out;
   auto admit = [&](const Triple& v, bool full, const std::string& evidence) {
-    const Branch* b = knownBranch(v[0]);
+    const DriverBranch* b = knownBranch(v[0]);
     if (b && !runtimeAdmits(runtime, *b)) return;
-    out.push_back({v, full, evidence});
+    out.push_back({{v, full}, evidence});
   };
   if (driver.fullIn) {
     for (const Triple& t : *driver.fullIn) {
@@ -745,13 +561,13 @@ std::optional<std::vector<AdmittedDriver>> admittedDrivers(const NodeTerm& term)
     if (*driver.gt >= std::numeric_limits<long long>::max() - 1) return out;
     const long long lowest = *driver.gt + 1;
     if (driver.majorAdmits(lowest)) admit({lowest, 0, 0}, false, driverEvidence);
-    for (const Branch& b : kBranches) {
+    for (const DriverBranch& b : driverBranches()) {
       if (b.driver > lowest && driver.majorAdmits(b.driver)) admit({b.driver, 0, 0}, false, driverEvidence);
     }
   } else if (runtimeConstrains(runtime)) {
     const std::string evidence = runtime.evidence ? describeRequirement(*runtime.evidence, term) : "";
-    for (const Branch& b : kBranches) {
-      if (runtimeAdmits(runtime, b)) out.push_back({{b.driver, 0, 0}, false, evidence});
+    for (const DriverBranch& b : driverBranches()) {
+      if (runtimeAdmits(runtime, b)) out.push_back({{{b.driver, 0, 0}, false}, evidence});
     }
     if (!runtime.lt && !runtime.majorIn && !runtime.fullIn) return std::nullopt;  // newer branches than we know
   } else {
@@ -777,8 +593,8 @@ std::optional<AdmittedDriver> requirementFailure(const Requirement& req, const s
 
 // The lowest known branch on which some alternative may hold, for the advice.
 std::optional<long long> lowestBranchThatMaySatisfy(const Requirement& req, long long above) {
-  for (const Branch& b : kBranches) {
-    if (b.driver > above && !requirementFailsOn(req, {{b.driver, 0, 0}, false, ""})) return b.driver;
+  for (const DriverBranch& b : driverBranches()) {
+    if (b.driver > above && !requirementFailsOn(req, NodeDriver{{b.driver, 0, 0}, false})) return b.driver;
   }
   return std::nullopt;
 }
@@ -786,18 +602,18 @@ std::optional<long long> lowestBranchThatMaySatisfy(const Requirement& req, long
 std::string requirementMessage(const Requirement& req, const AdmittedDriver& d) {
   const std::string driver = "driver " + tripleText(d.version, d.full);
   std::string why;
-  for (const std::vector<Clause>& alternative : req.alternatives) {
-    const Clause* c = falseClause(alternative, d);
+  for (const std::vector<RequireClause>& alternative : req.alternatives) {
+    const RequireClause* c = falseClause(alternative, d);
     std::string written;
-    for (const Clause& each : alternative) written += (written.empty() ? "" : ",") + each.text;
+    for (const RequireClause& each : alternative) written += (written.empty() ? "" : ",") + each.text;
     why += (why.empty() ? "" : "; ") + written + " fails on " + c->text;
     if (c->property == "cuda") {
-      const Branch* b = knownBranch(d.version[0]);
+      const DriverBranch* b = knownBranch(d.version[0]);
       why += " (branch " + std::to_string(b->driver) + " supports CUDA " + std::to_string(b->cudaMajor) + "." +
              std::to_string(b->cudaMinor) + ")";
     }
   }
-  const Clause& first = *falseClause(req.alternatives.front(), d);
+  const RequireClause& first = *falseClause(req.alternatives.front(), d);
   std::string advice = "select nodes with a driver that one alternative admits";
   if (const auto branch = lowestBranchThatMaySatisfy(req, d.version[0])) {
     advice += " (from branch " + std::to_string(*branch) + ": nvidia.com/cuda.driver-version.major Gt \"" +

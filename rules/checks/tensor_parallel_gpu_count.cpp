@@ -32,7 +32,8 @@ constexpr RuleDoc kDoc{
         "(vllm/vllm-openai, *text-generation-inference*) when the pod sets only args; both --flag N and "
         "--flag=N are read, the last occurrence wins. The GPUs are the launching container's GPU request "
         "(policy gpuResources): a container sees only its own devices. One replica may span a group of pods: "
-        "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group) or with --nnodes N, the world "
+        "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group), a DynamoGraphDeployment service "
+        "with multinode.nodeCount N, or with --nnodes N, the world "
         "size must equal the GPUs of the whole group (leader + (size - 1) x worker). No finding when a value is "
         "not a literal integer ($(TP), templates), when arguments are hidden (\"$@\", $EXTRA_ARGS, --config), "
         "when no parallelism flag is given (TGI then uses every visible GPU), when the container asks for no "
@@ -122,7 +123,7 @@ GroupGpus groupGpus(const CheckContext& ctx, const PodSite& site, long long pods
   const PodSite* leader = site.podsInGroup ? siteAt(ctx.sites, prefix + std::string(kLeaderSuffix)) : nullptr;
   const PodSite* worker = site.podsInGroup ? siteAt(ctx.sites, prefix + std::string(kWorkerSuffix)) : nullptr;
   GroupGpus g;
-  const std::string group = site.podsInGroup ? "the LeaderWorkerSet group of " : "the group of ";
+  const std::string group = site.ownerKind == "LeaderWorkerSet" ? "the LeaderWorkerSet group of " : "the group of ";
   if (leader && worker) {
     const long long l = std::min(podGpus(*leader, ctx.policy), kMaxGpusPerPod);
     const long long w = std::min(podGpus(*worker, ctx.policy), kMaxGpusPerPod);

@@ -75,7 +75,7 @@ TEST(DynamoGraphDeployment, TheEnginesParallelismMustMatchTheServicesGpus) {
   one.replace(one.find("gpu: \"2\""), 8, "gpu: \"1\"");
   const auto f = judgeYaml(dynamo(one), tp);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.services.VllmWorker.extraPodSpec.mainContainer.args[3]");
+  EXPECT_EQ(f[0].field, "spec.services.VllmWorker.extraPodSpec.mainContainer.args[2]");
 }
 
 TEST(DynamoGraphDeployment, MultinodeServicesSpreadOneReplicaOverNodeCountPods) {

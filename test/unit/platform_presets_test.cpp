@@ -48,12 +48,14 @@ TEST(PlatformPresets, GkeAddsTheGpuTolerationToPodsThatRequestGpus) {
   EXPECT_TRUE(p.assumeExtendedResourceToleration);
   ASSERT_EQ(p.gpuTaints.size(), 1u);
   EXPECT_EQ(describeTaint(p.gpuTaints[0]), "nvidia.com/gpu=present:NoSchedule");
-  // A Pod needs no toleration there; a Deployment's template gets none from the plugin.
+  // A Pod needs no toleration there, nor the Pods a Deployment creates.
   EXPECT_THAT(only(judgeYaml(gpuPod(""), p), "gpu-missing-toleration"), IsEmpty());
   const std::string deployment =
       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
       "      containers:\n      - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}\n";
-  EXPECT_THAT(rulesHit(only(judgeYaml(deployment, p), "gpu-missing-toleration")), ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(only(judgeYaml(deployment, p), "gpu-missing-toleration"), IsEmpty());
+  // Without the preset the same Deployment is reported.
+  EXPECT_THAT(rulesHit(only(judgeYaml(deployment), "gpu-missing-toleration")), ElementsAre("gpu-missing-toleration"));
 }
 
 TEST(PlatformPresets, GkeCountsTheDriverChannelAsADriverPin) {
