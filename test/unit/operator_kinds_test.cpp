@@ -37,10 +37,11 @@ const std::string kWorker =
     "          args: [--model, Qwen/Qwen3-0.6B, --tensor-parallel-size, \"2\"]\n";
 
 TEST(DynamoGraphDeployment, EachServiceIsOnePodWhoseGpuLimitIsNvidiaComGpu) {
-  const auto sites = findPodSites(nlohmann::json::parse(R"({"apiVersion":"nvidia.com/v1alpha1",
+  const auto graph = nlohmann::json::parse(R"({"apiVersion":"nvidia.com/v1alpha1",
     "kind":"DynamoGraphDeployment","spec":{"services":{"W":{"resources":{"limits":{"gpu":"2"},
     "requests":{"custom":{"example.com/nic":"1"}}},"extraPodSpec":{"mainContainer":{"image":"x"},
-    "tolerations":[{"operator":"Exists"}]}}}}})"));
+    "tolerations":[{"operator":"Exists"}]}}}}})");
+  const auto sites = findPodSites(graph);  // it points into `graph`
   ASSERT_EQ(sites.size(), 1u);  // not the service as a container, nor extraPodSpec as another pod
   ASSERT_EQ(sites[0].containers.size(), 1u);
   const ContainerResources& r = resourcesOf(sites[0].containers[0], false);
