@@ -107,12 +107,17 @@ struct Walker {
     addContainers(site, spec, "initContainers", ContainerKind::Init);
     addContainers(site, spec, "containers", ContainerKind::App);
     addContainers(site, spec, "ephemeralContainers", ContainerKind::Ephemeral);
+    setPodFields(site, spec, path);
+    sites.push_back(std::move(site));
+  }
+
+  // The pod-level fields of a PodSpec.
+  static void setPodFields(PodSite& site, const json& spec, const FieldPath& path) {
     site.nodeSelector = fieldOf(spec, path, "nodeSelector");
     site.affinity = fieldOf(spec, path, "affinity");
     site.tolerations = fieldOf(spec, path, "tolerations");
     site.resourceClaims = fieldOf(spec, path, "resourceClaims");
     site.podResources = fieldOf(spec, path, "resources");
-    sites.push_back(std::move(site));
   }
 
   // The innermost enclosing object that sets `name` (the node being walked
@@ -404,11 +409,7 @@ struct Walker {
     site.containers.push_back(std::move(ref));
     addContainers(site, podSpec, "initContainers", ContainerKind::Init);
     addContainers(site, podSpec, "containers", ContainerKind::App);
-    site.nodeSelector = fieldOf(podSpec, specPath, "nodeSelector");
-    site.affinity = fieldOf(podSpec, specPath, "affinity");
-    site.tolerations = fieldOf(podSpec, specPath, "tolerations");
-    site.resourceClaims = fieldOf(podSpec, specPath, "resourceClaims");
-    site.podResources = fieldOf(podSpec, specPath, "resources");
+    setPodFields(site, podSpec, specPath);
     const json* nodeCount = memberOf(memberOf(&service, "multinode"), "nodeCount");
     if (nodeCount && nodeCount->is_number_integer() && nodeCount->get<std::int64_t>() > 1) {
       site.podsInGroup = nodeCount->get<std::int64_t>();
