@@ -124,7 +124,10 @@ Fix tolerationFix(const json& object, const PodSite& site, const Taint& taint) {
     return {field.substr(0, field.rfind('.')) + " does not exist; add it with the toleration by hand", {}};
   }
   nlohmann::ordered_json toleration = {{"key", taint.key}, {"operator", "Exists"}, {"effect", taint.effect}};
-  return {"added toleration {key: " + taint.key + ", operator: Exists, effect: " + taint.effect + "}",
+  // The site's own caveat (a Knative Service takes tolerations only behind a
+  // feature flag) holds for the added toleration too.
+  return {"added toleration {key: " + taint.key + ", operator: Exists, effect: " + taint.effect + "}" +
+              std::string(site.placementHint),
           {{.op = JsonEdit::Op::AddToList, .path = site.tolerations.path, .value = std::move(toleration)}}};
 }
 

@@ -154,7 +154,11 @@ std::optional<std::size_t> engineStart(const Command& cmd, ServingEngine& engine
       engine = ServingEngine::Vllm;
       return i + 1;
     }
-    if (t == "sglang.launch_server" || t == "sglang_router.launch_server") {
+    if (t == "dynamo.vllm") {
+      engine = ServingEngine::Vllm;
+      return i + 1;
+    }
+    if (t == "sglang.launch_server" || t == "sglang_router.launch_server" || t == "dynamo.sglang") {
       engine = ServingEngine::SGLang;
       return i + 1;
     }
@@ -179,7 +183,7 @@ std::optional<ServingEngine> imageEngine(std::string_view image) {
   return std::nullopt;
 }
 
-enum class Slot { None, Tensor, Pipeline, Data, DataLocal, Nnodes, NumShard, Ambiguous };
+enum class Slot { None, Tensor, Pipeline, Data, DataLocal, PrefillContext, Nnodes, NumShard, Sharded, Ambiguous };
 
 struct FlagSpec {
   std::string_view name;
@@ -190,18 +194,26 @@ struct FlagSpec {
   bool opaque;         // reads arguments from somewhere we cannot see
 };
 
-constexpr std::array<FlagSpec, 22> kVllmFlags{{
+// vLLM's EngineArgs.add_cli_args (vllm/engine/arg_utils.py, 2026).
+constexpr std::array<FlagSpec, 36> kVllmFlags{{
     {"--tensor-parallel-size", Slot::Tensor, true, false, false, false},
     {"-tp", Slot::Tensor, true, false, false, false},
     {"--pipeline-parallel-size", Slot::Pipeline, true, false, false, false},
     {"-pp", Slot::Pipeline, true, false, false, false},
+    {"--prefill-context-parallel-size", Slot::PrefillContext, true, false, false, false},
+    {"-pcp", Slot::PrefillContext, true, false, false, false},
+    {"--decode-context-parallel-size", Slot::None, true, false, false, false},  // reuses the TP ranks
+    {"-dcp", Slot::None, true, false, false, false},
     {"--data-parallel-size", Slot::Data, true, false, false, false},
     {"-dp", Slot::Data, true, false, false, false},
     {"--data-parallel-size-local", Slot::DataLocal, true, false, false, false},
     {"-dpl", Slot::DataLocal, true, false, false, false},
     {"--nnodes", Slot::Nnodes, true, true, false, false},
+    {"-n", Slot::Nnodes, true, true, false, false},
     {"--node-rank", Slot::None, true, true, false, false},
+    {"-r", Slot::None, true, true, false, false},
     {"--master-addr", Slot::None, true, true, false, false},
+    {"--master-port", Slot::None, true, false, false, false},
     {"--headless", Slot::None, false, true, true, false},
     {"--data-parallel-rank", Slot::None, true, true, true, false},
     {"-dpn", Slot::None, true, true, true, false},
@@ -209,13 +221,22 @@ constexpr std::array<FlagSpec, 22> kVllmFlags{{
     {"-dpr", Slot::None, true, true, true, false},
     {"--data-parallel-address", Slot::None, true, true, true, false},
     {"-dpa", Slot::None, true, true, true, false},
+    {"--data-parallel-rpc-port", Slot::None, true, false, false, false},
+    {"-dpp", Slot::None, true, false, false, false},
+    {"--data-parallel-backend", Slot::None, true, false, false, false},  // ray: see readFlags
+    {"-dpb", Slot::None, true, false, false, false},
     {"--data-parallel-hybrid-lb", Slot::None, false, true, true, false},
+    {"-dph", Slot::None, false, true, true, false},
     {"--data-parallel-external-lb", Slot::None, false, true, true, false},
+    {"-dpe", Slot::None, false, true, true, false},
+    {"--enable-expert-parallel", Slot::None, false, false, false, false},  // reuses the TP x DP ranks
     {"--config", Slot::None, true, false, false, true},
-    {"--distributed-executor-backend", Slot::None, true, false, false, false},  // ray: see below
+    {"--distributed-executor-backend", Slot::None, true, false, false, false},  // ray: see readFlags
 }};
 
-constexpr std::array<FlagSpec, 14> kSglangFlags{{
+// SGLang's ServerArgs (python/sglang/srt/server_args.py, 2026). Expert and
+// attention-context parallelism run inside the tensor-parallel group.
+constexpr std::array<FlagSpec, 20> kSglangFlags{{
     {"--tp-size", Slot::Tensor, true, false, false, false},
     {"--tensor-parallel-size", Slot::Tensor, true, false, false, false},
     {"--tp", Slot::Tensor, true, false, false, false},  // argparse abbreviation, used in SGLang's docs
@@ -225,6 +246,12 @@ constexpr std::array<FlagSpec, 14> kSglangFlags{{
     {"--dp-size", Slot::Data, true, false, false, false},
     {"--data-parallel-size", Slot::Data, true, false, false, false},
     {"--dp", Slot::Data, true, false, false, false},
+    {"--expert-parallel-size", Slot::None, true, false, false, false},
+    {"--ep-size", Slot::None, true, false, false, false},
+    {"--ep", Slot::None, true, false, false, false},
+    {"--attention-context-parallel-size", Slot::None, true, false, false, false},
+    {"--attn-cp-size", Slot::None, true, false, false, false},
+    {"--moe-dp-size", Slot::None, true, false, false, false},
     {"--nnodes", Slot::Nnodes, true, true, false, false},
     {"--node-rank", Slot::None, true, true, false, false},
     {"--dist-init-addr", Slot::None, true, true, false, false},
@@ -232,7 +259,9 @@ constexpr std::array<FlagSpec, 14> kSglangFlags{{
     {"--config", Slot::None, true, false, false, true},
 }};
 
-constexpr std::array<FlagSpec, 1> kTgiFlags{{{"--num-shard", Slot::NumShard, true, false, false, false}}};
+// TGI's launcher (launcher/src/main.rs, Args and find_num_shards).
+constexpr std::array<FlagSpec, 2> kTgiFlags{{{"--num-shard", Slot::NumShard, true, false, false, false},
+                                             {"--sharded", Slot::Sharded, true, false, false, false}}};
 
 const FlagSpec* findFlag(ServingEngine engine, std::string_view name) {
   auto search = [&](const auto& table) -> const FlagSpec* {
@@ -255,12 +284,21 @@ ParallelFlag* slotOf(ServingLaunch& l, Slot s) {
     case Slot::Pipeline: return &l.pipeline;
     case Slot::Data: return &l.data;
     case Slot::DataLocal: return &l.dataLocal;
+    case Slot::PrefillContext: return &l.prefillContext;
     case Slot::Nnodes: return &l.nnodes;
     case Slot::NumShard: return &l.numShard;
+    case Slot::Sharded: return &l.sharded;
     case Slot::Ambiguous: return &l.pipeline;
     case Slot::None: return nullptr;
   }
   return nullptr;
+}
+
+// clap's bool value parser: "true" or "false", nothing else.
+std::optional<bool> clapBool(std::string_view s) {
+  if (s == "true") return true;
+  if (s == "false") return false;
+  return std::nullopt;
 }
 
 std::optional<long long> positiveLiteral(const Token& t) {
@@ -315,16 +353,21 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
     if (spec->externalDp) launch.externalDataParallel = true;
     if (spec->opaque) launch.opaqueArgs = true;
     if (name == "--enable-dp-attention") launch.dpAttention = true;
-    if (name == "--distributed-executor-backend" && value && value->text != "mp" && value->text != "uni") {
-      launch.multiNode = true;  // ray (or unknown): workers may live in other pods
+    if (name == "--distributed-executor-backend" && value) {
+      launch.rayExecutor = value->text == "ray";
+      // external_launcher (torchrun), or a value we cannot read: workers may live in other pods
+      if (value->text != "mp" && value->text != "uni" && value->text != "ray") launch.multiNode = true;
     }
-    if (name == "--data-parallel-backend" && value && value->text == "ray") launch.multiNode = true;
+    if ((name == "--data-parallel-backend" || name == "-dpb") && value && value->text == "ray") {
+      launch.multiNode = true;  // data-parallel ranks placed on a Ray cluster
+    }
     if (ParallelFlag* slot = slotOf(launch, spec->slot)) {
       slot->present = true;
       slot->text = written;
       slot->name = name;
       slot->path = where;
       slot->value = spec->slot == Slot::Ambiguous || !value ? std::nullopt : positiveLiteral(*value);
+      if (spec->slot == Slot::Sharded) launch.shardedOn = value && !value->dynamic ? clapBool(value->text) : std::nullopt;
       if (spec->slot == Slot::Nnodes) {
         launch.nnodesIsGroupSize = value && value->dynamic && value->text.find("LWS_GROUP_SIZE") != std::string::npos;
       }
@@ -347,24 +390,36 @@ bool scriptSpreadsOverPods(std::span<const Command> commands) {
   return false;
 }
 
+// TGI's launcher reads each of its flags from an env var of the same name
+// (clap `env`); a flag on the command line wins.
+void readTgiEnv(const ContainerRef& c, std::size_t i, const json& e, const std::string& name, ServingLaunch& launch) {
+  ParallelFlag& flag = name == "NUM_SHARD" ? launch.numShard : launch.sharded;
+  auto value = e.find("value");
+  Token t;
+  t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
+  t.dynamic = value == e.end() || !value->is_string() || isDynamic(t.text);
+  flag.present = true;
+  flag.text = t.text;
+  flag.name = name;
+  flag.path = c.path.field("env").index(i).field("value");
+  flag.value = positiveLiteral(t);
+  if (name == "SHARDED") launch.shardedOn = t.dynamic ? std::nullopt : clapBool(t.text);
+}
+
 void readEnv(const ContainerRef& c, ServingLaunch& launch) {
-  if (launch.engine != ServingEngine::Tgi || launch.numShard.present) return;
   auto env = c.container->find("env");
   if (env == c.container->end() || !env->is_array()) return;
+  const bool shardsFromFlags = launch.numShard.present, shardedFromFlags = launch.sharded.present;
   for (std::size_t i = 0; i < env->size(); ++i) {
     const json& e = (*env)[i];
     if (!e.is_object()) continue;
     auto name = e.find("name");
-    if (name == e.end() || *name != "NUM_SHARD") continue;
-    auto value = e.find("value");
-    Token t;
-    t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
-    t.dynamic = value == e.end() || !value->is_string() || isDynamic(t.text);
-    launch.numShard.present = true;
-    launch.numShard.text = t.text;
-    launch.numShard.name = "NUM_SHARD";
-    launch.numShard.path = c.path.field("env").index(i).field("value");
-    launch.numShard.value = positiveLiteral(t);
+    if (name == e.end() || !name->is_string()) continue;
+    if (*name == "RAY_ADDRESS") launch.joinsRayCluster = true;  // ray.init() connects there
+    if (launch.engine != ServingEngine::Tgi) continue;
+    if ((*name == "NUM_SHARD" && !shardsFromFlags) || (*name == "SHARDED" && !shardedFromFlags)) {
+      readTgiEnv(c, i, e, name->get<std::string>(), launch);
+    }
   }
 }
 
@@ -380,7 +435,7 @@ std::string_view engineName(ServingEngine e) {
 }
 
 const ParallelFlag& ServingLaunch::primary() const {
-  if (engine == ServingEngine::Tgi) return numShard;
+  if (engine == ServingEngine::Tgi) return numShard.present || !sharded.present ? numShard : sharded;
   if (tensor.present) return tensor;
   if (pipeline.present) return pipeline;
   if (data.present) return data;
@@ -423,7 +478,10 @@ std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
     if (auto start = engineStart(cmd, engine)) {
       launch.engine = engine;
       readFlags(cmd, *start, launch);
-      launch.multiNode = launch.multiNode || scriptSpreadsOverPods(commands);
+      if (scriptSpreadsOverPods(commands)) {
+        launch.multiNode = true;
+        launch.joinsRayCluster = true;
+      }
       readEnv(container, launch);
       return launch;
     }
