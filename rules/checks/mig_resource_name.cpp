@@ -233,10 +233,10 @@ class MigResourceName final : public Rule {
           for (const ResourceEntry& e : *list) {
             if (!lowercase(e.name).starts_with("nvidia.com/mig") || namedExactlyInPolicy(ctx.policy, e.name)) continue;
             if (auto why = problem(e.name)) {
-              out.report(e.path, FieldError::invalid(quoted(e.name), *why), e.name);
+              out.report(e.path, FieldError::invalid(quotedValue(e.name), *why), e.name);
             } else if (auto unoffered = unofferedProfile(*parseProfile(e.name.substr(kPrefix.size())))) {
               // A warning: a GPU newer than the profile list may offer it.
-              out.reportWithDefault(e.path, FieldError::invalid(quoted(e.name), *unoffered), e.name, Severity::Warning);
+              out.reportWithDefault(e.path, FieldError::invalid(quotedValue(e.name), *unoffered), e.name, Severity::Warning);
             }
           }
         }
