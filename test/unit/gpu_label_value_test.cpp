@@ -139,9 +139,9 @@ TEST_P(ValueGfdNeverWrites, IsAWarning) {
   const auto f = judge(selectorPod(c.key, c.value));
   ASSERT_EQ(f.size(), 1u) << c.key << ": " << c.value;
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_EQ(f[0].field, "spec.nodeSelector[" + std::string(c.key) + "]");
-  EXPECT_THAT(f[0].message, HasSubstr("so this matches no node"));
-  EXPECT_THAT(f[0].message, HasSubstr(c.advice)) << f[0].message;
+  EXPECT_EQ(f[0].field(), "spec.nodeSelector[" + std::string(c.key) + "]");
+  EXPECT_THAT(f[0].message(), HasSubstr("so this matches no node"));
+  EXPECT_THAT(f[0].message(), HasSubstr(c.advice)) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(

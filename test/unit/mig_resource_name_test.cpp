@@ -63,9 +63,9 @@ TEST_P(NoGpuOffers, IsAWarningNamingTheProfilesThatExist) {
   const auto f = migFindings(std::string("limits:\n  nvidia.com/") + c.name + ": 1");
   ASSERT_EQ(f.size(), 1u) << c.name;
   EXPECT_EQ(f[0].severity, Severity::Warning);
-  EXPECT_EQ(f[0].field, std::string("spec.containers[0].resources.limits[nvidia.com/") + c.name + "]");
-  EXPECT_THAT(f[0].message, HasSubstr("no MIG-capable GPU offers the profile"));
-  EXPECT_THAT(f[0].message, HasSubstr(c.why)) << f[0].message;
+  EXPECT_EQ(f[0].field(), std::string("spec.containers[0].resources.limits[nvidia.com/") + c.name + "]");
+  EXPECT_THAT(f[0].message(), HasSubstr("no MIG-capable GPU offers the profile"));
+  EXPECT_THAT(f[0].message(), HasSubstr(c.why)) << f[0].message();
 }
 
 INSTANTIATE_TEST_SUITE_P(

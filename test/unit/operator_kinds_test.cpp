@@ -57,7 +57,7 @@ TEST(DynamoGraphDeployment, EachServiceIsOnePodWhoseGpuLimitIsNvidiaComGpu) {
 TEST(DynamoGraphDeployment, AServiceWithGpusNeedsTheTolerationInExtraPodSpec) {
   const auto f = only(judgeYaml(dynamo(kWorker)), "gpu-missing-toleration");
   ASSERT_EQ(f.size(), 1u);  // the frontend asks for no GPU
-  EXPECT_EQ(f[0].field, "spec.services.VllmWorker.extraPodSpec.tolerations");
+  EXPECT_EQ(f[0].field(), "spec.services.VllmWorker.extraPodSpec.tolerations");
 }
 
 TEST(DynamoGraphDeployment, TheGpuCountIsJudgedAsAQuantity) {
@@ -65,8 +65,8 @@ TEST(DynamoGraphDeployment, TheGpuCountIsJudgedAsAQuantity) {
   half.replace(half.find("gpu: \"2\""), 8, "gpu: \"0.5\"");
   const auto f = only(judgeYaml(dynamo(half)), "gpu-fractional");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.services.VllmWorker.resources.limits.gpu");
-  EXPECT_THAT(f[0].message, HasSubstr("Invalid value: \"0.5\""));
+  EXPECT_EQ(f[0].field(), "spec.services.VllmWorker.resources.limits.gpu");
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"0.5\""));
 }
 
 TEST(DynamoGraphDeployment, TheEnginesParallelismMustMatchTheServicesGpus) {
@@ -76,7 +76,7 @@ TEST(DynamoGraphDeployment, TheEnginesParallelismMustMatchTheServicesGpus) {
   one.replace(one.find("gpu: \"2\""), 8, "gpu: \"1\"");
   const auto f = judgeYaml(dynamo(one), tp);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.services.VllmWorker.extraPodSpec.mainContainer.args[2]");
+  EXPECT_EQ(f[0].field(), "spec.services.VllmWorker.extraPodSpec.mainContainer.args[2]");
 }
 
 TEST(DynamoGraphDeployment, MultinodeServicesSpreadOneReplicaOverNodeCountPods) {
@@ -94,7 +94,7 @@ TEST(DynamoGraphDeployment, V1beta1ComponentsArePlainPodTemplates) {
       "          resources: {limits: {nvidia.com/gpu: \"1\"}}\n";
   const auto f = only(judgeYaml(yaml), "gpu-missing-toleration");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.components[0].podTemplate.spec.tolerations");
+  EXPECT_EQ(f[0].field(), "spec.components[0].podTemplate.spec.tolerations");
 }
 
 // --- SparkApplication (sparkoperator.k8s.io/v1beta2) ------------------------------
@@ -116,7 +116,7 @@ TEST(SparkApplication, TheExecutorsGpuBecomesALimitOfThatResource) {
   const auto f = only(judgeYaml(spark("instances: 2\ngpu: {name: nvidia.com/gpu, quantity: 1}\n")),
                       "gpu-missing-toleration");
   ASSERT_EQ(f.size(), 1u);  // the driver asks for none
-  EXPECT_EQ(f[0].field, "spec.executor.tolerations");
+  EXPECT_EQ(f[0].field(), "spec.executor.tolerations");
 }
 
 TEST(SparkApplication, ATolerationAndPinOnTheExecutorSatisfyTheRules) {
@@ -136,14 +136,14 @@ TEST(SparkApplication, TheApplicationsNodeSelectorAppliesToItsPods) {
 TEST(SparkApplication, TheGpuQuantityIsJudgedWhereItIsWritten) {
   const auto f = only(judgeYaml(spark("gpu: {name: nvidia.com/gpu, quantity: 16}\n")), "gpu-count-exceeds-node");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.executor.gpu.quantity");
+  EXPECT_EQ(f[0].field(), "spec.executor.gpu.quantity");
 }
 
 TEST(SparkApplication, AScheduledApplicationsTemplateIsRead) {
   const auto f = only(judgeYaml(spark("gpu: {name: nvidia.com/gpu, quantity: 1}\n", "ScheduledSparkApplication")),
                       "gpu-missing-toleration");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.template.executor.tolerations");
+  EXPECT_EQ(f[0].field(), "spec.template.executor.tolerations");
 }
 
 TEST(SparkApplication, AGpuWithoutAResourceNameIsNotGuessed) {
@@ -168,19 +168,19 @@ TEST(KnativeService, MissingSchedulingFieldsNameTheFeatureFlags) {
   const auto f = judgeYaml(kKnativeService);
   const auto tol = only(f, "gpu-missing-toleration");
   ASSERT_EQ(tol.size(), 1u);
-  EXPECT_EQ(tol[0].field, "spec.template.spec.tolerations");
-  EXPECT_THAT(tol[0].message, HasSubstr("kubernetes.podspec-tolerations"));
-  EXPECT_THAT(tol[0].message, HasSubstr("ConfigMap config-features (namespace knative-serving)"));
+  EXPECT_EQ(tol[0].field(), "spec.template.spec.tolerations");
+  EXPECT_THAT(tol[0].message(), HasSubstr("kubernetes.podspec-tolerations"));
+  EXPECT_THAT(tol[0].message(), HasSubstr("ConfigMap config-features (namespace knative-serving)"));
   const auto pin = only(f, "gpu-missing-driver-pin");
   ASSERT_EQ(pin.size(), 1u);
-  EXPECT_THAT(pin[0].message, HasSubstr("kubernetes.podspec-nodeselector"));
+  EXPECT_THAT(pin[0].message(), HasSubstr("kubernetes.podspec-nodeselector"));
 }
 
 TEST(KnativeService, OtherKindsGetNoKnativeNote) {
   const std::string pod =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
       "  - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}\n";
-  for (const Finding& f : judgeYaml(pod)) EXPECT_THAT(f.message, ::testing::Not(HasSubstr("Knative"))) << f.rule;
+  for (const Finding& f : judgeYaml(pod)) EXPECT_THAT(f.message(), ::testing::Not(HasSubstr("Knative"))) << f.rule;
 }
 
 // --- the documented kinds --------------------------------------------------------

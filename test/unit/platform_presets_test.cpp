@@ -68,7 +68,7 @@ TEST(PlatformPresets, AksAddsNoTolerationAndTaintsWithSku) {
   EXPECT_FALSE(p.assumeExtendedResourceToleration);
   const auto missing = only(judgeYaml(gpuPod(""), p), "gpu-missing-toleration");
   ASSERT_EQ(missing.size(), 1u);
-  EXPECT_THAT(missing[0].message, HasSubstr("sku=gpu:NoSchedule"));
+  EXPECT_THAT(missing[0].message(), HasSubstr("sku=gpu:NoSchedule"));
   EXPECT_THAT(only(judgeYaml(gpuPod("  tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"), p),
                    "gpu-missing-toleration"),
               IsEmpty());
@@ -82,15 +82,15 @@ TEST(PlatformPresets, EksAutoModePinsByNodePoolAndHasNoGfdLabels) {
               IsEmpty());
   const auto unpinned = only(judgeYaml(gpuPod(""), p), "gpu-missing-driver-pin");
   ASSERT_EQ(unpinned.size(), 1u);
-  EXPECT_THAT(unpinned[0].message, HasSubstr("add nodeSelector karpenter.sh/nodepool: \"<value>\""));
+  EXPECT_THAT(unpinned[0].message(), HasSubstr("add nodeSelector karpenter.sh/nodepool: \"<value>\""));
 }
 
 TEST(PlatformPresets, OnEksAutoModeAGfdLabelSelectorSelectsNoNode) {
   const auto f = only(judgeYaml(gpuPod("  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"), platform("eks-auto-mode")),
                       "gpu-label-value");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.nodeSelector[nvidia.com/gpu.product]");
-  EXPECT_THAT(f[0].message, HasSubstr("the platform (eks-auto-mode) runs no GPU Feature Discovery, so no node carries "
+  EXPECT_EQ(f[0].field(), "spec.nodeSelector[nvidia.com/gpu.product]");
+  EXPECT_THAT(f[0].message(), HasSubstr("the platform (eks-auto-mode) runs no GPU Feature Discovery, so no node carries "
                                       "nvidia.com/gpu.product"));
   const std::string affinity =
       "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
@@ -99,7 +99,7 @@ TEST(PlatformPresets, OnEksAutoModeAGfdLabelSelectorSelectsNoNode) {
       "          - {key: nvidia.com/gpu.product, operator: NotIn, values: [Tesla-T4]}\n";
   const auto a = only(judgeYaml(gpuPod(affinity), platform("eks-auto-mode")), "gpu-label-value");
   ASSERT_EQ(a.size(), 1u);  // once for the In; a NotIn excludes nothing
-  EXPECT_EQ(a[0].field,
+  EXPECT_EQ(a[0].field(),
             "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
             ".matchExpressions[0].values[0]");
   // The same selector elsewhere is fine: GFD labels the nodes.

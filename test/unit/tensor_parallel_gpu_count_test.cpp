@@ -153,9 +153,9 @@ const char* const kTgi = "ghcr.io/huggingface/text-generation-inference:3.3";
 TEST(TensorParallelGpuCount, TgiShardedFalseRunsOneShard) {
   const auto f = judge(server(kTgi, "        args: [--model-id=m, --sharded, \"false\"]\n", "4"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].args[1]");
-  EXPECT_THAT(f[0].message, HasSubstr("TGI runs 1 shard (--sharded false) = 1 GPU workers per replica"));
-  EXPECT_THAT(f[0].message, HasSubstr("3 GPUs would sit idle"));
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].args[1]");
+  EXPECT_THAT(f[0].message(), HasSubstr("TGI runs 1 shard (--sharded false) = 1 GPU workers per replica"));
+  EXPECT_THAT(f[0].message(), HasSubstr("3 GPUs would sit idle"));
   EXPECT_THAT(judge(server(kTgi, "        env: [{name: SHARDED, value: \"false\"}]\n", "1")), IsEmpty());
   // --num-shard wins over --sharded false.
   EXPECT_THAT(judge(server(kTgi, "        args: [--sharded=false, --num-shard=2]\n", "2")), IsEmpty());
@@ -164,7 +164,7 @@ TEST(TensorParallelGpuCount, TgiShardedFalseRunsOneShard) {
 TEST(TensorParallelGpuCount, TgiShardedTrueNeedsTwoGpus) {
   const auto f = judge(server(kTgi, "        args: [--model-id=m, --sharded=true]\n", "1"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("(\"`sharded` is true but only found 1 CUDA devices\")"));
+  EXPECT_THAT(f[0].message(), HasSubstr("(\"`sharded` is true but only found 1 CUDA devices\")"));
   EXPECT_THAT(rulesHit(judge(server(kTgi, "        args: [--sharded=true, --num-shard=1]\n", "1"))),
               ElementsAre("tensor-parallel-gpu-count"));
   EXPECT_THAT(judge(server(kTgi, "        args: [--sharded=true]\n", "4")), IsEmpty());  // every visible GPU
@@ -212,7 +212,7 @@ TEST(TensorParallelGpuCount, PrefillContextParallelismMultipliesTheWorldSize) {
   EXPECT_THAT(judge(vllmArgs("\"-tp\", \"2\", \"-pcp\", \"2\"", "4")), IsEmpty());
   const auto f = judge(vllmArgs("\"--tensor-parallel-size=2\", \"--prefill-context-parallel-size=2\"", "2"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("tensor-parallel 2 x prefill-context-parallel 2 = 4 GPU workers"));
+  EXPECT_THAT(f[0].message(), HasSubstr("tensor-parallel 2 x prefill-context-parallel 2 = 4 GPU workers"));
 }
 
 TEST(TensorParallelGpuCount, DecodeContextAndExpertParallelismReuseTheTensorParallelRanks) {
@@ -237,8 +237,8 @@ TEST(TensorParallelGpuCount, LocalDataParallelReplicasShareThePod) {
 TEST(TensorParallelGpuCount, RayExecutorInALonePodStillNeedsTheWholeWorldInThePod) {
   const auto f = judge(vllmArgs("\"--tensor-parallel-size=8\", \"--distributed-executor-backend=ray\"", "1"));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_THAT(f[0].message, HasSubstr("vLLM starts a local Ray instance that holds only this pod's GPUs"));
-  EXPECT_THAT(f[0].message, HasSubstr("\"Cannot provide a placement group requiring 8 GPUs\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("vLLM starts a local Ray instance that holds only this pod's GPUs"));
+  EXPECT_THAT(f[0].message(), HasSubstr("\"Cannot provide a placement group requiring 8 GPUs\""));
   EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=8\", \"--distributed-executor-backend\", \"ray\"", "8")), IsEmpty());
 }
 
