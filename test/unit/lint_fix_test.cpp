@@ -182,7 +182,7 @@ spec:
   EXPECT_THAT(r.text, HasSubstr("      tolerations:\n"));
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_TRUE(r.notes[0].fixed);
-  EXPECT_THAT(r.notes[0].message(), HasSubstr("added toleration {key: nvidia.com/gpu, operator: Exists, effect: "
+  EXPECT_THAT(r.notes[0].message, HasSubstr("added toleration {key: nvidia.com/gpu, operator: Exists, effect: "
                                             "NoSchedule}; in a Knative Service, tolerations, nodeSelector and "
                                             "affinity are accepted only when Knative's feature flags"));
 }
