@@ -446,13 +446,15 @@ TEST(AdmissionWarnings, OffRulesAreSilent) {
 TEST(AdmissionWarnings, AreConciseRuleFieldAndWhatIsWrongWithoutTheRemedy) {
   Finding f;
   f.rule = "gpu-fractional";
-  f.field() = "spec.containers[0].resources.limits[nvidia.com/gpu]";
-  f.message() = "Invalid value: \"0.5\": must be an integer; nvidia.com/gpu is counted in whole units: ask for 1, or "
-              "share a GPU through MIG (nvidia.com/mig-1g.10gb) or time-slicing (nvidia.com/gpu.shared)";
+  f.path = FieldPath{}.field("spec").field("containers").index(0).field("resources").field("limits").key(
+      "nvidia.com/gpu");
+  f.error = FieldError::invalid("\"0.5\"",
+                                "must be an integer; nvidia.com/gpu is counted in whole units: ask for 1, or share a "
+                                "GPU through MIG (nvidia.com/mig-1g.10gb) or time-slicing (nvidia.com/gpu.shared)");
   EXPECT_EQ(warningText(f, "", AdmissionLimits{}),
             "gpu-fractional: spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: \"0.5\": must be an "
             "integer");
-  f.message() = "short; fix it";
+  f.error = FieldError::note("short; fix it");
   EXPECT_EQ(warningText(f, "", AdmissionLimits{}),
             "gpu-fractional: spec.containers[0].resources.limits[nvidia.com/gpu]: short; fix it")
       << "short enough to keep the remedy";
@@ -461,8 +463,8 @@ TEST(AdmissionWarnings, AreConciseRuleFieldAndWhatIsWrongWithoutTheRemedy) {
 TEST(AdmissionWarnings, ASemicolonInsideAQuotedValueDoesNotCutTheWarning) {
   Finding f;
   f.rule = "r";
-  f.field() = "x";
-  f.message() = "Invalid value: \"a; b\": is wrong; " + std::string(200, 'z');
+  f.path = FieldPath{}.field("x");
+  f.error = FieldError::invalid("\"a; b\"", "is wrong; " + std::string(200, 'z'));
   EXPECT_EQ(warningText(f, "", AdmissionLimits{}), "r: x: Invalid value: \"a; b\": is wrong");
 }
 
@@ -486,8 +488,8 @@ TEST(AdmissionWarnings, AreValidUtf8WithoutControlCharactersAndAtMost256Runes) {
 TEST(AdmissionWarnings, HostileTextInAFindingStillMakesAUsableWarning) {
   Finding f;
   f.rule = "label-value-not-string";
-  f.field() = "spec.nodeSelector[evil\nkey]";
-  f.message() = "Invalid value: \"\x01\x02\xFF\": " + std::string(1000, 'y');
+  f.path = FieldPath{}.field("spec").field("nodeSelector").key("evil\nkey");
+  f.error = FieldError::invalid("\"\x01\x02\xFF\"", std::string(1000, 'y'));
   const std::string w = warningText(f, "(already present before this update)", AdmissionLimits{});
   EXPECT_LE(runeCount(w), 256u);
   EXPECT_THAT(w, EndsWith(" (already present before this update)")) << "the suffix survives the cut";

@@ -436,7 +436,7 @@ TEST(LintFix, FlowStyleAnchorsAndMismatchesAreLeftAloneWithAReason) {
       "{limits: {nvidia.com/gpu: 1}}}]}\n";
   lint::FixResult r = fixText(flow, Policy{});
   EXPECT_FALSE(r.changed);
-  EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: the pod spec is written in flow style"));
+  EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: spec is written in flow style"));
 
   const std::string anchors = R"(apiVersion: v1
 kind: Pod
