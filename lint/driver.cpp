@@ -30,7 +30,7 @@ std::optional<RunConfig> loadRunConfig(const Options& o, std::ostream& err) {
   try {
     const std::optional<std::string> file = o.config ? o.config : findConfig();
     if (file) {
-      config.policy = yaml::loadPolicyFile(*file);
+      config.policy = LintPolicy::from(yaml::loadPolicyFile(*file));
       config.configDir = std::filesystem::path(*file).parent_path().string();
       if (config.configDir.empty()) config.configDir = ".";
     }

@@ -155,14 +155,17 @@ bool isKubernetesObject(const nlohmann::json& v) {
   return !apiVersion->get_ref<const std::string&>().starts_with("kustomize.config.k8s.io/");
 }
 
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment) {
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const LintPolicy& policy, bool fragment) {
   const YamlHints hints(doc.sources);
   JudgeOptions options{&hints};
   options.fragment = fragment;
-  return judge(doc.value, policy, options);
+  options.exemptions = &policy.exemptions;
+  std::vector<Finding> findings = judge(doc.value, policy.engine, options);
+  if (!policy.allowSuppressions) forgetSuppressions(findings);
+  return findings;
 }
 
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy, const LintOptions& options) {
+FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
   FileReport report;
   report.file = file;
   yaml::ParseResult parsed = yaml::parseStream(text);
@@ -183,7 +186,7 @@ FileReport lintText(const std::string& file, std::string_view text, const Policy
     };
     for (Finding& f : findings) add(std::move(f), doc.sources.locate(f.pointer));
     for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
-    if (policy.allowSuppressions.value_or(true)) {
+    if (policy.allowSuppressions) {
       for (Finding& f : ineffectiveSuppressions(doc.value)) add(std::move(f), doc.sources.locate(f.pointer));
     }
   }
@@ -248,7 +251,7 @@ InputText readInput(const std::string& path, std::size_t limit) {
   return in;
 }
 
-FileReport lintPath(const std::string& path, const Policy& policy) {
+FileReport lintPath(const std::string& path, const LintPolicy& policy) {
   InputText in = readInput(path);
   if (!in.error.empty()) {
     FileReport r;

@@ -10,7 +10,7 @@
 
 #include "rules/finding.h"
 #include "rules/object_ref.h"
-#include "rules/policy.h"
+#include "lint/lint_policy.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
@@ -101,7 +101,7 @@ bool isKubernetesObject(const nlohmann::json& value);
 
 // Runs the engine on one parsed document, telling it how scalars were
 // written. Findings come in the engine's order, not located.
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment = false);
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const LintPolicy& policy, bool fragment = false);
 
 // The text of a file ("-" is stdin), or the reason it could not be read.
 struct InputText {
@@ -136,10 +136,10 @@ struct LintOptions {
 
 // Lints YAML/JSON text. `file` names it in the report. A document that
 // cannot be a complete object (looksLikeFragment) is judged as a fragment.
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy,
+FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy,
                     const LintOptions& options = {});
 
 // Reads and lints a file ("-" is stdin). Read errors become InputErrors.
-FileReport lintPath(const std::string& path, const Policy& policy);
+FileReport lintPath(const std::string& path, const LintPolicy& policy);
 
 }  // namespace gpuguard::lint

@@ -10,22 +10,28 @@
 //   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
 //   maxGpusPerNode: 8
 //   assumeExtendedResourceToleration: false
-//   allowSuppressions: true          # linter default: true; webhook default: false
-//   exemptNamespaces: [kube-system]  # webhook only
-//   include: ["**/*.yaml"]           # linter only: path globs
-//   exclude: ["charts/**"]
+//   cudaImages:                      # images whose tag does not say their CUDA version
+//     - image: 'registry\.corp/ml/train:(?P<cuda>\d+\.\d+)-.*'
+//     - {image: 'registry\.corp/ml/legacy(:.*)?', cuda: "11.8"}
+//
+// This is what the rules read, and nothing else. The rest of a policy file
+// belongs to the front ends (yaml/policy_file.h reads the whole document):
+// exemptions (rules/exemptions.h), allowSuppressions, the webhook's
+// exemptNamespaces and the linter's include/exclude globs.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "rules/finding.h"
+#include "rules/pattern.h"
 
 namespace gpuguard {
 
@@ -42,6 +48,12 @@ struct Taint {
   std::string effect;                // NoSchedule, PreferNoSchedule, NoExecute
 };
 
+// An image whose tag does not say its CUDA version (cudaImages).
+struct CudaImage {
+  Pattern image;                    // matched against the whole image reference, as written
+  std::optional<std::string> cuda;  // a fixed version; without it the pattern's (?P<cuda>...) group gives it
+};
+
 struct Policy {
   // Overrides of default severities by rule id; "*" applies to every rule
   // without an entry of its own.
@@ -53,18 +65,15 @@ struct Policy {
                                            "nvidia.com/cuda.driver.major"};
   long long maxGpusPerNode = 8;
   bool assumeExtendedResourceToleration = false;
-  // Honour ignore.gpuguard.io/<rule> annotations. Unset: the front end's
-  // default (the linter honours them; the webhook does not, since anyone who
-  // can create a pod can write an annotation).
-  std::optional<bool> allowSuppressions;
-  std::vector<std::string> exemptNamespaces;
-  std::vector<std::string> include;
-  std::vector<std::string> exclude;
+  std::vector<CudaImage> cudaImages;  // consulted in order, before cuda-driver-too-old's built-in table
 
   // Reads a policy document (already decoded from YAML or JSON). Unknown keys,
-  // unknown rule ids and values of the wrong type throw PolicyError naming
-  // the key and `source` (the file name).
-  static Policy fromJson(const nlohmann::json& doc, std::string_view source);
+  // unknown rule ids, invalid patterns and values of the wrong type throw
+  // PolicyError naming the key (and entry) and `source` (the file name).
+  // `othersKeys`: top-level keys another reader takes (skipped here, and
+  // listed among the known keys in the error for an unknown one).
+  static Policy fromJson(const nlohmann::json& doc, std::string_view source,
+                         std::span<const std::string_view> othersKeys = {});
 
   // The severity a rule runs at, or nullopt when it is off.
   std::optional<Severity> severityOf(std::string_view ruleId, Severity defaultSeverity) const;
@@ -72,6 +81,11 @@ struct Policy {
   // True for names in gpuResources; an entry ending in '*' matches a prefix.
   bool isGpuResource(std::string_view resourceName) const;
   bool isDriverPinLabel(std::string_view labelKey) const;
+
+  // The CUDA version text the first cudaImages entry matching all of `image`
+  // gives it (its fixed cuda, or what its cuda group took); nullopt when none
+  // matches.
+  std::optional<std::string> cudaVersionOfImage(std::string_view image) const;
 };
 
 }  // namespace gpuguard

@@ -17,7 +17,7 @@ SECONDS_EACH=${1:-60}
 BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 FUZZ_DIR=$ROOT/test/fuzz
-HARNESSES=(fuzz_quantity fuzz_yaml fuzz_engine fuzz_admission fuzz_json_reader)
+HARNESSES=(fuzz_quantity fuzz_yaml fuzz_engine fuzz_admission fuzz_json_reader fuzz_http1)
 [ -n "${FUZZ_ONLY:-}" ] && read -r -a HARNESSES <<<"$FUZZ_ONLY"
 
 command -v clang++ >/dev/null || { echo "run.sh: clang++ not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
