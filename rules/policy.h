@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/finding.h"
+#include "rules/k8s/taints.h"
 #include "rules/pattern.h"
 
 namespace gpuguard {
@@ -41,12 +42,6 @@ class PolicyError : public std::runtime_error {
 };
 
 enum class RuleSetting { Error, Warning, Off };
-
-struct Taint {
-  std::string key;
-  std::optional<std::string> value;  // nullopt: the node's value is unknown, any value
-  std::string effect;                // NoSchedule, PreferNoSchedule, NoExecute
-};
 
 // An image whose tag does not say its CUDA version (cudaImages).
 struct CudaImage {

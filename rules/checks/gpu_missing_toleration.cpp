@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/node_selection.h"
+#include "rules/k8s/go_strconv.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {
