@@ -100,7 +100,12 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
     std::size_t nl = head.find('\n');
     std::string_view line = head.substr(0, nl);
     head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (nl != std::string_view::npos) {
+      // RFC 9112 §2.2 lets a server take a bare LF as a line end; we refuse
+      // it, as cpp-httplib does: two parsers can then only agree on the lines.
+      if (line.empty() || line.back() != '\r') return fail(400, "a line ends in a bare LF (HTTP lines end in CRLF)");
+      line.remove_suffix(1);
+    }
     if (line.empty()) {
       if (firstLine) return fail(400, "empty request line");
       break;  // the end of the head

@@ -382,6 +382,7 @@ TEST(HttpsServer, MalformedRequestsAreRejected) {
       {"GET /x HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", 400},
       {std::string("GET /x HTTP/1.1\r\nX: a\0b\r\n\r\n", 27), 400},
       {"GET /x HTTP/1.1\r\n\r\n", 400},                                    // no Host (RFC 9112 §3.2)
+      {"GET /x HTTP/1.1\nHost: a\n\n", 400},                              // bare LF line ends
       {"GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},              // two Hosts
       {"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab", 400},  // even equal
   };
@@ -1263,6 +1264,8 @@ TEST(HttpsHttp1, FramingThatTwoParsersCouldReadDifferentlyIsRefused) {
   EXPECT_EQ(status("GET / HTTP/1.1\r\n\r\n"), 400) << "HTTP/1.1 needs a Host";
   EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n"), 400);
   EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: a b\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET / HTTP/1.1\nHost: a\n\n"), 400) << "bare LF line ends";
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: a\r\n\n"), 400) << "a bare LF ending the head";
   EXPECT_EQ(status("GET / HTTP/1.0\r\n\r\n"), 0) << "HTTP/1.0 may leave Host out";
   EXPECT_EQ(status("GET / HTTP/1.1\r\nHost:\r\n\r\n"), 0) << "an empty Host is valid (RFC 9110 §7.2)";
 }
