@@ -9,6 +9,8 @@
 //                                    # PreferNoSchedule: no toleration required (it only scores)
 //   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
 //   maxGpusPerNode: 8
+//   platform: generic                # gke | eks | eks-auto-mode | aks | openshift: a bundle
+//                                    # of the facts below (PlatformPreset); keys written beside it win
 //   assumeExtendedResourceToleration: false
 //   cudaImages:                      # images whose tag does not say their CUDA version
 //     - image: 'registry\.corp/ml/train:(?P<cuda>\d+\.\d+)-.*'
@@ -22,9 +24,9 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
-#include <span>
 #include <string_view>
 #include <vector>
 
@@ -61,13 +63,20 @@ struct Policy {
   long long maxGpusPerNode = 8;
   bool assumeExtendedResourceToleration = false;
   std::vector<CudaImage> cudaImages;  // consulted in order, before cuda-driver-too-old's built-in table
+  std::string platform = "generic";
+  // Whether GPU Feature Discovery labels the GPU nodes (nvidia.com/gpu.*,
+  // nvidia.com/cuda.*). Not a key: false on platforms that run none
+  // (eks-auto-mode), where a selector on them matches no node.
+  bool gfdLabels = true;
 
   // Reads a policy document (already decoded from YAML or JSON). Unknown keys,
   // unknown rule ids, invalid patterns and values of the wrong type throw
   // PolicyError naming the key (and entry) and `source` (the file name).
+  // `platform`, when given (the linter's --platform), replaces the document's
+  // platform key; the other keys of the document still override the preset.
   // `othersKeys`: top-level keys another reader takes (skipped here, and
   // listed among the known keys in the error for an unknown one).
-  static Policy fromJson(const nlohmann::json& doc, std::string_view source,
+  static Policy fromJson(const nlohmann::json& doc, std::string_view source, std::string_view platform = {},
                          std::span<const std::string_view> othersKeys = {});
 
   // The severity a rule runs at, or nullopt when it is off.
@@ -82,5 +91,16 @@ struct Policy {
   // matches.
   std::optional<std::string> cudaVersionOfImage(std::string_view image) const;
 };
+
+// A managed platform's facts about its GPU nodes (reference §14.17), as
+// policy settings.
+struct PlatformPreset {
+  std::string_view name;
+  std::string_view facts;  // what it sets and why, for the docs
+  void (*apply)(Policy&);
+};
+std::span<const PlatformPreset> platformPresets();
+// The preset of that name, or nullptr.
+const PlatformPreset* findPlatformPreset(std::string_view name);
 
 }  // namespace gpuguard

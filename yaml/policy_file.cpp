@@ -17,9 +17,9 @@ constexpr std::array<std::string_view, 5> kFrontEndKeys{"exemptions", "allowSupp
 
 }  // namespace
 
-PolicyDocument PolicyDocument::fromJson(const nlohmann::json& doc, std::string_view source) {
+PolicyDocument PolicyDocument::fromJson(const nlohmann::json& doc, std::string_view source, std::string_view platform) {
   PolicyDocument d;
-  d.engine = Policy::fromJson(doc, source, kFrontEndKeys);  // also rejects what nobody reads
+  d.engine = Policy::fromJson(doc, source, platform, kFrontEndKeys);  // also rejects what nobody reads
   if (!doc.is_object()) return d;                           // null: an empty file, the defaults
   for (const auto& [key, v] : doc.items()) {
     if (key == "exemptions") d.exemptions = Exemptions::fromJson(v, source);
@@ -31,7 +31,7 @@ PolicyDocument PolicyDocument::fromJson(const nlohmann::json& doc, std::string_v
   return d;
 }
 
-PolicyDocument parsePolicy(std::string_view text, const std::string& source) {
+PolicyDocument parsePolicy(std::string_view text, const std::string& source, std::string_view platform) {
   ParseResult parsed = parseStream(text);
   if (parsed.error) {
     throw PolicyError(source + ":" + std::to_string(parsed.error->position.line) + ":" +
@@ -39,15 +39,15 @@ PolicyDocument parsePolicy(std::string_view text, const std::string& source) {
   }
   if (parsed.documents.size() > 1) throw PolicyError(source + ": must hold a single YAML document");
   return PolicyDocument::fromJson(parsed.documents.empty() ? nlohmann::json() : parsed.documents.front().value,
-                                  source);
+                                  source, platform);
 }
 
-PolicyDocument loadPolicyFile(const std::string& path) {
+PolicyDocument loadPolicyFile(const std::string& path, std::string_view platform) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw PolicyError(path + ": cannot read policy file");
   std::ostringstream buf;
   buf << in.rdbuf();
-  return parsePolicy(buf.str(), path);
+  return parsePolicy(buf.str(), path, platform);
 }
 
 }  // namespace gpuguard::yaml

@@ -26,14 +26,15 @@ struct PolicyDocument {
   std::vector<std::string> include, exclude;   // linter: path globs
 
   // Reads a decoded document; throws PolicyError naming `source` and the key.
-  static PolicyDocument fromJson(const nlohmann::json& doc, std::string_view source);
+  static PolicyDocument fromJson(const nlohmann::json& doc, std::string_view source, std::string_view platform = {});
 };
 
 // Reads and validates a policy file. Throws PolicyError with the file name,
-// and the line and column for YAML syntax errors.
-PolicyDocument loadPolicyFile(const std::string& path);
+// and the line and column for YAML syntax errors. A non-empty `platform`
+// replaces the file's platform key (Policy::fromJson).
+PolicyDocument loadPolicyFile(const std::string& path, std::string_view platform = {});
 
 // The same, from text already in memory (`source` names it in errors).
-PolicyDocument parsePolicy(std::string_view text, const std::string& source);
+PolicyDocument parsePolicy(std::string_view text, const std::string& source, std::string_view platform = {});
 
 }  // namespace gpuguard::yaml

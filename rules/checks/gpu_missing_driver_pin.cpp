@@ -60,11 +60,15 @@ class GpuMissingDriverPin final : public Rule {
       if (!requestsGpu(site, ctx.policy)) continue;
       if (selectionPins(site, ctx.policy)) continue;
       const std::string& label = ctx.policy.driverPinLabels.front();
+      // A GFD driver label holds the driver's major version; a platform's
+      // pin label (karpenter.sh/nodepool) names the nodes that share a driver.
+      const bool versionLabel = label.starts_with("nvidia.com/cuda.");
       out.report(site.nodeSelector.path, "",
                  "Required value: no nodeSelector or required node affinity on a CUDA driver label (" + label +
                      "), so the pod may land on a node whose driver is older than its CUDA runtime and fail with "
                      "\"CUDA driver version is insufficient\"; add nodeSelector " + label +
-                     ": \"<major>\" or a required node affinity with operator Gt" +
+                     (versionLabel ? ": \"<major>\" or a required node affinity with operator Gt"
+                                   : ": \"<value>\" or a required node affinity on it") +
                      misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
                      misplacedNote(site.misplaced.affinity, site.affinity) + std::string(site.placementHint));
     }
