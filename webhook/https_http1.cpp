@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <cstring>
 
 namespace gpuguard::webhook::http1 {
@@ -54,6 +55,22 @@ void forEachToken(std::string_view value, F f) {
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
+}
+
+// The origin-form part of a request target: the target itself ("/path?q",
+// or "*"), or for the absolute form a server MUST accept (RFC 9112 §3.2.2:
+// "http://host/path?q") what follows the authority ("/" when nothing does).
+std::optional<std::string_view> pathOfTarget(std::string_view target) {
+  if (!target.empty() && (target.front() == '/' || target == "*")) return target;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() <= scheme.size() || !equalsIgnoreCase(target.substr(0, scheme.size()), scheme)) continue;
+    const std::string_view rest = target.substr(scheme.size());
+    const std::size_t pathStart = rest.find_first_of("/?");
+    if (pathStart == 0) return std::nullopt;  // no authority
+    if (pathStart == std::string_view::npos) return std::string_view("/");
+    return rest[pathStart] == '/' ? rest.substr(pathStart) : std::string_view("/");
+  }
+  return std::nullopt;
 }
 
 void assignLower(std::string& dst, std::string_view src) {
@@ -130,7 +147,8 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
       for (char c : method) {
         if (!isTokenChar(static_cast<unsigned char>(c))) return fail(400, "malformed method");
       }
-      if (target.empty() || !(target.front() == '/' || target == "*")) return fail(400, "malformed request target");
+      const std::optional<std::string_view> originForm = pathOfTarget(target);
+      if (!originForm) return fail(400, "malformed request target");
       for (char c : target) {
         const auto u = static_cast<unsigned char>(c);
         if (u <= 0x20 || u >= 0x7f) return fail(400, "malformed request target");
@@ -151,7 +169,7 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
       if (out) {
         out->method.assign(method);
         out->target.assign(target);
-        out->path.assign(target.substr(0, target.find('?')));
+        out->path.assign(originForm->substr(0, originForm->find('?')));
       }
       continue;
     }

@@ -1270,6 +1270,21 @@ TEST(HttpsHttp1, FramingThatTwoParsersCouldReadDifferentlyIsRefused) {
   EXPECT_EQ(status("GET / HTTP/1.1\r\nHost:\r\n\r\n"), 0) << "an empty Host is valid (RFC 9110 §7.2)";
 }
 
+TEST(HttpsHttp1, TheAbsoluteFormOfATargetIsAccepted) {
+  // RFC 9112 §3.2.2: a server MUST accept it; the path is what follows the authority.
+  auto pathOf = [](const std::string& target) {
+    HttpRequest req;
+    const auto h = http1::parseHead("GET " + target + " HTTP/1.1\r\nHost: a\r\n\r\n", 100, &req);
+    return h.status == 0 ? req.path : "status " + std::to_string(h.status);
+  };
+  EXPECT_EQ(pathOf("http://a:8443/validate?timeout=5s"), "/validate");
+  EXPECT_EQ(pathOf("HTTPS://a"), "/");
+  EXPECT_EQ(pathOf("https://a?x=1"), "/");
+  EXPECT_EQ(pathOf("http:///validate"), "status 400") << "no authority";
+  EXPECT_EQ(pathOf("ftp://a/validate"), "status 400");
+  EXPECT_EQ(pathOf("validate"), "status 400");
+}
+
 TEST(HttpsHttp1, AHeadIsScannedOnceAcrossReadsAndItsLimitsHold) {
   const http1::FramingLimits limits{64, 4, 10};
   const std::string stream = "\r\nPOST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc";

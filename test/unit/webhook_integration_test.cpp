@@ -457,6 +457,19 @@ TEST_F(Webhook, APolicyChangeIsPickedUpAndABadOneIsRejected) {
   EXPECT_TRUE(eventually([&] { return policy->reloadFailures() == 1u; }));
   EXPECT_EQ(admitOverTls(review("CREATE", gpuPod(false)))["response"]["allowed"], false) << "the old policy stays";
   EXPECT_THAT(metricsText(), HasSubstr("gpuguard_policy_reloads_total{result=\"failure\"} 1\n"));
+
+  // An exemption matches the request's namespace (the pod is in "ml")...
+  dir.write("policy.yaml", "exemptions: [{namespace: 'm.'}]\n");
+  EXPECT_TRUE(eventually([&] { return admitOverTls(review("CREATE", gpuPod(false)))["response"]["allowed"] == true; }));
+  // ...and a pattern RE2 cannot compile is a rejected reload that names the entry.
+  dir.write("policy.yaml", "exemptions: [{namespace: 'm('}]\n");
+  EXPECT_TRUE(eventually([&] { return policy->reloadFailures() == 2u; }));
+  EXPECT_EQ(admitOverTls(review("CREATE", gpuPod(false)))["response"]["allowed"], true) << "the old policy stays";
+  const auto logs = logLines();
+  EXPECT_TRUE(std::any_of(logs.begin(), logs.end(), [](const std::string& l) {
+    return l.find("policy reload failed") != std::string::npos && l.find("exemptions[0].namespace") != std::string::npos &&
+           l.find("invalid pattern") != std::string::npos;
+  }));
   policy->stop();
 }
 
