@@ -177,7 +177,7 @@ spec:
           limits:
             nvidia.com/gpu: 1
 )";
-  const lint::FixResult r = fixText(before, gpuguard::testing::onlyRules({"gpu-missing-toleration"}));
+  const lint::FixResult r = fixText(before, lint::LintPolicy{gpuguard::testing::onlyRules({"gpu-missing-toleration"})});
   EXPECT_EQ(r.fixed, 1u) << notesOf(r);
   EXPECT_THAT(r.text, HasSubstr("      tolerations:\n"));
   ASSERT_EQ(r.notes.size(), 1u);
