@@ -11,7 +11,7 @@ FROM debian:bookworm AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake g++ make pkg-config \
-      libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libre2-dev \
+      libssl-dev nlohmann-json3-dev libyaml-cpp-dev libre2-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
