@@ -111,7 +111,9 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   std::vector<Finding> findings;
   if (!object.is_object()) return findings;
   const std::vector<PodSite> sites = findPodSites(object);
-  const CheckContext ctx{object, sites, policy, options.hints};
+  InputFacts own;
+  if (!options.facts) own.add(object);
+  const CheckContext ctx{object, sites, policy, options.hints, options.facts ? *options.facts : own};
   for (const Rule* rule : allRules()) {
     const std::optional<Severity> severity = policy.severityOf(rule->id(), rule->doc().defaultSeverity);
     if (!severity) continue;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/finding.h"
+#include "rules/input_facts.h"
 #include "rules/policy.h"
 #include "rules/rule.h"
 
@@ -19,6 +20,9 @@ struct JudgeOptions {
   // image): only rules registered as Judges::WhatIsWritten run, so it is
   // judged for what it says, never for what it lacks (registry.h).
   bool fragment = false;
+  // What the whole input defines (InputFacts::add over every object of a
+  // file or stream). Null: only what `object` itself holds.
+  const InputFacts* facts = nullptr;
 };
 
 // Runs every enabled rule on `object`. Findings come in rule order, then in

@@ -507,7 +507,11 @@ class CudaDriverTooOld final : public Rule {
         std::optional<TermVerdict> worst;
         bool unknown = false;
         for (const NodeTerm& term : *terms) {
-          TermVerdict v = judgeTerm(term, *cuda, *floor);
+          // Only a term that pins the driver says anything of it (the pin
+          // gpu-missing-driver-pin asks for).
+          const bool pinned = term.matchesNothing || std::any_of(term.requirements.begin(), term.requirements.end(),
+                                                                 [&](const NodeRequirement& r) { return pinsDriver(r, ctx.policy); });
+          TermVerdict v = pinned ? judgeTerm(term, *cuda, *floor) : TermVerdict{};
           if (v.verdict == Verdict::Unknown) unknown = true;
           if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
         }

@@ -217,6 +217,11 @@ bool isRuntimeMajorLabel(std::string_view key) {
 }
 bool isRuntimeFullLabel(std::string_view key) { return key == "nvidia.com/cuda.runtime-version.full"; }
 
+bool pinsDriver(const NodeRequirement& r, const Policy& policy) {
+  const bool driverLabel = policy.isDriverPinLabel(r.key) || isRuntimeMajorLabel(r.key) || isRuntimeFullLabel(r.key);
+  return driverLabel && (r.op == "In" || r.op == "Gt" || r.op == "Lt");
+}
+
 bool looksTemplated(std::string_view s) {
   return s.find("${") != std::string_view::npos || s.find("$(") != std::string_view::npos ||
          s.find("{{") != std::string_view::npos;

@@ -20,6 +20,7 @@
 
 #include "rules/field_path.h"
 #include "rules/pod_specs.h"
+#include "rules/policy.h"
 
 namespace gpuguard::checks {
 
@@ -69,6 +70,14 @@ bool isDriverMajorLabel(std::string_view key);    // nvidia.com/cuda.driver-vers
 bool isDriverFullLabel(std::string_view key);     // nvidia.com/cuda.driver-version.full
 bool isRuntimeMajorLabel(std::string_view key);   // nvidia.com/cuda.runtime-version.major, nvidia.com/cuda.runtime.major
 bool isRuntimeFullLabel(std::string_view key);    // nvidia.com/cuda.runtime-version.full
+
+// A requirement that pins the node's CUDA driver: In, Gt or Lt on a driver
+// label of the policy (driverPinLabels) or on a GFD label GFD derives from the
+// driver: cuda.runtime-version.major/.full (and the deprecated
+// cuda.runtime.major) hold the newest CUDA the driver supports (§14.8).
+// gpu-missing-driver-pin asks for one in every term; cuda-driver-too-old
+// judges only terms that have one.
+bool pinsDriver(const NodeRequirement& r, const Policy& policy);
 
 // Template placeholders nobody means literally: ${X}, $(X), {{ x }}.
 bool looksTemplated(std::string_view s);
