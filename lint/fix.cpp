@@ -8,7 +8,7 @@
 
 #include "lint/lint_file.h"
 #include "rules/engine.h"
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
 #include "rules/pod_specs.h"
 #include "rules/semantics.h"
 #include "yaml/yaml_to_json.h"

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "lint/command.h"
+#include "rules/k8s/json_pointer.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
@@ -52,10 +53,8 @@ const json* nodeAt(const json& root, std::string_view pointer) {
   while (!pointer.empty() && node) {
     pointer.remove_prefix(1);
     const std::size_t slash = pointer.find('/');
-    std::string token(pointer.substr(0, slash));
+    const std::string token = unescapeJsonPointerToken(pointer.substr(0, slash));
     pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-    for (std::size_t at = 0; (at = token.find('~', at)) != std::string::npos; ++at)
-      token.replace(at, 2, token.compare(at, 2, "~1") == 0 ? "/" : "~");
     if (node->is_object()) {
       const auto it = node->find(token);
       node = it == node->end() ? nullptr : &*it;
@@ -90,12 +89,7 @@ Translated translate(const json& rendered, std::string_view pointer, const json&
     const std::size_t slash = pointer.find('/');
     const std::string_view raw = pointer.substr(0, slash);
     pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-    const std::string token = [&] {
-      std::string s(raw);
-      for (std::size_t at = 0; (at = s.find('~', at)) != std::string::npos; ++at)
-        s.replace(at, 2, s.compare(at, 2, "~1") == 0 ? "/" : "~");
-      return s;
-    }();
+    const std::string token = unescapeJsonPointerToken(raw);
     if (r->is_object() && c->is_object()) {
       const auto ri = r->find(token);
       const auto ci = c->find(token);

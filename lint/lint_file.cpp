@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rules/engine.h"
+#include "rules/k8s/json_pointer.h"
 #include "rules/object_ref.h"
 #include "rules/registry.h"
 #include "yaml/yaml_to_json.h"
@@ -68,7 +69,7 @@ void checkAnnotations(const nlohmann::json& annotations, const std::string& poin
   for (const auto& [key, value] : annotations.items()) {
     if (!std::string_view(key).starts_with(prefix)) continue;
     const std::string id = key.substr(prefix.size());
-    const std::string at = pointer + "/" + yaml::escapePointerToken(key);
+    const std::string at = pointer + "/" + escapeJsonPointerToken(key);
     if (!findRule(id)) {
       const std::string guess = closestRuleId(id);
       const bool builtIn = std::any_of(std::begin(kSourceChecks), std::end(kSourceChecks),
@@ -103,7 +104,7 @@ std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
           checkAnnotations(*annotations, pointer + "/metadata/annotations", document, found);
       }
       for (const auto& [key, child] : node->items()) {
-        if (child.is_structured() && key != "metadata") pending.emplace_back(&child, pointer + "/" + yaml::escapePointerToken(key));
+        if (child.is_structured() && key != "metadata") pending.emplace_back(&child, pointer + "/" + escapeJsonPointerToken(key));
       }
     } else if (node->is_array()) {
       for (std::size_t i = 0; i < node->size(); ++i) {

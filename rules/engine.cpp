@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rules/k8s/json_pointer.h"
 #include "rules/registry.h"
 
 namespace gpuguard {
@@ -42,20 +43,6 @@ class Collector : public Reporter {
   std::vector<Finding>& out_;
 };
 
-// Decodes one RFC 6901 reference token.
-std::string unescapeToken(std::string_view token) {
-  std::string out;
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size()) {
-      out += token[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      out += token[i];
-    }
-  }
-  return out;
-}
-
 // The suppression reason for `rule` in the annotations of `node`, if any.
 const std::string* suppressionIn(const json& node, const std::string& annotationKey) {
   auto metadata = node.find("metadata");
@@ -84,7 +71,7 @@ void applySuppression(const json& object, Finding& f) {
     if (rest.empty()) return;
     rest.remove_prefix(1);  // the '/'
     const std::size_t slash = rest.find('/');
-    const std::string token = unescapeToken(rest.substr(0, slash));
+    const std::string token = unescapeJsonPointerToken(rest.substr(0, slash));
     rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
     if (node->is_object()) {
       auto it = node->find(token);

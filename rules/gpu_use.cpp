@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "rules/k8s/json_access.h"
 #include "rules/semantics.h"
+#include "text/ascii.h"
 
 namespace gpuguard {
 namespace {
@@ -12,14 +14,6 @@ using nlohmann::json;
 
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
-}
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 // A class named for GPUs: the NVIDIA DRA driver's (gpu.nvidia.com,
@@ -34,18 +28,12 @@ bool namedLikeGpuClass(std::string_view name) {
 // MIG slices are not whole GPUs; neither are time-sliced *.shared ones.
 bool isSliceResource(std::string_view name) { return contains(name, "/mig-") || name.ends_with(".shared"); }
 
-std::optional<std::string> stringMember(const json& obj, std::string_view name) {
-  auto it = obj.find(name);
-  if (it == obj.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
 // The claim or template a pod claim entry names (also the alpha `source:` shape).
 const ClaimFacts* claimFactsOf(const json& podClaim, const InputFacts& input) {
-  for (const json* holder : {&podClaim, podClaim.contains("source") ? &podClaim["source"] : nullptr}) {
-    if (!holder || !holder->is_object()) continue;
-    if (auto t = stringMember(*holder, "resourceClaimTemplateName")) return input.claimTemplate(*t);
-    if (auto c = stringMember(*holder, "resourceClaimName")) return input.claim(*c);
+  for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
+    if (!holder) continue;
+    if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return input.claimTemplate(*t);
+    if (const std::string* c = stringAt(*holder, "resourceClaimName")) return input.claim(*c);
   }
   return nullptr;
 }
@@ -115,10 +103,10 @@ bool GpuFacts::isGpuResource(std::string_view resource) const {
 bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
   if (!podClaim.is_object()) return false;
   if (const ClaimFacts* claim = claimFactsOf(podClaim, facts.input)) return claimAsksGpuClass(*claim, facts);
-  for (const json* holder : {&podClaim, podClaim.contains("source") ? &podClaim["source"] : nullptr}) {
-    if (!holder || !holder->is_object()) continue;
+  for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
+    if (!holder) continue;
     for (const char* key : {"name", "resourceClaimTemplateName", "resourceClaimName"}) {
-      if (auto s = stringMember(*holder, key); s && namedLikeGpuClass(lowercase(*s))) return true;
+      if (const std::string* s = stringAt(*holder, key); s && namedLikeGpuClass(text::asciiLowercase(*s))) return true;
     }
   }
   return false;
@@ -144,8 +132,7 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
   for (std::size_t i = 0; i < claims->size(); ++i) {
     const json& claim = (*claims)[i];
     if (!isGpuClaim(claim, facts)) continue;
-    GpuSource s{GpuSourceKind::Claim, stringMember(claim, "name").value_or(""), site.resourceClaims.path.index(i),
-                true, {}};
+    GpuSource s{GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true, {}};
     if (const ClaimFacts* known = claimFactsOf(claim, facts.input)) s.wholeGpus = claimWholeGpus(*known, facts);
     out.push_back(std::move(s));
   }

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
 #include "rules/input_facts.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"

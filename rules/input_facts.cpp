@@ -1,28 +1,19 @@
 #include "rules/input_facts.h"
 
+#include "rules/k8s/json_access.h"
+
 namespace gpuguard {
 namespace {
 
 using nlohmann::json;
-
-const json* member(const json& obj, std::string_view name) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(name);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-std::string stringMember(const json& obj, std::string_view name) {
-  const json* v = member(obj, name);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
 
 // A request as the API server defaults it (SetDefaults_ExactDeviceRequest,
 // SetDefaults_DeviceSubRequest): no mode is ExactCount, and ExactCount with
 // no count (or 0) is one device.
 DeviceRequestFacts requestFacts(const json& request) {
   DeviceRequestFacts out;
-  out.deviceClassName = stringMember(request, "deviceClassName");
-  if (stringMember(request, "allocationMode") == "All") return out;
+  out.deviceClassName = stringOr(request, "deviceClassName");
+  if (stringOr(request, "allocationMode") == "All") return out;
   const json* count = member(request, "count");
   out.count = count && count->is_number_integer() && count->get<long long>() > 0 ? count->get<long long>() : 1;
   return out;
@@ -55,12 +46,12 @@ ClaimFacts claimFacts(const json* claimSpec) {
 DeviceClassFacts deviceClassFacts(const json* spec) {
   DeviceClassFacts out;
   if (!spec) return out;
-  out.extendedResourceName = stringMember(*spec, "extendedResourceName");
+  out.extendedResourceName = stringOr(*spec, "extendedResourceName");
   const json* selectors = member(*spec, "selectors");
   if (!selectors || !selectors->is_array()) return out;
   for (const json& s : *selectors) {
     const json* cel = member(s, "cel");
-    if (cel) out.selectorText += stringMember(*cel, "expression") + "\n";
+    if (cel) out.selectorText += stringOr(*cel, "expression") + "\n";
   }
   return out;
 }
@@ -69,18 +60,18 @@ DeviceClassFacts deviceClassFacts(const json* spec) {
 
 void InputFacts::add(const json& object) {
   addOne(object);
-  if (stringMember(object, "kind") != "List") return;
+  if (stringOr(object, "kind") != "List") return;
   const json* items = member(object, "items");
   if (!items || !items->is_array()) return;
   for (const json& item : *items) addOne(item);
 }
 
 void InputFacts::addOne(const json& object) {
-  if (!stringMember(object, "apiVersion").starts_with("resource.k8s.io/")) return;
+  if (!stringOr(object, "apiVersion").starts_with("resource.k8s.io/")) return;
   const json* metadata = member(object, "metadata");
-  const std::string name = metadata ? stringMember(*metadata, "name") : std::string();
+  const std::string name = metadata ? stringOr(*metadata, "name") : std::string();
   if (name.empty()) return;
-  const std::string kind = stringMember(object, "kind");
+  const std::string kind = stringOr(object, "kind");
   const json* spec = member(object, "spec");
   if (kind == "DeviceClass") {
     DeviceClassFacts facts = deviceClassFacts(spec);

@@ -4,7 +4,8 @@
 #include <cctype>
 #include <charconv>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
+#include "rules/k8s/json_access.h"
 
 namespace gpuguard {
 namespace {
@@ -42,22 +43,17 @@ bool isList(const json& v) {
          items != v.end() && items->is_array();
 }
 
-std::string stringAt(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 ObjectRef describe(const json& object, std::string pointer) {
   ObjectRef ref;
   ref.pointer = std::move(pointer);
   if (!object.is_object()) return ref;
-  ref.apiVersion = stringAt(object, "apiVersion");
-  ref.kind = stringAt(object, "kind");
+  ref.apiVersion = stringOr(object, "apiVersion");
+  ref.kind = stringOr(object, "kind");
   const auto metadata = object.find("metadata");
   if (metadata != object.end() && metadata->is_object()) {
-    ref.ns = stringAt(*metadata, "namespace");
-    ref.name = stringAt(*metadata, "name");
-    if (ref.name.empty()) ref.name = stringAt(*metadata, "generateName");
+    ref.ns = stringOr(*metadata, "namespace");
+    ref.name = stringOr(*metadata, "name");
+    if (ref.name.empty()) ref.name = stringOr(*metadata, "generateName");
   }
   return ref;
 }

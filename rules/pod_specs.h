@@ -29,7 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
 
 namespace gpuguard {
 

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/finding.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard {
 
@@ -36,12 +37,6 @@ class PolicyError : public std::runtime_error {
 };
 
 enum class RuleSetting { Error, Warning, Off };
-
-struct Taint {
-  std::string key;
-  std::optional<std::string> value;  // nullopt: the node's value is unknown, any value
-  std::string effect;                // NoSchedule, PreferNoSchedule, NoExecute
-};
 
 struct Policy {
   // Overrides of default severities by rule id; "*" applies to every rule

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
 #include "rules/finding.h"
 #include "rules/gpu_use.h"
 #include "rules/input_facts.h"

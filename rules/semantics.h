@@ -1,7 +1,9 @@
-// Kubernetes semantics the checks share, each following the API server's own
-// code: resource-name classes (pkg/apis/core/helper), how a JSON value decodes
-// into a Quantity (Quantity.UnmarshalJSON), Pod defaulting of requests from
-// limits (SetDefaults_Pod), and taint toleration (Toleration.ToleratesTaint).
+// Kubernetes semantics the checks share about pods, each following the API
+// server's own code: how a JSON value decodes into a Quantity
+// (Quantity.UnmarshalJSON), Pod defaulting of requests from limits
+// (SetDefaults_Pod), the pod's effective requests (resource.PodRequests) and
+// its untolerated GPU taints. The plain Kubernetes model they build on (names,
+// quantities, taints, node selection) is in rules/k8s/.
 #pragma once
 
 #include <functional>
@@ -12,43 +14,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
+#include "rules/k8s/names.h"
+#include "rules/k8s/quantity.h"
+#include "rules/k8s/taints.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"
-#include "rules/quantity.h"
 
 namespace gpuguard {
 
-// IsNativeResource: no '/' or contains "kubernetes.io/".
-bool isNativeResourceName(std::string_view name);
-// IsExtendedResourceName: not native, not "requests.*", and
-// "requests." + name is a qualified name.
-bool isExtendedResourceName(std::string_view name);
 // A resource the quantity rules judge: every extended resource (the API
 // server counts them all in whole units) and any GPU resource the policy names.
 bool isJudgedResource(std::string_view name, const Policy& policy);
-// IsQualifiedName (label key syntax): [prefix/]name.
-bool isQualifiedName(std::string_view name);
-// IsValidLabelValue: <= 63 chars, empty or alnum at both ends, [-_.A-Za-z0-9] inside.
-bool isValidLabelValue(std::string_view value);
-
-// The messages the API server's validators give (k8s.io/apimachinery
-// pkg/util/validation), for findings that quote the API server; empty when
-// the text is valid. Several messages are several field errors of one field.
-// validation.IsQualifiedName (a label key, a resource name).
-std::vector<std::string> qualifiedNameErrors(std::string_view name);
-// validation.IsValidLabelValue.
-std::vector<std::string> labelValueErrors(std::string_view value);
-// validateContainerResourceName for a name with a '/' (names without one are
-// standard resources or rejected as "must be a standard resource type or
-// fully qualified"): IsQualifiedName's messages, then "doesn't follow
-// extended resource name standard" when the name is neither native nor
-// extended ("requests.nvidia.com/gpu", "nvidia.com/gpu ").
-std::vector<std::string> prefixedResourceNameErrors(std::string_view name);
 // The parts with `separator` between them: how the API server joins several
 // validator messages into one field error (";" or "; "), and how findings
 // list several reasons.
-std::string joined(const std::vector<std::string>& parts, std::string_view separator);
+std::string joined(const std::vector<std::string>& parts, std::string_view separator = ", ");
 
 // A JSON value as Quantity.UnmarshalJSON reads it: strings are trimmed and
 // parsed; numbers are parsed from their text; null is zero; anything else is
@@ -150,17 +131,11 @@ long long podGpus(const PodSite& site, const Policy& policy);
 // True when any container asks for more than zero of a GPU resource.
 bool requestsGpu(const PodSite& site, const Policy& policy);
 
-// Toleration.ToleratesTaint. A taint whose value is unknown (nullopt) is only
-// tolerated by operator Exists.
-bool toleratesTaint(const nlohmann::json& toleration, const Taint& taint);
-
 // The GPU taints (from the policy) that keep the pod off a GPU node and that no
 // toleration of the site tolerates. PreferNoSchedule taints keep no pod off
 // (the scheduler's TaintToleration filter ignores them), so they are never in
 // the list.
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy);
-
-std::string describeTaint(const Taint& taint);
 
 // For a finding on a pod-level field (`proper`) whose like is written inside
 // a container (`misplaced`, see MisplacedFields): "; <misplaced> does not

@@ -1,5 +1,5 @@
 // Exact resource amounts for the scheduling diagnosis: requests summed over
-// containers and pods, subtracted from a node's allocatable. rules/quantity.h
+// containers and pods, subtracted from a node's allocatable. rules/k8s/quantity.h
 // parses and compares exactly but has no arithmetic; an Amount holds a
 // Quantity's value in nano units (Quantity values are exact down to 10^-9) in
 // a 128-bit integer, so "500m" + "1.5" is exactly "2" and 2^63 bytes of
@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/quantity.h"
+#include "rules/k8s/quantity.h"
 
 namespace gpuguard::schedule {
 

@@ -4,19 +4,17 @@
 #include <map>
 #include <set>
 
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
+#include "rules/k8s/go_strconv.h"
+#include "rules/k8s/json_access.h"
+#include "rules/k8s/node_selection.h"
 #include "rules/pod_specs.h"
 #include "rules/semantics.h"
-#include "schedule/json_access.h"
 
 namespace gpuguard::schedule {
 namespace {
 
 using nlohmann::json;
-using detail::joined;
-using detail::member;
-using detail::stringAt;
-using detail::valueText;
 
 // The scheduler's reason strings (k8s.io/kubernetes pkg/scheduler/framework/plugins).
 constexpr const char* kReasonUnschedulable = "node(s) were unschedulable";
@@ -52,8 +50,8 @@ struct Expression {
 
 Expression parseExpression(const json& e, bool field) {
   Expression x;
-  x.key = stringAt(e, "key");
-  x.op = stringAt(e, "operator");
+  x.key = stringOr(e, "key");
+  x.op = stringOr(e, "operator");
   if (const json* vs = member(e, "values"); vs && vs->is_array()) {
     for (const json& v : *vs) x.values.push_back(valueText(v));
   }
@@ -71,7 +69,7 @@ Expression parseExpression(const json& e, bool field) {
     if (!x.values.empty()) x.invalid = x.op + " takes no values";
   } else if (x.op == "Gt" || x.op == "Lt") {
     if (x.values.size() != 1) x.invalid = x.op + " needs exactly one value";
-    else if (!checks::parseGoInt(x.values[0])) {
+    else if (!parseGoInt(x.values[0])) {
       x.invalid = x.op + " needs an integer, \"" + x.values[0] + "\" is not one";
     }
   } else {
@@ -99,31 +97,14 @@ LabelCheck evaluate(const Expression& x, const NodeInfo& node, bool field) {
   c.key = x.key;
   c.nodeValue = field ? std::optional<std::string>(node.name) : labelOf(node, x.key);
   const auto& v = c.nodeValue;
-  const bool listed = v && std::find(x.values.begin(), x.values.end(), *v) != x.values.end();
-  if (x.op == "In") {
-    c.matches = listed;
-    c.why = presentValue(v);
-  } else if (x.op == "NotIn") {
-    c.matches = !v || !listed;  // an absent label matches NotIn
-    c.why = presentValue(v);
-  } else if (x.op == "Exists") {
-    c.matches = v.has_value();
-    c.why = "label absent";
-  } else if (x.op == "DoesNotExist") {
-    c.matches = !v;
-    c.why = presentValue(v);
-  } else if (x.op == "Gt" || x.op == "Lt") {
-    // parseExpression made sure there is one integer value.
-    const long long want = x.values.empty() ? 0 : checks::parseGoInt(x.values[0]).value_or(0);
-    const std::optional<long long> have = v ? checks::parseGoInt(*v) : std::nullopt;
-    c.matches = have && (x.op == "Gt" ? *have > want : *have < want);
-    if (!v) c.why = "label absent";
-    else if (!have) c.why = "node has " + *v + ", not an integer";
-    else c.why = presentValue(v);
-  }
+  c.matches = requirementMatches(x.op, x.values, v);
+  const bool integerOperator = x.op == "Gt" || x.op == "Lt";
+  if (x.op == "Exists" || (integerOperator && !v)) c.why = "label absent";
+  else if (integerOperator && !parseGoInt(*v)) c.why = "node has " + *v + ", not an integer";
+  else c.why = presentValue(v);
   if (field) c.why = "node is " + node.name;
   c.observed = c.key + (v ? " is " + (v->empty() ? std::string("\"\"") : *v) : std::string(" absent"));
-  if ((x.op == "Gt" || x.op == "Lt") && v && !checks::parseGoInt(*v)) c.observed += ", not an integer";
+  if ((x.op == "Gt" || x.op == "Lt") && v && !parseGoInt(*v)) c.observed += ", not an integer";
   return c;
 }
 
@@ -357,7 +338,7 @@ NodeVerdict judgeNode(const PodFacts& pod, const NodeInfo& node, const Policy& p
     const Taint& t = v.untoleratedTaints.front();
     v.reasons = {"node(s) had untolerated taint {" + t.key + ": " + t.value.value_or("") + "}"};
     std::vector<std::string> names;
-    for (const Taint& u : v.untoleratedTaints) names.push_back(taintText(u));
+    for (const Taint& u : v.untoleratedTaints) names.push_back(describeTaint(u));
     v.cause = std::string(v.untoleratedTaints.size() == 1 ? "untolerated taint " : "untolerated taints ") + joined(names);
     v.verdict = v.untoleratedTaints.size() == 1 ? "untolerated taint" : "untolerated taints";
   } else if (!v.selectorFailures.empty() || !v.affinityMatches) {
@@ -403,14 +384,14 @@ std::optional<DriverPin> driverPin(const PodFacts& pod, const Snapshot& snapshot
   DriverPin pin;
   std::vector<std::string> where;
   for (const auto& [key, value] : pod.selector) {
-    if (!checks::isDriverMajorLabel(key)) continue;
+    if (!isDriverMajorLabel(key)) continue;
     pin.label = key;
     pin.pinned.push_back(value);
     where.push_back("nodeSelector");
   }
   for (std::size_t i = 0; i < pod.affinity.terms.size(); ++i) {
     for (const Expression& x : pod.affinity.terms[i].expressions) {
-      if (x.op != "In" || !checks::isDriverMajorLabel(x.key) || (!pin.label.empty() && x.key != pin.label)) continue;
+      if (x.op != "In" || !isDriverMajorLabel(x.key) || (!pin.label.empty() && x.key != pin.label)) continue;
       pin.label = x.key;
       for (const std::string& v : x.values) {
         if (std::find(pin.pinned.begin(), pin.pinned.end(), v) == pin.pinned.end()) pin.pinned.push_back(v);
@@ -430,7 +411,7 @@ std::optional<DriverPin> driverPin(const PodFacts& pod, const Snapshot& snapshot
   pin.where = joined(where);
   pin.nodeValues.assign(counts.begin(), counts.end());
   std::sort(pin.nodeValues.begin(), pin.nodeValues.end(), [](const auto& a, const auto& b) {
-    auto ia = checks::parseGoInt(a.first), ib = checks::parseGoInt(b.first);
+    auto ia = parseGoInt(a.first), ib = parseGoInt(b.first);
     if (ia && ib && *ia != *ib) return *ia < *ib;
     return a.first < b.first;
   });
@@ -472,7 +453,7 @@ std::vector<std::string> unknownValueNotes(const PodFacts& pod, const Snapshot& 
   }
   std::vector<std::string> notes;
   for (const auto& [key, values] : asks) {
-    if (checks::isDriverMajorLabel(key)) continue;
+    if (isDriverMajorLabel(key)) continue;
     std::map<std::string, std::size_t> have;
     for (const NodeInfo& n : snapshot.nodes) {
       if (auto it = n.labels.find(key); it != n.labels.end()) ++have[it->second];
@@ -530,10 +511,10 @@ void conclude(PodDiagnosis& d) {
 
 PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapshot& snapshot, const Policy& policy) {
   PodDiagnosis d;
-  d.kind = stringAt(object, "kind");
+  d.kind = stringOr(object, "kind");
   if (const json* md = member(object, "metadata")) {
-    d.ns = stringAt(*md, "namespace");
-    d.name = stringAt(*md, "name");
+    d.ns = stringOr(*md, "namespace");
+    d.name = stringOr(*md, "name");
   }
   d.specPath = site.specPath.apiPath();
 
@@ -551,7 +532,7 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
   facts.tolerations = effectiveTolerations(site, d.requests, policy);
   facts.selector = nodeSelectorOf(site);
   facts.affinity = parseAffinity(site);
-  if (site.spec) facts.nodeName = stringAt(*site.spec, "nodeName");
+  if (site.spec) facts.nodeName = stringOr(*site.spec, "nodeName");
   if (site.isPod && d.kind == "Pod" && !d.name.empty()) facts.self = BoundPod{d.ns.empty() ? "default" : d.ns, d.name, {}};
 
   for (const NodeInfo& node : snapshot.nodes) d.nodes.push_back(judgeNode(facts, node, policy));
@@ -587,7 +568,7 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
   }
   if (!snapshot.podsGiven) d.notes.push_back("no pods given (--pods): free counts assume no pod holds anything");
   if (site.spec) {
-    const std::string scheduler = stringAt(*site.spec, "schedulerName");
+    const std::string scheduler = stringOr(*site.spec, "schedulerName");
     if (!scheduler.empty() && scheduler != "default-scheduler") {
       d.notes.push_back("the pod asks for scheduler \"" + scheduler + "\"; this diagnosis follows default-scheduler's filters");
     }
@@ -599,10 +580,10 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
 }
 
 bool alreadyBound(const json& object) {
-  if (stringAt(object, "kind") != "Pod") return false;
+  if (stringOr(object, "kind") != "Pod") return false;
   const json* spec = member(object, "spec");
   const json* status = member(object, "status");
-  return spec && !stringAt(*spec, "nodeName").empty() && status && !stringAt(*status, "phase").empty();
+  return spec && !stringOr(*spec, "nodeName").empty() && status && !stringOr(*status, "phase").empty();
 }
 
 void diagnoseOne(const json& object, const Snapshot& snapshot, const Policy& policy, std::vector<PodDiagnosis>& out) {
@@ -623,11 +604,6 @@ std::string PodDiagnosis::title() const {
   return s + " (" + (specPath.empty() ? "." : specPath) + ")";
 }
 
-std::string taintText(const Taint& t) {
-  const std::string value = t.value.value_or("");
-  return t.key + (value.empty() ? "" : "=" + value) + ":" + t.effect;
-}
-
 std::string schedulerSummary(const std::vector<NodeVerdict>& nodes) {
   if (nodes.empty()) return "0/0 nodes are available: no nodes available to schedule pods.";
   std::size_t available = 0;
@@ -645,7 +621,7 @@ std::string schedulerSummary(const std::vector<NodeVerdict>& nodes) {
 std::vector<PodDiagnosis> diagnoseObject(const json& object, const Snapshot& snapshot, const Policy& policy) {
   std::vector<PodDiagnosis> out;
   const json* items = member(object, "items");
-  if (stringAt(object, "kind").ends_with("List") && items && items->is_array()) {
+  if (stringOr(object, "kind").ends_with("List") && items && items->is_array()) {
     for (const json& item : *items) diagnoseOne(item, snapshot, policy, out);
   } else {
     diagnoseOne(object, snapshot, policy, out);

@@ -123,7 +123,4 @@ std::vector<PodDiagnosis> diagnoseObject(const nlohmann::json& object, const Sna
 // had untolerated taint {nvidia.com/gpu: present}, 3 Insufficient nvidia.com/gpu."
 std::string schedulerSummary(const std::vector<NodeVerdict>& nodes);
 
-// kubectl's taint notation: key=value:Effect (key:Effect without a value).
-std::string taintText(const Taint& taint);
-
 }  // namespace gpuguard::schedule

@@ -2,22 +2,19 @@
 
 #include <algorithm>
 
+#include "rules/k8s/json_access.h"
 #include "rules/semantics.h"
-#include "schedule/json_access.h"
 
 namespace gpuguard::schedule {
 namespace {
 
 using nlohmann::json;
-using detail::member;
-using detail::stringAt;
-using detail::valueText;
 
 // Calls fn(item) for the object itself or each item of a List / *List.
 template <typename Fn>
 void forEachItem(const json& root, Fn&& fn) {
   if (!root.is_object()) return;
-  const std::string kind = stringAt(root, "kind");
+  const std::string kind = stringOr(root, "kind");
   const json* items = member(root, "items");
   if (items && items->is_array() && (kind.empty() || kind.ends_with("List"))) {
     for (const json& item : *items) fn(item);
@@ -146,11 +143,11 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
   Snapshot s;
   forEachItem(nodesDoc, [&](const json& item) {
     if (!item.is_object()) return;
-    const std::string kind = stringAt(item, "kind");
+    const std::string kind = stringOr(item, "kind");
     if (!kind.empty() && kind != "Node") return;
     const json* metadata = member(item, "metadata");
     NodeInfo n;
-    n.name = metadata ? stringAt(*metadata, "name") : "";
+    n.name = metadata ? stringOr(*metadata, "name") : "";
     if (n.name.empty()) {
       s.warnings.push_back("a node without metadata.name was skipped");
       return;
@@ -164,7 +161,7 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
       if (const json* taints = member(*spec, "taints"); taints && taints->is_array()) {
         for (const json& t : *taints) {
           if (!t.is_object()) continue;
-          n.taints.push_back({stringAt(t, "key"), stringAt(t, "value"), stringAt(t, "effect")});
+          n.taints.push_back({stringOr(t, "key"), stringOr(t, "value"), stringOr(t, "effect")});
         }
       }
     }
@@ -177,7 +174,7 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
     s.nodes.push_back(std::move(n));
   });
   if (s.nodes.empty()) {
-    const std::string kind = nodesDoc.is_object() ? stringAt(nodesDoc, "kind") : "";
+    const std::string kind = nodesDoc.is_object() ? stringOr(nodesDoc, "kind") : "";
     if (!nodesDoc.is_object() || (kind != "List" && kind != "NodeList" && kind != "Node")) {
       s.error = "expected the output of kubectl get nodes -o json (a List of Node)";
     }
@@ -187,13 +184,13 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
   s.podsGiven = true;
   forEachItem(*podsDoc, [&](const json& item) {
     if (!item.is_object()) return;
-    const std::string kind = stringAt(item, "kind");
+    const std::string kind = stringOr(item, "kind");
     if (!kind.empty() && kind != "Pod") return;
     const json* spec = member(item, "spec");
-    const std::string nodeName = spec ? stringAt(*spec, "nodeName") : "";
+    const std::string nodeName = spec ? stringOr(*spec, "nodeName") : "";
     if (nodeName.empty()) return;  // not bound: holds nothing yet
     const json* status = member(item, "status");
-    const std::string phase = status ? stringAt(*status, "phase") : "";
+    const std::string phase = status ? stringOr(*status, "phase") : "";
     if (phase == "Succeeded" || phase == "Failed") {
       ++s.finishedPods;
       return;
@@ -205,8 +202,8 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
     }
     const json* metadata = member(item, "metadata");
     BoundPod p;
-    p.ns = metadata ? stringAt(*metadata, "namespace") : "";
-    p.name = metadata ? stringAt(*metadata, "name") : "";
+    p.ns = metadata ? stringOr(*metadata, "namespace") : "";
+    p.name = metadata ? stringOr(*metadata, "name") : "";
     // The Pod's own spec (not a template it might carry in an annotation).
     for (const PodSite& site : findPodSites(item)) {
       if (site.specPath.apiPath() != "spec") continue;

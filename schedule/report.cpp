@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include "schedule/json_access.h"
+#include "rules/semantics.h"
 
 namespace gpuguard::schedule {
 namespace {
 
 using nlohmann::json;
-using detail::joined;
 
 const ResourceFit* fitOf(const NodeVerdict& v, const std::string& name) {
   for (const ResourceFit& f : v.resources) {
@@ -54,7 +53,7 @@ std::string taintsCell(const NodeVerdict& v) {
   if (v.filteringTaints == 0) return "-";
   if (v.untoleratedTaints.empty()) return "tolerated";
   std::vector<std::string> parts;
-  for (const Taint& t : v.untoleratedTaints) parts.push_back(taintText(t));
+  for (const Taint& t : v.untoleratedTaints) parts.push_back(describeTaint(t));
   return joined(parts);
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "rules/k8s/json_pointer.h"
 #include "text/utf8.h"
 
 namespace gpuguard::yaml {
@@ -195,7 +196,7 @@ class JsonStreamParser {
       ++pos_;
       ptr_.resize(ptrLen);
       ptr_ += '/';
-      ptr_ += escapePointerToken(key);
+      ptr_ += escapeJsonPointerToken(key);
       auto [it, inserted] = object.try_emplace(key);
       if (!inserted) retireDuplicate(keys[key], key, keyPosition);
       KeyRecord& record = keys[key];

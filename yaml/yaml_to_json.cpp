@@ -131,17 +131,6 @@ SourceMap SourceMap::fromEntries(std::vector<Entry> entries) {
   return map;
 }
 
-std::string escapePointerToken(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
 namespace detail {
 
 // yaml-cpp's messages, reworded like libyaml/go-yaml where that helps.

@@ -138,7 +138,4 @@ struct ParseResult {
 // oversized input yields an error with a position.
 ParseResult parseStream(std::string_view text, const Limits& limits = {});
 
-// Escapes one reference token for a JSON pointer ("~" -> "~0", "/" -> "~1").
-std::string escapePointerToken(std::string_view token);
-
 }  // namespace gpuguard::yaml

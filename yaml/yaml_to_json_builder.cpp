@@ -489,7 +489,7 @@ class Builder final : public YAML::EventHandler {
     f.keyIsMerge = false;
     ptr_.resize(f.ptrLen);
     ptr_ += '/';
-    appendEscaped(ptr_, f.key);
+    appendJsonPointerToken(ptr_, f.key);
   }
 
   void setMergeKey(Frame& f, Position keyPos) {
@@ -507,7 +507,7 @@ class Builder final : public YAML::EventHandler {
   void killSubtree(const Frame& f, std::string_view key) {
     std::string prefix = pointerOf(f);
     prefix += '/';
-    appendEscaped(prefix, key);
+    appendJsonPointerToken(prefix, key);
     for (std::size_t i = f.logStart; i < log_.size(); ++i) {
       LogEntry& e = log_[i];
       if (!e.live) continue;
@@ -520,7 +520,7 @@ class Builder final : public YAML::EventHandler {
   void reportDuplicate(const Frame& f, const std::string& key) {
     std::string pointer = pointerOf(f);
     pointer += '/';
-    appendEscaped(pointer, key);
+    appendJsonPointerToken(pointer, key);
     int firstLine = 0;
     for (std::size_t i = log_.size(); i-- > f.logStart;)
       if (log_[i].live && log_[i].pointer == pointer) {

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/k8s/json_pointer.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::yaml::detail {
@@ -26,18 +27,6 @@ using json = nlohmann::json;
 constexpr std::size_t npos = std::string_view::npos;
 
 // Small helpers of every stage, inline: they run once per node or line.
-
-inline void appendEscaped(std::string& out, std::string_view token) {
-  if (token.find_first_of("~/") == npos) {
-    out.append(token);
-    return;
-  }
-  for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-}
 
 inline bool isContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 

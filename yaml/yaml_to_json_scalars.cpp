@@ -11,6 +11,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "rules/k8s/go_strconv.h"
 #include "yaml/yaml_to_json_internal.h"
 
 namespace gpuguard::yaml::detail {
@@ -61,53 +62,6 @@ bool lookupResolveMap(std::string_view s, Resolved& r) {
     default:
       return false;
   }
-}
-
-int digitValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'Z') return c - 'A' + 10;
-  return 99;
-}
-
-// strconv.ParseUint(s, 0, 64) for s without underscores: "0x"/"0X" hex,
-// "0b"/"0B" binary, "0o"/"0O" or a leading "0" octal (a prefix needs at
-// least one more character: "0x" alone is a syntax error), else decimal.
-// No sign.
-bool goParseUint(std::string_view s, std::uint64_t& out) {
-  if (s.empty()) return false;
-  unsigned base = 10;
-  if (s[0] == '0') {
-    char p = s.size() >= 3 ? static_cast<char>(s[1] | 0x20) : '\0';
-    if (p == 'b') { base = 2; s.remove_prefix(2); }
-    else if (p == 'o') { base = 8; s.remove_prefix(2); }
-    else if (p == 'x') { base = 16; s.remove_prefix(2); }
-    else { base = 8; s.remove_prefix(1); }
-  }
-  std::uint64_t n = 0;
-  for (char c : s) {
-    int d = digitValue(c);
-    if (d >= static_cast<int>(base)) return false;
-    if (n > (std::numeric_limits<std::uint64_t>::max() - static_cast<unsigned>(d)) / base) return false;  // range
-    n = n * base + static_cast<unsigned>(d);
-  }
-  out = n;
-  return true;
-}
-
-// strconv.ParseInt(s, 0, 64).
-bool goParseInt(std::string_view s, std::int64_t& out) {
-  bool neg = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  std::uint64_t u;
-  if (!goParseUint(s, u)) return false;
-  constexpr std::uint64_t limit = std::uint64_t{1} << 63;
-  if (neg ? u > limit : u >= limit) return false;
-  out = neg ? static_cast<std::int64_t>(0 - u) : static_cast<std::int64_t>(u);
-  return true;
 }
 
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
@@ -259,8 +213,8 @@ Resolved resolvePlain(std::string_view in) {
           if (c != '_') buffer += c;
         plain = buffer;
       }
-      if (goParseInt(plain, r.i)) { r.kind = Kind::Int; return r; }
-      if (goParseUint(plain, r.u)) { r.kind = Kind::Uint; return r; }
+      if (const auto i = parseGoInt(plain, 0)) { r.i = *i; r.kind = Kind::Int; return r; }
+      if (const auto u = parseGoUint(plain, 0)) { r.u = *u; r.kind = Kind::Uint; return r; }
       if (matchesYamlStyleFloat(plain)) {
         if (auto d = parseDecimalFloat(plain)) return makeFloat(*d);
       }

@@ -8,7 +8,9 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
+#include "rules/k8s/go_strconv.h"
+#include "rules/k8s/node_selection.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {

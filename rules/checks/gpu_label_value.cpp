@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {

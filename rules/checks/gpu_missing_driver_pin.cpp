@@ -2,7 +2,8 @@
 #include <algorithm>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
+#include "rules/k8s/node_selection.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {

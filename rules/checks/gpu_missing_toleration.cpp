@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/node_selection.h"
 #include "rules/checks/toleration_near_miss.h"
+#include "rules/k8s/go_strconv.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {
@@ -29,9 +29,10 @@ constexpr RuleDoc kDoc{
         "DeviceClass of the same input serves (spec.extendedResourceName, KEP-5004), or when it has a "
         "resourceClaims entry whose ResourceClaimTemplate or ResourceClaim (in the same input) asks a GPU "
         "DeviceClass; without the template, a claim counts when its name, resourceClaimTemplateName or "
-        "resourceClaimName contains \"gpu\". A GPU DeviceClass is one of the input whose selectors name the driver "
-        "gpu.nvidia.com or whose extendedResourceName is a GPU resource, else one of the NVIDIA DRA driver's "
-        "(gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com). Device taints (KEP-5055) do not replace node taints: "
+        "resourceClaimName contains \"gpu\" or starts with \"mig-\". A GPU DeviceClass is one of the input whose "
+        "selectors name the driver gpu.nvidia.com or whose extendedResourceName is a GPU resource, else one named "
+        "like one: \"gpu\" in the name (gpu.nvidia.com, vfio.gpu.nvidia.com, gpu.example.com) or mig.* (the "
+        "webhook, which never sees the templates, decides by the same names). Device taints (KEP-5055) do not replace node taints: "
         "a pod whose GPUs all come from DRA claims still lands on the GPU nodes and needs their toleration, and "
         "the ExtendedResourceToleration admission plugin adds none for claims or deviceclass.resource.kubernetes.io "
         "names. When the pod has tolerations but none matches, the finding names the closest and why it misses: "

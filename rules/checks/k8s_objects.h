@@ -9,36 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
+#include "rules/k8s/json_access.h"
+#include "text/ascii.h"
 
 namespace gpuguard::checks {
 
-// The string at obj[name], or nullptr when absent or not a string.
-inline const std::string* stringAt(const nlohmann::json& obj, std::string_view name) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(name);
-  return it != obj.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
-}
-
-// obj[name] when it is an object (objectAt) or an array (arrayAt), else nullptr.
-inline const nlohmann::json* objectAt(const nlohmann::json& obj, std::string_view name) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(name);
-  return it != obj.end() && it->is_object() ? &*it : nullptr;
-}
-inline const nlohmann::json* arrayAt(const nlohmann::json& obj, std::string_view name) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(name);
-  return it != obj.end() && it->is_array() ? &*it : nullptr;
-}
-
-inline std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+inline std::string lowercase(std::string_view s) { return text::asciiLowercase(s); }
 
 // Calls fn(object, path) for `root` and, when it is a `kind: List`, for each
 // object item (kubectl get -o yaml output). Nested Lists are not expanded.

@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
+#include "rules/k8s/go_strconv.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {

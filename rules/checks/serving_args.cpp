@@ -1,4 +1,5 @@
 #include "rules/checks/serving_args.h"
+#include "rules/gfd_labels.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/checks/node_selection.h"
 
 namespace gpuguard::checks {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
 #include "rules/pod_specs.h"
 
 namespace gpuguard::checks {

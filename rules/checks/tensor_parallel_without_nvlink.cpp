@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/node_selection.h"
 #include "rules/checks/serving_args.h"
+#include "rules/k8s/node_selection.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {

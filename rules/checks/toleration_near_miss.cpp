@@ -12,11 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string field(const json& t, std::string_view name) {
-  const std::string* s = stringAt(t, name);
-  return s ? *s : std::string();
-}
-
 // A key the author meant as the taint's: only letter case apart, or a few
 // edits on a key long enough that they are typos, not another name.
 std::optional<std::string> keyMiss(const std::string& key, const Taint& taint) {
@@ -33,18 +28,18 @@ std::optional<std::string> keyMiss(const std::string& key, const Taint& taint) {
 // when its key is unrelated to the taint's (no near miss at all).
 std::optional<std::vector<std::string>> misses(const json& t, const Taint& taint) {
   std::vector<std::string> why;
-  if (const auto key = keyMiss(field(t, "key"), taint)) {
+  if (const auto key = keyMiss(stringOr(t, "key"), taint)) {
     why.push_back(*key);
-  } else if (!field(t, "key").empty() && field(t, "key") != taint.key) {
+  } else if (!stringOr(t, "key").empty() && stringOr(t, "key") != taint.key) {
     return std::nullopt;
   }
-  const std::string effect = field(t, "effect");
+  const std::string effect = stringOr(t, "effect");
   if (!effect.empty() && effect != taint.effect) {
     why.push_back("it tolerates the effect " + effect + ", not " + taint.effect + " (leave effect out, or write " +
                   taint.effect + ")");
   }
-  const std::string op = field(t, "operator");
-  const std::string value = field(t, "value");
+  const std::string op = stringOr(t, "operator");
+  const std::string value = stringOr(t, "value");
   if (op.empty() || op == "Equal") {
     if (!taint.value) {
       why.push_back("operator " + (op.empty() ? std::string("Equal (the default)") : op) + " with value \"" + value +

@@ -41,6 +41,10 @@ WH_PORT=${BENCH_WEBHOOK_PORT:-23500}
 # shellcheck source=../e2e/lib.sh
 source "$ROOT/test/e2e/lib.sh"
 
+# In this shell (not a pipe): it sets the binaries' paths and kubectl's PATH.
+tools=$(mktemp)
+e2e_prepare_tools >"$tools" || { echo "admission_vs_peers.sh: no control plane (test/e2e/build-controlplane.sh)"; exit 1; }
+sed 's/^/# /' "$tools"; rm -f "$tools"
 e2e_init
 e2e_start_cluster || { echo "admission_vs_peers.sh: the e2e control plane did not start (see above)"; exit 1; }
 version=$(e2e_kubectl version -o json 2>/dev/null | python3 -c \

@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/engine.h"
-#include "rules/quantity.h"
+#include "rules/k8s/quantity.h"
 #include "webhook/admission.h"
 #include "webhook/json_reader.h"
 #include "yaml/yaml_to_json.h"

@@ -163,6 +163,30 @@ e2e_prepare_tools() {
     echo "kubectl: $(kubectl version --client 2>/dev/null | sed -n 's/^Client Version: //p')"
 }
 
+# e2e_oracle_setup NAME [scheduler] : what the stand-alone oracle scripts share. Resolves
+# GPUGUARD_LINT (default <repo>/build/gpuguard-lint) into LINT, builds or finds the control
+# plane, starts etcd + kube-apiserver (and kube-scheduler when asked). On failure prints the
+# suite's FAIL line and "0 passed, 1 failed" and returns 1, so the caller exits 1.
+e2e_oracle_setup() {
+    local name=$1 scheduler=${2:-} root
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+    LINT=${GPUGUARD_LINT:-$root/build/gpuguard-lint}
+    [[ $LINT == /* ]] || LINT=$root/$LINT
+    local why=""
+    if [[ ! -x $LINT ]]; then why="no gpuguard-lint at $LINT"
+    elif ! e2e_prepare_tools; then why="building the control plane"
+    else
+        e2e_init
+        if ! e2e_start_cluster; then why="cluster did not start"
+        elif [[ $scheduler == scheduler ]] && ! e2e_start_scheduler; then why="kube-scheduler did not start"
+        fi
+    fi
+    [[ -z $why ]] && return 0
+    echo "FAIL - $name: $why"
+    echo "0 passed, 1 failed"
+    return 1
+}
+
 # e2e_make_ca DIR NAME : self-signed CA DIR/NAME.{key,crt}
 e2e_make_ca() {
     local dir=$1 name=$2

@@ -20,14 +20,8 @@ T0=$SECONDS
 UPDATE_DOC=0
 [[ ${1:-} == --update-doc ]] && UPDATE_DOC=1
 
-LINT=${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}
-[[ $LINT == /* ]] || LINT=$ROOT/$LINT
 CORPUS=${GPUGUARD_CORPUS:-$ROOT/../shared/corpus/real}
-[[ -x $LINT ]] || { echo "FAIL - oracle: no gpuguard-lint at $LINT"; echo "0 passed, 1 failed"; exit 1; }
-e2e_prepare_tools || { echo "FAIL - oracle: building the control plane"; echo "0 passed, 1 failed"; exit 1; }
-
-e2e_init
-e2e_start_cluster || { echo "FAIL - oracle: cluster did not start"; echo "0 passed, 1 failed"; exit 1; }
+e2e_oracle_setup oracle || exit 1
 e2e_oracle "$LINT" "$CORPUS" "${ORACLE_REPORT:-$E2E_WORK/oracle.md}" "$UPDATE_DOC"
 rc=$?
 read -r passed failed <<<"$E2E_ORACLE_COUNTS"

@@ -19,14 +19,7 @@ T0=$SECONDS
 UPDATE_DOC=0
 [[ ${1:-} == --update-doc ]] && UPDATE_DOC=1
 
-LINT=${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}
-[[ $LINT == /* ]] || LINT=$ROOT/$LINT
-[[ -x $LINT ]] || { echo "FAIL - sched-oracle: no gpuguard-lint at $LINT"; echo "0 passed, 1 failed"; exit 1; }
-e2e_prepare_tools || { echo "FAIL - sched-oracle: building the control plane"; echo "0 passed, 1 failed"; exit 1; }
-
-e2e_init
-e2e_start_cluster || { echo "FAIL - sched-oracle: cluster did not start"; echo "0 passed, 1 failed"; exit 1; }
-e2e_start_scheduler || { echo "FAIL - sched-oracle: kube-scheduler did not start"; echo "0 passed, 1 failed"; exit 1; }
+e2e_oracle_setup sched-oracle scheduler || exit 1
 e2e_sched_oracle "$LINT" "${SCHED_ORACLE_REPORT:-$E2E_WORK/sched-oracle.md}" "$UPDATE_DOC"
 rc=$?
 read -r passed failed <<<"$E2E_SCHED_COUNTS"

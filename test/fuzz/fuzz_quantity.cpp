@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "rules/quantity.h"
+#include "rules/k8s/quantity.h"
 #include "test/fuzz/fuzz_common.h"
 
 using gpuguard::Quantity;

@@ -16,16 +16,13 @@ CACHE=${GPUGUARD_TOOLS_CACHE:-/var/cache/gpuguard-tools}
 DIR=$CACHE/sarif-multitool-$VERSION
 
 log() { printf '[install-sarif-multitool] %s\n' "$*" >&2; }
+# shellcheck source=npm_pack.sh
+source "$(dirname "${BASH_SOURCE[0]}")/npm_pack.sh"
 
 if [[ ! -x $DIR/package/Sarif.Multitool ]]; then
-    command -v npm >/dev/null || { log "npm is not installed"; exit 1; }
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
-    log "npm pack $PACKAGE@$VERSION"
-    (cd "$work" && timeout 300 npm pack --silent "$PACKAGE@$VERSION" >/dev/null)
-    tarball=$(ls "$work"/*.tgz)
-    actual="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
-    [[ $actual == "$INTEGRITY" ]] || { log "integrity mismatch: $actual"; exit 1; }
+    tarball=$(npm_pack_verified "$PACKAGE" "$VERSION" "$INTEGRITY" "$work") || exit 1
     mkdir -p "$DIR.tmp"
     tar -xzf "$tarball" -C "$DIR.tmp"
     chmod u+x "$DIR.tmp/package/Sarif.Multitool"

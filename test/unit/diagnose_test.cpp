@@ -214,7 +214,7 @@ TEST(Diagnose, UntoleratedTaintIsNamedAndPreferNoScheduleIsIgnored) {
   const PodDiagnosis d = one(pod("{nvidia.com/gpu: 1}"));
   const NodeVerdict& h100 = on(d, "gpu-h100-1");
   ASSERT_THAT(h100.untoleratedTaints, SizeIs(1));  // not spot=true:PreferNoSchedule
-  EXPECT_EQ(taintText(h100.untoleratedTaints[0]), "dedicated=inference:NoSchedule");
+  EXPECT_EQ(describeTaint(h100.untoleratedTaints[0]), "dedicated=inference:NoSchedule");
   EXPECT_THAT(h100.reasons, ElementsAre("node(s) had untolerated taint {dedicated: inference}"));
   EXPECT_EQ(h100.cause, "untolerated taint dedicated=inference:NoSchedule");
   EXPECT_EQ(h100.verdict, "untolerated taint");

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
 
 namespace gpuguard {
 namespace {

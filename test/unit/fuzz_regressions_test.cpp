@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "rules/quantity.h"
+#include "rules/k8s/quantity.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -15,7 +15,7 @@ namespace {
 // canonical() prints "100e2147483649", an exponent above INT32_MAX, which
 // parse() truncates again (to -2147483647): the text re-parses to 1n, not to
 // the value, breaking "canonical() always re-parses to an equal value"
-// (rules/quantity.h). Fix (rules/quantity.cpp, Quantity::canonical): when the
+// (rules/k8s/quantity.h). Fix (rules/quantity.cpp, Quantity::canonical): when the
 // multiple-of-3 exponent exceeds 2147483646, move the excess into the
 // mantissa as zeros ("100000e2147483646"), which re-parses exactly.
 TEST(FuzzRegressions, CanonicalExponentBeyondInt32ReparsesToTheSameValue) {

@@ -7,7 +7,7 @@
 // reference (RefValue below): it turns a quantity string into its exact
 // value in nano units as a decimal digit string.
 
-#include "rules/quantity.h"
+#include "rules/k8s/quantity.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "rules/quantity.h"
+#include "rules/k8s/quantity.h"
 
 #include <algorithm>
 #include <cstddef>

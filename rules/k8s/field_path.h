@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "rules/k8s/json_pointer.h"
+
 namespace gpuguard {
 
 // Checks extend paths at every step of a walk and print only the few they
@@ -77,8 +79,5 @@ class PathTrail {
   std::string_view name_;
   std::size_t index_ = 0;
 };
-
-// Escapes one reference token for a JSON pointer ("~" -> "~0", "/" -> "~1").
-std::string escapeJsonPointerToken(std::string_view token);
 
 }  // namespace gpuguard

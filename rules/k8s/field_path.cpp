@@ -1,4 +1,4 @@
-#include "rules/field_path.h"
+#include "rules/k8s/field_path.h"
 
 #include <new>
 #include <vector>
@@ -131,17 +131,6 @@ FieldPath PathTrail::toFieldPath() const {
     }
   }
   return path;
-}
-
-std::string escapeJsonPointerToken(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
 }
 
 }  // namespace gpuguard

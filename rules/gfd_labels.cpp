@@ -1,110 +1,16 @@
-#include "rules/checks/node_selection.h"
+#include "rules/gfd_labels.h"
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 
-namespace gpuguard::checks {
+namespace gpuguard {
 namespace {
 
-using nlohmann::json;
-
 constexpr std::string_view kGfdPrefix = "nvidia.com/";
-
-// A nodeSelector or expression value as a string, the way a controller that
-// stringifies it would see it ("535" for an unquoted 535).
-std::optional<std::string> valueText(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-  return std::nullopt;
-}
-
-NodeRequirement expressionRequirement(const json& e, const FieldPath& path) {
-  NodeRequirement r;
-  r.path = path;
-  if (auto k = e.find("key"); k != e.end() && k->is_string()) r.key = k->get<std::string>();
-  if (auto o = e.find("operator"); o != e.end() && o->is_string()) r.op = o->get<std::string>();
-  if (auto vs = e.find("values"); vs != e.end() && vs->is_array()) {
-    for (const json& v : *vs) {
-      if (auto t = valueText(v)) r.values.push_back(*t);
-    }
-  }
-  return r;
-}
 
 bool endsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
 }  // namespace
-
-std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site) {
-  std::vector<NodeRequirement> fromSelector;
-  if (site.nodeSelector.value && site.nodeSelector.value->is_object()) {
-    for (const auto& [key, value] : site.nodeSelector.value->items()) {
-      NodeRequirement r;
-      r.key = key;
-      r.op = "In";
-      r.fromNodeSelector = true;
-      r.path = site.nodeSelector.path.key(key);
-      if (auto t = valueText(value)) r.values.push_back(*t);
-      fromSelector.push_back(std::move(r));
-    }
-  }
-
-  const json* terms = nullptr;
-  FieldPath termsPath;
-  if (site.affinity.value && site.affinity.value->is_object()) {
-    const json& a = *site.affinity.value;
-    if (auto na = a.find("nodeAffinity"); na != a.end() && na->is_object()) {
-      if (auto req = na->find("requiredDuringSchedulingIgnoredDuringExecution");
-          req != na->end() && req->is_object()) {
-        if (auto t = req->find("nodeSelectorTerms"); t != req->end() && t->is_array() && !t->empty()) {
-          terms = &*t;
-          termsPath = site.affinity.path.field("nodeAffinity")
-                          .field("requiredDuringSchedulingIgnoredDuringExecution")
-                          .field("nodeSelectorTerms");
-        }
-      }
-    }
-  }
-
-  std::vector<NodeTerm> out;
-  if (!terms) {
-    out.push_back({fromSelector, std::nullopt, false});
-    return out;
-  }
-  for (std::size_t i = 0; i < terms->size(); ++i) {
-    const json& t = (*terms)[i];
-    NodeTerm term{fromSelector, i, false};
-    bool hasAny = false;
-    if (t.is_object()) {
-      const FieldPath exprsPath = termsPath.index(i).field("matchExpressions");
-      if (auto exprs = t.find("matchExpressions"); exprs != t.end() && exprs->is_array()) {
-        for (std::size_t j = 0; j < exprs->size(); ++j) {
-          if (!(*exprs)[j].is_object()) continue;
-          term.requirements.push_back(expressionRequirement((*exprs)[j], exprsPath.index(j)));
-          hasAny = true;
-        }
-      }
-      if (auto fields = t.find("matchFields"); fields != t.end() && fields->is_array() && !fields->empty()) {
-        hasAny = true;
-      }
-    }
-    // A term with no expressions and no fields matches no node (§7.3).
-    term.matchesNothing = !hasAny;
-    out.push_back(std::move(term));
-  }
-  return out;
-}
-
-std::string describeRequirement(const NodeRequirement& r, const NodeTerm& term) {
-  if (r.fromNodeSelector) {
-    return "nodeSelector " + r.key + "=" + (r.values.empty() ? std::string() : r.values.front());
-  }
-  std::string values;
-  for (const std::string& v : r.values) values += (values.empty() ? "" : ", ") + v;
-  return "required node affinity nodeSelectorTerms[" + std::to_string(term.termIndex.value_or(0)) + "]: " + r.key +
-         " " + r.op + " [" + values + "]";
-}
 
 LabelFormat labelFormat(std::string_view key) {
   static constexpr std::array<std::string_view, 20> kInteger{
@@ -183,25 +89,6 @@ const std::vector<std::string_view>& enumeratedValues(std::string_view key) {
   return kNone;
 }
 
-std::optional<long long> parseGoInt(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  std::string_view digits = s;
-  bool negative = false;
-  if (digits.front() == '+' || digits.front() == '-') {
-    negative = digits.front() == '-';
-    digits.remove_prefix(1);
-  }
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  // Parse with the sign attached so that -9223372036854775808 fits.
-  std::string text = (negative ? "-" : "") + std::string(digits);
-  long long v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
 bool isCanonicalUnsigned(std::string_view s) {
   if (s.empty() || s.size() > 18) return false;
   if (!std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
@@ -227,4 +114,4 @@ bool looksTemplated(std::string_view s) {
          s.find("{{") != std::string_view::npos;
 }
 
-}  // namespace gpuguard::checks
+}  // namespace gpuguard
