@@ -520,8 +520,10 @@ class Planner {
       if (!tol.is_array()) tol = json::array();
       tol.insert(prepend ? tol.begin() : tol.end(), items.begin(), items.end());
       for (std::size_t k = 0; k < fs.size(); ++k) {
+        // The site's own caveat (a Knative Service takes tolerations only
+        // behind a feature flag) holds for the added toleration too.
         plan.fixed.emplace_back(fs[k], "added toleration {key: " + taints[k].key + ", operator: Exists, effect: " +
-                                           taints[k].effect + "}");
+                                           taints[k].effect + "}" + std::string(site->placementHint));
       }
     };
     const yaml::NodeOrigin* specOrigin = origin(specPtr);

@@ -1,5 +1,7 @@
 #include "lint/options.h"
 
+#include "rules/policy.h"
+
 #include <charconv>
 #include <optional>
 #include <string_view>
@@ -34,6 +36,9 @@ Options:
                          then report what remains
       --dry-run          with --fix: print the fixes as a unified diff, change nothing
   -c, --config FILE      policy file (default: .gpuguard.yaml in this or a parent directory)
+      --platform NAME    the cluster's platform: generic, gke, eks, eks-auto-mode, aks or
+                         openshift (its GPU taint, toleration and label facts; the policy
+                         file's own keys still win; docs/linter.md#platforms)
       --show-suppressed  also list findings silenced by ignore.gpuguard.io/<rule> annotations
       --color WHEN       auto (default), always or never; NO_COLOR is honoured
   -j, --jobs N           lint N files at a time (default: all cores)
@@ -136,6 +141,14 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
     } else if (is(a, "-c", "--config")) {
       takeValue(args, i, a.rfind("--config", 0) == 0 ? "--config" : "-c", value, error);
       o.config = value;
+    } else if (is(a, nullptr, "--platform")) {
+      takeValue(args, i, "--platform", value, error);
+      if (error.empty() && !findPlatformPreset(value)) {
+        std::string known;
+        for (const PlatformPreset& p : platformPresets()) known += (known.empty() ? "" : ", ") + std::string(p.name);
+        error = "unknown platform \"" + value + "\" (known: " + known + ")";
+      }
+      o.platform = value;
     } else if (is(a, "-j", "--jobs")) {
       takeValue(args, i, a.rfind("--jobs", 0) == 0 ? "--jobs" : "-j", value, error);
       unsigned n = 0;

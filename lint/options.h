@@ -39,6 +39,7 @@ struct Options {
   Render render = Render::Auto;
   std::vector<std::string> helmValues; // --helm-values FILE (helm template -f FILE)
   std::optional<std::string> config;   // --config FILE
+  std::optional<std::string> platform; // --platform NAME: the policy's platform preset, whatever the file says
   bool showSuppressed = false;
   enum class Color { Auto, Always, Never } color = Color::Auto;
   unsigned jobs = 0;                   // 0: all cores

@@ -7,6 +7,8 @@
 #include "lint/lint_file.h"
 #include "lint/report.h"
 
+#include "rules/pod_specs.h"
+#include "rules/policy.h"
 #include "rules/registry.h"
 
 namespace gpuguard::lint {
@@ -81,6 +83,39 @@ void writeRulesTable(std::ostream& out, std::string_view linkTarget) {
   }
 }
 
+namespace {
+
+// Where the pods are: the kinds the rules look into (rules/pod_specs.cpp).
+void writeWorkloadKinds(std::ostream& out) {
+  auto cell = [](std::string_view text) {
+    std::string s;
+    for (char c : text) s += c == '|' ? "\\|" : std::string(1, c);
+    return s;
+  };
+  out << "\n# Where the pods are\n\n"
+      << "The rules judge every pod spec in an object: any map with a `containers` list, and any map whose "
+         "`resources` holds limits or requests (a container outside a pod spec), in built-in and custom kinds "
+         "alike. The kinds below are the ones checked by name, with where their controllers take the pods and "
+         "the GPU count from.\n\n"
+      << "| kind | apiVersion | pods | GPUs |\n|---|---|---|---|\n";
+  for (const WorkloadKind& k : workloadKinds()) {
+    out << "| " << cell(k.kinds) << " | " << cell(k.apiGroup) << " | " << cell(k.pods) << " | " << cell(k.gpus)
+        << " |\n";
+  }
+}
+
+// The platform presets (rules/policy.cpp): what `platform: NAME` sets.
+void writePlatformPresets(std::ostream& out) {
+  out << "\n# Platform presets\n\n"
+      << "`platform: NAME` in the policy (or `gpuguard-lint --platform NAME`) sets the cluster facts of a "
+         "managed platform (kubernetes-gpu-semantics.md §14.17); keys written in the policy beside it win, "
+         "and an unknown name is an error (exit 2).\n\n"
+      << "| platform | what it sets |\n|---|---|\n";
+  for (const PlatformPreset& p : platformPresets()) out << "| `" << p.name << "` | " << p.facts << " |\n";
+}
+
+}  // namespace
+
 void writeRulesMarkdown(std::ostream& out) {
   out << "# gpuguard rules\n\n"
       << "<!-- Generated from the rule registry by `gpuguard-lint --rules-markdown` (run test/lint/update_docs.sh); a test fails when this file is stale. -->\n\n";
@@ -94,6 +129,8 @@ void writeRulesMarkdown(std::ostream& out) {
         << "Wrong:\n\n```yaml\n" << d.wrongExample << "```\n\n"
         << "Right:\n\n```yaml\n" << d.rightExample << "```\n";
   }
+  writeWorkloadKinds(out);
+  writePlatformPresets(out);
   out << "\n# Built-in checks\n\n"
       << "gpuguard-lint's own checks of how a manifest is written and read. They are warnings (the input error "
          "is an error, exit status 2); `--list-rules --format json` lists them with the rules.\n";

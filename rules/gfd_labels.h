@@ -43,6 +43,11 @@ bool isRuntimeFullLabel(std::string_view key);    // nvidia.com/cuda.runtime-ver
 // gpu-missing-driver-pin asks for one in every term; cuda-driver-too-old
 // judges only terms that have one.
 bool pinsDriver(const NodeRequirement& r, const Policy& policy);
+// A node selection (nodeSelector folded into every ORed term of the required
+// node affinity) pins the driver when every term that can match a node has a
+// pin. An empty term matches no node (component-helpers nodeaffinity: "nil
+// or empty term selects no objects"), so it lets no unknown driver in.
+bool selectionPinsDriver(const std::vector<NodeTerm>& terms, const Policy& policy);
 
 // Template placeholders nobody means literally: ${X}, $(X), {{ x }}.
 bool looksTemplated(std::string_view s);

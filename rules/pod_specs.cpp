@@ -91,8 +91,17 @@ struct Walker {
     return site;
   }
 
+  static constexpr std::string_view kKnativeHint =
+      "; in a Knative Service, tolerations, nodeSelector and affinity are accepted only when Knative's feature "
+      "flags kubernetes.podspec-tolerations, kubernetes.podspec-nodeselector and kubernetes.podspec-affinity are "
+      "\"enabled\" in ConfigMap config-features (namespace knative-serving); they ship \"disabled\", and "
+      "Knative's webhook then rejects the Service";
+
+  bool inKnativeServing() const { return ownerGroup() == "serving.knative.dev"; }
+
   void addPodSpec(const json& spec, const FieldPath& path) {
     PodSite site = newSite(spec, path);
+    if (inKnativeServing()) site.placementHint = kKnativeHint;
     // Only a Pod's own spec is defaulted by the API server (limits -> requests).
     site.isPod = &spec == specOfPod;
     addContainers(site, spec, "initContainers", ContainerKind::Init);
@@ -340,6 +349,105 @@ struct Walker {
     sites.push_back(std::move(site));
   }
 
+  // --- kinds whose GPU count is a field of their own (reference §14.14) ---
+
+  static const json* memberOf(const json* node, const char* key) {
+    if (!node || !node->is_object()) return nullptr;
+    auto it = node->find(key);
+    return it == node->end() ? nullptr : &*it;
+  }
+
+  const json* ownerObject() const { return chain.size() > ownerChainIndex ? chain[ownerChainIndex].node : nullptr; }
+
+  bool ownerIs(std::string_view kind, std::string_view apiVersionPrefix) const {
+    return ownerKind && *ownerKind == kind && ownerApiVersion && ownerApiVersion->starts_with(apiVersionPrefix);
+  }
+
+  // A DynamoGraphDeployment v1alpha1 service: an entry of spec.services.
+  bool isDynamoService(const json& node) const {
+    return ownerIs("DynamoGraphDeployment", "nvidia.com/v1alpha1") && node.is_object() && !chain.empty() &&
+           chain.back().node == memberOf(memberOf(ownerObject(), "spec"), "services");
+  }
+
+  // resources.{limits,requests}.gpu becomes nvidia.com/gpu; custom entries
+  // are resource names as they are (the operator's getResourcesConfig).
+  static std::shared_ptr<const OperatorResources> dynamoResources(const json& service, const FieldPath& path) {
+    auto out = std::make_shared<OperatorResources>();
+    out->path = path.field("resources");
+    for (const char* list : {"limits", "requests"}) {
+      const json* entries = memberOf(memberOf(&service, "resources"), list);
+      if (!entries || !entries->is_object()) continue;
+      const FieldPath listPath = out->path.field(list);
+      const bool limit = std::string_view(list) == "limits";
+      if (const json* gpu = memberOf(entries, "gpu")) out->entries.push_back({"nvidia.com/gpu", gpu, listPath.field("gpu"), limit});
+      const json* custom = memberOf(entries, "custom");
+      if (!custom || !custom->is_object()) continue;
+      for (const auto& [name, value] : custom->items()) {
+        out->entries.push_back({name, &value, listPath.field("custom").key(name), limit});
+      }
+    }
+    return out;
+  }
+
+  // The operator builds the service's pod from extraPodSpec (a PodSpec) and
+  // its main container from extraPodSpec.mainContainer, with the service's
+  // resources; multinode.nodeCount pods run one replica.
+  void addDynamoService(const json& service, const FieldPath& path) {
+    static const json kNone = json::object();
+    const json* extra = memberOf(&service, "extraPodSpec");
+    const json& podSpec = extra && extra->is_object() ? *extra : kNone;
+    const FieldPath specPath = path.field("extraPodSpec");
+    PodSite site = newSite(podSpec, specPath);
+    const json* main = memberOf(&podSpec, "mainContainer");
+    ContainerRef ref{main && main->is_object() ? main : &kNone, specPath.field("mainContainer"), ContainerKind::Lone};
+    ref.fromOperator = dynamoResources(service, path);
+    site.containers.push_back(std::move(ref));
+    addContainers(site, podSpec, "initContainers", ContainerKind::Init);
+    addContainers(site, podSpec, "containers", ContainerKind::App);
+    site.nodeSelector = fieldOf(podSpec, specPath, "nodeSelector");
+    site.affinity = fieldOf(podSpec, specPath, "affinity");
+    site.tolerations = fieldOf(podSpec, specPath, "tolerations");
+    site.resourceClaims = fieldOf(podSpec, specPath, "resourceClaims");
+    site.podResources = fieldOf(podSpec, specPath, "resources");
+    const json* nodeCount = memberOf(memberOf(&service, "multinode"), "nodeCount");
+    if (nodeCount && nodeCount->is_number_integer() && nodeCount->get<std::int64_t>() > 1) {
+      site.podsInGroup = nodeCount->get<std::int64_t>();
+    }
+    sites.push_back(std::move(site));
+  }
+
+  // A SparkApplication's spec.driver or spec.executor (a ScheduledSparkApplication's
+  // under spec.template): a SparkPodSpec, the pod and its container at once.
+  bool isSparkPod(const json& node, std::string_view via) const {
+    if (!node.is_object() || (via != "driver" && via != "executor") || chain.empty()) return false;
+    const json* spec = memberOf(ownerObject(), "spec");
+    if (ownerIs("SparkApplication", "sparkoperator.k8s.io/")) return chain.back().node == spec;
+    if (ownerIs("ScheduledSparkApplication", "sparkoperator.k8s.io/")) return chain.back().node == memberOf(spec, "template");
+    return false;
+  }
+
+  // gpu {name, quantity} becomes the pod's limit of that resource
+  // (kubeflow/spark-operator GPUSpec); scheduling fields are the
+  // SparkPodSpec's own, or the application's nodeSelector.
+  void addSparkPod(const json& pod, const FieldPath& path) {
+    PodSite site = newSite(pod, path);
+    ContainerRef ref{&pod, path, ContainerKind::Lone};
+    auto resources = std::make_shared<OperatorResources>();
+    resources->path = path.field("gpu");
+    const json* gpu = memberOf(&pod, "gpu");
+    const json* name = memberOf(gpu, "name");
+    const json* quantity = memberOf(gpu, "quantity");
+    if (name && name->is_string() && quantity) {
+      resources->entries.push_back({name->get<std::string>(), quantity, resources->path.field("quantity"), true});
+    }
+    ref.fromOperator = std::move(resources);
+    site.containers.push_back(std::move(ref));
+    site.nodeSelector = nearest(pod, path, "nodeSelector");
+    site.affinity = fieldOf(pod, path, "affinity");
+    site.tolerations = fieldOf(pod, path, "tolerations");
+    sites.push_back(std::move(site));
+  }
+
   // Paths are made only for the pod specs and containers found (see PathTrail).
   // `via` is the field holding the node, or holding the list it is an item of.
   void walk(const json& node, const PathTrail& path, std::string_view via, int depth) {
@@ -364,14 +472,21 @@ struct Walker {
       ownerChainIndex = chain.size();
     }
 
-    if (isPodSpec(node)) {
+    if (isDynamoService(node)) {
+      // Its pod is built from extraPodSpec: nothing inside is a pod of its own.
+      addDynamoService(node, path.toFieldPath());
+    } else if (isPodSpec(node)) {
       if (via == "containerSet") {
         addContainerSet(node, path.toFieldPath());
       } else {
         addPodSpec(node, path.toFieldPath());
       }
     } else {
-      if (const char* key = loneContainerResourcesKey(node)) addLoneContainer(node, path.toFieldPath(), key, via);
+      if (isSparkPod(node, via)) {
+        addSparkPod(node, path.toFieldPath());
+      } else if (const char* key = loneContainerResourcesKey(node)) {
+        addLoneContainer(node, path.toFieldPath(), key, via);
+      }
       chain.push_back({&node, &path});
       // The map itself, not items(): no proxy per member; keys compared as
       // string_views, so most comparisons stop at the length.
@@ -425,6 +540,68 @@ std::vector<PodSite> findPodSites(const json& object) {
   Walker w;
   w.walk(object, PathTrail{}, {}, 0);
   return std::move(w.sites);
+}
+
+}  // namespace gpuguard
+
+namespace gpuguard {
+
+std::span<const WorkloadKind> workloadKinds() {
+  static constexpr std::array<WorkloadKind, 21> kKinds{{
+      {"Pod", "v1", "spec", "containers[], initContainers[] (sidecars: restartPolicy Always) .resources"},
+      {"PodTemplate", "v1", "template.spec", "containers[].resources"},
+      {"Deployment, ReplicaSet, StatefulSet, DaemonSet", "apps/v1", "spec.template.spec", "containers[].resources"},
+      {"ReplicationController", "v1", "spec.template.spec", "containers[].resources"},
+      {"Job; CronJob", "batch/v1", "spec.template.spec; spec.jobTemplate.spec.template.spec", "containers[].resources"},
+      {"RayCluster, RayService, RayJob", "ray.io/v1",
+       "headGroupSpec.template.spec, workerGroupSpecs[].template.spec (RayService: under spec.rayClusterConfig, "
+       "RayJob: spec.rayClusterSpec)",
+       "containers[].resources; a worker group's pods form one Ray cluster with the head"},
+      {"PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob", "kubeflow.org/v1 (MPIJob v2beta1)",
+       "spec.<kind>ReplicaSpecs.<role>.template.spec (MPIJob: spec.mpiReplicaSpecs)", "containers[].resources"},
+      {"TrainJob", "trainer.kubeflow.org/v1alpha1",
+       "spec.trainer (a container), scheduled by spec.podSpecOverrides[] or spec.runtimePatches[]",
+       "spec.trainer.resourcesPerNode"},
+      {"JobSet", "jobset.x-k8s.io/v1alpha2", "spec.replicatedJobs[].template.spec.template.spec",
+       "containers[].resources"},
+      {"LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1",
+       "spec.leaderWorkerTemplate.leaderTemplate.spec, .workerTemplate.spec",
+       "containers[].resources; leaderWorkerTemplate.size pods run one replica"},
+      {"InferenceService", "serving.kserve.io/v1beta1",
+       "spec.predictor (and transformer, explainer): the component is the pod spec; model, or a framework "
+       "predictor (sklearn, pytorch, huggingface...), is its container",
+       "predictor.model.resources, predictor.containers[].resources"},
+      {"LLMInferenceService", "serving.kserve.io/v1alpha1",
+       "spec.template and spec.worker (PodSpecs), spec.prefill.template and spec.prefill.worker",
+       "containers[].resources"},
+      {"Job (Volcano)", "batch.volcano.sh/v1alpha1", "spec.tasks[].template.spec", "containers[].resources"},
+      {"Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow", "argoproj.io/v1alpha1",
+       "spec.templates[] (container, script, containerSet: the template is the pod; spec.workflowSpec in a "
+       "CronWorkflow)",
+       "templates[].container.resources, .script.resources, .containerSet.containers[].resources"},
+      {"NIMService", "apps.nvidia.com/v1alpha1", "spec (the pod and its container at once)", "spec.resources"},
+      {"DynamoGraphDeployment", "nvidia.com/v1alpha1",
+       "spec.services.<name>.extraPodSpec (a PodSpec), main container extraPodSpec.mainContainer; "
+       "multinode.nodeCount pods run one replica",
+       "spec.services.<name>.resources.{limits,requests}.gpu: the operator sets it as nvidia.com/gpu on the main "
+       "container; .custom holds other resource names"},
+      {"DynamoGraphDeployment", "nvidia.com/v1beta1", "spec.components[].podTemplate.spec", "containers[].resources"},
+      {"SparkApplication; ScheduledSparkApplication", "sparkoperator.k8s.io/v1beta2",
+       "spec.driver, spec.executor (SparkPodSpec: the pod and its container at once); spec.template.driver/"
+       "executor",
+       "driver.gpu, executor.gpu {name, quantity}: the operator sets it as a limit of that resource on the driver "
+       "or every executor pod"},
+      {"Service, Configuration (Knative Serving)", "serving.knative.dev/v1",
+       "spec.template.spec",
+       "containers[].resources; tolerations, nodeSelector and affinity need Knative's feature flags "
+       "kubernetes.podspec-tolerations, -nodeselector, -affinity (ConfigMap config-features), disabled by default"},
+      {"Notebook (Kubeflow), PodCliqueSet (Grove), and any other kind", "any",
+       "any object with a containers list (a pod spec) or a resources map with limits or requests (a container)",
+       "containers[].resources"},
+      {"Workspace (KAITO)", "kaito.sh/v1beta1", "not read",
+       "the GPUs come from resource.instanceType (a cloud instance type), which no field counts"},
+  }};
+  return kKinds;
 }
 
 }  // namespace gpuguard

@@ -19,10 +19,16 @@
 //     spec.podSpecOverrides entries of older Trainer releases and the pod
 //     specs of spec.runtimePatches' replicated jobs, whose `containers` lists
 //     are patches, not pods.
+// Two kinds carry the GPU count in a field of their own, which their operator
+// turns into the pod's resource (OperatorResources): a DynamoGraphDeployment
+// v1alpha1 service (resources.limits.gpu -> nvidia.com/gpu on the main
+// container of extraPodSpec) and a SparkApplication's driver and executor
+// (gpu {name, quantity}). workloadKinds() lists where each kind's pods are.
 #pragma once
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +49,25 @@ enum class ContainerKind {
 
 struct ContainerResources;  // rules/semantics.h
 
+// A resource an operator puts on the container it builds, read from a field
+// of its own custom resource: a DynamoGraphDeployment service's
+// resources.limits.gpu becomes the main container's nvidia.com/gpu limit, a
+// SparkApplication's executor.gpu {name, quantity} the executor pods' limit.
+struct OperatorResource {
+  std::string name;                       // the resource the pod gets: nvidia.com/gpu
+  const nlohmann::json* value = nullptr;  // the quantity as written
+  FieldPath path;                         // where it is written
+  bool limit = true;                      // a limit (else a request)
+};
+
+// The resources of a container an operator builds: those it translates
+// from its own fields, which replace any of the same name the container
+// lists, and where they are written.
+struct OperatorResources {
+  FieldPath path;  // ...resources of the custom resource, for findings on the whole
+  std::vector<OperatorResource> entries;
+};
+
 struct ContainerRef {
   const nlohmann::json* container = nullptr;
   FieldPath path;
@@ -50,6 +75,9 @@ struct ContainerRef {
   // The key holding its ResourceRequirements: "resources", or for Kubeflow
   // TrainJob's trainer "resourcesPerNode".
   std::string_view resourcesKey = "resources";
+  // Set for a container an operator builds from a custom resource's own
+  // fields (see OperatorResources); shared, since ContainerRefs are copied.
+  std::shared_ptr<const OperatorResources> fromOperator{};
 
   std::string_view name() const;
   std::string_view image() const;  // "" when absent or not a string
@@ -104,5 +132,17 @@ struct PodSite {
 
 // All pod sites in an object, in document order. Depth-limited, never throws.
 std::vector<PodSite> findPodSites(const nlohmann::json& object);
+
+// The workload kinds whose pods gpuguard finds and where, for the docs
+// ("Where the pods are" in docs/rules.md). Most are found by the generic
+// walk above; the rows say where to look and what a kind's controller
+// does with them.
+struct WorkloadKind {
+  std::string_view kinds;     // "Deployment, ReplicaSet, StatefulSet, DaemonSet"
+  std::string_view apiGroup;  // "apps/v1"
+  std::string_view pods;      // where the pod specs are
+  std::string_view gpus;      // where the GPU count is
+};
+std::span<const WorkloadKind> workloadKinds();
 
 }  // namespace gpuguard

@@ -1,6 +1,7 @@
 #include "rules/policy.h"
 
 #include <algorithm>
+#include <array>
 
 #include "rules/registry.h"
 
@@ -68,13 +69,86 @@ std::vector<Taint> taints(const json& v, std::string_view source) {
   return out;
 }
 
+// The platform the document (or the caller) names, applied first: the
+// document's other keys override what it sets.
+void applyPlatform(Policy& p, const json& doc, std::string_view source, std::string_view override) {
+  std::string name(override);
+  if (name.empty() && doc.is_object()) {
+    if (auto it = doc.find("platform"); it != doc.end()) {
+      if (!it->is_string()) fail(source, "platform", "must be a string, got " + typeName(*it));
+      name = it->get<std::string>();
+    }
+  }
+  if (name.empty()) return;
+  const PlatformPreset* preset = findPlatformPreset(name);
+  if (!preset) {
+    std::string known;
+    for (const PlatformPreset& each : platformPresets()) known += (known.empty() ? "" : ", ") + std::string(each.name);
+    fail(source, "platform", "unknown platform \"" + name + "\" (known: " + known + ")");
+  }
+  preset->apply(p);
+  p.platform = name;
+}
+
+// kubernetes-gpu-semantics.md §14.17.
+constexpr std::array<PlatformPreset, 6> kPlatforms{{
+    {"generic", "the defaults: nvidia.com/gpu:NoSchedule taint of any value, no ExtendedResourceToleration, GFD labels",
+     [](Policy&) {}},
+    {"gke",
+     "GKE Standard taints GPU nodes nvidia.com/gpu=present:NoSchedule and runs the ExtendedResourceToleration "
+     "admission plugin, so a pod that requests nvidia.com/gpu needs no toleration (the plugin adds it to every Pod, "
+     "also those a workload creates; not for DRA claims); cloud.google.com/gke-gpu-driver-version (the driver channel) pins the "
+     "driver besides GFD's labels",
+     [](Policy& p) {
+       p.gpuTaints = {{"nvidia.com/gpu", "present", "NoSchedule"}};
+       p.assumeExtendedResourceToleration = true;
+       p.driverPinLabels.insert(p.driverPinLabels.begin(), "cloud.google.com/gke-gpu-driver-version");
+     }},
+    {"eks",
+     "EKS runs the ExtendedResourceToleration admission plugin on every platform version; the taint is the node "
+     "group's (nvidia.com/gpu:NoSchedule by convention)",
+     [](Policy& p) { p.assumeExtendedResourceToleration = true; }},
+    {"eks-auto-mode",
+     "as eks, and Auto Mode runs no GPU Feature Discovery (no nvidia.com/gpu.* or nvidia.com/cuda.* labels; its "
+     "own are eks.amazonaws.com/instance-gpu-*) and ships the driver in the AMI it picks for a NodePool, so a "
+     "NodePool or instance-family selector (karpenter.sh/nodepool, eks.amazonaws.com/instance-family) is the "
+     "driver pin",
+     [](Policy& p) {
+       p.assumeExtendedResourceToleration = true;
+       p.gfdLabels = false;
+       p.driverPinLabels = {"karpenter.sh/nodepool", "eks.amazonaws.com/instance-family"};
+     }},
+    {"aks",
+     "AKS does not run ExtendedResourceToleration (Azure/AKS#1449), and its GPU node pool docs taint with "
+     "sku=gpu:NoSchedule, so a GPU pod needs {key: sku, operator: Equal, value: gpu, effect: NoSchedule}",
+     [](Policy& p) {
+       p.gpuTaints = {{"sku", "gpu", "NoSchedule"}};
+       p.assumeExtendedResourceToleration = false;
+     }},
+    {"openshift",
+     "the generic facts: the NVIDIA GPU Operator (OpenShift's supported install) runs GFD; no source says "
+     "OpenShift enables ExtendedResourceToleration, so it is not assumed",
+     [](Policy&) {}},
+}};
+
 }  // namespace
 
-Policy Policy::fromJson(const json& doc, std::string_view source) {
+std::span<const PlatformPreset> platformPresets() { return kPlatforms; }
+
+const PlatformPreset* findPlatformPreset(std::string_view name) {
+  for (const PlatformPreset& p : kPlatforms) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+Policy Policy::fromJson(const json& doc, std::string_view source, std::string_view platform) {
   Policy p;
-  if (doc.is_null()) return p;  // an empty file means the defaults
-  if (!doc.is_object()) fail(source, "(top level)", "must be a map, got " + typeName(doc));
+  if (!doc.is_null() && !doc.is_object()) fail(source, "(top level)", "must be a map, got " + typeName(doc));
+  applyPlatform(p, doc, source, platform);
+  if (doc.is_null()) return p;  // an empty file means the defaults (of the platform)
   for (const auto& [key, v] : doc.items()) {
+    if (key == "platform") continue;  // applied first
     if (key == "rules") {
       if (!v.is_object()) fail(source, key, "must be a map of rule id to error|warning|off");
       for (const auto& [id, setting] : v.items()) {
@@ -104,7 +178,8 @@ Policy Policy::fromJson(const json& doc, std::string_view source) {
       p.exclude = stringList(v, source, key);
     } else {
       fail(source, key,
-           "unknown key (known: rules, gpuResources, draExtendedResources, gpuTaints, driverPinLabels, maxGpusPerNode, "
+           "unknown key (known: rules, platform, gpuResources, draExtendedResources, gpuTaints, driverPinLabels, "
+           "maxGpusPerNode, "
            "assumeExtendedResourceToleration, allowSuppressions, exemptNamespaces, include, exclude)");
     }
   }

@@ -10,6 +10,8 @@
 //                                    # PreferNoSchedule: no toleration required (it only scores)
 //   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
 //   maxGpusPerNode: 8
+//   platform: generic                # gke | eks | eks-auto-mode | aks | openshift: a bundle
+//                                    # of the facts below (PlatformPreset); keys written beside it win
 //   assumeExtendedResourceToleration: false
 //   allowSuppressions: true          # linter default: true; webhook default: false
 //   exemptNamespaces: [kube-system]  # webhook only
@@ -19,6 +21,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -53,6 +56,11 @@ struct Policy {
                                            "nvidia.com/cuda.driver.major"};
   long long maxGpusPerNode = 8;
   bool assumeExtendedResourceToleration = false;
+  std::string platform = "generic";
+  // Whether GPU Feature Discovery labels the GPU nodes (nvidia.com/gpu.*,
+  // nvidia.com/cuda.*). Not a key: false on platforms that run none
+  // (eks-auto-mode), where a selector on them matches no node.
+  bool gfdLabels = true;
   // Honour ignore.gpuguard.io/<rule> annotations. Unset: the front end's
   // default (the linter honours them; the webhook does not, since anyone who
   // can create a pod can write an annotation).
@@ -63,8 +71,10 @@ struct Policy {
 
   // Reads a policy document (already decoded from YAML or JSON). Unknown keys,
   // unknown rule ids and values of the wrong type throw PolicyError naming
-  // the key and `source` (the file name).
-  static Policy fromJson(const nlohmann::json& doc, std::string_view source);
+  // the key and `source` (the file name). `platform`, when given (the
+  // linter's --platform), replaces the document's platform key; the other
+  // keys of the document still override the preset.
+  static Policy fromJson(const nlohmann::json& doc, std::string_view source, std::string_view platform = {});
 
   // The severity a rule runs at, or nullopt when it is off.
   std::optional<Severity> severityOf(std::string_view ruleId, Severity defaultSeverity) const;
@@ -74,5 +84,16 @@ struct Policy {
   bool isDraExtendedResource(std::string_view resourceName) const;
   bool isDriverPinLabel(std::string_view labelKey) const;
 };
+
+// A managed platform's facts about its GPU nodes (reference §14.17), as
+// policy settings.
+struct PlatformPreset {
+  std::string_view name;
+  std::string_view facts;  // what it sets and why, for the docs
+  void (*apply)(Policy&);
+};
+std::span<const PlatformPreset> platformPresets();
+// The preset of that name, or nullptr.
+const PlatformPreset* findPlatformPreset(std::string_view name);
 
 }  // namespace gpuguard

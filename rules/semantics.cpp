@@ -90,13 +90,30 @@ const ResourceEntry* ContainerResources::request(std::string_view name) const {
 
 namespace {
 
+// Puts the resources an operator translates into the lists, replacing any
+// of the same name, and keeps the lists sorted by name.
+void addOperatorResources(const OperatorResources& fromOperator, ContainerResources& out) {
+  for (const OperatorResource& r : fromOperator.entries) {
+    std::vector<ResourceEntry>& list = r.limit ? out.limits : out.requests;
+    std::erase_if(list, [&](const ResourceEntry& e) { return e.name == r.name; });
+    list.push_back({r.name, r.value, r.path, false});
+  }
+  auto byName = [](const ResourceEntry& a, const ResourceEntry& b) { return a.name < b.name; };
+  std::stable_sort(out.limits.begin(), out.limits.end(), byName);
+  std::stable_sort(out.requests.begin(), out.requests.end(), byName);
+}
+
 ContainerResources readResources(const ContainerRef& container, bool defaults) {
   ContainerResources out;
-  out.path = container.path.field(container.resourcesKey);
+  out.path = container.fromOperator ? container.fromOperator->path : container.path.field(container.resourcesKey);
   auto it = container.container->find(container.resourcesKey);
-  if (it == container.container->end() || !it->is_object()) return out;
-  collect(*it, "limits", out.path, out.limits);
-  collect(*it, "requests", out.path, out.requests);
+  const bool own = it != container.container->end() && it->is_object();
+  if (own) {
+    const FieldPath ownPath = container.path.field(container.resourcesKey);
+    collect(*it, "limits", ownPath, out.limits);
+    collect(*it, "requests", ownPath, out.requests);
+  }
+  if (container.fromOperator) addOperatorResources(*container.fromOperator, out);
   out.writtenRequests = out.requests.size();
   if (defaults) {  // appended in limits' order: a second sorted run
     for (const ResourceEntry& l : out.limits) {

@@ -45,7 +45,7 @@ Serving:
                                 terminationGracePeriodSeconds minus preStop).
   --worker-threads=N            Event-loop threads: they read, write and judge
                                 the requests of their connections (default 0:
-                                one per core).
+                                two per usable core).
   --judge-off-loop-bytes=SIZE   Requests with a body at least this large are
                                 judged on the judging threads, so that a large
                                 object does not hold the other connections of

@@ -102,7 +102,7 @@ struct ServerConfig {
   // run() returns. Keep it below the pod's terminationGracePeriodSeconds
   // minus its preStop time.
   std::chrono::milliseconds shutdownTimeout{20000};
-  unsigned workerThreads = 0;  // event-loop threads; 0: one per usable CPU (affinity, cgroup quota)
+  unsigned workerThreads = 0;  // event-loop threads; 0: two per usable CPU (affinity, cgroup quota)
   // Requests whose body has at least this many bytes are handled on the
   // judging pool instead of the loop that read them. 0: every request;
   // SIZE_MAX: none (no pool threads are started).

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
+#include "rules/checks/nvidia_require.h"
 #include "rules/gfd_labels.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/node_selection.h"
@@ -21,13 +22,14 @@ using nlohmann::json;
 constexpr RuleDoc kDoc{
     .id = "cuda-driver-too-old",
     .defaultSeverity = Severity::Error,
-    .summary = "A CUDA image that needs a newer NVIDIA driver than the nodes the pod may land on.",
+    .summary = "A CUDA image that needs a newer NVIDIA driver than the nodes the pod may land on, or that has no "
+               "code for their GPUs.",
     .description =
         "A CUDA application needs a driver at least as new as its CUDA major version allows under minor-version "
         "compatibility: CUDA 13.x needs >= 580, 12.x >= 525 (525.60.13), 11.x >= 450 (450.80.02; 11.0: "
         "450.36.06); 10.x has no minor-version compatibility (10.2 >= 440.33, 10.1 >= 418.39, 10.0 >= 410.48). "
         "On an older driver the container fails with \"CUDA driver version is insufficient for CUDA runtime "
-        "version\" (or the NVIDIA container runtime refuses to start it). "
+        "version\". "
         "The CUDA version comes from the container's NVIDIA_REQUIRE_CUDA (\"cuda>=12.4 ...\") or CUDA_VERSION "
         "env when set, else from the image reference: nvidia/cuda and nvcr.io/nvidia/cuda tags (12.4.1-...), "
         "any tag holding cudaX.Y (pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime, "
@@ -38,19 +40,32 @@ constexpr RuleDoc kDoc{
         "CUDA 13.x. Releases outside those spans (25.07 to 25.09 among them, whose CUDA major was not verified) "
         "and pip-style tags such as cu121 are not read. "
         "The driver comes from the node selection: nvidia.com/cuda.driver-version.major (or the deprecated "
-        "nvidia.com/cuda.driver.major, or .full \"550.54.15\") in nodeSelector, or the lowest value a required "
-        "node affinity admits (In: the smallest value; Gt N: N+1), the minimum over ORed nodeSelectorTerms. "
-        "nvidia.com/cuda.runtime-version.major/.full, the newest CUDA the node's driver supports, is compared "
-        "too: with minor-version compatibility an image for CUDA 12.4 runs on a driver that reports 12.2, so "
-        "only an older major (an image for 13.0 on runtime-version 12) is reported. "
-        "No finding when the CUDA version is unknown, or when some ORed term does not constrain the driver "
-        "(the pod may land anywhere). The floors are the lenient reading: each CUDA toolkit release ships with "
-        "a newer driver (12.4 with 550), and nvidia/cuda images' NVIDIA_REQUIRE_CUDA only admits older "
-        "drivers on listed LTS branches, so a newer floor may apply on consumer GPUs or non-LTS branches. "
-        "CUDA forward compatibility is not assumed: on data-center GPUs the cuda-compat libraries of nvidia/cuda "
-        "and NGC images let a newer CUDA run on an older LTS driver (NGC 24.05 lists R470, R525, R535 and R545), "
-        "with a limited feature set and without PTX JIT of newer code; a pod that relies on it is reported, "
-        "and can say so with the annotation ignore.gpuguard.io/cuda-driver-too-old: \"<reason>\".",
+        "nvidia.com/cuda.driver.major, or .full \"550.54.15\") in nodeSelector, or the values a required "
+        "node affinity admits (In: its values; Gt N: N+1 and the driver branches above), over every ORed "
+        "nodeSelectorTerm. nvidia.com/cuda.runtime-version.major/.full, the newest CUDA the node's driver "
+        "supports (525 reports 12.0, 535 12.2, 550 12.4, 570 12.8, 580 13.0...), is compared too: with "
+        "minor-version compatibility an image for CUDA 12.4 runs on a driver that reports 12.2, so only an older "
+        "major (an image for 13.0 on runtime-version 12) is reported. "
+        "When the container's env sets NVIDIA_REQUIRE_CUDA (or another NVIDIA_REQUIRE_* variable), the rule "
+        "judges what the NVIDIA container runtime checks before it creates the container "
+        "(nvidia-container-toolkit internal/requirements): space-separated alternatives are ORed, "
+        "comma-separated clauses ANDed, cuda/driver compare as versions, and a brand or arch clause, which no "
+        "driver label decides, may hold. So \"cuda>=13.0 brand=tesla,driver>=535,driver<536\" on driver 535 "
+        "is fine (forward compatibility through cuda-compat on data-center GPUs), while \"cuda>=12.4\" alone on "
+        "driver 535 (CUDA 12.2) is reported: the runtime refuses the container (\"requirement error: "
+        "unsatisfied condition: cuda>=12.4\"). NVIDIA_DISABLE_REQUIRE=true switches that check off (the floor "
+        "applies again). The image's own NVIDIA_REQUIRE_CUDA is not in the manifest: for an image the floor "
+        "applies, the lenient reading (nvidia/cuda images admit older drivers only on listed data-center "
+        "branches, and a newer floor on consumer GPUs). "
+        "No finding when the CUDA version is unknown, or when some ORed term does not bound the driver from "
+        "below (the pod may land anywhere). "
+        "CUDA 13 and GPUs below compute capability 7.5: CUDA 13.0 dropped Maxwell, Pascal and Volta (V100, P100, "
+        "P40, P4; CUDA 12.9 is their last toolkit), so a CUDA 13 image whose node selection admits only such "
+        "GPUs (nvidia.com/gpu.family volta/pascal/maxwell, gpu.compute.major below 7, gpu.product "
+        "Tesla-V100-..., GKE nvidia-tesla-v100/p100/p4/k80, Karpenter instance-gpu-name v100/k80/m60, AWS "
+        "p3, p3dn, p2, g3 instance types) is reported as a warning by this rule: it judges the same CUDA "
+        "version against the same node selection, and the fix is the same (another image or other nodes). "
+        "That CUDA 13 code cannot run there is derived from NVIDIA's documents, hence the warning.",
     .remediation =
         "Select nodes whose driver is new enough (nodeSelector nvidia.com/cuda.driver-version.major: \"550\", "
         "or a required node affinity {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: "
@@ -420,6 +435,22 @@ struct Family {
   }
 };
 
+// The driver labels (driver) and the runtime-version labels (runtime) one term constrains.
+struct TermFamilies {
+  Family driver, runtime;
+};
+
+TermFamilies familiesOf(const NodeTerm& term) {
+  TermFamilies f;
+  for (const NodeRequirement& r : term.requirements) {
+    if (isDriverMajorLabel(r.key)) f.driver.addMajor(r);
+    else if (isDriverFullLabel(r.key)) f.driver.addFull(r, 2, 3);
+    else if (isRuntimeMajorLabel(r.key)) f.runtime.addMajor(r);
+    else if (isRuntimeFullLabel(r.key)) f.runtime.addFull(r, 2, 2);
+  }
+  return f;
+}
+
 enum class Verdict { Unknown, Ok, TooOld, MatchesNothing };
 
 struct TermVerdict {
@@ -436,14 +467,7 @@ TermVerdict judgeTerm(const NodeTerm& term, const CudaVersion& cuda, const Drive
     out.verdict = Verdict::MatchesNothing;
     return out;
   }
-  Family driver, runtime;
-  for (const NodeRequirement& r : term.requirements) {
-    if (isDriverMajorLabel(r.key)) driver.addMajor(r);
-    else if (isDriverFullLabel(r.key)) driver.addFull(r, 2, 3);
-    else if (isRuntimeMajorLabel(r.key)) runtime.addMajor(r);
-    else if (isRuntimeFullLabel(r.key)) runtime.addFull(r, 2, 2);
-  }
-
+  const auto [driver, runtime] = familiesOf(term);
   bool driverNothing = false, runtimeNothing = false;
   const auto d = driver.lowest(driverNothing);
   const auto rt = runtime.lowest(runtimeNothing);
@@ -492,38 +516,256 @@ TermVerdict judgeTerm(const NodeTerm& term, const CudaVersion& cuda, const Drive
   return out;
 }
 
+// ---------------------------------------------------------------------------
+// What the container's NVIDIA_REQUIRE_* (rules/checks/nvidia_require.h) say
+// of the drivers the node selection admits.
+
+// A driver the node selection admits, and the requirement that says so.
+struct AdmittedDriver : NodeDriver {
+  std::string evidence;
+};
+
+// Whether the runtime-version labels of a term admit a branch.
+bool runtimeAdmits(const Family& runtime, const DriverBranch& b) {
+  if (!runtime.majorAdmits(b.cudaMajor)) return false;
+  if (!runtime.fullIn) return true;
+  const Triple cuda{b.cudaMajor, b.cudaMinor, 0};
+  return std::find(runtime.fullIn->begin(), runtime.fullIn->end(), cuda) != runtime.fullIn->end();
+}
+
+bool runtimeConstrains(const Family& runtime) { return runtime.majorIn || runtime.fullIn || runtime.gt; }
+
+// The drivers a term admits, as far as they matter to a requirement: the
+// values of an In, the known branches above a Gt, or the branches whose CUDA
+// version the runtime-version labels admit. nullopt when the term does not
+// bound the driver from below (the pod may land on any driver).
+std::optional<std::vector<AdmittedDriver>> admittedDrivers(const NodeTerm& term) {
+  const auto [driver, runtime] = familiesOf(term);
+  if (driver.impossible || runtime.impossible) return std::vector<AdmittedDriver>{};
+  const std::string driverEvidence = driver.evidence ? describeRequirement(*driver.evidence, term) : "";
+  std::vector<AdmittedDriver> out;
+  auto admit = [&](const Triple& v, bool full, const std::string& evidence) {
+    const DriverBranch* b = knownBranch(v[0]);
+    if (b && !runtimeAdmits(runtime, *b)) return;
+    out.push_back({{v, full}, evidence});
+  };
+  if (driver.fullIn) {
+    for (const Triple& t : *driver.fullIn) {
+      if (driver.majorAdmits(t[0])) admit(t, true, driverEvidence);
+    }
+  } else if (driver.majorIn) {
+    for (long long m : *driver.majorIn) {
+      if (driver.majorAdmits(m)) admit({m, 0, 0}, false, driverEvidence);
+    }
+  } else if (driver.gt) {
+    if (*driver.gt >= std::numeric_limits<long long>::max() - 1) return out;
+    const long long lowest = *driver.gt + 1;
+    if (driver.majorAdmits(lowest)) admit({lowest, 0, 0}, false, driverEvidence);
+    for (const DriverBranch& b : driverBranches()) {
+      if (b.driver > lowest && driver.majorAdmits(b.driver)) admit({b.driver, 0, 0}, false, driverEvidence);
+    }
+  } else if (runtimeConstrains(runtime)) {
+    const std::string evidence = runtime.evidence ? describeRequirement(*runtime.evidence, term) : "";
+    for (const DriverBranch& b : driverBranches()) {
+      if (runtimeAdmits(runtime, b)) out.push_back({{{b.driver, 0, 0}, false}, evidence});
+    }
+    if (!runtime.lt && !runtime.majorIn && !runtime.fullIn) return std::nullopt;  // newer branches than we know
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// The lowest admitted driver on which the requirement is false, when every
+// term bounds the driver.
+std::optional<AdmittedDriver> requirementFailure(const Requirement& req, const std::vector<NodeTerm>& terms) {
+  std::optional<AdmittedDriver> worst;
+  for (const NodeTerm& term : terms) {
+    if (term.matchesNothing) continue;
+    const auto drivers = admittedDrivers(term);
+    if (!drivers) return std::nullopt;
+    for (const AdmittedDriver& d : *drivers) {
+      if (requirementFailsOn(req, d) && (!worst || d.version < worst->version)) worst = d;
+    }
+  }
+  return worst;
+}
+
+// The lowest known branch on which some alternative may hold, for the advice.
+std::optional<long long> lowestBranchThatMaySatisfy(const Requirement& req, long long above) {
+  for (const DriverBranch& b : driverBranches()) {
+    if (b.driver > above && !requirementFailsOn(req, NodeDriver{{b.driver, 0, 0}, false})) return b.driver;
+  }
+  return std::nullopt;
+}
+
+std::string requirementMessage(const Requirement& req, const AdmittedDriver& d) {
+  const std::string driver = "driver " + tripleText(d.version, d.full);
+  std::string why;
+  for (const std::vector<RequireClause>& alternative : req.alternatives) {
+    const RequireClause* c = falseClause(alternative, d);
+    std::string written;
+    for (const RequireClause& each : alternative) written += (written.empty() ? "" : ",") + each.text;
+    why += (why.empty() ? "" : "; ") + written + " fails on " + c->text;
+    if (c->property == "cuda") {
+      const DriverBranch* b = knownBranch(d.version[0]);
+      why += " (branch " + std::to_string(b->driver) + " supports CUDA " + std::to_string(b->cudaMajor) + "." +
+             std::to_string(b->cudaMinor) + ")";
+    }
+  }
+  const RequireClause& first = *falseClause(req.alternatives.front(), d);
+  std::string advice = "select nodes with a driver that one alternative admits";
+  if (const auto branch = lowestBranchThatMaySatisfy(req, d.version[0])) {
+    advice += " (from branch " + std::to_string(*branch) + ": nvidia.com/cuda.driver-version.major Gt \"" +
+              std::to_string(*branch - 1) + "\")";
+  }
+  return "Invalid value: " + renderValue(json(req.value)) +
+         ": the NVIDIA container runtime starts the container only when one of the space-separated alternatives "
+         "holds (each a comma-separated list of clauses that must all hold), and on " + driver + " (" + d.evidence +
+         ") none does: " + why + "; the container is not created (\"requirement error: unsatisfied condition: " +
+         first.text + "\"); " + advice + ", or image and requirement for an older CUDA";
+}
+
+// ---------------------------------------------------------------------------
+// CUDA 13 has no code for GPUs below compute capability 7.5 (reference
+// §14.9: Maxwell, Pascal, Volta; CUDA 12.9 is their last toolkit).
+
+// The pre-Turing GPU a label value names, or "" when it names another GPU
+// (or is not certain).
+std::string preTuringGpu(std::string_view key, std::string_view value) {
+  if (key == "nvidia.com/gpu.family") {
+    for (std::string_view f : {"volta", "pascal", "maxwell", "kepler", "fermi", "tesla"}) {
+      if (value == f) return std::string(value);
+    }
+    return "";
+  }
+  if (key == "nvidia.com/gpu.compute.major") {
+    return isCanonicalUnsigned(value) && value.size() == 1 && value[0] < '7' ? "compute capability " + std::string(value) + ".x" : "";
+  }
+  if (key == "nvidia.com/gpu.product") {
+    for (std::string_view prefix : {"NVIDIA-", "Tesla-"}) {
+      if (value.starts_with(prefix)) value.remove_prefix(prefix.size());
+    }
+    for (std::string_view model : {"V100", "P100", "P40", "P4", "P6", "K80", "K40", "M60", "M40", "GV100"}) {
+      if (value == model || (value.starts_with(model) && value[model.size()] == '-') ||
+          (model == "V100" && value.starts_with("V100S"))) {
+        return std::string(value);
+      }
+    }
+    return "";
+  }
+  if (key == "cloud.google.com/gke-accelerator") {
+    for (std::string_view v : {"nvidia-tesla-v100", "nvidia-tesla-p100", "nvidia-tesla-p4", "nvidia-tesla-k80"}) {
+      if (value == v) return std::string(value.substr(std::string_view("nvidia-tesla-").size()));
+    }
+    return "";
+  }
+  if (key == "karpenter.k8s.aws/instance-gpu-name") {
+    return value == "v100" || value == "k80" || value == "m60" ? std::string(value) : "";
+  }
+  if (key == "node.kubernetes.io/instance-type" || key == "beta.kubernetes.io/instance-type") {
+    if (value.starts_with("ml.")) value.remove_prefix(3);
+    const std::string_view family = value.substr(0, value.find('.'));
+    if (family.size() == value.size()) return "";
+    if (family == "p3" || family == "p3dn") return "V100 (" + std::string(family) + ")";
+    if (family == "p2") return "K80 (p2)";
+    if (family == "g3" || family == "g3s") return "M60 (" + std::string(family) + ")";
+  }
+  return "";
+}
+
+// The requirement of a term that admits only pre-Turing GPUs, described.
+std::optional<std::string> preTuringTerm(const NodeTerm& term) {
+  for (const NodeRequirement& r : term.requirements) {
+    const bool lowComputeMajor = r.key == "nvidia.com/gpu.compute.major" && r.op == "Lt" && r.values.size() == 1 &&
+                                 isCanonicalUnsigned(r.values.front()) && r.values.front().size() == 1 &&
+                                 r.values.front()[0] <= '7';
+    const bool allOld = r.op == "In" && !r.values.empty() &&
+                        std::all_of(r.values.begin(), r.values.end(),
+                                    [&](const std::string& v) { return !preTuringGpu(r.key, v).empty(); });
+    if (lowComputeMajor || allOld) return describeRequirement(r, term);
+  }
+  return std::nullopt;
+}
+
+// The evidence that the node selection admits only pre-Turing GPUs.
+std::optional<std::string> onlyPreTuringGpus(const std::vector<NodeTerm>& terms) {
+  std::optional<std::string> evidence;
+  for (const NodeTerm& term : terms) {
+    if (term.matchesNothing) continue;
+    auto e = preTuringTerm(term);
+    if (!e) return std::nullopt;
+    if (!evidence) evidence = e;
+  }
+  return evidence;
+}
+
 class CudaDriverTooOld final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
-      std::optional<std::vector<NodeTerm>> terms;  // read only for a container with a known CUDA floor
+      std::optional<std::vector<NodeTerm>> terms;  // read only for a container with something to judge
+      auto nodeTerms = [&]() -> const std::vector<NodeTerm>& {
+        if (!terms) terms = nodeSelectionTerms(site);
+        return *terms;
+      };
       for (const ContainerRef& c : site.containers) {
         const auto cuda = containerCuda(c);
-        if (!cuda) continue;
-        const auto floor = floorFor(*cuda);
-        if (!floor) continue;
-        if (!terms) terms = nodeSelectionTerms(site);
-
-        std::optional<TermVerdict> worst;
-        bool unknown = false;
-        for (const NodeTerm& term : *terms) {
-          // Only a term that pins the driver says anything of it (the pin
-          // gpu-missing-driver-pin asks for).
-          const bool pinned = term.matchesNothing || std::any_of(term.requirements.begin(), term.requirements.end(),
-                                                                 [&](const NodeRequirement& r) { return pinsDriver(r, ctx.policy); });
-          TermVerdict v = pinned ? judgeTerm(term, *cuda, *floor) : TermVerdict{};
-          if (v.verdict == Verdict::Unknown) unknown = true;
-          if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
+        const std::vector<Requirement> requirements = containerRequirements(c);
+        // Only a selection that pins the driver in every term (the pin
+        // gpu-missing-driver-pin asks for) says anything of the driver.
+        const auto pinned = [&] { return selectionPinsDriver(nodeTerms(), ctx.policy); };
+        if (requirements.empty()) {
+          if (cuda && pinned()) checkDriverFloor(*cuda, nodeTerms, out);
+        } else if (pinned()) {
+          // What the runtime checks decides: an alternative may admit an
+          // older driver branch (forward compatibility on data-center GPUs).
+          for (const Requirement& req : requirements) {
+            if (auto failure = requirementFailure(req, nodeTerms())) {
+              out.report(req.path, renderValue(json(req.value)), requirementMessage(req, *failure));
+            }
+          }
         }
-        if (unknown || !worst) continue;  // some admitted node may have any driver
-        out.report(cuda->path, renderValue(json(cuda->value)), message(*cuda, *floor, *worst));
+        if (cuda && cuda->major >= 13) checkComputeCapability(*cuda, nodeTerms(), out);
       }
     }
   }
 
  private:
+  template <typename Terms>
+  static void checkDriverFloor(const CudaVersion& cuda, Terms& nodeTerms, Reporter& out) {
+    const auto floor = floorFor(cuda);
+    if (!floor) return;
+    std::optional<TermVerdict> worst;
+    for (const NodeTerm& term : nodeTerms()) {
+      TermVerdict v = judgeTerm(term, cuda, *floor);
+      if (v.verdict == Verdict::Unknown) return;  // some admitted node may have any driver
+      if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
+    }
+    if (worst) out.report(cuda.path, renderValue(json(cuda.value)), message(cuda, *floor, *worst));
+  }
+
+  // A warning: that CUDA 13 code cannot run there follows from NVIDIA's
+  // documents, not from a run (reference §14.9, "derived").
+  static void checkComputeCapability(const CudaVersion& cuda, const std::vector<NodeTerm>& terms, Reporter& out) {
+    const auto evidence = onlyPreTuringGpus(terms);
+    if (!evidence) return;
+    const std::string shown = renderValue(json(cuda.value));
+    std::string what = "CUDA " + cuda.text();
+    if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
+    out.reportWithDefault(
+        cuda.path, shown,
+        "Invalid value: " + shown + ": " + what +
+            " has no code for GPUs below compute capability 7.5 (Maxwell, Pascal and Volta: V100, P100, P40, P4), "
+            "and the node selection admits only such GPUs (" + *evidence +
+            "), where CUDA 13 libraries find no kernel for the device; use an image built for CUDA 12.x (12.9 is "
+            "the last release for them) or select Turing or newer GPUs (nvidia.com/gpu.compute.major Gt \"6\" "
+            "admits compute capability 7.x too: prefer nvidia.com/gpu.family or gpu.product)",
+        Severity::Warning);
+  }
+
   static std::string message(const CudaVersion& cuda, const DriverFloor& floor, const TermVerdict& v) {
     std::string what = "CUDA " + cuda.text();
     if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
+#include "rules/checks/k8s_objects.h"
 #include "rules/gfd_labels.h"
 #include "rules/semantics.h"
 
@@ -195,7 +196,10 @@ class GpuLabelValue final : public Rule {
         if (auto terms = child.find("nodeSelectorTerms"); terms != child.end()) {
           checkTerms(ctx, *terms, selectorPath.field("nodeSelectorTerms"), out);  // a NodeSelector (DRA, PV)
         } else {
-          for (const auto& [label, value] : child.items()) checkValue(ctx, label, value, selectorPath.key(label), out);
+          for (const auto& [label, value] : child.items()) {
+            if (noNodeHasLabel(ctx, label)) reportMissingLabel(ctx, label, value, selectorPath.key(label), out);
+            else checkValue(ctx, label, value, selectorPath.key(label), out);
+          }
         }
       } else if (key == "nodeAffinity" && child.is_object()) {
         checkNodeAffinity(ctx, child, childPath.toFieldPath(), out);
@@ -242,6 +246,10 @@ class GpuLabelValue final : public Rule {
       if (key == e.end() || !key->is_string() || values == e.end() || !values->is_array()) continue;
       const bool membership = op != e.end() && (*op == "In" || *op == "NotIn");
       const FieldPath valuesPath = path.field("matchExpressions").index(j).field("values");
+      if (op != e.end() && *op == "In" && !values->empty() && noNodeHasLabel(ctx, key->get<std::string>())) {
+        reportMissingLabel(ctx, key->get<std::string>(), (*values)[0], valuesPath.index(0), out);
+        continue;
+      }
       for (std::size_t k = 0; k < values->size(); ++k) {
         // Gt/Lt values: only the YAML trap here, their format is node-affinity-gt-lt's.
         if (membership || !(*values)[k].is_string()) {
@@ -251,9 +259,27 @@ class GpuLabelValue final : public Rule {
     }
   }
 
+  // On a platform without GPU Feature Discovery (policy gfdLabels false,
+  // platform eks-auto-mode) no node carries an nvidia.com/ label.
+  static bool noNodeHasLabel(const CheckContext& ctx, const std::string& key) {
+    return !ctx.policy.gfdLabels && key.starts_with("nvidia.com/");
+  }
+
+  static void reportMissingLabel(const CheckContext& ctx, const std::string& key, const json& value,
+                                 const FieldPath& path, Reporter& out) {
+    const std::string shown = renderValue(value);
+    out.report(path, shown,
+               "Invalid value: " + shown + ": the platform (" + ctx.policy.platform +
+                   ") runs no GPU Feature Discovery, so no node carries " + key +
+                   " and this selects no node: the pod stays Pending; select a label the platform sets "
+                   "(eks.amazonaws.com/instance-gpu-name, karpenter.sh/nodepool), or deploy GFD and declare "
+                   "platform: eks");
+  }
+
   static void checkValue(const CheckContext& ctx, const std::string& key, const json& value, const FieldPath& path,
                          Reporter& out) {
     if (!isGpuLabel(key)) return;
+
     if (!value.is_string()) {
       const std::string* written = ctx.writtenText(path);
       if (!written) return;
@@ -275,7 +301,41 @@ class GpuLabelValue final : public Rule {
       // Rendered only when reported: most values are fine.
       const std::string shown = renderValue(value);
       out.report(path, shown, "Invalid value: " + shown + ": " + *problem);
+    } else if (const std::optional<std::string> unusual = unusualGfdValue(key, s)) {
+      // A warning: GFD releases may add values (a new mode, a new product
+      // naming) before this list knows them.
+      const std::string shown = renderValue(value);
+      out.reportWithDefault(path, shown, "Invalid value: " + shown + ": " + *unusual, Severity::Warning);
     }
+  }
+
+  // Values GFD (device plugin v0.20.0, internal/lm) never writes, though
+  // they are valid label values: gpu.mode is compute, graphics or unknown
+  // (newGPUModeLabeler); gpu.product is the sanitised NVML name, which has
+  // upper-case letters and no '_' (reference §14.8). Its brand prefix is
+  // not a rule: drivers of 2020 named the A100 "A100-SXM4-40GB".
+  static std::optional<std::string> unusualGfdValue(const std::string& key, const std::string& s) {
+    if (key == "nvidia.com/gpu.mode") {
+      if (s == "compute" || s == "graphics" || s == "unknown") return std::nullopt;
+      const std::string lower = lowercase(s);
+      const bool caseOnly = lower == "compute" || lower == "graphics" || lower == "unknown";
+      return "GFD writes nvidia.com/gpu.mode as compute (a 3D controller), graphics (a VGA controller) or unknown, "
+             "so this matches no node" + (caseOnly ? "; write \"" + lower + "\"" : std::string()) +
+             (lower == "display" ? "; a GPU that drives a display is graphics" : "");
+    }
+    if (key != "nvidia.com/gpu.product" || s.empty()) return std::nullopt;
+    const bool hasUpper = std::any_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    if (!hasUpper) {
+      return std::string("GFD writes the NVML product name, with its upper-case letters (\"NVIDIA-A100-SXM4-80GB\", "
+                         "\"Tesla-T4\"), and label values are case-sensitive, so this matches no node");
+    }
+    if (s.find('_') != std::string::npos) {
+      std::string dashed = s;
+      std::replace(dashed.begin(), dashed.end(), '_', '-');
+      return "NVML product names have no '_' (GFD turns their spaces into '-'), so this matches no node; did you "
+             "mean \"" + dashed + "\"?";
+    }
+    return std::nullopt;
   }
 
   // What is wrong with the string value `s` of GPU label `key`, as it follows

@@ -38,19 +38,6 @@ constexpr RuleDoc kDoc{
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
 };
 
-// The pod's node selection (nodeSelector folded into every ORed term of the
-// required node affinity) pins the driver when every term that can match a
-// node has a pin. An empty term matches no node (component-helpers
-// nodeaffinity: "nil or empty term selects no objects"), so it lets no node
-// with an unknown driver in.
-bool selectionPins(const PodSite& site, const Policy& policy) {
-  const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
-  return std::all_of(terms.begin(), terms.end(), [&](const NodeTerm& t) {
-    return t.matchesNothing || std::any_of(t.requirements.begin(), t.requirements.end(),
-                                           [&](const NodeRequirement& r) { return pinsDriver(r, policy); });
-  });
-}
-
 class GpuMissingDriverPin final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -59,13 +46,17 @@ class GpuMissingDriverPin final : public Rule {
     if (ctx.policy.driverPinLabels.empty()) return;
     for (const PodSite& site : ctx.sites) {
       if (!usesGpus(site, ctx.gpu())) continue;
-      if (selectionPins(site, ctx.policy)) continue;
+      if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
       const std::string& label = ctx.policy.driverPinLabels.front();
+      // A GFD driver label holds the driver's major version; a platform's
+      // pin label (karpenter.sh/nodepool) names the nodes that share a driver.
+      const bool versionLabel = label.starts_with("nvidia.com/cuda.");
       out.report(site.nodeSelector.path, "",
                  "Required value: no nodeSelector or required node affinity on a CUDA driver label (" + label +
                      "), so the pod may land on a node whose driver is older than its CUDA runtime and fail with "
                      "\"CUDA driver version is insufficient\"; add nodeSelector " + label +
-                     ": \"<major>\" or a required node affinity with operator Gt" +
+                     (versionLabel ? ": \"<major>\" or a required node affinity with operator Gt"
+                                   : ": \"<value>\" or a required node affinity on it") +
                      misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
                      misplacedNote(site.misplaced.affinity, site.affinity) + std::string(site.placementHint));
     }

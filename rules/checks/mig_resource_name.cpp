@@ -1,7 +1,11 @@
 // mig-resource-name: nvidia.com/mig-* names that are not MIG profiles the
 // device plugin advertises, and containers that mix whole GPUs with MIG.
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "rules/checks/checks.h"
 #include "rules/checks/k8s_objects.h"
@@ -99,6 +103,78 @@ std::string advertisedName(const Profile& p) {
          (p.shared ? ".shared" : "");
 }
 
+// The GPU-instance profiles (compute slices = GPU slices) each MIG-capable
+// GPU offers, as the device plugin names them ('+' written '.'): NVIDIA
+// mig-parted deployments/systemd/config-default.yaml, Aug 2026 (reference
+// §14.10), which also lists 3g.95gb, 4g.95gb and 7g.189gb without a GPU.
+struct GpuProfiles {
+  std::string_view gpu;
+  std::array<std::string_view, 10> profiles;
+};
+constexpr std::array<GpuProfiles, 12> kMigProfiles{{
+    {"A100 40GB", {"1g.5gb", "1g.5gb.me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}},
+    {"A100/H100 80GB", {"1g.10gb", "1g.10gb.me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}},
+    {"A30", {"1g.6gb", "1g.6gb.me", "2g.12gb", "2g.12gb.me", "4g.24gb"}},
+    {"H100 NVL", {"1g.12gb", "1g.12gb.me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"}},
+    {"H100 96GB, GH200 96GB, H20", {"1g.12gb", "1g.12gb.me", "1g.24gb", "2g.24gb", "3g.48gb", "4g.48gb", "7g.96gb"}},
+    {"H200", {"1g.18gb", "1g.18gb.me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"}},
+    {"GH200 144GB", {"1g.18gb", "1g.18gb.me", "1g.36gb", "2g.36gb", "3g.72gb", "4g.72gb", "7g.144gb"}},
+    {"B200", {"1g.23gb", "1g.23gb.me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"}},
+    {"GB200", {"1g.23gb", "1g.23gb.me", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"}},
+    {"B300", {"1g.34gb", "1g.34gb.me", "1g.67gb", "2g.67gb", "3g.135gb", "4g.135gb", "7g.269gb"}},
+    {"GB300", {"1g.35gb", "1g.35gb.me", "1g.70gb", "2g.70gb", "3g.139gb", "4g.139gb", "7g.278gb"}},
+    {"RTX PRO 6000 Blackwell",
+     {"1g.24gb", "1g.24gb.gfx", "1g.24gb.me.all", "1g.24gb-me", "2g.48gb", "2g.48gb.gfx", "2g.48gb.me.all",
+      "2g.48gb-me", "4g.96gb", "4g.96gb.gfx"}},
+}};
+constexpr std::array<std::string_view, 3> kProfilesWithoutGpu{"3g.95gb", "4g.95gb", "7g.189gb"};
+
+std::string profileText(const Profile& p) { return std::to_string(p.g) + "g." + std::to_string(p.gb) + "gb" + p.suffix; }
+
+bool someGpuOffers(const std::string& profile) {
+  if (std::find(kProfilesWithoutGpu.begin(), kProfilesWithoutGpu.end(), profile) != kProfilesWithoutGpu.end()) {
+    return true;
+  }
+  return std::any_of(kMigProfiles.begin(), kMigProfiles.end(), [&](const GpuProfiles& g) {
+    return std::find(g.profiles.begin(), g.profiles.end(), profile) != g.profiles.end();
+  });
+}
+
+// The attribute-less profiles of one slice count that some GPU offers:
+// "3g.20gb, 3g.40gb, 3g.47gb, ...".
+std::string offeredWithSlices(long long slices) {
+  const std::string prefix = std::to_string(slices) + "g.";
+  std::vector<std::string_view> seen;
+  std::string out;
+  for (const GpuProfiles& g : kMigProfiles) {
+    for (std::string_view p : g.profiles) {
+      if (!p.starts_with(prefix) || !p.ends_with("gb")) continue;
+      if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+      seen.push_back(p);
+      out += (out.empty() ? "" : ", ") + std::string(p);
+    }
+  }
+  return out;
+}
+
+// Why a well-formed profile is one no GPU offers, or nullopt.
+std::optional<std::string> unofferedProfile(const Profile& p) {
+  const std::string profile = profileText(p);
+  if (someGpuOffers(profile)) return std::nullopt;
+  std::string why = "no MIG-capable GPU offers the profile " + profile +
+                    " (NVIDIA's mig-parted profile list), so no node advertises it and the pod stays Pending";
+  if (!p.suffix.empty() && someGpuOffers(profileText({std::nullopt, p.g, p.gb, "", false}))) {
+    why += "; " + profileText({std::nullopt, p.g, p.gb, "", false}) + " exists without the " + p.suffix +
+           " attribute (only 1- and 2-slice profiles carry .me, -me or .me.all, and 1-, 2- and 4-slice ones .gfx, "
+           "on the GPUs that have them)";
+  } else if (const std::string same = offeredWithSlices(p.g); !same.empty()) {
+    why += "; the " + std::to_string(p.g) + "-slice profiles are " + same;
+  } else {
+    why += "; no GPU has " + std::to_string(p.g) + "-slice profiles (1, 2, 3, 4 and 7 exist)";
+  }
+  return why + "; use the profile of your GPU (kubectl describe node, Allocatable)";
+}
+
 bool namedExactlyInPolicy(const Policy& policy, std::string_view name) {
   return std::any_of(policy.gpuResources.begin(), policy.gpuResources.end(),
                      [&](const std::string& r) { return r == name && r.find('*') == std::string::npos; });
@@ -158,6 +234,10 @@ class MigResourceName final : public Rule {
             if (!lowercase(e.name).starts_with("nvidia.com/mig") || namedExactlyInPolicy(ctx.policy, e.name)) continue;
             if (auto why = problem(e.name)) {
               out.report(e.path, e.name, "Invalid value: \"" + e.name + "\": " + *why);
+            } else if (auto unoffered = unofferedProfile(*parseProfile(e.name.substr(kPrefix.size())))) {
+              // A warning: a GPU newer than the profile list may offer it.
+              out.reportWithDefault(e.path, e.name, "Invalid value: \"" + e.name + "\": " + *unoffered,
+                                    Severity::Warning);
             }
           }
         }

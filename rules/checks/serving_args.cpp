@@ -154,7 +154,11 @@ std::optional<std::size_t> engineStart(const Command& cmd, ServingEngine& engine
       engine = ServingEngine::Vllm;
       return i + 1;
     }
-    if (t == "sglang.launch_server" || t == "sglang_router.launch_server") {
+    if (t == "dynamo.vllm") {
+      engine = ServingEngine::Vllm;
+      return i + 1;
+    }
+    if (t == "sglang.launch_server" || t == "sglang_router.launch_server" || t == "dynamo.sglang") {
       engine = ServingEngine::SGLang;
       return i + 1;
     }
@@ -179,7 +183,7 @@ std::optional<ServingEngine> imageEngine(std::string_view image) {
   return std::nullopt;
 }
 
-enum class Slot { None, Tensor, Pipeline, Data, DataLocal, Nnodes, NumShard, Ambiguous };
+enum class Slot { None, Tensor, Pipeline, Data, DataLocal, PrefillContext, Nnodes, NumShard, Ambiguous };
 
 struct FlagSpec {
   std::string_view name;
@@ -190,18 +194,26 @@ struct FlagSpec {
   bool opaque;         // reads arguments from somewhere we cannot see
 };
 
-constexpr std::array<FlagSpec, 22> kVllmFlags{{
+// vLLM's EngineArgs.add_cli_args (vllm/engine/arg_utils.py, 2026).
+constexpr std::array<FlagSpec, 36> kVllmFlags{{
     {"--tensor-parallel-size", Slot::Tensor, true, false, false, false},
     {"-tp", Slot::Tensor, true, false, false, false},
     {"--pipeline-parallel-size", Slot::Pipeline, true, false, false, false},
     {"-pp", Slot::Pipeline, true, false, false, false},
+    {"--prefill-context-parallel-size", Slot::PrefillContext, true, false, false, false},
+    {"-pcp", Slot::PrefillContext, true, false, false, false},
+    {"--decode-context-parallel-size", Slot::None, true, false, false, false},  // reuses the TP ranks
+    {"-dcp", Slot::None, true, false, false, false},
     {"--data-parallel-size", Slot::Data, true, false, false, false},
     {"-dp", Slot::Data, true, false, false, false},
     {"--data-parallel-size-local", Slot::DataLocal, true, false, false, false},
     {"-dpl", Slot::DataLocal, true, false, false, false},
     {"--nnodes", Slot::Nnodes, true, true, false, false},
+    {"-n", Slot::Nnodes, true, true, false, false},
     {"--node-rank", Slot::None, true, true, false, false},
+    {"-r", Slot::None, true, true, false, false},
     {"--master-addr", Slot::None, true, true, false, false},
+    {"--master-port", Slot::None, true, false, false, false},
     {"--headless", Slot::None, false, true, true, false},
     {"--data-parallel-rank", Slot::None, true, true, true, false},
     {"-dpn", Slot::None, true, true, true, false},
@@ -209,13 +221,22 @@ constexpr std::array<FlagSpec, 22> kVllmFlags{{
     {"-dpr", Slot::None, true, true, true, false},
     {"--data-parallel-address", Slot::None, true, true, true, false},
     {"-dpa", Slot::None, true, true, true, false},
+    {"--data-parallel-rpc-port", Slot::None, true, false, false, false},
+    {"-dpp", Slot::None, true, false, false, false},
+    {"--data-parallel-backend", Slot::None, true, false, false, false},  // ray: see readFlags
+    {"-dpb", Slot::None, true, false, false, false},
     {"--data-parallel-hybrid-lb", Slot::None, false, true, true, false},
+    {"-dph", Slot::None, false, true, true, false},
     {"--data-parallel-external-lb", Slot::None, false, true, true, false},
+    {"-dpe", Slot::None, false, true, true, false},
+    {"--enable-expert-parallel", Slot::None, false, false, false, false},  // reuses the TP x DP ranks
     {"--config", Slot::None, true, false, false, true},
-    {"--distributed-executor-backend", Slot::None, true, false, false, false},  // ray: see below
+    {"--distributed-executor-backend", Slot::None, true, false, false, false},  // ray: see readFlags
 }};
 
-constexpr std::array<FlagSpec, 14> kSglangFlags{{
+// SGLang's ServerArgs (python/sglang/srt/server_args.py, 2026). Expert and
+// attention-context parallelism run inside the tensor-parallel group.
+constexpr std::array<FlagSpec, 20> kSglangFlags{{
     {"--tp-size", Slot::Tensor, true, false, false, false},
     {"--tensor-parallel-size", Slot::Tensor, true, false, false, false},
     {"--tp", Slot::Tensor, true, false, false, false},  // argparse abbreviation, used in SGLang's docs
@@ -225,6 +246,12 @@ constexpr std::array<FlagSpec, 14> kSglangFlags{{
     {"--dp-size", Slot::Data, true, false, false, false},
     {"--data-parallel-size", Slot::Data, true, false, false, false},
     {"--dp", Slot::Data, true, false, false, false},
+    {"--expert-parallel-size", Slot::None, true, false, false, false},
+    {"--ep-size", Slot::None, true, false, false, false},
+    {"--ep", Slot::None, true, false, false, false},
+    {"--attention-context-parallel-size", Slot::None, true, false, false, false},
+    {"--attn-cp-size", Slot::None, true, false, false, false},
+    {"--moe-dp-size", Slot::None, true, false, false, false},
     {"--nnodes", Slot::Nnodes, true, true, false, false},
     {"--node-rank", Slot::None, true, true, false, false},
     {"--dist-init-addr", Slot::None, true, true, false, false},
@@ -255,6 +282,7 @@ ParallelFlag* slotOf(ServingLaunch& l, Slot s) {
     case Slot::Pipeline: return &l.pipeline;
     case Slot::Data: return &l.data;
     case Slot::DataLocal: return &l.dataLocal;
+    case Slot::PrefillContext: return &l.prefillContext;
     case Slot::Nnodes: return &l.nnodes;
     case Slot::NumShard: return &l.numShard;
     case Slot::Ambiguous: return &l.pipeline;
@@ -315,10 +343,14 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
     if (spec->externalDp) launch.externalDataParallel = true;
     if (spec->opaque) launch.opaqueArgs = true;
     if (name == "--enable-dp-attention") launch.dpAttention = true;
-    if (name == "--distributed-executor-backend" && value && value->text != "mp" && value->text != "uni") {
-      launch.multiNode = true;  // ray (or unknown): workers may live in other pods
+    if (name == "--distributed-executor-backend" && value) {
+      launch.rayExecutor = value->text == "ray";
+      // external_launcher (torchrun), or a value we cannot read: workers may live in other pods
+      if (value->text != "mp" && value->text != "uni" && value->text != "ray") launch.multiNode = true;
     }
-    if (name == "--data-parallel-backend" && value && value->text == "ray") launch.multiNode = true;
+    if ((name == "--data-parallel-backend" || name == "-dpb") && value && value->text == "ray") {
+      launch.multiNode = true;  // data-parallel ranks placed on a Ray cluster
+    }
     if (ParallelFlag* slot = slotOf(launch, spec->slot)) {
       slot->present = true;
       slot->text = written;
@@ -348,14 +380,16 @@ bool scriptSpreadsOverPods(std::span<const Command> commands) {
 }
 
 void readEnv(const ContainerRef& c, ServingLaunch& launch) {
-  if (launch.engine != ServingEngine::Tgi || launch.numShard.present) return;
   auto env = c.container->find("env");
   if (env == c.container->end() || !env->is_array()) return;
+  const bool shardsFromFlags = launch.numShard.present;  // a flag wins over the env
   for (std::size_t i = 0; i < env->size(); ++i) {
     const json& e = (*env)[i];
     if (!e.is_object()) continue;
     auto name = e.find("name");
-    if (name == e.end() || *name != "NUM_SHARD") continue;
+    if (name == e.end() || !name->is_string()) continue;
+    if (*name == "RAY_ADDRESS") launch.joinsRayCluster = true;  // ray.init() connects there
+    if (launch.engine != ServingEngine::Tgi || shardsFromFlags || *name != "NUM_SHARD") continue;
     auto value = e.find("value");
     Token t;
     t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
@@ -423,7 +457,10 @@ std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
     if (auto start = engineStart(cmd, engine)) {
       launch.engine = engine;
       readFlags(cmd, *start, launch);
-      launch.multiNode = launch.multiNode || scriptSpreadsOverPods(commands);
+      if (scriptSpreadsOverPods(commands)) {
+        launch.multiNode = true;
+        launch.joinsRayCluster = true;
+      }
       readEnv(container, launch);
       return launch;
     }

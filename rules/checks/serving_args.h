@@ -7,9 +7,11 @@
 //
 // Recognised launches:
 //   vLLM    `vllm serve`, `python -m vllm.entrypoints.openai.api_server`
-//           (or vllm.entrypoints.api_server), or image vllm/vllm-openai with
-//           no command (its entrypoint is the server);
-//   SGLang  `python -m sglang.launch_server` / `sglang_router.launch_server`;
+//           (or vllm.entrypoints.api_server), NVIDIA Dynamo's
+//           `python -m dynamo.vllm` (vLLM's engine arguments), or image
+//           vllm/vllm-openai with no command (its entrypoint is the server);
+//   SGLang  `python -m sglang.launch_server` / `sglang_router.launch_server`,
+//           Dynamo's `python -m dynamo.sglang`;
 //   TGI     `text-generation-launcher`, or an image named
 //           *text-generation-inference* with no command.
 #pragma once
@@ -40,13 +42,19 @@ struct ServingLaunch {
   ParallelFlag pipeline;  // --pipeline-parallel-size/-pp; SGLang --pp-size
   ParallelFlag data;      // --data-parallel-size/-dp; SGLang --dp-size/--dp
   ParallelFlag dataLocal; // vLLM --data-parallel-size-local/-dpl
-  ParallelFlag nnodes;    // --nnodes
+  ParallelFlag prefillContext;  // vLLM --prefill-context-parallel-size/-pcp: multiplies the world size
+  ParallelFlag nnodes;    // --nnodes (vLLM also -n)
   ParallelFlag numShard;  // TGI --num-shard (or NUM_SHARD env)
   bool nnodesIsGroupSize = false;  // --nnodes $(LWS_GROUP_SIZE)
   bool dpAttention = false;        // SGLang --enable-dp-attention: data parallelism inside the TP group
   bool opaqueArgs = false;         // arguments we cannot see: "$@", $EXTRA_ARGS, --config FILE
   bool multiNode = false;          // one replica spread over several pods (Ray, --dist-init-addr, --node-rank...)
   bool externalDataParallel = false;  // vLLM data-parallel ranks placed by someone else
+  // vLLM --distributed-executor-backend ray: workers are placed by Ray, on
+  // other pods only when a Ray cluster spans them (KubeRay, `ray start`,
+  // RAY_ADDRESS); otherwise vLLM starts a local Ray with this pod's GPUs.
+  bool rayExecutor = false;
+  bool joinsRayCluster = false;  // `ray start` in the script or RAY_ADDRESS in the env
 
   // The flag that states the parallelism, for reporting: num-shard for TGI;
   // else TP, PP, DP, local DP, the first one given.

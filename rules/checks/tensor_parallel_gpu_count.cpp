@@ -1,6 +1,7 @@
 // tensor-parallel-gpu-count: an inference server's tensor x pipeline
 // parallelism does not match the GPUs its pod (or pod group) gets.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "rules/checks/checks.h"
@@ -18,23 +19,31 @@ constexpr RuleDoc kDoc{
     .summary = "vLLM, SGLang or TGI started with a tensor x pipeline parallelism that does not match the GPUs the "
                "pod gets.",
     .description =
-        "vLLM runs one worker per GPU: world size = --tensor-parallel-size x --pipeline-parallel-size (x "
-        "--data-parallel-size, or --data-parallel-size-local, when the data-parallel ranks share the pod). With "
+        "vLLM runs one worker per GPU: world size = --tensor-parallel-size (-tp) x --pipeline-parallel-size (-pp) "
+        "x --prefill-context-parallel-size (-pcp) (x --data-parallel-size -dp, or --data-parallel-size-local "
+        "-dpl, when the data-parallel ranks share the pod); decode context parallelism (-dcp) and expert "
+        "parallelism (-ep) reuse those ranks. With "
         "more workers than GPUs it fails at startup (\"World size (4) is larger than the number of available "
         "GPUs (2)\") and the pod crash-loops; with fewer, the extra GPUs sit idle and nobody else can use them. "
         "SGLang counts the same way (--tp-size/--tp, --pp-size, --dp-size/--dp; with --enable-dp-attention the "
-        "data-parallel ranks live inside the tensor-parallel group), TGI runs --num-shard shards (or NUM_SHARD). "
+        "data-parallel ranks live inside the tensor-parallel group, as do --ep-size and --attn-cp-size), NVIDIA "
+        "Dynamo's python -m dynamo.vllm / dynamo.sglang take the engine's flags, TGI runs --num-shard shards (or NUM_SHARD). "
         "Launches are recognised in command/args, inside `sh -c` scripts, and from the image's entrypoint "
         "(vllm/vllm-openai, *text-generation-inference*) when the pod sets only args; both --flag N and "
         "--flag=N are read, the last occurrence wins. The GPUs are the launching container's GPU request "
         "(policy gpuResources): a container sees only its own devices. One replica may span a group of pods: "
-        "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group) or with --nnodes N, the world "
+        "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group), a DynamoGraphDeployment service "
+        "with multinode.nodeCount N, or with --nnodes N, the world "
         "size must equal the GPUs of the whole group (leader + (size - 1) x worker). No finding when a value is "
         "not a literal integer ($(TP), templates), when arguments are hidden (\"$@\", $EXTRA_ARGS, --config), "
         "when no parallelism flag is given (TGI then uses every visible GPU), when the container asks for no "
         "GPU (another accelerator, or DRA), or when a replica spreads over pods whose number is unknown (Ray "
-        "clusters, --distributed-executor-backend ray, --dist-init-addr without a known group size, vLLM "
-        "data-parallel ranks across pods). Too few GPUs is a crash; too many is reported by the same rule with "
+        "clusters, --dist-init-addr without a known group size, vLLM data-parallel ranks across pods, -dpb "
+        "ray, external_launcher). vLLM --nnodes/-n N (with --node-rank/-r) spreads one replica over N pods. "
+        "--distributed-executor-backend ray spreads it only over a Ray cluster: in a KubeRay RayCluster, "
+        "RayService or RayJob, or in a container that runs `ray start` or sets RAY_ADDRESS; elsewhere vLLM "
+        "starts a local Ray instance with the pod's own GPUs, so the pod still needs the whole world size "
+        "(vLLM waits 1800 s for the placement group, then fails). Too few GPUs is a crash; too many is reported by the same rule with "
         "its own message (idle GPUs).",
     .remediation =
         "Make the GPU request equal tensor x pipeline (x data) parallelism: request 4 GPUs for "
@@ -67,22 +76,25 @@ std::optional<World> worldOf(const ServingLaunch& l) {
     w.formula = l.numShard.name + (l.numShard.name.starts_with("-") ? " " : "=") + std::to_string(w.size) + " shards";
     return w;
   }
-  if (!l.tensor.present && !l.pipeline.present && !l.data.present && !l.dataLocal.present) {
+  const std::array<const ParallelFlag*, 5> flags{&l.tensor, &l.pipeline, &l.prefillContext, &l.data, &l.dataLocal};
+  if (std::none_of(flags.begin(), flags.end(), [](const ParallelFlag* f) { return f->present; })) {
     return std::nullopt;  // no explicit parallelism
   }
-  for (const ParallelFlag* f : {&l.tensor, &l.pipeline, &l.data, &l.dataLocal}) {
+  for (const ParallelFlag* f : flags) {
     if (f->present && !f->value) return std::nullopt;
   }
   if (l.opaqueArgs) return std::nullopt;
   if (l.engine == ServingEngine::Vllm && l.externalDataParallel) return std::nullopt;
   const long long tp = l.tensor.value.value_or(1), pp = l.pipeline.value.value_or(1);
+  const long long pcp = l.prefillContext.value.value_or(1);  // vLLM only: "PCP expands the process world size"
   long long dp = 1;
   if (l.engine == ServingEngine::Vllm) dp = l.dataLocal.value ? *l.dataLocal.value : l.data.value.value_or(1);
   if (l.engine == ServingEngine::SGLang && !l.dpAttention) dp = l.data.value.value_or(1);
-  if (tp > 4096 || pp > 4096 || dp > 4096) return std::nullopt;
-  w.size = tp * pp * dp;
+  if (tp > 4096 || pp > 4096 || pcp > 4096 || dp > 4096) return std::nullopt;
+  w.size = tp * pp * pcp * dp;
   w.formula = "tensor-parallel " + std::to_string(tp);
   if (pp != 1 || l.pipeline.present) w.formula += " x pipeline-parallel " + std::to_string(pp);
+  if (pcp != 1 || l.prefillContext.present) w.formula += " x prefill-context-parallel " + std::to_string(pcp);
   if (dp != 1) w.formula += " x data-parallel " + std::to_string(dp);
   return w;
 }
@@ -111,7 +123,7 @@ GroupGpus groupGpus(const CheckContext& ctx, const PodSite& site, long long pods
   const PodSite* leader = site.podsInGroup ? siteAt(ctx.sites, prefix + std::string(kLeaderSuffix)) : nullptr;
   const PodSite* worker = site.podsInGroup ? siteAt(ctx.sites, prefix + std::string(kWorkerSuffix)) : nullptr;
   GroupGpus g;
-  const std::string group = site.podsInGroup ? "the LeaderWorkerSet group of " : "the group of ";
+  const std::string group = site.ownerKind == "LeaderWorkerSet" ? "the LeaderWorkerSet group of " : "the group of ";
   if (leader && worker) {
     const long long l = std::min(podGpus(*leader, ctx.policy), kMaxGpusPerPod);
     const long long w = std::min(podGpus(*worker, ctx.policy), kMaxGpusPerPod);
@@ -125,6 +137,15 @@ GroupGpus groupGpus(const CheckContext& ctx, const PodSite& site, long long pods
             std::to_string(pods) + " x " + std::to_string(each) + ")";
   }
   return g;
+}
+
+// Whether Ray may place a replica's workers on other pods: a KubeRay object's
+// pods form a Ray cluster, and a container that runs `ray start` or names
+// RAY_ADDRESS joins one (reference §14.11).
+bool inRayCluster(const PodSite& site, const ServingLaunch& launch) {
+  const bool kubeRay = site.ownerApiVersion.starts_with("ray.io/") &&
+                       (site.ownerKind == "RayCluster" || site.ownerKind == "RayService" || site.ownerKind == "RayJob");
+  return kubeRay || launch.joinsRayCluster;
 }
 
 class TensorParallelGpuCount final : public Rule {
@@ -152,7 +173,7 @@ class TensorParallelGpuCount final : public Rule {
           else continue;
         } else if (site.podsInGroup && *site.podsInGroup > 1) {
           pods = *site.podsInGroup;
-        } else if (launch->multiNode) {
+        } else if (launch->multiNode || (launch->rayExecutor && inRayCluster(site, *launch))) {
           continue;
         }
         if (pods > kMaxPods) continue;
@@ -178,7 +199,14 @@ class TensorParallelGpuCount final : public Rule {
         const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";
         std::string message = "Invalid value: " + shown + envNote + ": " + engine + " runs " + world->formula + " = " +
                               std::to_string(world->size) + " GPU workers per replica, but " + how + "; ";
-        if (have < world->size) {
+        if (have < world->size && launch->rayExecutor && pods == 1) {
+          message += "with --distributed-executor-backend ray and no Ray cluster around the pod, vLLM starts a "
+                     "local Ray instance that holds only this pod's GPUs, waits for a placement group of " +
+                     std::to_string(world->size) + " GPUs and fails after 1800 s (\"Cannot provide a placement "
+                     "group requiring " + std::to_string(world->size) + " GPUs\"); request " +
+                     std::to_string(world->size) + " GPUs, lower the parallelism to " + std::to_string(have) +
+                     ", or run the replica on a Ray cluster (KubeRay RayCluster or RayService)";
+        } else if (have < world->size) {
           message += engine + " fails at startup (\"World size (" + std::to_string(world->size) +
                      ") is larger than the number of available GPUs (" + std::to_string(have) +
                      ")\") and the pod crash-loops; request " + std::to_string(world->size) +

@@ -26,11 +26,11 @@ constexpr RuleDoc kDoc{
         "tensor parallelism > 1 (vLLM --tensor-parallel-size, SGLang --tp-size, TGI --num-shard) meets a node "
         "selection that only admits PCIe-only GPUs: every ORed required term (with nodeSelector) restricts the "
         "GPU model to cards that have no NVLink at all: T4, A2, A10, A10G, A16, L4, L40, L40S, RTX 4090, RTX 6000 "
-        "Ada, RTX PRO 6000 Blackwell, V100 PCIe, P4. The GPU model is read from nvidia.com/gpu.product (GFD), "
+        "Ada, RTX PRO 6000 and RTX PRO 4500 Blackwell (PCIe Gen5, no NVLink), V100 PCIe, P4. The GPU model is read from nvidia.com/gpu.product (GFD), "
         "cloud.google.com/gke-accelerator (nvidia-l4, nvidia-tesla-t4, nvidia-tesla-p4), "
         "karpenter.k8s.aws/instance-gpu-name (t4, a10g, l4, l40s), and instance types whose GPU is certain: AWS "
-        "g4dn (T4), g5 (A10G), g5g (T4G), g6 (L4), g6e (L40S), also with SageMaker's ml. prefix, and GCP g2 "
-        "(L4). Cards that take an optional 2-way NVLink bridge (A100 PCIe, H100 PCIe, H100 NVL, A30, A40, RTX "
+        "g4dn (T4), g5 (A10G), g5g (T4G), g6 (L4), g6e (L40S), g7e (RTX PRO 6000 Blackwell), g7 (RTX PRO 4500 "
+        "Blackwell), also with SageMaker's ml. prefix, and GCP g2 (L4) and g4 (RTX PRO 6000 Blackwell). Cards that take an optional 2-way NVLink bridge (A100 PCIe, H100 PCIe, H100 NVL, A30, A40, RTX "
         "A6000) are never reported: whether a bridge is fitted is not in any label. GFD does not label NVLink.",
     .remediation =
         "Use pipeline parallelism across the GPUs instead (vLLM: --tensor-parallel-size 1 "
@@ -65,7 +65,9 @@ std::string pcieOnlyGpu(std::string_view key, std::string_view value) {
         "T4", "A2", "A10", "A10G", "A16", "L4", "L40", "L40S", "P4", "T4G", "GeForce-RTX-4090",
         "RTX-6000-Ada-Generation"};
     if (std::find(kExact.begin(), kExact.end(), value) != kExact.end()) return std::string(value);
-    if (value.starts_with("V100-PCIE") || value.starts_with("RTX-PRO-6000-Blackwell")) return std::string(value);
+    for (std::string_view family : {"V100-PCIE", "RTX-PRO-6000-Blackwell", "RTX-PRO-4500-Blackwell"}) {
+      if (value.starts_with(family)) return std::string(value);
+    }
     return "";
   }
   if (key == "cloud.google.com/gke-accelerator") {
@@ -84,6 +86,7 @@ std::string pcieOnlyGpu(std::string_view key, std::string_view value) {
   if (key == "node.kubernetes.io/instance-type" || key == "beta.kubernetes.io/instance-type") {
     if (value.starts_with("ml.")) value.remove_prefix(3);  // SageMaker HyperPod
     if (value.starts_with("g2-")) return "L4";             // GCP G2
+    if (value.starts_with("g4-")) return "RTX PRO 6000 Blackwell";  // GCP G4
     const std::string_view family = value.substr(0, value.find('.'));
     if (family.size() == value.size()) return "";
     if (family == "g4dn") return "T4";
@@ -91,6 +94,8 @@ std::string pcieOnlyGpu(std::string_view key, std::string_view value) {
     if (family == "g5g") return "T4G";
     if (family == "g6") return "L4";
     if (family == "g6e") return "L40S";
+    if (family == "g7e") return "RTX PRO 6000 Blackwell";
+    if (family == "g7") return "RTX PRO 4500 Blackwell";
     return "";
   }
   return "";

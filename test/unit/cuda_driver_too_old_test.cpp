@@ -145,13 +145,145 @@ INSTANTIATE_TEST_SUITE_P(
                       ImageCase{"example.com/barracuda12.1:v1", ""},
                       ImageCase{"example.com/app:barracuda12.1", ""}));
 
-TEST(CudaDriverTooOld, NvidiaRequireCudaEnvWinsOverTheImage) {
-  const std::string env =
-      "    env:\n    - name: NVIDIA_REQUIRE_CUDA\n      value: \"cuda>=12.4 brand=tesla,driver>=470,driver<471\"\n";
-  const auto f = judge(pod("busybox", driverMajor("470"), env));
+// --- NVIDIA_REQUIRE_* as the NVIDIA container runtime evaluates it -------------
+
+std::string requireEnv(const std::string& value, const std::string& name = "NVIDIA_REQUIRE_CUDA") {
+  return "    env:\n    - name: " + name + "\n      value: \"" + value + "\"\n";
+}
+
+TEST(CudaDriverTooOld, ARequirementAlternativeForThePinnedBranchAdmitsAnOlderDriver) {
+  // Forward compatibility: the branch clause holds on 470 (with a tesla GPU,
+  // which no label rules out), so the runtime starts the container.
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", driverMajor("470"),
+                        requireEnv("cuda>=12.4 brand=tesla,driver>=470,driver<471"))),
+              IsEmpty());
+  EXPECT_THAT(judge(pod("nvidia/cuda:13.0.2-base-ubuntu24.04", driverMajor("535"),
+                        requireEnv("cuda>=13.0 brand=tesla,driver>=535,driver<536 brand=tesla,driver>=550,driver<551"))),
+              IsEmpty());
+}
+
+TEST(CudaDriverTooOld, ADriverNoAlternativeAdmitsIsReportedWithEachAlternativesFailingClause) {
+  const auto f = judge(pod("busybox", driverMajor("545"), requireEnv("cuda>=12.4 brand=tesla,driver>=535,driver<536")));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].field, "spec.containers[0].env[0].value");
-  EXPECT_THAT(f[0].message, HasSubstr("CUDA 12.4 (NVIDIA_REQUIRE_CUDA) needs"));
+  EXPECT_EQ(f[0].value, "\"cuda>=12.4 brand=tesla,driver>=535,driver<536\"");
+  EXPECT_THAT(f[0].message, HasSubstr("on driver 545 (nodeSelector nvidia.com/cuda.driver-version.major=545) none "
+                                      "does: cuda>=12.4 fails on cuda>=12.4 (branch 545 supports CUDA 12.3); "
+                                      "brand=tesla,driver>=535,driver<536 fails on driver<536"));
+  EXPECT_THAT(f[0].message, HasSubstr("\"requirement error: unsatisfied condition: cuda>=12.4\""));
+  EXPECT_THAT(f[0].message, HasSubstr("from branch 550: nvidia.com/cuda.driver-version.major Gt \"549\""));
+}
+
+TEST(CudaDriverTooOld, TheRuntimeCheckIsStricterThanMinorVersionCompatibility) {
+  // 12.4 code runs on 535 (>= 525), but cuda>=12.4 compares the driver's own
+  // CUDA version (12.2 on 535), and no alternative admits 535.
+  EXPECT_THAT(rulesHit(judge(pod("busybox", driverMajor("535"), requireEnv("cuda>=12.4")))),
+              ElementsAre("cuda-driver-too-old"));
+  EXPECT_THAT(judge(pod("busybox", driverMajor("550"), requireEnv("cuda>=12.4"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, EveryDriverARangeAdmitsIsTried) {
+  // Gt 534 admits 535 (an alternative holds) and 545 (none holds).
+  const auto f = judge(pod("busybox",
+                           requiredAffinity("        - matchExpressions:\n"
+                                            "          - {key: nvidia.com/cuda.driver-version.major, operator: Gt, "
+                                            "values: [\"534\"]}\n"),
+                           requireEnv("cuda>=12.4 brand=tesla,driver>=535,driver<536")));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("on driver 545"));
+}
+
+TEST(CudaDriverTooOld, RuntimeVersionLabelsNameTheBranchForARequirement) {
+  EXPECT_THAT(rulesHit(judge(pod("busybox", "  nodeSelector:\n    nvidia.com/cuda.runtime-version.full: \"12.2\"\n",
+                                 requireEnv("cuda>=12.4")))),
+              ElementsAre("cuda-driver-too-old"));
+  EXPECT_THAT(judge(pod("busybox", "  nodeSelector:\n    nvidia.com/cuda.runtime-version.full: \"12.4\"\n",
+                        requireEnv("cuda>=12.4"))),
+              IsEmpty());
+}
+
+TEST(CudaDriverTooOld, AFullDriverVersionIsComparedWithTheClausesExactly) {
+  const std::string full = "  nodeSelector:\n    nvidia.com/cuda.driver-version.full: \"535.54.03\"\n";
+  EXPECT_THAT(rulesHit(judge(pod("busybox", full, requireEnv("driver>=535.86")))), ElementsAre("cuda-driver-too-old"));
+  EXPECT_THAT(judge(pod("busybox", full, requireEnv("driver>=535.54"))), IsEmpty());
+  // A major-only pin of 535 may be 535.86 or newer: not certain to fail.
+  EXPECT_THAT(judge(pod("busybox", driverMajor("535"), requireEnv("driver>=535.86"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, EveryNvidiaRequireVariableMustHold) {
+  EXPECT_THAT(rulesHit(judge(pod("busybox", driverMajor("550"), requireEnv("driver>=570", "NVIDIA_REQUIRE_DRIVER")))),
+              ElementsAre("cuda-driver-too-old"));
+  EXPECT_THAT(judge(pod("busybox", driverMajor("550"), requireEnv("driver>=570", "NVIDIA_REQUIRE_JETPACK"))), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, ClausesTheRuntimeSkipsOrCannotDecideReportNothing) {
+  // brand and arch depend on the GPU; an unknown property is skipped; a
+  // clause without an operator makes the runtime fail in a way we cannot name.
+  for (const char* value : {"brand=tesla", "arch>=7.5", "foo>=1", "cuda", "  "}) {
+    EXPECT_THAT(judge(pod("busybox", driverMajor("470"), requireEnv(value))), IsEmpty()) << value;
+  }
+  // A skipped clause leaves the rest of its alternative, and an alternative
+  // with nothing left is dropped, not counted as true.
+  for (const char* value : {"foo>=1,cuda>=12.0", "foo>=1 cuda>=12.0"}) {
+    EXPECT_THAT(rulesHit(judge(pod("busybox", driverMajor("470"), requireEnv(value)))),
+                ElementsAre("cuda-driver-too-old"))
+        << value;
+  }
+}
+
+TEST(CudaDriverTooOld, DisableRequireSwitchesTheRuntimeCheckOffAndTheFloorApplies) {
+  const std::string env = requireEnv("cuda>=12.4") + "    - name: NVIDIA_DISABLE_REQUIRE\n      value: \"true\"\n";
+  EXPECT_THAT(judge(pod("busybox", driverMajor("535"), env)), IsEmpty());  // 535 >= 525: 12.4 runs
+  const auto f = judge(pod("busybox", driverMajor("470"), env));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("CUDA 12.4 (NVIDIA_REQUIRE_CUDA) needs an NVIDIA driver >= 525.60.13"));
+}
+
+TEST(CudaDriverTooOld, ARequirementWithoutADriverBoundIsNotJudged) {
+  EXPECT_THAT(judge(pod("busybox", "", requireEnv("cuda>=12.4"))), IsEmpty());
+}
+
+// --- CUDA 13 on GPUs below compute capability 7.5 ------------------------------
+
+TEST(CudaDriverTooOld, Cuda13OnlyOnVoltaGpusIsAWarning) {
+  const auto f = judge(pod("nvidia/cuda:13.0.2-base-ubuntu24.04",
+                           "  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"580\"\n"
+                           "    nvidia.com/gpu.product: Tesla-V100-SXM2-16GB\n"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].field, "spec.containers[0].image");
+  EXPECT_THAT(f[0].message, HasSubstr("CUDA 13.0.2 has no code for GPUs below compute capability 7.5"));
+  EXPECT_THAT(f[0].message, HasSubstr("(nodeSelector nvidia.com/gpu.product=Tesla-V100-SXM2-16GB)"));
+}
+
+TEST(CudaDriverTooOld, PreTuringGpusAreReadFromEveryLabelThatNamesThem) {
+  for (const std::string selector :
+       {"nvidia.com/gpu.family: pascal", "nvidia.com/gpu.compute.major: \"6\"", "nvidia.com/gpu.product: Tesla-P4",
+        "cloud.google.com/gke-accelerator: nvidia-tesla-v100", "karpenter.k8s.aws/instance-gpu-name: v100",
+        "node.kubernetes.io/instance-type: p3.2xlarge"}) {
+    EXPECT_THAT(rulesHit(judge(pod("nvidia/cuda:13.0.2-base-ubuntu24.04", "  nodeSelector:\n    " + selector + "\n"))),
+                ElementsAre("cuda-driver-too-old"))
+        << selector;
+  }
+}
+
+TEST(CudaDriverTooOld, TuringAndNewerOrAMixOfGpusAreFineForCuda13) {
+  for (const std::string selector :
+       {"nvidia.com/gpu.family: turing", "nvidia.com/gpu.compute.major: \"7\"", "nvidia.com/gpu.product: Tesla-T4",
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB", "node.kubernetes.io/instance-type: p4d.24xlarge"}) {
+    EXPECT_THAT(judge(pod("nvidia/cuda:13.0.2-base-ubuntu24.04", "  nodeSelector:\n    " + selector + "\n")),
+                IsEmpty())
+        << selector;
+  }
+  const std::string mix = requiredAffinity(
+      "        - matchExpressions:\n"
+      "          - {key: nvidia.com/gpu.family, operator: In, values: [volta, ampere]}\n");
+  EXPECT_THAT(judge(pod("nvidia/cuda:13.0.2-base-ubuntu24.04", mix)), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, Cuda12OnVoltaIsFine) {
+  EXPECT_THAT(judge(pod("nvidia/cuda:12.9.1-base-ubuntu24.04", "  nodeSelector:\n    nvidia.com/gpu.family: volta\n")),
+              IsEmpty());
 }
 
 TEST(CudaDriverTooOld, CudaVersionEnvIsRead) {
@@ -166,6 +298,7 @@ TEST(CudaDriverTooOld, EnvFromAnotherSourceOrWithoutAVersionIsIgnored) {
   const std::string env =
       "    env:\n    - name: CUDA_VERSION\n      valueFrom: {configMapKeyRef: {name: c, key: v}}\n"
       "    - name: NVIDIA_REQUIRE_CUDA\n      value: \"brand=tesla,driver>=470\"\n";
+  // Neither gives a CUDA version, and the requirement holds on 470.
   EXPECT_THAT(judge(pod("busybox", driverMajor("470"), env)), IsEmpty());
 }
 

@@ -131,6 +131,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"cloud.google.com/gke-accelerator", "\"nvidia l4\"", "not a valid label value"},
         BadValue{"nvidia.com/gpu.machine", "\"-dgx\"", "not a valid label value"}));
 
+// --- valid label values GFD never writes: warnings ------------------------------
+
+class ValueGfdNeverWrites : public ::testing::TestWithParam<BadValue> {};
+
+TEST_P(ValueGfdNeverWrites, IsAWarning) {
+  const BadValue c = GetParam();
+  const auto f = judge(selectorPod(c.key, c.value));
+  ASSERT_EQ(f.size(), 1u) << c.key << ": " << c.value;
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].field, "spec.nodeSelector[" + std::string(c.key) + "]");
+  EXPECT_THAT(f[0].message, HasSubstr("so this matches no node"));
+  EXPECT_THAT(f[0].message, HasSubstr(c.advice)) << f[0].message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    GfdValueSets, ValueGfdNeverWrites,
+    ::testing::Values(
+        BadValue{"nvidia.com/gpu.mode", "display", "compute (a 3D controller), graphics (a VGA controller) or unknown"},
+        BadValue{"nvidia.com/gpu.mode", "Compute", "write \"compute\""},
+        BadValue{"nvidia.com/gpu.product", "nvidia-a100-sxm4-80gb", "upper-case letters"},
+        BadValue{"nvidia.com/gpu.product", "NVIDIA_A100_SXM4_80GB", "did you mean \"NVIDIA-A100-SXM4-80GB\"?"}));
+
+TEST(GpuLabelValue, GfdsOwnModesAndProductNamesAreAccepted) {
+  for (const char* mode : {"compute", "graphics", "unknown"}) {
+    EXPECT_THAT(judge(selectorPod("nvidia.com/gpu.mode", mode)), IsEmpty()) << mode;
+  }
+  // Drivers of 2020 named the A100 without the brand: GFD wrote it so.
+  for (const char* product : {"A100-SXM4-40GB", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+                              "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "Quadro-RTX-8000"}) {
+    EXPECT_THAT(judge(selectorPod("nvidia.com/gpu.product", product)), IsEmpty()) << product;
+  }
+}
+
 TEST(GpuLabelValue, AffinityInAndNotInValuesAreChecked) {
   const auto f = judge(affinityPod(
       "{key: nvidia.com/cuda.driver-version.major, operator: NotIn, values: [\"470\", \"470.82.01\"]}"));

@@ -7,6 +7,7 @@
 #include "lint/fix.h"
 #include "lint/lint_file.h"
 #include "test/unit/lint_test_support.h"
+#include "test/unit/test_support.h"
 
 namespace gpuguard::lint_test {
 namespace {
@@ -161,6 +162,29 @@ TEST(LintFix, AMissingTolerationIsAddedAsABlockInTheFilesStyle) {
                    "          effect: NoSchedule\n");
   EXPECT_EQ(r.text, expected);
   EXPECT_THAT(rulesLeft(r.text), IsEmpty());
+}
+
+TEST(LintFix, ATolerationAddedToAKnativeServiceSaysItNeedsKnativesFeatureFlag) {
+  const std::string before = R"(apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: llm}
+spec:
+  template:
+    spec:
+      containers:
+      - image: vllm/vllm-openai:v0.8.5
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+)";
+  const lint::FixResult r = fixText(before, gpuguard::testing::onlyRules({"gpu-missing-toleration"}));
+  EXPECT_EQ(r.fixed, 1u) << notesOf(r);
+  EXPECT_THAT(r.text, HasSubstr("      tolerations:\n"));
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_TRUE(r.notes[0].fixed);
+  EXPECT_THAT(r.notes[0].message, HasSubstr("added toleration {key: nvidia.com/gpu, operator: Exists, effect: "
+                                            "NoSchedule}; in a Knative Service, tolerations, nodeSelector and "
+                                            "affinity are accepted only when Knative's feature flags"));
 }
 
 TEST(LintFix, ATolerationIsPrependedToAnExistingList) {

@@ -41,9 +41,55 @@ INSTANTIATE_TEST_SUITE_P(
         "mig-7g.80gb", "mig-1g.10gb.me", "mig-1g.20gb", "mig-4g.40gb",
         // GH200 (corpus: k8s-dra-driver-gpu), A30
         "mig-1g.12gb", "mig-1g.6gb", "mig-4g.24gb",
-        // attribute suffixes and time-sliced renames
-        "mig-1g.10gb.me.all", "mig-1g.10gb.gfx", "mig-1g.10gb-me", "mig-1g.5gb.shared", "mig-1g.10gb.me.shared",
-        "mig-8g.192gb"));
+        // H200, B200, GB300, and a profile mig-parted lists without a GPU
+        "mig-1g.18gb.me", "mig-7g.141gb", "mig-3g.90gb", "mig-7g.278gb", "mig-3g.95gb",
+        // attribute suffixes (RTX PRO 6000 Blackwell) and time-sliced renames
+        "mig-1g.24gb.me.all", "mig-1g.24gb.gfx", "mig-1g.24gb-me", "mig-4g.96gb.gfx", "mig-1g.5gb.shared",
+        "mig-1g.10gb.me.shared"));
+
+// --- well-formed names no GPU offers: warnings ----------------------------------
+
+struct UnofferedProfile {
+  const char* name;
+  const char* why;  // expected in the message
+};
+
+void PrintTo(const UnofferedProfile& c, std::ostream* os) { *os << c.name; }
+
+class NoGpuOffers : public ::testing::TestWithParam<UnofferedProfile> {};
+
+TEST_P(NoGpuOffers, IsAWarningNamingTheProfilesThatExist) {
+  const UnofferedProfile c = GetParam();
+  const auto f = migFindings(std::string("limits:\n  nvidia.com/") + c.name + ": 1");
+  ASSERT_EQ(f.size(), 1u) << c.name;
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].field, std::string("spec.containers[0].resources.limits[nvidia.com/") + c.name + "]");
+  EXPECT_THAT(f[0].message, HasSubstr("no MIG-capable GPU offers the profile"));
+  EXPECT_THAT(f[0].message, HasSubstr(c.why)) << f[0].message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ProfileList, NoGpuOffers,
+    ::testing::Values(
+        // a memory size no GPU pairs with the slice count
+        UnofferedProfile{"mig-1g.40gb", "the 1-slice profiles are 1g.5gb, 1g.10gb, 1g.20gb, 1g.6gb"},
+        UnofferedProfile{"mig-3g.30gb", "the 3-slice profiles are 3g.20gb, 3g.40gb, 3g.47gb"},
+        // slice counts no GPU has
+        UnofferedProfile{"mig-5g.50gb", "no GPU has 5-slice profiles"},
+        UnofferedProfile{"mig-8g.192gb", "no GPU has 8-slice profiles"},
+        // attributes on profiles that do not carry them
+        UnofferedProfile{"mig-3g.40gb.me", "3g.40gb exists without the .me attribute"},
+        UnofferedProfile{"mig-1g.10gb.me.all", "1g.10gb exists without the .me.all attribute"},
+        UnofferedProfile{"mig-7g.80gb.gfx", "7g.80gb exists without the .gfx attribute"}));
+
+TEST(MigResourceName, AnUnofferedProfileIsAWarningEvenWhereGrammarErrorsAreErrors) {
+  // The grammar check stays an error; the profile list only warns, since a
+  // GPU newer than the list may offer the profile.
+  const auto f = migFindings("limits:\n  nvidia.com/mig-1g.40gb: 1\n  nvidia.com/mig-1c.1g.5gb: 1");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[1].severity, Severity::Warning);
+}
 
 // --- names nothing advertises -------------------------------------------------
 

@@ -182,8 +182,81 @@ TEST(TensorParallelGpuCount, AContainerWithoutAGpuRequestIsNotJudged) {
   EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=8\"", "")), IsEmpty());
 }
 
-TEST(TensorParallelGpuCount, RayBackendWithoutAKnownGroupIsNotJudged) {
-  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=8\", \"--distributed-executor-backend=ray\"", "1")), IsEmpty());
+// --- current vLLM flags (vllm/engine/arg_utils.py) ------------------------------
+
+TEST(TensorParallelGpuCount, PrefillContextParallelismMultipliesTheWorldSize) {
+  EXPECT_THAT(judge(vllmArgs("\"-tp\", \"2\", \"-pcp\", \"2\"", "4")), IsEmpty());
+  const auto f = judge(vllmArgs("\"--tensor-parallel-size=2\", \"--prefill-context-parallel-size=2\"", "2"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("tensor-parallel 2 x prefill-context-parallel 2 = 4 GPU workers"));
+}
+
+TEST(TensorParallelGpuCount, DecodeContextAndExpertParallelismReuseTheTensorParallelRanks) {
+  EXPECT_THAT(judge(vllmArgs("\"-tp\", \"4\", \"-dcp\", \"2\", \"--enable-expert-parallel\"", "4")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, ShortNnodesSpreadsTheReplicaOverPods) {
+  // -n 2 -r 0: two pods of 8 GPUs run tensor-parallel 16.
+  EXPECT_THAT(judge(vllmArgs("\"-tp\", \"16\", \"-n\", \"2\", \"-r\", \"0\", \"--master-addr\", \"head\"", "8")),
+              IsEmpty());
+  EXPECT_THAT(rulesHit(judge(vllmArgs("\"-tp\", \"16\", \"-n\", \"2\", \"-r\", \"0\"", "4"))),
+              ElementsAre("tensor-parallel-gpu-count"));
+}
+
+TEST(TensorParallelGpuCount, LocalDataParallelReplicasShareThePod) {
+  EXPECT_THAT(judge(vllmArgs("\"-tp\", \"2\", \"-dpl\", \"2\"", "4")), IsEmpty());
+  EXPECT_THAT(rulesHit(judge(vllmArgs("\"-tp\", \"2\", \"-dp\", \"4\"", "4"))), ElementsAre("tensor-parallel-gpu-count"));
+  // External or hybrid load balancing places the ranks elsewhere.
+  EXPECT_THAT(judge(vllmArgs("\"-tp\", \"2\", \"-dp\", \"4\", \"-dpe\"", "4")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, RayExecutorInALonePodStillNeedsTheWholeWorldInThePod) {
+  const auto f = judge(vllmArgs("\"--tensor-parallel-size=8\", \"--distributed-executor-backend=ray\"", "1"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("vLLM starts a local Ray instance that holds only this pod's GPUs"));
+  EXPECT_THAT(f[0].message, HasSubstr("\"Cannot provide a placement group requiring 8 GPUs\""));
+  EXPECT_THAT(judge(vllmArgs("\"--tensor-parallel-size=8\", \"--distributed-executor-backend\", \"ray\"", "8")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, RayExecutorOnARayClusterIsNotJudged) {
+  const std::string rayStart =
+      "        command: [sh, -c, \"ray start --address=$(HEAD):6379; vllm serve m --tensor-parallel-size 8 "
+      "--distributed-executor-backend ray\"]\n";
+  EXPECT_THAT(judge(server("vllm/vllm-openai:v0.8.5", rayStart, "1")), IsEmpty());
+  const std::string rayAddress =
+      "        args: [--tensor-parallel-size=8, --distributed-executor-backend=ray]\n"
+      "        env: [{name: RAY_ADDRESS, value: \"ray://head:10001\"}]\n";
+  EXPECT_THAT(judge(server("vllm/vllm-openai:v0.8.5", rayAddress, "1")), IsEmpty());
+  const std::string rayCluster =
+      "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: r}\nspec:\n  rayClusterConfig:\n"
+      "    headGroupSpec:\n      template:\n        spec:\n          containers:\n          - name: head\n"
+      "            image: vllm/vllm-openai:v0.8.5\n"
+      "            args: [--tensor-parallel-size=8, --distributed-executor-backend=ray]\n"
+      "            resources: {limits: {nvidia.com/gpu: 1}}\n";
+  EXPECT_THAT(judge(rayCluster), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, RayDataParallelBackendIsNotJudged) {
+  EXPECT_THAT(judge(vllmArgs("\"-tp\", \"2\", \"-dp\", \"4\", \"-dpb\", \"ray\"", "2")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, DynamoLaunchesTakeTheEnginesFlags) {
+  EXPECT_THAT(rulesHit(judge(server("nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0",
+                                    "        command: [python3, -m, dynamo.vllm]\n"
+                                    "        args: [--model, Qwen/Qwen3-0.6B, --tensor-parallel-size, \"2\"]\n",
+                                    "1"))),
+              ElementsAre("tensor-parallel-gpu-count"));
+  EXPECT_THAT(judge(server("nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.6.0",
+                           "        command: [python3, -m, dynamo.sglang, --model-path, m, --tp, \"2\"]\n", "2")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, SglangExpertAndAttentionContextParallelismStayInsideTheTensorParallelGroup) {
+  EXPECT_THAT(judge(server("lmsysorg/sglang:latest",
+                           "        command: [python3, -m, sglang.launch_server, --tp, \"8\", --ep-size, \"8\", "
+                           "--attn-cp-size, \"4\"]\n",
+                           "8")),
+              IsEmpty());
 }
 
 // --- pod groups ---------------------------------------------------------------

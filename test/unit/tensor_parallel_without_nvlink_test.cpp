@@ -108,10 +108,19 @@ INSTANTIATE_TEST_SUITE_P(
                       PcieLabel{"node.kubernetes.io/instance-type", "g6e.48xlarge", "L40S"},
                       PcieLabel{"node.kubernetes.io/instance-type", "g4dn.12xlarge", "T4"},
                       PcieLabel{"node.kubernetes.io/instance-type", "ml.g5.8xlarge", "A10G"},
-                      PcieLabel{"beta.kubernetes.io/instance-type", "g2-standard-24", "L4"}));
+                      PcieLabel{"beta.kubernetes.io/instance-type", "g2-standard-24", "L4"},
+                      // Blackwell workstation-class server GPUs: PCIe Gen5, no NVLink (reference §14.12)
+                      PcieLabel{"nvidia.com/gpu.product", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+                                "RTX-PRO-6000-Blackwell-Server-Edition"},
+                      PcieLabel{"nvidia.com/gpu.product", "NVIDIA-RTX-PRO-4500-Blackwell-Server-Edition",
+                                "RTX-PRO-4500-Blackwell-Server-Edition"},
+                      PcieLabel{"node.kubernetes.io/instance-type", "g7e.48xlarge", "RTX PRO 6000 Blackwell"},
+                      PcieLabel{"node.kubernetes.io/instance-type", "g7.12xlarge", "RTX PRO 4500 Blackwell"},
+                      PcieLabel{"node.kubernetes.io/instance-type", "g4-standard-96", "RTX PRO 6000 Blackwell"}));
 
 TEST(TensorParallelWithoutNvlink, OtherInstanceTypesAreNotReported) {
-  for (const char* t : {"p4d.24xlarge", "p5.48xlarge", "a2-highgpu-2g", "g4ad.8xlarge", "g5"}) {
+  for (const char* t : {"p4d.24xlarge", "p5.48xlarge", "p6-b200.48xlarge", "a2-highgpu-2g", "a4-highgpu-8g",
+                        "g4ad.8xlarge", "g5"}) {
     EXPECT_THAT(judge(vllm(selector("node.kubernetes.io/instance-type", t))), IsEmpty()) << t;
   }
 }
