@@ -624,7 +624,7 @@ bool overlaps(const std::vector<Edit>& taken, const Edit& e) {
 
 }  // namespace
 
-FixResult fixText(std::string_view input, const Policy& policy) {
+FixResult fixText(std::string_view input, const LintPolicy& policy) {
   FixResult result;
   result.text = std::string(input);
   std::string_view bom;
@@ -656,7 +656,7 @@ FixResult fixText(std::string_view input, const Policy& policy) {
     const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
                                      ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)
                                      : lines.count();
-    Planner planner(lines, doc, policy, notes);
+    Planner planner(lines, doc, policy.engine, notes);
     DocPlan plan = planner.plan(findings[i], lastLine);
     if (!plan.edits.empty()) plans.push_back(std::move(plan));
   }
@@ -665,7 +665,7 @@ FixResult fixText(std::string_view input, const Policy& policy) {
   // verify; a plan whose document does not decode as intended is dropped
   // and the rest applied again.
   auto rejectPlan = [&](const DocPlan& plan, const std::string& why) {
-    Planner planner(lines, parsed.documents[plan.index], policy, notes);
+    Planner planner(lines, parsed.documents[plan.index], policy.engine, notes);
     for (const auto& [f, what] : plan.fixed) planner.note(*f, false, why);
   };
   {
@@ -713,7 +713,7 @@ FixResult fixText(std::string_view input, const Policy& policy) {
   }
 
   for (const DocPlan& plan : plans) {
-    Planner planner(lines, parsed.documents[plan.index], policy, notes);
+    Planner planner(lines, parsed.documents[plan.index], policy.engine, notes);
     for (const auto& [f, what] : plan.fixed) {
       planner.note(*f, true, what);
       ++result.fixed;

@@ -141,13 +141,16 @@ bool isKubernetesObject(const nlohmann::json& v) {
   return !apiVersion->get_ref<const std::string&>().starts_with("kustomize.config.k8s.io/");
 }
 
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment,
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const LintPolicy& policy, bool fragment,
                                    const InputFacts* facts) {
   const YamlHints hints(doc.sources);
   JudgeOptions options{&hints};
   options.fragment = fragment;
+  options.exemptions = &policy.exemptions;
   options.facts = facts;
-  return judge(doc.value, policy, options);
+  std::vector<Finding> findings = judge(doc.value, policy.engine, options);
+  if (!policy.allowSuppressions) forgetSuppressions(findings);
+  return findings;
 }
 
 InputFacts inputFacts(const yaml::ParseResult& parsed) {
@@ -158,7 +161,7 @@ InputFacts inputFacts(const yaml::ParseResult& parsed) {
   return facts;
 }
 
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy, const LintOptions& options) {
+FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
   FileReport report;
   report.file = file;
   yaml::ParseResult parsed = yaml::parseStream(text);
@@ -181,7 +184,7 @@ FileReport lintText(const std::string& file, std::string_view text, const Policy
     };
     for (Finding& f : findings) add(std::move(f), doc.sources.locate(f.pointer));
     for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
-    if (policy.allowSuppressions.value_or(true)) {
+    if (policy.allowSuppressions) {
       for (Finding& f : ineffectiveSuppressions(doc.value)) add(std::move(f), doc.sources.locate(f.pointer));
     }
   }
@@ -246,7 +249,7 @@ InputText readInput(const std::string& path, std::size_t limit) {
   return in;
 }
 
-FileReport lintPath(const std::string& path, const Policy& policy) {
+FileReport lintPath(const std::string& path, const LintPolicy& policy) {
   InputText in = readInput(path);
   if (!in.error.empty()) {
     FileReport r;

@@ -11,7 +11,7 @@
 #include "rules/finding.h"
 #include "rules/input_facts.h"
 #include "rules/object_ref.h"
-#include "rules/policy.h"
+#include "lint/lint_policy.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
@@ -103,7 +103,7 @@ bool isKubernetesObject(const nlohmann::json& value);
 // Runs the engine on one parsed document, telling it how scalars were
 // written and what the rest of its input defines (`facts`, null: nothing
 // beyond the document). Findings come in the engine's order, not located.
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment = false,
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const LintPolicy& policy, bool fragment = false,
                                    const InputFacts* facts = nullptr);
 
 // What the Kubernetes objects of a stream define for the others (DRA device
@@ -147,10 +147,10 @@ struct LintOptions {
 
 // Lints YAML/JSON text. `file` names it in the report. A document that
 // cannot be a complete object (looksLikeFragment) is judged as a fragment.
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy,
+FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy,
                     const LintOptions& options = {});
 
 // Reads and lints a file ("-" is stdin). Read errors become InputErrors.
-FileReport lintPath(const std::string& path, const Policy& policy);
+FileReport lintPath(const std::string& path, const LintPolicy& policy);
 
 }  // namespace gpuguard::lint

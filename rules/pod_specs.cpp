@@ -107,12 +107,17 @@ struct Walker {
     addContainers(site, spec, "initContainers", ContainerKind::Init);
     addContainers(site, spec, "containers", ContainerKind::App);
     addContainers(site, spec, "ephemeralContainers", ContainerKind::Ephemeral);
+    setPodFields(site, spec, path);
+    sites.push_back(std::move(site));
+  }
+
+  // The pod-level fields of a PodSpec.
+  static void setPodFields(PodSite& site, const json& spec, const FieldPath& path) {
     site.nodeSelector = fieldOf(spec, path, "nodeSelector");
     site.affinity = fieldOf(spec, path, "affinity");
     site.tolerations = fieldOf(spec, path, "tolerations");
     site.resourceClaims = fieldOf(spec, path, "resourceClaims");
     site.podResources = fieldOf(spec, path, "resources");
-    sites.push_back(std::move(site));
   }
 
   // The innermost enclosing object that sets `name` (the node being walked
@@ -379,7 +384,9 @@ struct Walker {
       if (!entries || !entries->is_object()) continue;
       const FieldPath listPath = out->path.field(list);
       const bool limit = std::string_view(list) == "limits";
-      if (const json* gpu = memberOf(entries, "gpu")) out->entries.push_back({"nvidia.com/gpu", gpu, listPath.field("gpu"), limit});
+      if (const json* gpu = memberOf(entries, "gpu")) {
+        out->entries.push_back({"nvidia.com/gpu", gpu, listPath.field("gpu"), limit});
+      }
       const json* custom = memberOf(entries, "custom");
       if (!custom || !custom->is_object()) continue;
       for (const auto& [name, value] : custom->items()) {
@@ -404,11 +411,7 @@ struct Walker {
     site.containers.push_back(std::move(ref));
     addContainers(site, podSpec, "initContainers", ContainerKind::Init);
     addContainers(site, podSpec, "containers", ContainerKind::App);
-    site.nodeSelector = fieldOf(podSpec, specPath, "nodeSelector");
-    site.affinity = fieldOf(podSpec, specPath, "affinity");
-    site.tolerations = fieldOf(podSpec, specPath, "tolerations");
-    site.resourceClaims = fieldOf(podSpec, specPath, "resourceClaims");
-    site.podResources = fieldOf(podSpec, specPath, "resources");
+    setPodFields(site, podSpec, specPath);
     const json* nodeCount = memberOf(memberOf(&service, "multinode"), "nodeCount");
     if (nodeCount && nodeCount->is_number_integer() && nodeCount->get<std::int64_t>() > 1) {
       site.podsInGroup = nodeCount->get<std::int64_t>();
@@ -422,7 +425,9 @@ struct Walker {
     if (!node.is_object() || (via != "driver" && via != "executor") || chain.empty()) return false;
     const json* spec = memberOf(ownerObject(), "spec");
     if (ownerIs("SparkApplication", "sparkoperator.k8s.io/")) return chain.back().node == spec;
-    if (ownerIs("ScheduledSparkApplication", "sparkoperator.k8s.io/")) return chain.back().node == memberOf(spec, "template");
+    if (ownerIs("ScheduledSparkApplication", "sparkoperator.k8s.io/")) {
+      return chain.back().node == memberOf(spec, "template");
+    }
     return false;
   }
 
@@ -542,10 +547,6 @@ std::vector<PodSite> findPodSites(const json& object) {
   return std::move(w.sites);
 }
 
-}  // namespace gpuguard
-
-namespace gpuguard {
-
 std::span<const WorkloadKind> workloadKinds() {
   static constexpr std::array<WorkloadKind, 21> kKinds{{
       {"Pod", "v1", "spec", "containers[], initContainers[] (sidecars: restartPolicy Always) .resources"},
@@ -570,7 +571,8 @@ std::span<const WorkloadKind> workloadKinds() {
       {"InferenceService", "serving.kserve.io/v1beta1",
        "spec.predictor (and transformer, explainer): the component is the pod spec; model, or a framework "
        "predictor (sklearn, pytorch, huggingface...), is its container",
-       "predictor.model.resources, predictor.containers[].resources"},
+       "predictor.model.resources, predictor.containers[].resources; in Serverless (Knative) deployment mode "
+       "tolerations, nodeSelector and affinity need Knative's feature flags, as for a Knative Service"},
       {"LLMInferenceService", "serving.kserve.io/v1alpha1",
        "spec.template and spec.worker (PodSpecs), spec.prefill.template and spec.prefill.worker",
        "containers[].resources"},

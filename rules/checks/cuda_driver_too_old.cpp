@@ -243,11 +243,25 @@ std::optional<CudaVersion> cudaFromEnv(const ContainerRef& c) {
   return fromVersion;
 }
 
-std::optional<CudaVersion> containerCuda(const ContainerRef& c) {
+// The version the policy's cudaImages give the image. The first entry that
+// matches decides: a group that took no version means "not known", never a
+// fall back on the built-in table.
+std::optional<CudaVersion> cudaFromPolicy(std::string_view image, const Policy& policy, bool& matched) {
+  const std::optional<std::string> text = policy.cudaVersionOfImage(image);
+  matched = text.has_value();
+  CudaVersion v;
+  if (!text || readVersion(*text, 0, v) != text->size()) return std::nullopt;
+  v.origin = "policy cudaImages";
+  return v;
+}
+
+std::optional<CudaVersion> containerCuda(const ContainerRef& c, const Policy& policy) {
   if (auto v = cudaFromEnv(c)) return v;
   const std::string_view image = c.image();
   if (image.empty()) return std::nullopt;
-  auto v = cudaFromImage(image);
+  bool policyMatched = false;
+  auto v = cudaFromPolicy(image, policy, policyMatched);
+  if (!policyMatched) v = cudaFromImage(image);
   if (!v) return std::nullopt;
   v->path = c.path.field("image");
   v->value = std::string(image);
@@ -712,7 +726,7 @@ class CudaDriverTooOld final : public Rule {
         return *terms;
       };
       for (const ContainerRef& c : site.containers) {
-        const auto cuda = containerCuda(c);
+        const auto cuda = containerCuda(c, ctx.policy);
         const std::vector<Requirement> requirements = containerRequirements(c);
         // Only a selection that pins the driver in every term (the pin
         // gpu-missing-driver-pin asks for) says anything of the driver.

@@ -183,7 +183,7 @@ std::optional<ServingEngine> imageEngine(std::string_view image) {
   return std::nullopt;
 }
 
-enum class Slot { None, Tensor, Pipeline, Data, DataLocal, PrefillContext, Nnodes, NumShard, Ambiguous };
+enum class Slot { None, Tensor, Pipeline, Data, DataLocal, PrefillContext, Nnodes, NumShard, Sharded, Ambiguous };
 
 struct FlagSpec {
   std::string_view name;
@@ -259,7 +259,9 @@ constexpr std::array<FlagSpec, 20> kSglangFlags{{
     {"--config", Slot::None, true, false, false, true},
 }};
 
-constexpr std::array<FlagSpec, 1> kTgiFlags{{{"--num-shard", Slot::NumShard, true, false, false, false}}};
+// TGI's launcher (launcher/src/main.rs, Args and find_num_shards).
+constexpr std::array<FlagSpec, 2> kTgiFlags{{{"--num-shard", Slot::NumShard, true, false, false, false},
+                                             {"--sharded", Slot::Sharded, true, false, false, false}}};
 
 const FlagSpec* findFlag(ServingEngine engine, std::string_view name) {
   auto search = [&](const auto& table) -> const FlagSpec* {
@@ -285,10 +287,18 @@ ParallelFlag* slotOf(ServingLaunch& l, Slot s) {
     case Slot::PrefillContext: return &l.prefillContext;
     case Slot::Nnodes: return &l.nnodes;
     case Slot::NumShard: return &l.numShard;
+    case Slot::Sharded: return &l.sharded;
     case Slot::Ambiguous: return &l.pipeline;
     case Slot::None: return nullptr;
   }
   return nullptr;
+}
+
+// clap's bool value parser: "true" or "false", nothing else.
+std::optional<bool> clapBool(std::string_view s) {
+  if (s == "true") return true;
+  if (s == "false") return false;
+  return std::nullopt;
 }
 
 std::optional<long long> positiveLiteral(const Token& t) {
@@ -357,6 +367,7 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
       slot->name = name;
       slot->path = where;
       slot->value = spec->slot == Slot::Ambiguous || !value ? std::nullopt : positiveLiteral(*value);
+      if (spec->slot == Slot::Sharded) launch.shardedOn = value && !value->dynamic ? clapBool(value->text) : std::nullopt;
       if (spec->slot == Slot::Nnodes) {
         launch.nnodesIsGroupSize = value && value->dynamic && value->text.find("LWS_GROUP_SIZE") != std::string::npos;
       }
@@ -379,26 +390,36 @@ bool scriptSpreadsOverPods(std::span<const Command> commands) {
   return false;
 }
 
+// TGI's launcher reads each of its flags from an env var of the same name
+// (clap `env`); a flag on the command line wins.
+void readTgiEnv(const ContainerRef& c, std::size_t i, const json& e, const std::string& name, ServingLaunch& launch) {
+  ParallelFlag& flag = name == "NUM_SHARD" ? launch.numShard : launch.sharded;
+  auto value = e.find("value");
+  Token t;
+  t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
+  t.dynamic = value == e.end() || !value->is_string() || isDynamic(t.text);
+  flag.present = true;
+  flag.text = t.text;
+  flag.name = name;
+  flag.path = c.path.field("env").index(i).field("value");
+  flag.value = positiveLiteral(t);
+  if (name == "SHARDED") launch.shardedOn = t.dynamic ? std::nullopt : clapBool(t.text);
+}
+
 void readEnv(const ContainerRef& c, ServingLaunch& launch) {
   auto env = c.container->find("env");
   if (env == c.container->end() || !env->is_array()) return;
-  const bool shardsFromFlags = launch.numShard.present;  // a flag wins over the env
+  const bool shardsFromFlags = launch.numShard.present, shardedFromFlags = launch.sharded.present;
   for (std::size_t i = 0; i < env->size(); ++i) {
     const json& e = (*env)[i];
     if (!e.is_object()) continue;
     auto name = e.find("name");
     if (name == e.end() || !name->is_string()) continue;
     if (*name == "RAY_ADDRESS") launch.joinsRayCluster = true;  // ray.init() connects there
-    if (launch.engine != ServingEngine::Tgi || shardsFromFlags || *name != "NUM_SHARD") continue;
-    auto value = e.find("value");
-    Token t;
-    t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
-    t.dynamic = value == e.end() || !value->is_string() || isDynamic(t.text);
-    launch.numShard.present = true;
-    launch.numShard.text = t.text;
-    launch.numShard.name = "NUM_SHARD";
-    launch.numShard.path = c.path.field("env").index(i).field("value");
-    launch.numShard.value = positiveLiteral(t);
+    if (launch.engine != ServingEngine::Tgi) continue;
+    if ((*name == "NUM_SHARD" && !shardsFromFlags) || (*name == "SHARDED" && !shardedFromFlags)) {
+      readTgiEnv(c, i, e, name->get<std::string>(), launch);
+    }
   }
 }
 
@@ -414,7 +435,7 @@ std::string_view engineName(ServingEngine e) {
 }
 
 const ParallelFlag& ServingLaunch::primary() const {
-  if (engine == ServingEngine::Tgi) return numShard;
+  if (engine == ServingEngine::Tgi) return numShard.present || !sharded.present ? numShard : sharded;
   if (tensor.present) return tensor;
   if (pipeline.present) return pipeline;
   if (data.present) return data;

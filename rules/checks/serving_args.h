@@ -45,6 +45,8 @@ struct ServingLaunch {
   ParallelFlag prefillContext;  // vLLM --prefill-context-parallel-size/-pcp: multiplies the world size
   ParallelFlag nnodes;    // --nnodes (vLLM also -n)
   ParallelFlag numShard;  // TGI --num-shard (or NUM_SHARD env)
+  ParallelFlag sharded;   // TGI --sharded (or SHARDED env)
+  std::optional<bool> shardedOn;  // its value: false runs one shard, true every visible GPU (at least 2)
   bool nnodesIsGroupSize = false;  // --nnodes $(LWS_GROUP_SIZE)
   bool dpAttention = false;        // SGLang --enable-dp-attention: data parallelism inside the TP group
   bool opaqueArgs = false;         // arguments we cannot see: "$@", $EXTRA_ARGS, --config FILE
@@ -56,8 +58,8 @@ struct ServingLaunch {
   bool rayExecutor = false;
   bool joinsRayCluster = false;  // `ray start` in the script or RAY_ADDRESS in the env
 
-  // The flag that states the parallelism, for reporting: num-shard for TGI;
-  // else TP, PP, DP, local DP, the first one given.
+  // The flag that states the parallelism, for reporting: num-shard (else
+  // sharded) for TGI; else TP, PP, DP, local DP, the first one given.
   const ParallelFlag& primary() const;
 };
 

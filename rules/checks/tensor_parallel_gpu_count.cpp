@@ -27,7 +27,8 @@ constexpr RuleDoc kDoc{
         "GPUs (2)\") and the pod crash-loops; with fewer, the extra GPUs sit idle and nobody else can use them. "
         "SGLang counts the same way (--tp-size/--tp, --pp-size, --dp-size/--dp; with --enable-dp-attention the "
         "data-parallel ranks live inside the tensor-parallel group, as do --ep-size and --attn-cp-size), NVIDIA "
-        "Dynamo's python -m dynamo.vllm / dynamo.sglang take the engine's flags, TGI runs --num-shard shards (or NUM_SHARD). "
+        "Dynamo's python -m dynamo.vllm / dynamo.sglang take the engine's flags, TGI runs --num-shard shards (or NUM_SHARD), one with --sharded false, and refuses --sharded true "
+        "on one GPU or with --num-shard 1. "
         "Launches are recognised in command/args, inside `sh -c` scripts, and from the image's entrypoint "
         "(vllm/vllm-openai, *text-generation-inference*) when the pod sets only args; both --flag N and "
         "--flag=N are read, the last occurrence wins. The GPUs are the launching container's GPU request "
@@ -71,9 +72,14 @@ struct World {
 std::optional<World> worldOf(const ServingLaunch& l) {
   World w;
   if (l.engine == ServingEngine::Tgi) {
-    if (!l.numShard.value) return std::nullopt;
-    w.size = *l.numShard.value;
-    w.formula = l.numShard.name + (l.numShard.name.starts_with("-") ? " " : "=") + std::to_string(w.size) + " shards";
+    // find_num_shards: --num-shard N runs N shards, --sharded false alone one.
+    if (l.numShard.value) {
+      w.size = *l.numShard.value;
+      w.formula = l.numShard.name + (l.numShard.name.starts_with("-") ? " " : "=") + std::to_string(w.size) + " shards";
+      return w;
+    }
+    if (l.numShard.present || l.shardedOn != false) return std::nullopt;  // unknown, or every visible GPU
+    w.formula = "1 shard (" + l.sharded.name + (l.sharded.name.starts_with("-") ? " " : "=") + "false)";
     return w;
   }
   const std::array<const ParallelFlag*, 5> flags{&l.tensor, &l.pipeline, &l.prefillContext, &l.data, &l.dataLocal};
@@ -148,6 +154,14 @@ bool inRayCluster(const PodSite& site, const ServingLaunch& launch) {
   return kubeRay || launch.joinsRayCluster;
 }
 
+// TGI with --sharded true refuses to start on one GPU (find_num_shards).
+std::optional<std::string> shardedOnOneGpu(const ServingLaunch& l, long long gpus) {
+  if (l.engine != ServingEngine::Tgi || l.shardedOn != true) return std::nullopt;
+  if (l.numShard.value && *l.numShard.value <= 1) return std::string("`sharded` is true but `num_shard` <= 1");
+  if (!l.numShard.present && gpus == 1) return std::string("`sharded` is true but only found 1 CUDA devices");
+  return std::nullopt;
+}
+
 class TensorParallelGpuCount final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -162,6 +176,14 @@ class TensorParallelGpuCount final : public Rule {
         if (own == 0) continue;
         const auto launch = findServingLaunch(c);
         if (!launch) continue;
+        if (const auto refusal = shardedOnOneGpu(*launch, own)) {
+          const std::string shown = renderValue(json(launch->sharded.text));
+          out.report(launch->sharded.path, shown,
+                     "Invalid value: " + shown + ": TGI's launcher refuses to start (\"" + *refusal +
+                         "\") and the pod crash-loops; sharding needs at least 2 GPUs: request them (and --num-shard "
+                         "2 or more), or drop --sharded true");
+          continue;
+        }
         const auto world = worldOf(*launch);
         if (!world) continue;
 

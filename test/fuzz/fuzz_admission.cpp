@@ -19,7 +19,7 @@ using gpuguard::webhook::Decision;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 256 * 1024) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  static const gpuguard::Policy policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
+  static const gpuguard::webhook::AdmissionPolicy policy;
   const gpuguard::webhook::AdmissionResult r = gpuguard::webhook::review(body, policy);
 
   const nlohmann::json reply = nlohmann::json::parse(r.body, nullptr, false);

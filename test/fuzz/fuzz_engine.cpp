@@ -16,14 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const nlohmann::json object = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (object.is_discarded()) return 0;
 
-  static const gpuguard::Policy suppressing = [] {
-    gpuguard::Policy p;
-    p.allowSuppressions = true;
-    return p;
-  }();
+  static const gpuguard::Policy suppressing;  // the defaults (the engine always marks suppressions)
   static const gpuguard::Policy strict = [] {
     gpuguard::Policy p;
-    p.allowSuppressions = false;
     p.assumeExtendedResourceToleration = true;
     p.maxGpusPerNode = 1;
     p.gpuResources.push_back("*");

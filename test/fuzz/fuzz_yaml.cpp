@@ -37,11 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   limits.maxNodes = 200'000;  // keep alias bombs cheap under ASan
   const gpuguard::yaml::ParseResult parsed = gpuguard::yaml::parseStream(text, limits);
 
-  static const gpuguard::Policy policy = [] {
-    gpuguard::Policy p;
-    p.allowSuppressions = true;
-    return p;
-  }();
+  static const gpuguard::Policy policy;
 
   std::size_t nextIndex = 0;
   for (const auto& doc : parsed.documents) {

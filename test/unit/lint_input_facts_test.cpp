@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lint/lint_file.h"
+#include "lint/lint_policy.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -33,8 +34,15 @@ std::vector<std::string> rulesOf(const lint::FileReport& report) {
   return ids;
 }
 
+// The linter's policy with every rule off but dra-with-device-plugin.
+lint::LintPolicy draOnly() {
+  lint::LintPolicy policy;
+  policy.engine = testing::onlyRules({"dra-with-device-plugin"});
+  return policy;
+}
+
 TEST(LintInputFacts, ADeviceClassAnywhereInTheFileTellsEveryObjectOfIt) {
-  const Policy policy = testing::onlyRules({"dra-with-device-plugin"});
+  const lint::LintPolicy policy = draOnly();
   // Before or after the pod: the facts are read before any object is judged.
   EXPECT_THAT(rulesOf(lint::lintText("f.yaml", kDeviceClass + "---\n" + kPodBothWays, policy)), IsEmpty());
   EXPECT_THAT(rulesOf(lint::lintText("f.yaml", kPodBothWays + "---\n" + kDeviceClass, policy)), IsEmpty());
@@ -43,7 +51,7 @@ TEST(LintInputFacts, ADeviceClassAnywhereInTheFileTellsEveryObjectOfIt) {
 }
 
 TEST(LintInputFacts, EachDocumentAloneJudgesAsTheWebhookDoes) {
-  const Policy policy = testing::onlyRules({"dra-with-device-plugin"});
+  const lint::LintPolicy policy = draOnly();
   lint::LintOptions alone;
   alone.eachDocumentAlone = true;
   const std::string text = kDeviceClass + "---\n" + kPodBothWays;
@@ -51,7 +59,7 @@ TEST(LintInputFacts, EachDocumentAloneJudgesAsTheWebhookDoes) {
   // The webhook, given the pod: the same.
   const yaml::ParseResult parsed = yaml::parseStream(kPodBothWays);
   ASSERT_EQ(parsed.documents.size(), 1u);
-  EXPECT_THAT(testing::rulesHit(judge(parsed.documents[0].value, policy)), ElementsAre("dra-with-device-plugin"));
+  EXPECT_THAT(testing::rulesHit(judge(parsed.documents[0].value, policy.engine)), ElementsAre("dra-with-device-plugin"));
 }
 
 TEST(LintInputFacts, AListHoldsItsOwnFactsForTheWebhookToo) {

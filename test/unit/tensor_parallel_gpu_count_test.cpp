@@ -147,6 +147,30 @@ TEST(TensorParallelGpuCount, TgiNumShardIsRead) {
   EXPECT_THAT(e[0].message, HasSubstr("Invalid value: \"4\" (NUM_SHARD): TGI runs NUM_SHARD=4 shards"));
 }
 
+// TGI's find_num_shards (launcher/src/main.rs).
+const char* const kTgi = "ghcr.io/huggingface/text-generation-inference:3.3";
+
+TEST(TensorParallelGpuCount, TgiShardedFalseRunsOneShard) {
+  const auto f = judge(server(kTgi, "        args: [--model-id=m, --sharded, \"false\"]\n", "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.template.spec.containers[0].args[1]");
+  EXPECT_THAT(f[0].message, HasSubstr("TGI runs 1 shard (--sharded false) = 1 GPU workers per replica"));
+  EXPECT_THAT(f[0].message, HasSubstr("3 GPUs would sit idle"));
+  EXPECT_THAT(judge(server(kTgi, "        env: [{name: SHARDED, value: \"false\"}]\n", "1")), IsEmpty());
+  // --num-shard wins over --sharded false.
+  EXPECT_THAT(judge(server(kTgi, "        args: [--sharded=false, --num-shard=2]\n", "2")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, TgiShardedTrueNeedsTwoGpus) {
+  const auto f = judge(server(kTgi, "        args: [--model-id=m, --sharded=true]\n", "1"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("(\"`sharded` is true but only found 1 CUDA devices\")"));
+  EXPECT_THAT(rulesHit(judge(server(kTgi, "        args: [--sharded=true, --num-shard=1]\n", "1"))),
+              ElementsAre("tensor-parallel-gpu-count"));
+  EXPECT_THAT(judge(server(kTgi, "        args: [--sharded=true]\n", "4")), IsEmpty());  // every visible GPU
+  EXPECT_THAT(judge(server(kTgi, "        env: [{name: SHARDED, value: $(S)}]\n", "1")), IsEmpty());
+}
+
 TEST(TensorParallelGpuCount, TgiWithoutNumShardUsesEveryGpu) {
   EXPECT_THAT(judge(server("ghcr.io/huggingface/text-generation-inference:2.4", "        args: [--model-id=m]\n", "4")),
               IsEmpty());
