@@ -645,13 +645,14 @@ FixResult fixText(std::string_view input, const LintPolicy& policy) {
   }
   const Lines lines(text);
 
+  const InputFacts facts = inputFacts(parsed);  // judged as the lint judges them
   std::vector<std::vector<Finding>> findings(parsed.documents.size());
   std::vector<DocPlan> plans;
   std::vector<FixNote> notes;
   for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
     const yaml::Document& doc = parsed.documents[i];
     if (!isKubernetesObject(doc.value)) continue;
-    findings[i] = judgeDocument(doc, policy, looksLikeFragment(doc.value));  // a fragment: fix only what it is judged for
+    findings[i] = judgeDocument(doc, policy, looksLikeFragment(doc.value), &facts);  // a fragment: fix only what it is judged for
     const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
                                      ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)
                                      : lines.count();

@@ -98,7 +98,9 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   std::vector<Finding> findings;
   if (!object.is_object()) return findings;
   const std::vector<PodSite> sites = findPodSites(object);
-  const CheckContext ctx{object, sites, policy, options.hints};
+  InputFacts own;
+  if (!options.facts) own.add(object);
+  const CheckContext ctx{object, sites, policy, options.hints, options.facts ? *options.facts : own};
   const bool anyExemptions = options.exemptions && !options.exemptions->empty();
   const ExemptionSubject subject = anyExemptions ? exemptionSubject(object, sites, options.namespaceName) : ExemptionSubject{};
   for (const Rule* rule : allRules()) {

@@ -9,6 +9,7 @@
 
 #include "rules/exemptions.h"
 #include "rules/finding.h"
+#include "rules/input_facts.h"
 #include "rules/policy.h"
 #include "rules/rule.h"
 
@@ -25,6 +26,9 @@ struct JudgeOptions {
   // The namespace the object is in when the caller knows better than its
   // metadata (the admission request's); "" reads metadata.namespace.
   std::string_view namespaceName = {};
+  // What the whole input defines (InputFacts::add over every object of a
+  // file or stream). Null: only what `object` itself holds.
+  const InputFacts* facts = nullptr;
 };
 
 // Runs every enabled rule on `object`. Findings come in rule order, then in

@@ -94,8 +94,8 @@ std::vector<CudaImage> readCudaImages(const json& v, std::string_view source) {
   return out;
 }
 
-constexpr std::array<std::string_view, 8> kKeys{"rules",          "platform",
-                                                "gpuResources",   "gpuTaints",
+constexpr std::array<std::string_view, 9> kKeys{"rules",          "platform",
+                                                "gpuResources",   "draExtendedResources", "gpuTaints",
                                                 "driverPinLabels", "maxGpusPerNode",
                                                 "assumeExtendedResourceToleration", "cudaImages"};
 
@@ -196,6 +196,8 @@ Policy Policy::fromJson(const json& doc, std::string_view source, std::string_vi
       }
     } else if (key == "gpuResources") {
       p.gpuResources = stringList(v, source, key);
+    } else if (key == "draExtendedResources") {
+      p.draExtendedResources = stringList(v, source, key);
     } else if (key == "gpuTaints") {
       p.gpuTaints = taints(v, source);
     } else if (key == "driverPinLabels") {
@@ -226,13 +228,24 @@ std::optional<Severity> Policy::severityOf(std::string_view ruleId, Severity def
   return defaultSeverity;
 }
 
-bool Policy::isGpuResource(std::string_view name) const {
-  return std::any_of(gpuResources.begin(), gpuResources.end(), [&](const std::string& pattern) {
+namespace {
+
+// A resource name list entry ending in '*' matches a prefix.
+bool matchesResourceList(const std::vector<std::string>& patterns, std::string_view name) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
     if (!pattern.empty() && pattern.back() == '*') {
       return name.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1);
     }
     return name == pattern;
   });
+}
+
+}  // namespace
+
+bool Policy::isGpuResource(std::string_view name) const { return matchesResourceList(gpuResources, name); }
+
+bool Policy::isDraExtendedResource(std::string_view name) const {
+  return matchesResourceList(draExtendedResources, name);
 }
 
 bool Policy::isDriverPinLabel(std::string_view key) const {

@@ -5,6 +5,7 @@
 //   rules: {gpu-missing-driver-pin: warning, gpu-count-exceeds-node: off}
 //   rules: {"*": warning}            # every rule not named otherwise ("audit first")
 //   gpuResources: [nvidia.com/gpu, nvidia.com/gpu.shared, "nvidia.com/mig-*"]
+//   draExtendedResources: [nvidia.com/gpu]   # served by a DRA driver (DeviceClass extendedResourceName)
 //   gpuTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]   # value omitted: any value;
 //                                    # PreferNoSchedule: no toleration required (it only scores)
 //   driverPinLabels: [nvidia.com/cuda.driver-version.major, ...]
@@ -56,6 +57,10 @@ struct Policy {
   // without an entry of its own.
   std::map<std::string, RuleSetting, std::less<>> rules;
   std::vector<std::string> gpuResources{"nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"};
+  // Extended resources a DRA driver serves through a DeviceClass
+  // extendedResourceName (KEP-5004, DRAExtendedResource: beta 1.36, GA 1.37)
+  // instead of a device plugin; a trailing * matches a prefix. Unset: none.
+  std::vector<std::string> draExtendedResources;
   std::vector<Taint> gpuTaints{{"nvidia.com/gpu", std::nullopt, "NoSchedule"}};
   std::vector<std::string> driverPinLabels{"nvidia.com/cuda.driver-version.major",
                                            "nvidia.com/cuda.driver-version.full",
@@ -84,6 +89,7 @@ struct Policy {
 
   // True for names in gpuResources; an entry ending in '*' matches a prefix.
   bool isGpuResource(std::string_view resourceName) const;
+  bool isDraExtendedResource(std::string_view resourceName) const;
   bool isDriverPinLabel(std::string_view labelKey) const;
 
   // The CUDA version text the first cudaImages entry matching all of `image`

@@ -728,9 +728,12 @@ class CudaDriverTooOld final : public Rule {
       for (const ContainerRef& c : site.containers) {
         const auto cuda = containerCuda(c, ctx.policy);
         const std::vector<Requirement> requirements = containerRequirements(c);
+        // Only a selection that pins the driver in every term (the pin
+        // gpu-missing-driver-pin asks for) says anything of the driver.
+        const auto pinned = [&] { return selectionPinsDriver(nodeTerms(), ctx.policy); };
         if (requirements.empty()) {
-          if (cuda) checkDriverFloor(*cuda, nodeTerms, out);
-        } else {
+          if (cuda && pinned()) checkDriverFloor(*cuda, nodeTerms, out);
+        } else if (pinned()) {
           // What the runtime checks decides: an alternative may admit an
           // older driver branch (forward compatibility on data-center GPUs).
           for (const Requirement& req : requirements) {

@@ -37,8 +37,11 @@ constexpr RuleDoc kDoc{
         "(${X}, $(X), {{ x }}) are skipped. Gt/Lt values are node-affinity-gt-lt's business. "
         "The YAML part needs the linter (which knows how a scalar was written; the webhook does not): kubectl "
         "reads YAML 1.1, where an unquoted 010 is the octal number 8, 0x10 is 16, 1_0 is 10 and yes, on, y are "
-        "the boolean true. In a GPU quantity (nvidia.com/gpu: 010) that silently asks for another count; in a "
-        "GPU label value it is a different value than written. Values written as plain numbers or booleans "
+        "the boolean true. In a GPU quantity (nvidia.com/gpu: 010) that silently asks for another count, which the "
+        "API server accepts: the object is valid and only its author knows what was meant, so that is a warning "
+        "(a boolean quantity, which the API server rejects, stays an error); in a GPU label value it is a "
+        "different value than written, and a label value must be a string, so the API server rejects it (an "
+        "error). kubectl's YAML reader (go-yaml v2) knows no sexagesimal numbers: 1:30 stays the string \"1:30\". Values written as plain numbers or booleans "
         "that read as written (535, true) are left to label-value-not-string.",
     .remediation =
         "Write the value the way GFD does (driver-version.major: \"535\", gpu.memory in MiB, product names "
@@ -157,10 +160,15 @@ class GpuLabelValue final : public Rule {
             } else {
               fix = "write " + shown + " in plain decimal";
             }
-            out.report(e.path, shown,
-                       "Invalid value: " + shown + ": YAML 1.1 (which kubectl reads) turns the unquoted " + *written +
-                           " into " + *trap + ", so the pod asks for " +
-                           (e.value->is_boolean() ? "a boolean, not a GPU count" : shown + " " + e.name) + "; " + fix);
+            // A number the API server accepts: the object is valid, and only
+            // its author knows whether 8 was meant (a warning). A boolean
+            // is no quantity: the API server rejects it (an error).
+            out.reportWithDefault(e.path, shown,
+                                  "Invalid value: " + shown + ": YAML 1.1 (which kubectl reads) turns the unquoted " +
+                                      *written + " into " + *trap + ", so the pod asks for " +
+                                      (e.value->is_boolean() ? "a boolean, not a GPU count" : shown + " " + e.name) +
+                                      "; " + fix,
+                                  e.value->is_boolean() ? Severity::Error : Severity::Warning);
           }
         }
       }
