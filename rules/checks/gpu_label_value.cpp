@@ -105,8 +105,7 @@ std::string gfdSanitised(std::string_view s) {
 // the text says in decimal (010 -> 8, 0x10 -> 16, yes -> true). nullopt: no trap.
 std::optional<std::string> yamlTrap(const std::string& written, const json& value) {
   if (value.is_boolean()) {
-    std::string l = written;
-    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string l = lowercase(written);
     if (l == "true" || l == "false") return std::nullopt;
     return std::string("the boolean ") + (value.get<bool>() ? "true" : "false");
   }
@@ -376,9 +375,7 @@ class GpuLabelValue final : public Rule {
         break;
       case LabelFormat::Boolean:
         if (s != "true" && s != "false") {
-          std::string l = s;
-          std::transform(l.begin(), l.end(), l.begin(),
-                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+          const std::string l = lowercase(s);
           const bool yes = l == "true" || l == "yes" || l == "y" || l == "on" || l == "1";
           const bool no = l == "false" || l == "no" || l == "n" || l == "off" || l == "0";
           return "GFD writes " + key + " as \"true\" or \"false\" (label values are case-sensitive), so this matches no "
@@ -390,8 +387,7 @@ class GpuLabelValue final : public Rule {
         if (allowed.empty() || std::find(allowed.begin(), allowed.end(), s) != allowed.end()) break;
         std::string list;
         for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        std::string l = s;
-        std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        const std::string l = lowercase(s);
         const bool caseOnly = std::find(allowed.begin(), allowed.end(), l) != allowed.end();
         return "GFD writes one of " + list + " in " + key + " (label values are case-sensitive), so this matches no node" +
                (caseOnly ? "; write \"" + l + "\"" : "");
