@@ -554,7 +554,11 @@ bool runtimeConstrains(const Family& runtime) { return runtime.majorIn || runtim
 // version the runtime-version labels admit. nullopt when the term does not
 // bound the driver from below (the pod may land on any driver).
 std::optional<std::vector<AdmittedDriver>> admittedDrivers(const NodeTerm& term) {
-  const auto [driver, runtime] = familiesOf(term);
+  // Named references rather than a structured binding: the lambda below
+  // captures `runtime`, which clang before 16 refuses for a binding.
+  const TermFamilies families = familiesOf(term);
+  const Family& driver = families.driver;
+  const Family& runtime = families.runtime;
   if (driver.impossible || runtime.impossible) return std::vector<AdmittedDriver>{};
   const std::string driverEvidence = driver.evidence ? describeRequirement(*driver.evidence, term) : "";
   std::vector<AdmittedDriver> out;
