@@ -5,8 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
-          libre2-dev libgtest-dev libgmock-dev libbenchmark-dev openssl)
+# What the binaries link (OpenSSL, nlohmann_json, yaml-cpp, RE2) and what the tests use (GoogleTest,
+# cpp-httplib, openssl); Google Benchmark only for a benchmark build (CMAKE_ARGS=-DGPUGUARD_BUILD_BENCH=ON).
+packages=(cmake g++ make pkg-config libssl-dev nlohmann-json3-dev libyaml-cpp-dev libre2-dev
+          libgtest-dev libgmock-dev libcpp-httplib-dev openssl)
+[[ ${CMAKE_ARGS:-} == *GPUGUARD_BUILD_BENCH=ON* ]] && packages+=(libbenchmark-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

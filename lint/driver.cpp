@@ -30,9 +30,9 @@ std::optional<RunConfig> loadRunConfig(const Options& o, std::ostream& err) {
   try {
     const std::optional<std::string> file = o.config ? o.config : findConfig();
     const std::string_view platform = o.platform ? std::string_view(*o.platform) : std::string_view();
-    if (!file && o.platform) config.policy = Policy::fromJson(nullptr, "--platform", platform);
+    if (!file && o.platform) config.policy.engine = Policy::fromJson(nullptr, "--platform", platform);
     if (file) {
-      config.policy = yaml::loadPolicyFile(*file, platform);
+      config.policy = LintPolicy::from(yaml::loadPolicyFile(*file, platform));
       config.configDir = std::filesystem::path(*file).parent_path().string();
       if (config.configDir.empty()) config.configDir = ".";
     }

@@ -9,12 +9,12 @@
 
 #include "lint/inputs.h"
 #include "lint/options.h"
-#include "rules/policy.h"
+#include "lint/lint_policy.h"
 
 namespace gpuguard::lint {
 
 struct RunConfig {
-  Policy policy;
+  LintPolicy policy;
   std::string configDir;  // the policy file's directory ("" without one): base of its globs
 };
 

@@ -104,8 +104,14 @@ Prefix prefixOf(std::string_view line, int column) {
 // string (nvidia.com/gpu, 500m, Exists), quoted when YAML 1.1 would read it
 // as something else (yes, 1, 0x10, ~) or it holds other characters; numbers
 // and booleans as JSON writes them.
+// JSON text is YAML (a double-quoted string, a number); bytes that are not
+// UTF-8 become U+FFFD instead of an exception.
+std::string jsonText(const nlohmann::ordered_json& v) {
+  return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 std::string yamlScalar(const nlohmann::ordered_json& v) {
-  if (!v.is_string()) return v.dump();
+  if (!v.is_string()) return jsonText(v);
   const std::string& s = v.get_ref<const std::string&>();
   bool plain = !s.empty() && s[0] != '-' && s[0] != '.';
   for (char c : s) {
@@ -116,7 +122,7 @@ std::string yamlScalar(const nlohmann::ordered_json& v) {
     const yaml::ParseResult back = yaml::parseStream("k: " + s + "\n");
     plain = !back.error && back.documents.size() == 1 && back.documents[0].value == json{{"k", s}};
   }
-  return plain ? s : v.dump();
+  return plain ? s : jsonText(v);
 }
 std::string yamlScalar(const std::string& s) { return yamlScalar(nlohmann::ordered_json(s)); }
 
@@ -129,14 +135,6 @@ const json* at(const json& root, const std::string& pointer) {
   }
 }
 
-json* at(json& root, const std::string& pointer) {
-  try {
-    const json::json_pointer p(pointer);
-    return root.contains(p) ? &root.at(p) : nullptr;
-  } catch (const json::exception&) {
-    return nullptr;
-  }
-}
 
 std::string child(const std::string& pointer, std::string_view key) {
   return pointer + "/" + escapeJsonPointerToken(key);
@@ -468,12 +466,36 @@ class Planner {
     return std::nullopt;
   }
 
-  // SetMember edits of one map: new `key: value` lines.
+  // Where the node a SetMember copies was written; (0, 0) for a value of
+  // the rule's own, which keeps its place ahead of the copies.
+  std::pair<int, int> copiedPosition(const JsonEdit& e) const {
+    const yaml::NodeOrigin* o = e.copiedFrom ? origin(e.copiedFrom->jsonPointer()) : nullptr;
+    return o ? std::pair(o->position.line, o->position.column) : std::pair(0, 0);
+  }
+
+  // The YAML text of a value to set: a copy as its source was written (a
+  // plain scalar's text, 0x1 stays 0x1; a quoted string quoted), else the
+  // value as a YAML scalar.
+  std::string valueText(const JsonEdit& e) const {
+    const yaml::NodeOrigin* o = e.copiedFrom ? origin(e.copiedFrom->jsonPointer()) : nullptr;
+    if (o && o->plainScalar && !o->writtenText.empty() && o->writtenText.find('\n') == std::string::npos) {
+      return o->writtenText;
+    }
+    if (o && !o->plainScalar && e.value.is_string()) return jsonText(e.value);
+    return yamlScalar(e.value);
+  }
+
+  // SetMember edits of one map: new `key: value` lines, copies in the order
+  // their sources were written (a container's requests as written, not by name).
   std::optional<Edit> planMembers(const Target& t, std::string& why) const {
+    std::vector<const JsonEdit*> edits = t.edits;
+    std::stable_sort(edits.begin(), edits.end(), [&](const JsonEdit* a, const JsonEdit* b) {
+      return copiedPosition(*a) < copiedPosition(*b);
+    });
     std::vector<std::string> entries;
-    for (const JsonEdit* e : t.edits) {
+    for (const JsonEdit* e : edits) {
       if (e->value.is_structured()) return why = "the value to set is not a scalar", std::nullopt;
-      entries.push_back(yamlScalar(e->key) + ": " + yamlScalar(e->value));
+      entries.push_back(yamlScalar(e->key) + ": " + valueText(*e));
     }
     const auto [parentPointer, name] = splitLast(t.pointer);
     const json* map = node(t.pointer);
@@ -606,7 +628,7 @@ bool overlaps(const std::vector<Edit>& taken, const Edit& e) {
 
 }  // namespace
 
-FixResult fixText(std::string_view input, const Policy& policy) {
+FixResult fixText(std::string_view input, const LintPolicy& policy) {
   FixResult result;
   result.text = std::string(input);
   std::string_view bom;
@@ -627,13 +649,14 @@ FixResult fixText(std::string_view input, const Policy& policy) {
   }
   const Lines lines(text);
 
+  const InputFacts facts = inputFacts(parsed);  // judged as the lint judges them
   std::vector<std::vector<Finding>> findings(parsed.documents.size());
   std::vector<DocPlan> plans;
   std::vector<FixNote> notes;
   for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
     const yaml::Document& doc = parsed.documents[i];
     if (!isKubernetesObject(doc.value)) continue;
-    findings[i] = judgeDocument(doc, policy, looksLikeFragment(doc.value));  // a fragment: fix only what it is judged for
+    findings[i] = judgeDocument(doc, policy, looksLikeFragment(doc.value), &facts);  // a fragment: fix only what it is judged for
     const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
                                      ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)
                                      : lines.count();

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rules/policy.h"
+#include "lint/lint_policy.h"
 
 namespace gpuguard::lint {
 
@@ -47,7 +47,7 @@ struct FixResult {
 };
 
 // Fixes what can be fixed safely in one YAML/JSON stream.
-FixResult fixText(std::string_view text, const Policy& policy);
+FixResult fixText(std::string_view text, const LintPolicy& policy);
 
 // A unified diff (3 lines of context) from `before` to `after`, with
 // "--- a/NAME" / "+++ b/NAME" headers; "" when they are equal.

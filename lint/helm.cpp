@@ -147,7 +147,7 @@ std::string lastLines(std::string text, std::size_t maxChars) {
 }  // namespace
 
 FileReport lintChart(const std::string& dir, const std::string& helm, const std::vector<std::string>& valuesFiles,
-                     const Policy& policy) {
+                     const LintPolicy& policy) {
   std::vector<std::string> argv{helm, "template", dir};
   for (const std::string& v : valuesFiles) {
     argv.push_back("--values");

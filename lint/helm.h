@@ -16,6 +16,6 @@ namespace gpuguard::lint {
 // Renders the chart in `dir` with `helm` and lints the output; a chart that
 // does not render is an InputError of the unit.
 FileReport lintChart(const std::string& dir, const std::string& helm, const std::vector<std::string>& valuesFiles,
-                     const Policy& policy);
+                     const LintPolicy& policy);
 
 }  // namespace gpuguard::lint

@@ -339,7 +339,7 @@ Kustomization readKustomization(const std::string& dir) {
 }
 
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
-                             const RenderCommand& command, const Policy& policy) {
+                             const RenderCommand& command, const LintPolicy& policy) {
   const std::size_t limit = yaml::Limits{}.maxDocumentBytes;
   FileReport failed;
   failed.file = root.dir;

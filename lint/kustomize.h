@@ -39,6 +39,6 @@ using RenderCommand = std::vector<std::string>;
 // found) tells which patches may have set a value. Findings carry the file
 // they came from; a render that fails is an InputError of the unit.
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
-                             const RenderCommand& command, const Policy& policy);
+                             const RenderCommand& command, const LintPolicy& policy);
 
 }  // namespace gpuguard::lint

@@ -18,6 +18,7 @@
 #include "rules/object_ref.h"
 #include "rules/registry.h"
 #include "yaml/yaml_to_json.h"
+#include "text/edit_distance.h"
 
 namespace gpuguard::lint {
 namespace {
@@ -35,27 +36,11 @@ class YamlHints final : public SourceHints {
   const yaml::SourceMap& sources_;
 };
 
-// Levenshtein distance, for "did you mean" (ids are short).
-std::size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string closestRuleId(std::string_view id) {
   std::string best;
   std::size_t bestDistance = 4;  // further than 3 edits is not a typo
   for (const Rule* r : allRules()) {
-    const std::size_t d = editDistance(id, r->id());
+    const std::size_t d = text::editDistance(id, r->id());
     if (d < bestDistance) {
       bestDistance = d;
       best = std::string(r->id());
@@ -158,24 +143,39 @@ bool isKubernetesObject(const nlohmann::json& v) {
   return !apiVersion->get_ref<const std::string&>().starts_with("kustomize.config.k8s.io/");
 }
 
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment) {
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const LintPolicy& policy, bool fragment,
+                                   const InputFacts* facts) {
   const YamlHints hints(doc.sources);
   JudgeOptions options{&hints};
   options.fragment = fragment;
-  return judge(doc.value, policy, options);
+  options.exemptions = &policy.exemptions;
+  options.facts = facts;
+  std::vector<Finding> findings = judge(doc.value, policy.engine, options);
+  if (!policy.allowSuppressions) forgetSuppressions(findings);
+  return findings;
 }
 
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy, const LintOptions& options) {
+InputFacts inputFacts(const yaml::ParseResult& parsed) {
+  InputFacts facts;
+  for (const yaml::Document& doc : parsed.documents) {
+    if (isKubernetesObject(doc.value)) facts.add(doc.value);
+  }
+  return facts;
+}
+
+FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
   FileReport report;
   report.file = file;
   yaml::ParseResult parsed = yaml::parseStream(text);
+  const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : inputFacts(parsed);
   for (yaml::Document& doc : parsed.documents) {
     if (!isKubernetesObject(doc.value)) continue;  // empty documents, Helm values, kustomization...
     if (options.remap) options.remap->prepare(doc);
     ++report.documents;
     const bool fragment = options.fragment || looksLikeFragment(doc.value);
     report.fragments += fragment;
-    std::vector<Finding> findings = judgeDocument(doc, policy, fragment);
+    std::vector<Finding> findings =
+        judgeDocument(doc, policy, fragment, options.eachDocumentAlone ? nullptr : &facts);
     const ObjectLocator objects(doc.value);
     for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
     auto add = [&](Finding f, yaml::Position pos) {
@@ -191,7 +191,7 @@ FileReport lintText(const std::string& file, std::string_view text, const Policy
     };
     for (Finding& f : findings) addLocated(f);
     for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
-    if (policy.allowSuppressions.value_or(true)) {
+    if (policy.allowSuppressions) {
       for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
     }
   }
@@ -256,7 +256,7 @@ InputText readInput(const std::string& path, std::size_t limit) {
   return in;
 }
 
-FileReport lintPath(const std::string& path, const Policy& policy) {
+FileReport lintPath(const std::string& path, const LintPolicy& policy) {
   InputText in = readInput(path);
   if (!in.error.empty()) {
     FileReport r;

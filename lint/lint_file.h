@@ -9,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/finding.h"
+#include "rules/input_facts.h"
 #include "rules/object_ref.h"
-#include "rules/policy.h"
+#include "lint/lint_policy.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
@@ -100,8 +101,14 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
 bool isKubernetesObject(const nlohmann::json& value);
 
 // Runs the engine on one parsed document, telling it how scalars were
-// written. Findings come in the engine's order, not located.
-std::vector<Finding> judgeDocument(const yaml::Document& doc, const Policy& policy, bool fragment = false);
+// written and what the rest of its input defines (`facts`, null: nothing
+// beyond the document). Findings come in the engine's order, not located.
+std::vector<Finding> judgeDocument(const yaml::Document& doc, const LintPolicy& policy, bool fragment = false,
+                                   const InputFacts* facts = nullptr);
+
+// What the Kubernetes objects of a stream define for the others (DRA device
+// classes and claim templates), read before any of them is judged.
+InputFacts inputFacts(const yaml::ParseResult& parsed);
 
 // The text of a file ("-" is stdin), or the reason it could not be read.
 struct InputText {
@@ -132,14 +139,18 @@ struct LintOptions {
   // rules that need no whole object (registry.h Judges).
   bool fragment = false;
   Remapper* remap = nullptr;
+  // Judge each document knowing only itself, as the webhook judges one
+  // object: without the DeviceClasses and claim templates the rest of the
+  // input defines (InputFacts). For comparing the two front ends.
+  bool eachDocumentAlone = false;
 };
 
 // Lints YAML/JSON text. `file` names it in the report. A document that
 // cannot be a complete object (looksLikeFragment) is judged as a fragment.
-FileReport lintText(const std::string& file, std::string_view text, const Policy& policy,
+FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy,
                     const LintOptions& options = {});
 
 // Reads and lints a file ("-" is stdin). Read errors become InputErrors.
-FileReport lintPath(const std::string& path, const Policy& policy);
+FileReport lintPath(const std::string& path, const LintPolicy& policy);
 
 }  // namespace gpuguard::lint

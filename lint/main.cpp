@@ -48,7 +48,7 @@ struct Job {
   std::size_t root = 0;   // Kustomization: its index in Plan::tree
 };
 
-Outcome processFile(const Job& job, const Policy& policy, const Options& o) {
+Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) {
   Outcome out;
   const std::string& path = job.path;
   const std::string name = displayName(path);
@@ -90,7 +90,7 @@ Outcome processFile(const Job& job, const Policy& policy, const Options& o) {
 }
 
 struct RunInputs {
-  const Policy& policy;
+  const LintPolicy& policy;
   const Options& options;
   const Plan& plan;
   const Renderers& renderers;
@@ -330,7 +330,7 @@ int writeReports(const Options& o, const std::vector<Outcome>& outcomes, const s
 
 int run(const Options& o) {
   std::optional<RunConfig> config = loadRunConfig(o, std::cerr);
-  if (!config || !applyRuleSwitches(o, config->policy)) return kExitTrouble;
+  if (!config || !applyRuleSwitches(o, config->policy.engine)) return kExitTrouble;
   // --nodes: why is my GPU pod Pending? (lint/pending.h)
   if (o.nodes) return runPending(o, *config);
 
@@ -353,7 +353,7 @@ int run(const Options& o) {
   if (o.fix) reportFixes(outcomes, o.dryRun);
   printNotes(plan, reports, o);
   printEmptyInputs(o, reports, inputs);
-  return writeReports(o, outcomes, reports, config->policy, exitStatus(summarize(reports), o.failOn));
+  return writeReports(o, outcomes, reports, config->policy.engine, exitStatus(summarize(reports), o.failOn));
 }
 
 }  // namespace

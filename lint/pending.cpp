@@ -47,7 +47,7 @@ bool readDocument(const std::string& path, json& doc, std::string& error) {
 }  // namespace
 
 int runPending(const Options& o, const RunConfig& config) {
-  const Policy& policy = config.policy;
+  const Policy& policy = config.policy.engine;
   if (o.format != Format::Text && o.format != Format::Json) {
     std::cerr << "gpuguard-lint: --nodes prints text or json (--format)\n";
     return kExitTrouble;

@@ -86,18 +86,28 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   std::vector<Finding> findings;
   if (!object.is_object()) return findings;
   const std::vector<PodSite> sites = findPodSites(object);
-  const CheckContext ctx{object, sites, policy, options.hints};
+  InputFacts own;
+  if (!options.facts) own.add(object);
+  const CheckContext ctx{object, sites, policy, options.hints, options.facts ? *options.facts : own};
+  const bool anyExemptions = options.exemptions && !options.exemptions->empty();
+  const ExemptionSubject subject = anyExemptions ? exemptionSubject(object, sites, options.namespaceName) : ExemptionSubject{};
   for (const Rule* rule : allRules()) {
     const std::optional<Severity> severity = policy.severityOf(rule->id(), rule->doc().defaultSeverity);
     if (!severity) continue;
     if (options.fragment && judgesOf(*rule) == Judges::WholeObject) continue;
+    if (anyExemptions && options.exemptions->exempts(rule->id(), subject)) continue;
     Collector collector(*rule, policy, *severity, findings);
     rule->check(ctx, collector);
   }
-  if (policy.allowSuppressions.value_or(true)) {
-    for (Finding& f : findings) applySuppression(object, f);
-  }
+  for (Finding& f : findings) applySuppression(object, f);
   return findings;
+}
+
+void forgetSuppressions(std::vector<Finding>& findings) {
+  for (Finding& f : findings) {
+    f.suppressed = false;
+    f.suppressionReason.clear();
+  }
 }
 
 bool looksLikeFragment(const json& object) {

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/exemptions.h"
 #include "rules/finding.h"
+#include "rules/input_facts.h"
 #include "rules/policy.h"
 #include "rules/rule.h"
 
@@ -19,13 +21,26 @@ struct JudgeOptions {
   // image): only rules registered as Judges::WhatIsWritten run, so it is
   // judged for what it says, never for what it lacks (registry.h).
   bool fragment = false;
+  // Rules an exemption names skip the object (rules/exemptions.h).
+  const Exemptions* exemptions = nullptr;
+  // The namespace the object is in when the caller knows better than its
+  // metadata (the admission request's); "" reads metadata.namespace.
+  std::string_view namespaceName = {};
+  // What the whole input defines (InputFacts::add over every object of a
+  // file or stream). Null: only what `object` itself holds.
+  const InputFacts* facts = nullptr;
 };
 
 // Runs every enabled rule on `object`. Findings come in rule order, then in
-// document order within a rule. Suppressed findings are returned too (marked
-// `suppressed`) when the policy allows suppressions (unset: allowed), so
-// front ends can list and count them; otherwise annotations are ignored.
+// document order within a rule. A finding an ignore.gpuguard.io/<rule>
+// annotation covers comes back marked `suppressed`, with the reason, so a
+// front end can list and count it; whether annotations count at all is the
+// front end's decision (forgetSuppressions).
 std::vector<Finding> judge(const nlohmann::json& object, const Policy& policy, const JudgeOptions& options = {});
+
+// Drops the suppression marks: for a front end whose policy does not let
+// annotations silence rules.
+void forgetSuppressions(std::vector<Finding>& findings);
 
 // A document that cannot be a complete object as written: a pod spec with a
 // container that has no image (the API server requires one), which is what

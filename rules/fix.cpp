@@ -28,9 +28,43 @@ bool parentExists(const json& object, const std::string& pointer) {
 
 }  // namespace
 
+JsonEdit JsonEdit::addToList(FieldPath list, nlohmann::ordered_json item) {
+  JsonEdit e;
+  e.op = Op::AddToList;
+  e.path = std::move(list);
+  e.value = std::move(item);
+  return e;
+}
+
+JsonEdit JsonEdit::setMember(FieldPath map, std::string key, nlohmann::ordered_json value) {
+  JsonEdit e;
+  e.op = Op::SetMember;
+  e.path = std::move(map);
+  e.key = std::move(key);
+  e.value = std::move(value);
+  return e;
+}
+
+JsonEdit JsonEdit::copyMember(FieldPath map, std::string key, FieldPath source, nlohmann::ordered_json value) {
+  JsonEdit e = setMember(std::move(map), std::move(key), std::move(value));
+  e.copiedFrom = std::move(source);
+  return e;
+}
+
+JsonEdit JsonEdit::renameMember(FieldPath map, std::string key, std::string newKey) {
+  JsonEdit e;
+  e.op = Op::RenameMember;
+  e.path = std::move(map);
+  e.key = std::move(key);
+  e.newKey = std::move(newKey);
+  return e;
+}
+
 bool JsonEdit::operator==(const JsonEdit& other) const {
   return op == other.op && path.jsonPointer() == other.path.jsonPointer() && key == other.key &&
-         newKey == other.newKey && value == other.value;
+         newKey == other.newKey && value == other.value &&
+         copiedFrom.has_value() == other.copiedFrom.has_value() &&
+         (!copiedFrom || copiedFrom->jsonPointer() == other.copiedFrom->jsonPointer());
 }
 
 json toJsonPatch(const std::vector<JsonEdit>& edits, const json& object) {

@@ -6,6 +6,7 @@
 // below); neither knows which rule made them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,17 @@ struct JsonEdit {
   std::string key;
   std::string newKey;
   nlohmann::ordered_json value;  // members in the order a person writes them ({key, operator, effect})
+  // SetMember: the value is a copy of the node at this path (JSONPatch
+  // `copy` semantics; `value` holds what it is). --fix writes that node's
+  // text as written (0x1 stays 0x1) and, among the members set in one map,
+  // keeps the copied nodes' source order.
+  std::optional<FieldPath> copiedFrom;
+
+  static JsonEdit addToList(FieldPath list, nlohmann::ordered_json item);
+  static JsonEdit setMember(FieldPath map, std::string key, nlohmann::ordered_json value);
+  // setMember of a copy of the node at `source` (whose JSON is `value`).
+  static JsonEdit copyMember(FieldPath map, std::string key, FieldPath source, nlohmann::ordered_json value);
+  static JsonEdit renameMember(FieldPath map, std::string key, std::string newKey);
 
   bool operator==(const JsonEdit& other) const;
 };

@@ -104,6 +104,18 @@ bool isRuntimeMajorLabel(std::string_view key) {
 }
 bool isRuntimeFullLabel(std::string_view key) { return key == "nvidia.com/cuda.runtime-version.full"; }
 
+bool pinsDriver(const NodeRequirement& r, const Policy& policy) {
+  const bool driverLabel = policy.isDriverPinLabel(r.key) || isRuntimeMajorLabel(r.key) || isRuntimeFullLabel(r.key);
+  return driverLabel && (r.op == "In" || r.op == "Gt" || r.op == "Lt");
+}
+
+bool selectionPinsDriver(const std::vector<NodeTerm>& terms, const Policy& policy) {
+  return std::all_of(terms.begin(), terms.end(), [&](const NodeTerm& t) {
+    return t.matchesNothing || std::any_of(t.requirements.begin(), t.requirements.end(),
+                                           [&](const NodeRequirement& r) { return pinsDriver(r, policy); });
+  });
+}
+
 bool looksTemplated(std::string_view s) {
   return s.find("${") != std::string_view::npos || s.find("$(") != std::string_view::npos ||
          s.find("{{") != std::string_view::npos;

@@ -8,6 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "rules/k8s/node_selection.h"
+#include "rules/policy.h"
+
 namespace gpuguard {
 
 // What GFD (and a few well-known components) write into a label.
@@ -32,6 +35,19 @@ bool isDriverMajorLabel(std::string_view key);    // nvidia.com/cuda.driver-vers
 bool isDriverFullLabel(std::string_view key);     // nvidia.com/cuda.driver-version.full
 bool isRuntimeMajorLabel(std::string_view key);   // nvidia.com/cuda.runtime-version.major, nvidia.com/cuda.runtime.major
 bool isRuntimeFullLabel(std::string_view key);    // nvidia.com/cuda.runtime-version.full
+
+// A requirement that pins the node's CUDA driver: In, Gt or Lt on a driver
+// label of the policy (driverPinLabels) or on a label GFD derives from the
+// driver: cuda.runtime-version.major/.full (and the deprecated
+// cuda.runtime.major) hold the newest CUDA the driver supports (§14.8).
+// gpu-missing-driver-pin asks for one in every term; cuda-driver-too-old
+// judges only terms that have one.
+bool pinsDriver(const NodeRequirement& r, const Policy& policy);
+// A node selection (nodeSelector folded into every ORed term of the required
+// node affinity) pins the driver when every term that can match a node has a
+// pin. An empty term matches no node (component-helpers nodeaffinity: "nil
+// or empty term selects no objects"), so it lets no unknown driver in.
+bool selectionPinsDriver(const std::vector<NodeTerm>& terms, const Policy& policy);
 
 // Template placeholders nobody means literally: ${X}, $(X), {{ x }}.
 bool looksTemplated(std::string_view s);

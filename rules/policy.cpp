@@ -3,35 +3,17 @@
 #include <algorithm>
 #include <array>
 
+#include "rules/policy_json.h"
 #include "rules/registry.h"
 
 namespace gpuguard {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void fail(std::string_view source, std::string_view key, std::string_view what) {
-  throw PolicyError(std::string(source) + ": " + std::string(key) + ": " + std::string(what));
-}
-
-std::string typeName(const json& v) { return v.is_null() ? "null" : v.type_name(); }
-
-std::vector<std::string> stringList(const json& v, std::string_view source, std::string_view key) {
-  if (!v.is_array()) fail(source, key, "must be a list of strings, got " + typeName(v));
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) {
-      fail(source, std::string(key) + "[" + std::to_string(i) + "]", "must be a string, got " + typeName(v[i]));
-    }
-    out.push_back(v[i].get<std::string>());
-  }
-  return out;
-}
-
-bool boolean(const json& v, std::string_view source, std::string_view key) {
-  if (!v.is_boolean()) fail(source, key, "must be true or false, got " + typeName(v));
-  return v.get<bool>();
-}
+using policy_json::boolean;
+using policy_json::fail;
+using policy_json::stringList;
+using policy_json::typeName;
 
 // YAML 1.1 reads a bare `off` as false, so accept the boolean too.
 RuleSetting ruleSetting(const json& v, std::string_view source, const std::string& key) {
@@ -65,6 +47,62 @@ std::vector<Taint> taints(const json& v, std::string_view source) {
       fail(source, where + ".effect", "must be NoSchedule, PreferNoSchedule or NoExecute, got \"" + taint.effect + "\"");
     }
     out.push_back(std::move(taint));
+  }
+  return out;
+}
+
+// "12", "11.8", "12.4.1": what a CUDA version looks like in an image tag.
+bool isCudaVersion(std::string_view s) {
+  int parts = 0;
+  while (true) {
+    const std::size_t digits = std::min(s.find_first_not_of("0123456789"), s.size());
+    if (digits == 0 || ++parts > 3) return false;
+    s.remove_prefix(digits);
+    if (s.empty()) return true;
+    if (s.front() != '.') return false;
+    s.remove_prefix(1);
+  }
+}
+
+CudaImage cudaImage(const json& entry, std::string_view source, const std::string& where) {
+  if (!entry.is_object()) fail(source, where, "must be a map with image (and cuda), got " + typeName(entry));
+  std::optional<Pattern> image;
+  std::optional<std::string> cuda;
+  for (const auto& [k, v] : entry.items()) {
+    if (k == "image") {
+      image = policy_json::pattern(v, source, where + ".image");
+    } else if (k == "cuda") {
+      cuda = policy_json::string(v, source, where + ".cuda");
+      if (!isCudaVersion(*cuda)) fail(source, where + ".cuda", "must be a CUDA version such as \"11.8\", got " + v.dump());
+    } else {
+      fail(source, where + "." + k, "unknown key (known: image, cuda)");
+    }
+  }
+  if (!image) fail(source, where + ".image", "is required");
+  const bool group = image->hasGroup("cuda");
+  if (!cuda && !group) {
+    fail(source, where, "says no CUDA version: give cuda: \"X.Y\", or a (?P<cuda>...) group in image");
+  }
+  if (cuda && group) fail(source, where, "gives the CUDA version twice (cuda and a (?P<cuda>...) group): keep one");
+  return CudaImage{std::move(*image), std::move(cuda)};
+}
+
+std::vector<CudaImage> readCudaImages(const json& v, std::string_view source) {
+  if (!v.is_array()) fail(source, "cudaImages", "must be a list of {image, cuda}, got " + typeName(v));
+  std::vector<CudaImage> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(cudaImage(v[i], source, policy_json::entryKey("cudaImages", i)));
+  return out;
+}
+
+constexpr std::array<std::string_view, 9> kKeys{"rules",          "platform",
+                                                "gpuResources",   "draExtendedResources", "gpuTaints",
+                                                "driverPinLabels", "maxGpusPerNode",
+                                                "assumeExtendedResourceToleration", "cudaImages"};
+
+std::string knownKeys(std::span<const std::string_view> othersKeys) {
+  std::string out;
+  for (const auto& list : {std::span<const std::string_view>(kKeys), othersKeys}) {
+    for (std::string_view key : list) out += (out.empty() ? "" : ", ") + std::string(key);
   }
   return out;
 }
@@ -142,7 +180,8 @@ const PlatformPreset* findPlatformPreset(std::string_view name) {
   return nullptr;
 }
 
-Policy Policy::fromJson(const json& doc, std::string_view source, std::string_view platform) {
+Policy Policy::fromJson(const json& doc, std::string_view source, std::string_view platform,
+                        std::span<const std::string_view> othersKeys) {
   Policy p;
   if (!doc.is_null() && !doc.is_object()) fail(source, "(top level)", "must be a map, got " + typeName(doc));
   applyPlatform(p, doc, source, platform);
@@ -157,6 +196,8 @@ Policy Policy::fromJson(const json& doc, std::string_view source, std::string_vi
       }
     } else if (key == "gpuResources") {
       p.gpuResources = stringList(v, source, key);
+    } else if (key == "draExtendedResources") {
+      p.draExtendedResources = stringList(v, source, key);
     } else if (key == "gpuTaints") {
       p.gpuTaints = taints(v, source);
     } else if (key == "driverPinLabels") {
@@ -166,23 +207,10 @@ Policy Policy::fromJson(const json& doc, std::string_view source, std::string_vi
       p.maxGpusPerNode = v.get<long long>();
     } else if (key == "assumeExtendedResourceToleration") {
       p.assumeExtendedResourceToleration = boolean(v, source, key);
-    } else if (key == "allowSuppressions") {
-      p.allowSuppressions = boolean(v, source, key);
-    } else if (key == "exemptNamespaces") {
-      p.exemptNamespaces = stringList(v, source, key);
-    } else if (key == "mutate") {
-      p.mutate = stringList(v, source, key);
-      for (const std::string& id : p.mutate) {
-        if (!findRule(id)) fail(source, "mutate." + id, "unknown rule id (see gpuguard-lint --list-rules)");
-      }
-    } else if (key == "include") {
-      p.include = stringList(v, source, key);
-    } else if (key == "exclude") {
-      p.exclude = stringList(v, source, key);
-    } else {
-      fail(source, key,
-           "unknown key (known: rules, platform, gpuResources, gpuTaints, driverPinLabels, maxGpusPerNode, "
-           "assumeExtendedResourceToleration, allowSuppressions, exemptNamespaces, mutate, include, exclude)");
+    } else if (key == "cudaImages") {
+      p.cudaImages = readCudaImages(v, source);
+    } else if (std::find(othersKeys.begin(), othersKeys.end(), key) == othersKeys.end()) {
+      fail(source, key, "unknown key (known: " + knownKeys(othersKeys) + ")");
     }
   }
   return p;
@@ -200,8 +228,11 @@ std::optional<Severity> Policy::severityOf(std::string_view ruleId, Severity def
   return defaultSeverity;
 }
 
-bool Policy::isGpuResource(std::string_view name) const {
-  return std::any_of(gpuResources.begin(), gpuResources.end(), [&](const std::string& pattern) {
+namespace {
+
+// A resource name list entry ending in '*' matches a prefix.
+bool matchesResourceList(const std::vector<std::string>& patterns, std::string_view name) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
     if (!pattern.empty() && pattern.back() == '*') {
       return name.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1);
     }
@@ -209,8 +240,27 @@ bool Policy::isGpuResource(std::string_view name) const {
   });
 }
 
+}  // namespace
+
+bool Policy::isGpuResource(std::string_view name) const { return matchesResourceList(gpuResources, name); }
+
+bool Policy::isDraExtendedResource(std::string_view name) const {
+  return matchesResourceList(draExtendedResources, name);
+}
+
 bool Policy::isDriverPinLabel(std::string_view key) const {
   return std::find(driverPinLabels.begin(), driverPinLabels.end(), key) != driverPinLabels.end();
+}
+
+std::optional<std::string> Policy::cudaVersionOfImage(std::string_view image) const {
+  for (const CudaImage& entry : cudaImages) {
+    if (entry.cuda) {
+      if (entry.image.fullMatch(image)) return entry.cuda;
+    } else if (auto version = entry.image.fullMatchGroup(image, "cuda")) {
+      return version;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuguard

@@ -15,6 +15,8 @@
 #include "rules/k8s/field_path.h"
 #include "rules/finding.h"
 #include "rules/fix.h"
+#include "rules/gpu_use.h"
+#include "rules/input_facts.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"
 
@@ -45,6 +47,11 @@ struct CheckContext {
   const std::vector<PodSite>& sites;
   const Policy& policy;
   const SourceHints* hints = nullptr;  // may be null
+  // What the rest of the input defines (DeviceClasses, claim templates).
+  const InputFacts& facts;
+
+  // What counts as a GPU here: the policy's names and the input's classes.
+  GpuFacts gpu() const { return GpuFacts{policy, facts}; }
 
   const std::string* writtenText(const FieldPath& path) const {
     return hints ? hints->writtenText(path.jsonPointer()) : nullptr;

@@ -104,12 +104,15 @@ const json* objectMember(const json& object, const char* key, const char* path) 
 
 std::string stringOr(const std::string* s) { return s ? *s : std::string(); }
 
-bool namespaceExempt(const Policy& policy, std::string_view ns) {
-  if (ns.empty()) return false;
-  return std::any_of(policy.exemptNamespaces.begin(), policy.exemptNamespaces.end(), [&](const std::string& e) {
-    if (!e.empty() && e.back() == '*') return ns.substr(0, e.size() - 1) == std::string_view(e).substr(0, e.size() - 1);
-    return e == ns;
-  });
+// The engine on one object of the request, with the policy's exemptions
+// matched against the request's namespace.
+std::vector<Finding> judgeAdmitted(const json& object, std::string_view namespaceName, const AdmissionPolicy& policy) {
+  JudgeOptions options;
+  options.exemptions = &policy.exemptions;
+  options.namespaceName = namespaceName;
+  std::vector<Finding> findings = judge(object, policy.engine, options);
+  if (!policy.allowSuppressions) forgetSuppressions(findings);
+  return findings;
 }
 
 bool beingDeleted(const json& object) {
@@ -248,11 +251,6 @@ std::string_view decisionName(Decision d) {
   return "invalid";
 }
 
-Policy webhookPolicy(Policy policy) {
-  if (!policy.allowSuppressions) policy.allowSuppressions = false;
-  return policy;
-}
-
 std::string sanitizeWarning(std::string_view text, std::size_t maxRunes) {
   std::string clean;
   clean.reserve(text.size());
@@ -334,9 +332,9 @@ namespace {
 
 // The JSONPatch of the fixes the rules listed under `mutate:` emit for the
 // object's unsuppressed findings; empty when nothing needs fixing.
-json patchFor(const json& object, const Policy& policy) {
+json patchFor(const json& object, std::string_view namespaceName, const AdmissionPolicy& policy) {
   std::vector<JsonEdit> edits;
-  for (const Finding& f : judge(object, policy)) {
+  for (const Finding& f : judgeAdmitted(object, namespaceName, policy)) {
     if (f.suppressed || !f.fix) continue;
     if (std::find(policy.mutate.begin(), policy.mutate.end(), f.rule) == policy.mutate.end()) continue;
     edits.insert(edits.end(), f.fix->edits.begin(), f.fix->edits.end());
@@ -346,7 +344,7 @@ json patchFor(const json& object, const Policy& policy) {
 
 enum class Mode { Validate, Mutate };
 
-AdmissionResult admit(std::string_view body, const Policy& policy, const AdmissionLimits& limits, Mode mode) {
+AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode) {
   AdmissionResult r;
   try {
     json review;
@@ -409,7 +407,7 @@ AdmissionResult admit(std::string_view body, const Policy& policy, const Admissi
       r.skipped = r.operation;
     } else if (!r.subResource.empty()) {
       r.skipped = "subresource " + r.subResource;
-    } else if (namespaceExempt(policy, r.namespaceName)) {
+    } else if (policy.namespaceExempt(r.namespaceName)) {
       r.skipped = "namespace exempt";
     } else if (update && beingDeleted(*object)) {
       r.skipped = "being deleted";
@@ -421,23 +419,19 @@ AdmissionResult admit(std::string_view body, const Policy& policy, const Admissi
 
     if (mode == Mode::Mutate) {
       // Always allowed: the validating webhook decides; this one only fixes.
-      const json patch = patchFor(*object, webhookPolicy(policy));
+      const json patch = patchFor(*object, r.namespaceName, policy);
       r.patchOperations = patch.size();
       r.body = responseBody(r, {}, nullptr, &patch);
       return r;
     }
-    const bool honourSuppressions = policy.allowSuppressions.value_or(false);
-    std::vector<Finding> findings = judge(*object, policy);
-    if (!honourSuppressions) {
-      for (Finding& f : findings) f.suppressed = false;
-    }
+    const std::vector<Finding> findings = judgeAdmitted(*object, r.namespaceName, policy);
     const bool anyError = hasErrors(findings);
 
     // On UPDATE, errors the old object already had are not the update's doing.
     std::set<std::string> preexisting;
     if (update && anyError && oldObject) {
-      for (const Finding& f : judge(*oldObject, policy)) {
-        if (!f.suppressed || !honourSuppressions) preexisting.insert(findingKey(f));
+      for (const Finding& f : judgeAdmitted(*oldObject, r.namespaceName, policy)) {
+        if (!f.suppressed) preexisting.insert(findingKey(f));
       }
     }
 
@@ -475,11 +469,11 @@ AdmissionResult admit(std::string_view body, const Policy& policy, const Admissi
 
 }  // namespace
 
-AdmissionResult review(std::string_view body, const Policy& policy, const AdmissionLimits& limits) {
+AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits) {
   return admit(body, policy, limits, Mode::Validate);
 }
 
-AdmissionResult mutate(std::string_view body, const Policy& policy, const AdmissionLimits& limits) {
+AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits) {
   return admit(body, policy, limits, Mode::Mutate);
 }
 

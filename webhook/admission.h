@@ -13,6 +13,7 @@
 //     policy exempts.
 //   - On UPDATE only what the update introduces is denied: an error finding
 //     whose rule and field path the old object already had becomes a warning.
+//   - Exemptions (rules/exemptions.h) match the request's namespace.
 //   - Suppression annotations (ignore.gpuguard.io/<rule>) count only when the
 //     policy sets allowSuppressions: true.
 //
@@ -29,7 +30,7 @@
 #include <vector>
 
 #include "rules/finding.h"
-#include "rules/policy.h"
+#include "webhook/admission_policy.h"
 
 namespace gpuguard::webhook {
 
@@ -78,20 +79,14 @@ struct AdmissionResult {
 // malformed JSON, a review without `request`, fields of the wrong type, an
 // unknown apiVersion or nesting deeper than the limit give HTTP 400 with a
 // metav1.Status-shaped JSON body naming the problem.
-//
-// `policy` is used as given except for allowSuppressions: unset means false.
-AdmissionResult review(std::string_view body, const Policy& policy, const AdmissionLimits& limits = {});
+AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {});
 
 // Answers one AdmissionReview for POST /mutate: the same request checks and
 // skips as review(), then always allowed, with a JSONPatch (patchType
 // JSONPatch, base64 in response.patch) made of the fixes (rules/fix.h) of the
 // rules the policy lists under `mutate:`; no patch when nothing needs fixing.
-// Suppression annotations count as in review().
-AdmissionResult mutate(std::string_view body, const Policy& policy, const AdmissionLimits& limits = {});
-
-// The webhook's view of a policy loaded from a file: allowSuppressions
-// defaults to false (anyone who can create a pod can write an annotation).
-Policy webhookPolicy(Policy policy);
+// Exemptions and suppression annotations count as in review().
+AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {});
 
 // ---- building blocks, exposed for tests ----
 

@@ -76,7 +76,7 @@ HttpResponse WebhookApp::handle(const HttpRequest& request) {
 
 HttpResponse WebhookApp::admit(const HttpRequest& request, bool mutating) {
   const auto start = std::chrono::steady_clock::now();
-  const std::shared_ptr<const Policy> policy = policy_.current();
+  const std::shared_ptr<const AdmissionPolicy> policy = policy_.current();
   AdmissionResult result =
       mutating ? mutate(request.body, *policy, limits_) : review(request.body, *policy, limits_);
   const auto elapsed = std::chrono::steady_clock::now() - start;

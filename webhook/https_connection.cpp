@@ -139,35 +139,21 @@ void EventLoop::readable(Connection* c) {
 }
 
 void EventLoop::processInput(Connection* c) {
-  const ServerConfig& cfg = server_.config;
   while (!c->closeAfterWrite && !c->writeBlocked && !c->judging) {
     if (!c->headReady) {
-      // Empty lines before a request line are allowed (RFC 9112 §2.2).
-      while (c->inPos < c->in.size() && (c->in[c->inPos] == '\r' || c->in[c->inPos] == '\n')) ++c->inPos;
-      c->scanPos = std::max(c->scanPos, c->inPos);
+      std::size_t resume = c->scanPos - c->inPos;
+      const http1::HeadScan scan =
+          http1::scanHead(std::string_view(c->in.data() + c->inPos, c->buffered()), resume, server_.framing);
+      c->scanPos = c->inPos + resume;
+      c->inPos += scan.skipped;
+      if (scan.outcome == http1::HeadScan::Outcome::Rejected) {
+        reject(c, scan.status, scan.error);
+        break;
+      }
+      if (scan.outcome == http1::HeadScan::Outcome::NeedMore) break;
+      const http1::Head& head = scan.head;
       const std::size_t avail = c->buffered();
-      if (avail == 0) break;
-      std::string_view view(c->in.data() + c->inPos, avail);
-      std::size_t resume = 0;
-      const std::size_t end = http1::findHeadEnd(view, c->scanPos - c->inPos, resume);
-      if (end == http1::kNotFound) {
-        c->scanPos = c->inPos + resume;
-        if (avail > cfg.maxHeaderBytes) reject(c, 431, "request header fields too large");
-        break;
-      }
-      if (end > cfg.maxHeaderBytes) {
-        reject(c, 431, "request header fields too large");
-        break;
-      }
-      const http1::Head head = http1::parseHead(view.substr(0, end), kMaxHeaders, nullptr);
-      if (head.status != 0) {
-        reject(c, head.status, head.error);
-        break;
-      }
-      if (head.contentLength > cfg.maxBodyBytes) {
-        reject(c, 413, "request body larger than " + std::to_string(cfg.maxBodyBytes) + " bytes");
-        break;
-      }
+      const std::size_t end = scan.headLen;
       c->headReady = true;
       c->headLen = end;
       c->bodyLen = static_cast<std::size_t>(head.contentLength);

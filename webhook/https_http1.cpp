@@ -1,6 +1,8 @@
 #include "webhook/https_http1.h"
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
 #include <cstring>
 
 namespace gpuguard::webhook::http1 {
@@ -55,6 +57,22 @@ void forEachToken(std::string_view value, F f) {
   }
 }
 
+// The origin-form part of a request target: the target itself ("/path?q",
+// or "*"), or for the absolute form a server MUST accept (RFC 9112 §3.2.2:
+// "http://host/path?q") what follows the authority ("/" when nothing does).
+std::optional<std::string_view> pathOfTarget(std::string_view target) {
+  if (!target.empty() && (target.front() == '/' || target == "*")) return target;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() <= scheme.size() || !equalsIgnoreCase(target.substr(0, scheme.size()), scheme)) continue;
+    const std::string_view rest = target.substr(scheme.size());
+    const std::size_t pathStart = rest.find_first_of("/?");
+    if (pathStart == 0) return std::nullopt;  // no authority
+    if (pathStart == std::string_view::npos) return std::string_view("/");
+    return rest[pathStart] == '/' ? rest.substr(pathStart) : std::string_view("/");
+  }
+  return std::nullopt;
+}
+
 void assignLower(std::string& dst, std::string_view src) {
   dst.resize(src.size());
   for (std::size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<char>(lower(static_cast<unsigned char>(src[i])));
@@ -89,7 +107,9 @@ std::size_t findHeadEnd(std::string_view buf, std::size_t from, std::size_t& res
 Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) {
   Head h;
   std::size_t headerCount = 0;
+  std::size_t hostCount = 0;
   bool sawContentLength = false;
+  bool sawClose = false, sawKeepAlive = false;
   bool firstLine = true;
   if (out) out->headers.clear();
 
@@ -97,7 +117,12 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
     std::size_t nl = head.find('\n');
     std::string_view line = head.substr(0, nl);
     head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (nl != std::string_view::npos) {
+      // RFC 9112 §2.2 lets a server take a bare LF as a line end; we refuse
+      // it, as cpp-httplib does: two parsers can then only agree on the lines.
+      if (line.empty() || line.back() != '\r') return fail(400, "a line ends in a bare LF (HTTP lines end in CRLF)");
+      line.remove_suffix(1);
+    }
     if (line.empty()) {
       if (firstLine) return fail(400, "empty request line");
       break;  // the end of the head
@@ -122,7 +147,8 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
       for (char c : method) {
         if (!isTokenChar(static_cast<unsigned char>(c))) return fail(400, "malformed method");
       }
-      if (target.empty() || !(target.front() == '/' || target == "*")) return fail(400, "malformed request target");
+      const std::optional<std::string_view> originForm = pathOfTarget(target);
+      if (!originForm) return fail(400, "malformed request target");
       for (char c : target) {
         const auto u = static_cast<unsigned char>(c);
         if (u <= 0x20 || u >= 0x7f) return fail(400, "malformed request target");
@@ -143,7 +169,7 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
       if (out) {
         out->method.assign(method);
         out->target.assign(target);
-        out->path.assign(target.substr(0, target.find('?')));
+        out->path.assign(originForm->substr(0, originForm->find('?')));
       }
       continue;
     }
@@ -168,18 +194,20 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
       }
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (ec != std::errc() || ptr != value.data() + value.size()) return fail(400, "malformed Content-Length");
-      if (sawContentLength && n != h.contentLength) return fail(400, "conflicting Content-Length headers");
+      // RFC 9110 §8.6 lets a server accept repeated equal values; like nginx
+      // we refuse any repetition, so that no proxy in front reads another length.
+      if (sawContentLength) return fail(400, "more than one Content-Length header");
       sawContentLength = true;
       h.contentLength = n;
     } else if (equalsIgnoreCase(name, "transfer-encoding")) {
       return fail(411, "Transfer-Encoding is not supported; send Content-Length");
+    } else if (equalsIgnoreCase(name, "host")) {
+      if (++hostCount > 1) return fail(400, "more than one Host header");  // RFC 9112 §3.2: MUST be a 400
+      if (value.find_first_of(" \t") != std::string_view::npos) return fail(400, "malformed Host header");
     } else if (equalsIgnoreCase(name, "connection")) {
       forEachToken(value, [&](std::string_view token) {
-        if (equalsIgnoreCase(token, "close")) {
-          h.keepAlive = false;
-        } else if (equalsIgnoreCase(token, "keep-alive") && h.http10) {
-          h.keepAlive = true;
-        }
+        sawClose = sawClose || equalsIgnoreCase(token, "close");
+        sawKeepAlive = sawKeepAlive || equalsIgnoreCase(token, "keep-alive");
       });
     } else if (equalsIgnoreCase(name, "expect")) {
       if (equalsIgnoreCase(value, "100-continue")) h.expectContinue = true;
@@ -192,9 +220,42 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
     }
   }
   if (firstLine) return fail(400, "empty request");
-  // An HTTP/1.0 keep-alive survives only if no "close" came after it; the
-  // token loop above already applied them in order.
+  if (!h.http10 && hostCount == 0) return fail(400, "missing Host header");  // RFC 9112 §3.2: MUST be a 400
+  // "close" wins wherever it stands (RFC 9112 §9.6); HTTP/1.0 stays open
+  // only when asked to.
+  h.keepAlive = !sawClose && (!h.http10 || sawKeepAlive);
   return h;
+}
+
+HeadScan scanHead(std::string_view unread, std::size_t& resume, const FramingLimits& limits) {
+  HeadScan scan;
+  // Empty lines before a request line are allowed (RFC 9112 §2.2).
+  while (scan.skipped < unread.size() && (unread[scan.skipped] == '\r' || unread[scan.skipped] == '\n')) ++scan.skipped;
+  resume = std::max(resume, scan.skipped);
+  const std::string_view head = unread.substr(scan.skipped);
+  if (head.empty()) return scan;
+  auto reject = [&](int status, std::string reason) {
+    scan.outcome = HeadScan::Outcome::Rejected;
+    scan.status = status;
+    scan.error = std::move(reason);
+    return scan;
+  };
+  std::size_t next = 0;
+  const std::size_t end = findHeadEnd(head, resume - scan.skipped, next);
+  if (end == kNotFound) {
+    resume = scan.skipped + next;
+    if (head.size() > limits.maxHeaderBytes) return reject(431, "request header fields too large");
+    return scan;
+  }
+  if (end > limits.maxHeaderBytes) return reject(431, "request header fields too large");
+  scan.head = parseHead(head.substr(0, end), limits.maxHeaders, nullptr);
+  if (scan.head.status != 0) return reject(scan.head.status, std::string(scan.head.error));
+  if (scan.head.contentLength > limits.maxBodyBytes) {
+    return reject(413, "request body larger than " + std::to_string(limits.maxBodyBytes) + " bytes");
+  }
+  scan.outcome = HeadScan::Outcome::Complete;
+  scan.headLen = end;
+  return scan;
 }
 
 std::string_view reasonPhrase(int status) {

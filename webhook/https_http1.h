@@ -36,6 +36,31 @@ struct Head {
 // headers (names lower-cased; its body and peer are left alone).
 Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out);
 
+// What one request's head may be.
+struct FramingLimits {
+  std::size_t maxHeaderBytes = 16 * 1024;     // request line and headers: 431 beyond
+  std::size_t maxHeaders = 128;               // header fields: 431 beyond
+  std::size_t maxBodyBytes = 3 * 1024 * 1024; // a declared Content-Length: 413 beyond
+};
+
+// The next request head at the start of a connection's unread bytes.
+struct HeadScan {
+  enum class Outcome { NeedMore, Complete, Rejected };
+  Outcome outcome = Outcome::NeedMore;
+  std::size_t skipped = 0;  // empty lines before the request line, to be consumed in any outcome
+  std::size_t headLen = 0;  // Complete: the head after them, with its final empty line
+  Head head;                // Complete: what it says (the body is head.contentLength bytes after it)
+  int status = 0;           // Rejected: the status to answer with, and why
+  std::string error;
+};
+
+// Scans `unread` for a complete head and parses it. `resume` (relative to
+// `unread`) is where the last scan of the same bytes stopped, 0 at first; it
+// is updated so that a head trickled in byte by byte is scanned once in
+// total. The body is not looked at: it is head.contentLength bytes, never
+// chunked (Transfer-Encoding is rejected), so framing is the head's alone.
+HeadScan scanHead(std::string_view unread, std::size_t& resume, const FramingLimits& limits);
+
 // The reason phrase of a status code ("OK", "Not Found", ...).
 std::string_view reasonPhrase(int status);
 

@@ -33,6 +33,7 @@
 #include <openssl/ssl.h>
 
 #include "webhook/certificate_store.h"
+#include "webhook/https_http1.h"
 #include "webhook/https_server.h"
 
 namespace gpuguard::webhook::https_detail {
@@ -189,6 +190,7 @@ class EventLoop;
 
 struct ServerState {
   ServerConfig config;
+  http1::FramingLimits framing;  // from config
   Handler handler;
   CertificateStore certificates;
   std::unique_ptr<ClientCaStore> clientCas;  // with config.clientCaFile
@@ -210,7 +212,10 @@ struct ServerState {
   std::atomic<std::uint64_t> connectionsOpen{0};
 
   ServerState(ServerConfig c, Handler h)
-      : config(std::move(c)), handler(std::move(h)), certificates(config.certFile, config.keyFile) {
+      : config(std::move(c)),
+        framing{config.maxHeaderBytes, kMaxHeaders, config.maxBodyBytes},
+        handler(std::move(h)),
+        certificates(config.certFile, config.keyFile) {
     if (config.clientCaFile) clientCas = std::make_unique<ClientCaStore>(*config.clientCaFile);
     stopFd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   }

@@ -28,11 +28,11 @@ constexpr int kExitUsage = 2;
 
 int checkPolicy(const std::string& path) {
   try {
-    const Policy p = webhookPolicy(yaml::loadPolicyFile(path));
-    std::cout << path << ": ok (" << p.rules.size() << " rule override" << (p.rules.size() == 1 ? "" : "s")
-              << ", " << p.exemptNamespaces.size() << " exempt namespace"
-              << (p.exemptNamespaces.size() == 1 ? "" : "s") << ", suppressions "
-              << (p.allowSuppressions.value_or(false) ? "allowed" : "ignored") << ")\n";
+    const AdmissionPolicy p = AdmissionPolicy::from(yaml::loadPolicyFile(path));
+    auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+    std::cout << path << ": ok (" << count(p.engine.rules.size(), "rule override") << ", "
+              << count(p.exemptNamespaces.size(), "exempt namespace") << ", " << count(p.exemptions.size(), "exemption")
+              << ", suppressions " << (p.allowSuppressions ? "allowed" : "ignored") << ")\n";
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "gpuguard-webhook: " << e.what() << "\n";

@@ -5,14 +5,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include "webhook/admission.h"
 #include "yaml/policy_file.h"
 
 namespace gpuguard::webhook {
 namespace {
 
-std::shared_ptr<const Policy> load(const std::optional<std::string>& path) {
-  return std::make_shared<const Policy>(webhookPolicy(path ? yaml::loadPolicyFile(*path) : Policy{}));
+std::shared_ptr<const AdmissionPolicy> load(const std::optional<std::string>& path) {
+  return std::make_shared<const AdmissionPolicy>(path ? AdmissionPolicy::from(yaml::loadPolicyFile(*path))
+                                                      : AdmissionPolicy{});
 }
 
 }  // namespace
@@ -21,10 +21,10 @@ PolicySource::PolicySource(std::optional<std::string> path, const Logger& logger
     : path_(std::move(path)), logger_(logger) {
   seen_ = identify();
   policy_.store(load(path_), std::memory_order_release);
-  const Policy& p = *current();
+  const AdmissionPolicy& p = *current();
   logger_.info("policy loaded")
       .str("path", path_.value_or("(built-in defaults)"))
-      .flag("allowSuppressions", p.allowSuppressions.value_or(false))
+      .flag("allowSuppressions", p.allowSuppressions)
       .strings("exemptNamespaces", p.exemptNamespaces);
 }
 
@@ -63,7 +63,7 @@ bool PolicySource::poll() {
     return false;
   }
   try {
-    std::shared_ptr<const Policy> fresh = load(path_);
+    std::shared_ptr<const AdmissionPolicy> fresh = load(path_);
     policy_.store(std::move(fresh), std::memory_order_release);
     successes_.fetch_add(1, std::memory_order_relaxed);
     logger_.info("policy reloaded").str("path", *path_);

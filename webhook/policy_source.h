@@ -19,21 +19,21 @@
 #include <string>
 #include <thread>
 
-#include "rules/policy.h"
+#include "webhook/admission_policy.h"
 #include "webhook/log.h"
 
 namespace gpuguard::webhook {
 
 class PolicySource {
  public:
-  // Loads the policy at `path` (the built-in defaults when nullopt), as the
-  // webhook sees it (webhookPolicy). Throws PolicyError when it does not load.
+  // Loads the policy at `path` (the built-in defaults when nullopt). Throws
+  // PolicyError when it does not load.
   PolicySource(std::optional<std::string> path, const Logger& logger);
   ~PolicySource();
   PolicySource(const PolicySource&) = delete;
   PolicySource& operator=(const PolicySource&) = delete;
 
-  std::shared_ptr<const Policy> current() const { return policy_.load(std::memory_order_acquire); }
+  std::shared_ptr<const AdmissionPolicy> current() const { return policy_.load(std::memory_order_acquire); }
 
   // Checks the file once; reloads if it changed. True when a new policy
   // became active.
@@ -60,7 +60,7 @@ class PolicySource {
 
   std::optional<std::string> path_;
   const Logger& logger_;
-  std::atomic<std::shared_ptr<const Policy>> policy_;
+  std::atomic<std::shared_ptr<const AdmissionPolicy>> policy_;
   Identity seen_;  // the last identity acted on (loaded or rejected); poller thread only
   std::atomic<std::uint64_t> successes_{0};
   std::atomic<std::uint64_t> failures_{0};

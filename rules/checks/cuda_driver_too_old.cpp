@@ -243,11 +243,25 @@ std::optional<CudaVersion> cudaFromEnv(const ContainerRef& c) {
   return fromVersion;
 }
 
-std::optional<CudaVersion> containerCuda(const ContainerRef& c) {
+// The version the policy's cudaImages give the image. The first entry that
+// matches decides: a group that took no version means "not known", never a
+// fall back on the built-in table.
+std::optional<CudaVersion> cudaFromPolicy(std::string_view image, const Policy& policy, bool& matched) {
+  const std::optional<std::string> text = policy.cudaVersionOfImage(image);
+  matched = text.has_value();
+  CudaVersion v;
+  if (!text || readVersion(*text, 0, v) != text->size()) return std::nullopt;
+  v.origin = "policy cudaImages";
+  return v;
+}
+
+std::optional<CudaVersion> containerCuda(const ContainerRef& c, const Policy& policy) {
   if (auto v = cudaFromEnv(c)) return v;
   const std::string_view image = c.image();
   if (image.empty()) return std::nullopt;
-  auto v = cudaFromImage(image);
+  bool policyMatched = false;
+  auto v = cudaFromPolicy(image, policy, policyMatched);
+  if (!policyMatched) v = cudaFromImage(image);
   if (!v) return std::nullopt;
   v->path = c.path.field("image");
   v->value = std::string(image);
@@ -540,7 +554,11 @@ bool runtimeConstrains(const Family& runtime) { return runtime.majorIn || runtim
 // version the runtime-version labels admit. nullopt when the term does not
 // bound the driver from below (the pod may land on any driver).
 std::optional<std::vector<AdmittedDriver>> admittedDrivers(const NodeTerm& term) {
-  const auto [driver, runtime] = familiesOf(term);
+  // Named references rather than a structured binding: the lambda below
+  // captures `runtime`, which clang before 16 refuses for a binding.
+  const TermFamilies families = familiesOf(term);
+  const Family& driver = families.driver;
+  const Family& runtime = families.runtime;
   if (driver.impossible || runtime.impossible) return std::vector<AdmittedDriver>{};
   const std::string driverEvidence = driver.evidence ? describeRequirement(*driver.evidence, term) : "";
   std::vector<AdmittedDriver> out;
@@ -713,11 +731,14 @@ class CudaDriverTooOld final : public Rule {
         return *terms;
       };
       for (const ContainerRef& c : site.containers) {
-        const auto cuda = containerCuda(c);
+        const auto cuda = containerCuda(c, ctx.policy);
         const std::vector<Requirement> requirements = containerRequirements(c);
+        // Only a selection that pins the driver in every term (the pin
+        // gpu-missing-driver-pin asks for) says anything of the driver.
+        const auto pinned = [&] { return selectionPinsDriver(nodeTerms(), ctx.policy); };
         if (requirements.empty()) {
-          if (cuda) checkDriverFloor(*cuda, nodeTerms, out);
-        } else {
+          if (cuda && pinned()) checkDriverFloor(*cuda, nodeTerms, out);
+        } else if (pinned()) {
           // What the runtime checks decides: an alternative may admit an
           // older driver branch (forward compatibility on data-center GPUs).
           for (const Requirement& req : requirements) {

@@ -6,6 +6,7 @@
 
 #include "rules/checks/checks.h"
 #include "rules/checks/k8s_objects.h"
+#include "rules/checks/toleration_near_miss.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {
@@ -17,7 +18,8 @@ constexpr RuleDoc kDoc{
     .id = "device-plugin-config",
     .defaultSeverity = Severity::Error,
     .summary = "An NVIDIA device plugin DaemonSet that cannot register with the kubelet, has invalid settings, or "
-               "does not run on tainted GPU nodes.",
+               "does not run on tainted GPU nodes; a GPU node agent (GFD, MIG manager, DCGM exporter, DRA plugin) "
+               "that does not either.",
     .description =
         "The NVIDIA k8s-device-plugin registers with the kubelet through "
         "/var/lib/kubelet/device-plugins/kubelet.sock and serves its own socket in the same directory, so the "
@@ -39,7 +41,13 @@ constexpr RuleDoc kDoc{
         "the image in later). Containers of the same image that run another program (gpu-feature-discovery, "
         "config-manager, mps-control-daemon) are not the plugin, and GKE's own device plugin "
         "(gcr.io/gke-release/nvidia-gpu-device-plugin) is a different program and is not checked. Environment "
-        "values from valueFrom and empty values are not judged.",
+        "values from valueFrom and empty values are not judged. The other NVIDIA programs that must run on every "
+        "GPU node are held to the same toleration, in DaemonSets without the plugin: GPU Feature Discovery (image "
+        "gpu-feature-discovery, or the program gpu-feature-discovery in the plugin's image; without it the nodes "
+        "carry no GFD labels and pods selecting on them stay Pending), the MIG manager (image *mig-manager*; MIG "
+        "layouts are never applied), the DCGM exporter (image *dcgm-exporter*; no GPU metrics) and the NVIDIA DRA "
+        "driver's kubelet plugin (image *k8s-dra-driver*; no ResourceSlices, so claims are never allocated). A "
+        "missing toleration names the closest one written, as gpu-missing-toleration does.",
     .remediation =
         "Mount hostPath /var/lib/kubelet/device-plugins at /var/lib/kubelet/device-plugins, use the documented "
         "values, leave FAIL_ON_INIT_ERROR at its default (true) and keep the DaemonSet off GPU-less nodes with "
@@ -173,6 +181,39 @@ std::optional<bool> parseGoBool(std::string_view s) {
   return std::nullopt;
 }
 
+// A program that must run on every GPU node, and what the node lacks
+// without it.
+struct NodeAgent {
+  std::string_view name;
+  std::string_view consequence;
+};
+
+constexpr NodeAgent kPluginAgent{"the device plugin", "they advertise no nvidia.com/gpu"};
+
+// The other NVIDIA node agents, known by their images (or, for GPU Feature
+// Discovery, its program in the device plugin's image).
+const NodeAgent* nodeAgentOf(const json& container) {
+  static constexpr NodeAgent kGfd{"GPU Feature Discovery",
+                                  "they carry no nvidia.com/gpu.* or cuda.* labels, so pods selecting on them stay "
+                                  "Pending"};
+  static constexpr NodeAgent kMigManager{"the MIG manager",
+                                         "the MIG layout asked for by nvidia.com/mig.config is never applied"};
+  static constexpr NodeAgent kDcgmExporter{"the DCGM exporter", "their GPUs export no metrics"};
+  static constexpr NodeAgent kDraPlugin{"the NVIDIA DRA driver's kubelet plugin",
+                                        "they publish no ResourceSlices, so GPU claims are never allocated there"};
+  const std::string image = stringAt(container, "image") ? lowercase(*stringAt(container, "image")) : "";
+  const auto has = [&](std::string_view s) { return image.find(s) != std::string::npos; };
+  const json* command = arrayAt(container, "command");
+  const bool runsGfd = command && std::any_of(command->begin(), command->end(), [](const json& w) {
+    return w.is_string() && basename(w.get<std::string>()) == "gpu-feature-discovery";
+  });
+  if (has("gpu-feature-discovery") || runsGfd) return &kGfd;
+  if (has("mig-manager")) return &kMigManager;
+  if (has("dcgm-exporter")) return &kDcgmExporter;
+  if (has("nvidia") && (has("k8s-dra-driver") || has("dra-driver-nvidia"))) return &kDraPlugin;
+  return nullptr;
+}
+
 class DevicePluginConfig final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -204,7 +245,16 @@ class DevicePluginConfig final : public Rule {
       checkMount(*podSpec, c, cPath, words, out);
       checkSettings(c, cPath, words, out);
     }
-    if (sawPlugin) checkTolerations(ctx, *podSpec, podPath, out);
+    if (sawPlugin) {
+      checkTolerations(ctx, podPath, kPluginAgent, out);
+      return;
+    }
+    for (const json& c : *containers) {
+      if (const NodeAgent* agent = nodeAgentOf(c)) {
+        checkTolerations(ctx, podPath, *agent, out);
+        return;
+      }
+    }
   }
 
   static void checkMount(const json& podSpec, const json& c, const FieldPath& cPath, const std::vector<Word>& words,
@@ -340,20 +390,19 @@ class DevicePluginConfig final : public Rule {
     }
   }
 
-  static void checkTolerations(const CheckContext& ctx, const json& podSpec, const FieldPath& podPath, Reporter& out) {
-    const json* tolerations = arrayAt(podSpec, "tolerations");
-    for (const Taint& taint : ctx.policy.gpuTaints) {
-      if (taint.effect == "PreferNoSchedule") continue;  // never keeps a pod off
-      bool tolerated = false;
-      if (tolerations) {
-        for (const json& t : *tolerations) tolerated = tolerated || toleratesTaint(t, taint);
-      }
-      if (tolerated) continue;
-      out.report(podPath.field("tolerations"),
-                 FieldError::required("the device plugin does not tolerate the GPU node taint " + describeTaint(taint) +
-                                          ", so it never runs on the tainted GPU nodes and they advertise no "
-                                          "nvidia.com/gpu; add {key: " + taint.key + ", operator: Exists, effect: " +
-                                          taint.effect + "} to tolerations"));
+  static void checkTolerations(const CheckContext& ctx, const FieldPath& podPath, const NodeAgent& agent,
+                               Reporter& out) {
+    const std::string at = podPath.apiPath();
+    const auto site = std::find_if(ctx.sites.begin(), ctx.sites.end(),
+                                   [&](const PodSite& s) { return s.specPath.apiPath() == at; });
+    if (site == ctx.sites.end()) return;
+    for (const Taint& taint : untoleratedGpuTaints(*site, ctx.policy)) {
+      out.report(site->tolerations.path,
+                 FieldError::required(std::string(agent.name) + " does not tolerate the GPU node taint " +
+                                      describeTaint(taint) + ", so it never runs on the tainted GPU nodes and " +
+                                      std::string(agent.consequence) + "; add {key: " + taint.key +
+                                      ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
+                                      nearMissNote(*site, taint)));
     }
   }
 };

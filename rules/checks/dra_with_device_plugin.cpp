@@ -2,6 +2,7 @@
 // once, and the DRA request shapes people get wrong (ResourceClaim,
 // ResourceClaimTemplate, container claims).
 #include <algorithm>
+#include <optional>
 
 #include "rules/checks/checks.h"
 #include "rules/checks/k8s_objects.h"
@@ -20,18 +21,26 @@ constexpr RuleDoc kDoc{
         "The NVIDIA DRA driver and the NVIDIA device plugin cannot both manage the GPUs of one node: the DRA "
         "driver's Helm chart refuses to enable GPUs next to the device plugin unless gpuResourcesEnabledOverride "
         "is set, and the GPU Operator takes either a DRA or a device-plugin configuration, not both. A pod that "
-        "asks for GPUs both ways needs a node offering both and stays Pending (unless nvidia.com/gpu is itself "
-        "served by DRA through a DeviceClass extendedResourceName, feature gate DRAExtendedResource). A claim "
-        "counts as a GPU claim when its name, resourceClaimTemplateName or resourceClaimName contains \"gpu\": "
-        "the engine sees one object at a time and cannot read the template, and DRA claims for IMEX channels "
-        "(ComputeDomain) or RDMA NICs next to nvidia.com/gpu are the documented GB200 pattern, not a mistake. "
-        "This is the rule's warning. It also checks, as errors (the API server rejects these for the built-in "
+        "asks for GPUs both ways (a GPU claim, or a deviceclass.resource.kubernetes.io/<GPU class> resource, beside "
+        "a device-plugin GPU resource) needs a node offering both and stays Pending. On Kubernetes 1.36+ "
+        "(DRAExtendedResource, KEP-5004) a DRA driver may serve nvidia.com/gpu itself through a DeviceClass "
+        "extendedResourceName; then both come from DRA and the pod schedules: say so with the policy's "
+        "draExtendedResources, or lint the DeviceClass in the same input, and the rule stays silent. Which claims "
+        "are GPU claims is gpu-missing-toleration's notion (the template in the input, else \"gpu\" in the "
+        "names): DRA claims for IMEX channels (ComputeDomain) or RDMA NICs next to nvidia.com/gpu are the "
+        "documented GB200 pattern, not a mistake. This is the rule's warning. It also checks, as errors (the API server rejects these for the built-in "
         "kinds; nobody checks them inside custom resources, and linting catches them before apply): a "
         "container's resources.claims[].name must be one of spec.resourceClaims[].name; in ResourceClaim "
         "(spec.devices.requests[]) and ResourceClaimTemplate (spec.spec.devices.requests[]) of "
         "resource.k8s.io/v1 and v1beta2, each request holds its details under exactly: (or firstAvailable:) - a "
         "request with deviceClassName/count/allocationMode directly on it is the v1beta1 shape, the usual "
         "migration mistake; in v1beta1 (and v1alpha3) they sit on the request and exactly: does not exist; "
+        "a pod claim names exactly one of resourceClaimName and resourceClaimTemplateName (the API server shows the "
+        "entry as a Go struct: {\"Name\":...,\"ResourceClaimName\":null,...}); a container lists a claim (or a "
+        "claim's request) once (Duplicate value); a ResourceClaimTemplate holds its devices at spec.spec.devices; a "
+        "firstAvailable sub-request has a DNS-label name and no adminAccess; a v1 request with firstAvailable has "
+        "no deviceClassName of its own. The last three are unknown fields, which kubectl's default strict field "
+        "validation rejects (\"strict decoding error: unknown field ...\") and which are dropped without it; "
         "deviceClassName is required; allocationMode is ExactCount (the default) or All; count must not be "
         "negative, and must not be set (other than 0) with allocationMode All. count: 0 with ExactCount is "
         "defaulted to 1 by the API server (SetDefaults_ExactDeviceRequest), so it is accepted - it means one "
@@ -55,23 +64,64 @@ constexpr RuleDoc kDoc{
 constexpr std::string_view kExactFields[] = {"deviceClassName", "allocationMode", "count",
                                              "selectors",       "adminAccess",    "tolerations"};
 
+// The decoder's words for a field the type does not have, under kubectl's
+// default (Strict) field validation.
+std::string strictDecodingError(const FieldPath& decodedPath) {
+  return "strict decoding error: unknown field \"" + decodedPath.apiPath() + "\"";
+}
+
+// validation.IsDNS1123Label's pattern message (the length message aside).
+constexpr std::string_view kDnsLabelMessage =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+// validation.IsDNS1123Label: the length, then the pattern.
+std::vector<std::string> dnsLabelErrors(std::string_view s) {
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  std::vector<std::string> errors;
+  if (s.size() > 63) errors.emplace_back("must be no more than 63 characters");
+  const bool pattern = !s.empty() && alnum(s.front()) && alnum(s.back()) &&
+                       std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+  if (!pattern) errors.emplace_back(kDnsLabelMessage);
+  return errors;
+}
+
 bool hasAnyExactField(const json& request) {
   return std::any_of(std::begin(kExactFields), std::end(kExactFields),
                      [&](std::string_view f) { return request.contains(f); });
 }
 
-// Strings that name a claim entry of spec.resourceClaims (also the alpha
-// `source:` shape), lower-cased.
-std::vector<std::string> claimNames(const json& entry) {
-  std::vector<std::string> out;
-  for (const json* holder : {&entry, objectAt(entry, "source")}) {
-    if (!holder) continue;
-    for (const char* key : {"name", "resourceClaimTemplateName", "resourceClaimName"}) {
-      if (const std::string* s = stringAt(*holder, key)) out.push_back(lowercase(*s));
+// A container's claim references as validateResourceClaimNames counts
+// them: a request twice is a duplicate of "<claim>/<request>", and the whole
+// claim beside any of its requests a duplicate of "<claim>" (kube-apiserver
+// v1.37.2: [gpu/a, gpu/a, gpu, gpu/b] -> claims[1] "gpu/a", [2] and [3] "gpu").
+class ClaimReferences {
+ public:
+  // The duplicated value, if this reference repeats an earlier one.
+  std::optional<std::string> add(const std::string& claim, const std::string& request) {
+    const bool wholeBefore = contains(whole_, claim);
+    const bool requestsBefore = contains(withRequests_, claim);
+    if (request.empty()) {
+      whole_.push_back(claim);
+      if (wholeBefore || requestsBefore) return claim;
+      return std::nullopt;
     }
+    const std::string key = claim + "/" + request;
+    const bool keyBefore = contains(requests_, key);
+    requests_.push_back(key);
+    withRequests_.push_back(claim);
+    if (keyBefore) return key;
+    if (wholeBefore) return claim;
+    return std::nullopt;
   }
-  return out;
-}
+
+ private:
+  static bool contains(const std::vector<std::string>& list, const std::string& s) {
+    return std::find(list.begin(), list.end(), s) != list.end();
+  }
+  std::vector<std::string> whole_, withRequests_, requests_;
+};
 
 class DraWithDevicePlugin final : public Rule {
  public:
@@ -94,58 +144,93 @@ class DraWithDevicePlugin final : public Rule {
     const json* claims = site.resourceClaims.value && site.resourceClaims.value->is_array() ? site.resourceClaims.value
                                                                                             : nullptr;
     if (claims) {
-      for (const json& c : *claims) {
+      for (std::size_t i = 0; i < claims->size(); ++i) {
+        const json& c = (*claims)[i];
         if (const std::string* name = stringAt(c, "name")) declared.push_back(*name);
+        if (c.is_object()) checkClaimSource(c, site.resourceClaims.path.index(i), out);
       }
     }
     checkContainerClaims(site, declared, out);
 
-    if (!claims) return;
-    // GPUs from the device plugin.
-    const ContainerRef* gpuContainer = nullptr;
-    std::string gpuResource;
-    for (const ContainerRef& c : site.containers) {
-      if (c.kind == ContainerKind::Ephemeral || gpuContainer) continue;
-      const ContainerResources& r = resourcesOf(c, false);
-      for (const auto* list : {&r.limits, &r.requests}) {
-        for (const ResourceEntry& e : *list) {
-          if (!gpuContainer && ctx.policy.isGpuResource(e.name) && requestedUnits(r, e.name) > 0) {
-            gpuContainer = &c;
-            gpuResource = e.path.apiPath();
-          }
-        }
-      }
-    }
-    if (!gpuContainer) return;
-    // GPUs from DRA.
-    for (std::size_t i = 0; i < claims->size(); ++i) {
-      const std::vector<std::string> names = claimNames((*claims)[i]);
-      const bool gpuClaim = std::any_of(names.begin(), names.end(),
-                                        [](const std::string& n) { return n.find("gpu") != std::string::npos; });
-      if (!gpuClaim) continue;
-      const std::string* name = stringAt((*claims)[i], "name");
-      out.report(site.resourceClaims.path.index(i),
-                 FieldError::invalid(quotedValue((name ? *name : std::string())),
-                                     "the pod asks for GPUs through DRA (this claim) and through the device "
-                                         "plugin (" + gpuResource +
-                                         "); the NVIDIA DRA driver and device plugin do not manage the GPUs of one "
-                                         "node together, so "
-                                         "no node offers both and the pod stays Pending (unless nvidia.com/gpu is "
-                                         "served by DRA through "
-                                         "a DeviceClass extendedResourceName); ask for all the pod's GPUs one way"),
-                 name ? *name : "");
-      return;  // one finding per pod
+    reportBothWays(ctx, site, out);
+  }
+
+  // validatePodResourceClaimSource: exactly one of resourceClaimName and
+  // resourceClaimTemplateName. The API server shows the internal Go struct
+  // as the invalid value (a nil pointer is null).
+  static void checkClaimSource(const json& claim, const FieldPath& path, Reporter& out) {
+    const auto pointerField = [&](const char* key) {
+      auto it = claim.find(key);
+      return it == claim.end() || it->is_null() ? json(nullptr) : *it;
+    };
+    const json claimName = pointerField("resourceClaimName");
+    const json templateName = pointerField("resourceClaimTemplateName");
+    if (claimName.is_null() != templateName.is_null()) return;
+    const json name = claim.contains("name") ? claim["name"] : json("");
+    const std::string shown = "{\"Name\":" + name.dump() + ",\"ResourceClaimName\":" + claimName.dump() +
+                              ",\"ResourceClaimTemplateName\":" + templateName.dump() + "}";
+    if (claimName.is_null()) {
+      const bool alphaShape = claim.contains("source");
+      out.reportWithDefault(path,
+                            FieldError::invalid(shown,
+                                                std::string("must specify one of: `resourceClaimName`, "
+                                                            "`resourceClaimTemplateName`") +
+                                                    (alphaShape ? "; source: is the shape of Kubernetes 1.26-1.27 "
+                                                                  "(v1alpha2), dropped since: write "
+                                                                  "resourceClaimTemplateName (or resourceClaimName) "
+                                                                  "on the entry itself"
+                                                                : "; name the ResourceClaimTemplate the pod's claim "
+                                                                  "is made from (resourceClaimTemplateName) or an "
+                                                                  "existing ResourceClaim (resourceClaimName)")),
+                            shown, Severity::Error);
+    } else {
+      out.reportWithDefault(path,
+                            FieldError::invalid(shown,
+                                                "at most one of `resourceClaimName` or `resourceClaimTemplateName` "
+                                                "may be specified; keep resourceClaimTemplateName for a claim of the "
+                                                "pod's own, or resourceClaimName to share an existing claim"),
+                            shown, Severity::Error);
     }
   }
 
+  // GPUs from the device plugin and from DRA in one pod. An extended
+  // resource a DRA driver serves (policy draExtendedResources, a DeviceClass
+  // extendedResourceName in the input) is DRA's: no conflict then.
+  static void reportBothWays(const CheckContext& ctx, const PodSite& site, Reporter& out) {
+    const std::vector<GpuSource> sources = gpuSources(site, ctx.gpu());
+    const auto pluginSource = std::find_if(sources.begin(), sources.end(), [](const GpuSource& s) {
+      return s.kind == GpuSourceKind::ExtendedResource && !s.draBacked;
+    });
+    const auto draSource = std::find_if(sources.begin(), sources.end(), [](const GpuSource& s) {
+      return s.kind != GpuSourceKind::ExtendedResource && s.draBacked;
+    });
+    if (pluginSource == sources.end() || draSource == sources.end()) return;
+    const std::string what = draSource->kind == GpuSourceKind::Claim ? "this claim" : "this resource";
+    out.report(draSource->path,
+               FieldError::invalid(quotedValue(draSource->name),
+                                   "the pod asks for GPUs through DRA (" + what + ") and through the device plugin (" +
+                                       pluginSource->path.apiPath() +
+                                       "); the NVIDIA DRA driver and the device plugin do not manage the GPUs of one "
+                                       "node together, so no node offers both and the pod stays Pending, unless a "
+                                       "DRA driver serves " + pluginSource->name +
+                                       " too (a DeviceClass with extendedResourceName: " + pluginSource->name +
+                                       ", Kubernetes 1.36+; say so with draExtendedResources: [" +
+                                       pluginSource->name + "] in the policy); ask for all the pod's GPUs one way"),
+               draSource->name);
+  }
+
   static void checkContainerClaims(const PodSite& site, const std::vector<std::string>& declared, Reporter& out) {
-    std::string known;
-    for (const std::string& d : declared) known += (known.empty() ? "" : ", ") + d;
+    // The API server lists the names sorted (sets.List).
+    std::vector<std::string> sorted = declared;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    const std::string known = joined(sorted, ", ");
     for (const ContainerRef& c : site.containers) {
       const json* resources = objectAt(*c.container, "resources");
       const json* claims = resources ? arrayAt(*resources, "claims") : nullptr;
       if (!claims) continue;
       const FieldPath claimsPath = c.path.field("resources").field("claims");
+      ClaimReferences references;
       for (std::size_t j = 0; j < claims->size(); ++j) {
         const std::string* name = stringAt((*claims)[j], "name");
         if (!name || name->empty()) {
@@ -155,6 +240,17 @@ class DraWithDevicePlugin final : public Rule {
                                 "",
                                 Severity::Error);
           continue;
+        }
+        const std::string* request = stringAt((*claims)[j], "request");
+        if (const std::optional<std::string> duplicate = references.add(*name, request ? *request : "")) {
+          out.reportWithDefault(claimsPath.index(j),
+                                FieldError::duplicate(quotedValue(*duplicate),
+                                                      std::string("; the container already uses ") +
+                                                          (duplicate->find('/') == std::string::npos
+                                                               ? "this claim (or one of its requests)"
+                                                               : "this request of the claim") +
+                                                          ": remove the second entry"),
+                                *duplicate, Severity::Error);
         }
         if (std::find(declared.begin(), declared.end(), *name) != declared.end()) continue;
         out.reportWithDefault(claimsPath.index(j),
@@ -184,12 +280,15 @@ class DraWithDevicePlugin final : public Rule {
 
     const json* claimSpec = nullptr;
     FieldPath specPath = base.field("spec");
+    FieldPath decodedPath = FieldPath{}.field("spec");  // what the decoder names, from the object
     if (*kind == "ResourceClaim") {
       claimSpec = objectAt(obj, "spec");
     } else if (*kind == "ResourceClaimTemplate") {
       const json* templateSpec = objectAt(obj, "spec");
       claimSpec = templateSpec ? objectAt(*templateSpec, "spec") : nullptr;
+      if (templateSpec && templateSpec->contains("devices")) reportDevicesTooHigh(specPath, out);
       specPath = specPath.field("spec");
+      decodedPath = decodedPath.field("spec");
     }
     const json* devices = claimSpec ? objectAt(*claimSpec, "devices") : nullptr;
     const json* requests = devices ? arrayAt(*devices, "requests") : nullptr;
@@ -201,7 +300,13 @@ class DraWithDevicePlugin final : public Rule {
       const FieldPath path = requestsPath.index(i);
       const json* exactly = objectAt(request, "exactly");
       const json* firstAvailable = arrayAt(request, "firstAvailable");
-      if (firstAvailable) checkSubRequests(*firstAvailable, path.field("firstAvailable"), out);
+      if (firstAvailable) {
+        checkSubRequests(*firstAvailable, path.field("firstAvailable"),
+                         decodedPath.field("devices").field("requests").index(i).field("firstAvailable"), out);
+      }
+      if (exactShape && firstAvailable) {
+        reportFieldsBesideFirstAvailable(request, path, decodedPath.field("devices").field("requests").index(i), out);
+      }
       if (exactShape) {
         if (exactly && firstAvailable) {
           out.reportWithDefault(path,
@@ -248,10 +353,63 @@ class DraWithDevicePlugin final : public Rule {
     }
   }
 
-  static void checkSubRequests(const json& subs, const FieldPath& path, Reporter& out) {
-    for (std::size_t k = 0; k < subs.size(); ++k) {
-      if (subs[k].is_object()) checkExact(subs[k], path.index(k), out);
+  // A ResourceClaimTemplate's claim spec is spec.spec; devices right under
+  // spec is an unknown field of ResourceClaimTemplateSpec.
+  static void reportDevicesTooHigh(const FieldPath& templateSpecPath, Reporter& out) {
+    out.reportWithDefault(templateSpecPath.field("devices"),
+                          FieldError::note(strictDecodingError(FieldPath{}.field("spec").field("devices")) +
+                                           ": a ResourceClaimTemplate holds the claim spec one level down, at "
+                                           "spec.spec.devices; kubectl's strict field validation (its default) is "
+                                           "refused, and without it the field is dropped and every claim made from "
+                                           "the template asks for no device; move devices under spec.spec"),
+                          "", Severity::Error);
+  }
+
+  // v1 requests with firstAvailable carry nothing else but their name: a
+  // request-level deviceClassName (the v1beta1 shape) is an unknown field.
+  static void reportFieldsBesideFirstAvailable(const json& request, const FieldPath& path, const FieldPath& decoded,
+                                               Reporter& out) {
+    for (std::string_view f : kExactFields) {
+      if (!request.contains(f)) continue;
+      out.reportWithDefault(path.field(f),
+                            FieldError::note(strictDecodingError(decoded.field(f)) +
+                                             ": a v1 request with firstAvailable names its DeviceClass in each "
+                                             "sub-request, not beside the list; without strict field validation it "
+                                             "is dropped; move " + std::string(f) + " into the sub-requests"),
+                            renderValue(request[std::string(f)]), Severity::Error);
     }
+  }
+
+  static void checkSubRequests(const json& subs, const FieldPath& path, const FieldPath& decoded, Reporter& out) {
+    for (std::size_t k = 0; k < subs.size(); ++k) {
+      if (!subs[k].is_object()) continue;
+      checkSubRequestName(subs[k], path.index(k), out);
+      if (subs[k].contains("adminAccess")) {
+        out.reportWithDefault(path.index(k).field("adminAccess"),
+                              FieldError::note(strictDecodingError(decoded.index(k).field("adminAccess")) +
+                                               ": adminAccess exists only on exactly: requests (DeviceSubRequest "
+                                               "has none); without strict field validation it is dropped and the "
+                                               "sub-request asks for ordinary access; use an exactly: request for "
+                                               "admin access"),
+                              renderValue(subs[k]["adminAccess"]), Severity::Error);
+      }
+      checkExact(subs[k], path.index(k), out);
+    }
+  }
+
+  // validateDeviceSubRequest: the name is a DNS label (constraints and
+  // config refer to <request>/<sub-request>).
+  static void checkSubRequestName(const json& sub, const FieldPath& path, Reporter& out) {
+    const std::string* name = stringAt(sub, "name");
+    const std::string shown = name ? *name : "";
+    const std::vector<std::string> errors = dnsLabelErrors(shown);
+    if (errors.empty()) return;
+    out.reportWithDefault(path.field("name"),
+                          FieldError::invalid(renderValue(json(shown)),
+                                              joined(errors, "; ") +
+                                                  "; give each sub-request a name of its own (constraints and config "
+                                                  "refer to it as <request>/<sub-request>)"),
+                          shown, Severity::Error);
   }
 
   // The fields of an exact (or sub-) request: deviceClassName, allocationMode, count.

@@ -1,5 +1,6 @@
 // gpu-count-exceeds-node: one pod asking for more GPUs than any node holds.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "rules/checks/checks.h"
@@ -22,7 +23,10 @@ constexpr RuleDoc kDoc{
         "*.shared resources are not, since a node advertises many of them per GPU. The largest nodes have 8 "
         "GPUs (p5, a3-highgpu-8g, ND H100 v5; GB200 NVL72 nodes have 4), hence the default; clusters whose "
         "device plugin replicates nvidia.com/gpu by time-slicing without renaming can advertise more and should "
-        "raise maxGpusPerNode.",
+        "raise maxGpusPerNode. GPUs from DRA count too: a deviceclass.resource.kubernetes.io/<class> resource of a "
+        "whole-GPU DeviceClass on its own, like a GPU resource, and the resourceClaims of the pod together, all "
+        "allocated on its node, when the input holds their templates (per request ExactCount's count, default 1; "
+        "firstAvailable counts its smallest alternative; allocationMode All and MIG classes are not counted).",
     .remediation =
         "Ask for at most maxGpusPerNode GPUs per pod and spread the work over several pods (a multi-node "
         "PyTorchJob, JobSet, LeaderWorkerSet or RayCluster with more workers), or set maxGpusPerNode in the "
@@ -50,15 +54,47 @@ class GpuCountExceedsNode final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    const auto wholeGpu = [&](std::string_view name) { return isWholeGpu(ctx.policy, name); };
+    const GpuFacts gpu = ctx.gpu();
+    const auto wholeGpu = [&](std::string_view name) {
+      if (name.starts_with(kDeviceClassResourcePrefix)) {
+        return gpu.isWholeGpuClass(name.substr(kDeviceClassResourcePrefix.size()));
+      }
+      return isWholeGpu(ctx.policy, name);
+    };
     for (const PodSite& site : ctx.sites) {
       for (const ResourceUnits& u : podRequestUnitsByName(site, wholeGpu)) {
         if (u.units > ctx.policy.maxGpusPerNode) report(site, u.name, u.units, ctx.policy, out);
       }
+      reportClaims(site, gpu, out);
     }
   }
 
  private:
+  // The devices of all the pod's claims are allocated on its node: their
+  // whole GPUs add up (known when the input holds the templates).
+  static void reportClaims(const PodSite& site, const GpuFacts& gpu, Reporter& out) {
+    long long total = 0;
+    std::string parts;
+    const GpuSource* first = nullptr;
+    const std::vector<GpuSource> sources = gpuSources(site, gpu);  // `first` points into it
+    for (const GpuSource& s : sources) {
+      if (s.kind != GpuSourceKind::Claim || !s.wholeGpus || *s.wholeGpus <= 0) continue;
+      if (!first) first = &s;
+      total = std::min(total + *s.wholeGpus, std::numeric_limits<long long>::max() / 2);
+      parts += (parts.empty() ? "" : ", ") + s.name + ": " + std::to_string(*s.wholeGpus);
+    }
+    const long long max = gpu.policy.maxGpusPerNode;
+    if (!first || total <= max) return;
+    out.report(first->path,
+               FieldError::invalid(std::to_string(total),
+                   "the pod's resourceClaims allocate " + std::to_string(total) + " whole GPUs on its node (" + parts +
+                   "), more than any node holds (policy maxGpusPerNode: " + std::to_string(max) +
+                   "), so the claims are never allocated and the pod stays Pending; ask for at most " +
+                   std::to_string(max) + " per pod and spread the work over more pods, or raise maxGpusPerNode if "
+                   "your nodes hold more"),
+               std::to_string(total));
+  }
+
   static void report(const PodSite& site, const std::string& name, long long total, const Policy& policy,
                      Reporter& out) {
     // Report on the biggest request: the line to change.

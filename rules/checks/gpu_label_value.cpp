@@ -37,8 +37,11 @@ constexpr RuleDoc kDoc{
         "(${X}, $(X), {{ x }}) are skipped. Gt/Lt values are node-affinity-gt-lt's business. "
         "The YAML part needs the linter (which knows how a scalar was written; the webhook does not): kubectl "
         "reads YAML 1.1, where an unquoted 010 is the octal number 8, 0x10 is 16, 1_0 is 10 and yes, on, y are "
-        "the boolean true. In a GPU quantity (nvidia.com/gpu: 010) that silently asks for another count; in a "
-        "GPU label value it is a different value than written. Values written as plain numbers or booleans "
+        "the boolean true. In a GPU quantity (nvidia.com/gpu: 010) that silently asks for another count, which the "
+        "API server accepts: the object is valid and only its author knows what was meant, so that is a warning "
+        "(a boolean quantity, which the API server rejects, stays an error); in a GPU label value it is a "
+        "different value than written, and a label value must be a string, so the API server rejects it (an "
+        "error). kubectl's YAML reader (go-yaml v2) knows no sexagesimal numbers: 1:30 stays the string \"1:30\". Values written as plain numbers or booleans "
         "that read as written (535, true) are left to label-value-not-string.",
     .remediation =
         "Write the value the way GFD does (driver-version.major: \"535\", gpu.memory in MiB, product names "
@@ -102,8 +105,7 @@ std::string gfdSanitised(std::string_view s) {
 // the text says in decimal (010 -> 8, 0x10 -> 16, yes -> true). nullopt: no trap.
 std::optional<std::string> yamlTrap(const std::string& written, const json& value) {
   if (value.is_boolean()) {
-    std::string l = written;
-    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string l = lowercase(written);
     if (l == "true" || l == "false") return std::nullopt;
     return std::string("the boolean ") + (value.get<bool>() ? "true" : "false");
   }
@@ -157,13 +159,16 @@ class GpuLabelValue final : public Rule {
             } else {
               fix = "write " + shown + " in plain decimal";
             }
-            out.report(e.path,
-                       FieldError::invalid(shown,
-                                           "YAML 1.1 (which kubectl reads) turns the unquoted " + *written + " into " +
-                                               *trap + ", so the pod asks for " +
-                                               (e.value->is_boolean() ? "a boolean, not a GPU count" : shown + " " + e.name) +
-                                               "; " + fix),
-                       shown);
+            // A number the API server accepts: the object is valid, and only
+            // its author knows whether 8 was meant (a warning). A boolean
+            // is no quantity: the API server rejects it (an error).
+            out.reportWithDefault(e.path,
+                                  FieldError::invalid(shown, "YAML 1.1 (which kubectl reads) turns the unquoted " +
+                                                                 *written + " into " + *trap + ", so the pod asks for " +
+                                                                 (e.value->is_boolean() ? "a boolean, not a GPU count"
+                                                                                        : shown + " " + e.name) +
+                                                                 "; " + fix),
+                                  shown, e.value->is_boolean() ? Severity::Error : Severity::Warning);
           }
         }
       }
@@ -376,9 +381,7 @@ class GpuLabelValue final : public Rule {
         break;
       case LabelFormat::Boolean:
         if (s != "true" && s != "false") {
-          std::string l = s;
-          std::transform(l.begin(), l.end(), l.begin(),
-                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+          const std::string l = lowercase(s);
           const bool yes = l == "true" || l == "yes" || l == "y" || l == "on" || l == "1";
           const bool no = l == "false" || l == "no" || l == "n" || l == "off" || l == "0";
           return "GFD writes " + key + " as \"true\" or \"false\" (label values are case-sensitive), so this matches no "
@@ -390,8 +393,7 @@ class GpuLabelValue final : public Rule {
         if (allowed.empty() || std::find(allowed.begin(), allowed.end(), s) != allowed.end()) break;
         std::string list;
         for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        std::string l = s;
-        std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        const std::string l = lowercase(s);
         const bool caseOnly = std::find(allowed.begin(), allowed.end(), l) != allowed.end();
         return "GFD writes one of " + list + " in " + key + " (label values are case-sensitive), so this matches no node" +
                (caseOnly ? "; write \"" + l + "\"" : "");

@@ -19,7 +19,12 @@ constexpr RuleDoc kDoc{
         "insufficient for CUDA runtime version\". GPU Feature Discovery labels every GPU node with "
         "nvidia.com/cuda.driver-version.major (and .full); select on it with nodeSelector, or with a required "
         "node affinity that constrains a driver label (In, Gt or Lt) in every nodeSelectorTerm (terms are "
-        "ORed). An empty term (no matchExpressions, no matchFields) matches no node, so it needs no pin. "
+        "ORed). GFD derives nvidia.com/cuda.runtime-version.major and .full (and the deprecated cuda.runtime.major) "
+        "from the driver - they hold the newest CUDA it supports - so In, Gt or Lt on them pins the driver too; "
+        "cuda.runtime-version.minor alone does not (12.0 and 13.0 share it). cuda-driver-too-old judges the same "
+        "pins. GPU pods are those gpu-missing-toleration names, DRA claims of GPU classes and "
+        "deviceclass.resource.kubernetes.io names included. An empty term (no matchExpressions, no matchFields) "
+        "matches no node, so it needs no pin. "
         "Preferred affinity is not a pin. The label keys come from the policy (driverPinLabels).",
     .remediation =
         "Add nodeSelector nvidia.com/cuda.driver-version.major: \"550\", or a required node affinity "
@@ -33,23 +38,6 @@ constexpr RuleDoc kDoc{
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
 };
 
-bool pins(const NodeRequirement& r, const Policy& policy) {
-  return policy.isDriverPinLabel(r.key) && (r.op == "In" || r.op == "Gt" || r.op == "Lt");
-}
-
-// The pod's node selection (nodeSelector folded into every ORed term of the
-// required node affinity) pins the driver when every term that can match a
-// node has a pin. An empty term matches no node (component-helpers
-// nodeaffinity: "nil or empty term selects no objects"), so it lets no node
-// with an unknown driver in.
-bool selectionPins(const PodSite& site, const Policy& policy) {
-  const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
-  return std::all_of(terms.begin(), terms.end(), [&](const NodeTerm& t) {
-    return t.matchesNothing || std::any_of(t.requirements.begin(), t.requirements.end(),
-                                           [&](const NodeRequirement& r) { return pins(r, policy); });
-  });
-}
-
 class GpuMissingDriverPin final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -57,8 +45,8 @@ class GpuMissingDriverPin final : public Rule {
   void check(const CheckContext& ctx, Reporter& out) const override {
     if (ctx.policy.driverPinLabels.empty()) return;
     for (const PodSite& site : ctx.sites) {
-      if (!requestsGpu(site, ctx.policy)) continue;
-      if (selectionPins(site, ctx.policy)) continue;
+      if (!usesGpus(site, ctx.gpu())) continue;
+      if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
       const std::string& label = ctx.policy.driverPinLabels.front();
       // A GFD driver label holds the driver's major version; a platform's
       // pin label (karpenter.sh/nodepool) names the nodes that share a driver.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
+#include "rules/checks/toleration_near_miss.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/semantics.h"
 
@@ -22,7 +23,22 @@ constexpr RuleDoc kDoc{
     .description =
         "GPU node pools are tainted (by convention nvidia.com/gpu:NoSchedule; GKE, AKS and the GPU Operator "
         "docs use it) so that ordinary pods stay off expensive nodes. A GPU pod without a matching toleration "
-        "stays Pending with \"node(s) had untolerated taint\". Matching follows Kubernetes' ToleratesTaint: an "
+        "stays Pending with \"node(s) had untolerated taint\". A pod uses GPUs (the one notion every rule "
+        "shares) when a container asks for a GPU resource of the policy (gpuResources), for the implicit extended "
+        "resource deviceclass.resource.kubernetes.io/<class> of a GPU DeviceClass, or for an extended resource a GPU "
+        "DeviceClass of the same input serves (spec.extendedResourceName, KEP-5004), or when it has a "
+        "resourceClaims entry whose ResourceClaimTemplate or ResourceClaim (in the same input) asks a GPU "
+        "DeviceClass; without the template, a claim counts when its name, resourceClaimTemplateName or "
+        "resourceClaimName contains \"gpu\" or starts with \"mig-\". A GPU DeviceClass is one of the input whose "
+        "selectors name the driver gpu.nvidia.com or whose extendedResourceName is a GPU resource, else one named "
+        "like one: \"gpu\" in the name (gpu.nvidia.com, vfio.gpu.nvidia.com, gpu.example.com) or mig.* (the "
+        "webhook, which never sees the templates, decides by the same names). Device taints (KEP-5055) do not replace node taints: "
+        "a pod whose GPUs all come from DRA claims still lands on the GPU nodes and needs their toleration, and "
+        "the ExtendedResourceToleration admission plugin adds none for claims or deviceclass.resource.kubernetes.io "
+        "names. When the pod has tolerations but none matches, the finding names the closest and why it misses: "
+        "a key a few letters off (or in another letter case), another effect, Equal with another value (or "
+        "against a taint whose value the policy leaves open), an operator that is neither Exists nor Equal, or a "
+        "matching toleration written inside a container. Matching follows Kubernetes' ToleratesTaint: an "
         "empty effect matches every effect, an empty key with Exists matches every taint, and Equal compares "
         "values, so it only tolerates a taint whose value the policy names. The taints come from the policy "
         "(gpuTaints); clusters running the ExtendedResourceToleration admission plugin can set "
@@ -128,7 +144,7 @@ Fix tolerationFix(const json& object, const PodSite& site, const Taint& taint) {
   // feature flag) holds for the added toleration too.
   return {"added toleration {key: " + taint.key + ", operator: Exists, effect: " + taint.effect + "}" +
               std::string(site.placementHint),
-          {{.op = JsonEdit::Op::AddToList, .path = site.tolerations.path, .value = std::move(toleration)}}};
+          {JsonEdit::addToList(site.tolerations.path, std::move(toleration))}};
 }
 
 class GpuMissingToleration final : public Rule {
@@ -137,17 +153,18 @@ class GpuMissingToleration final : public Rule {
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
-      if (!requestsGpu(site, ctx.policy)) continue;
+      if (!usesGpus(site, ctx.gpu())) continue;
       // A rejected toleration that would match still counts as tolerating:
       // its own finding says what to fix, and the fix keeps it tolerating.
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
         out.reportFixable(site.tolerations.path,
-                   FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
-                                            ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
-                                            ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
-                                            misplacedNote(site.misplaced.tolerations, site.tolerations) +
-                                            std::string(site.placementHint)),
-                   "", tolerationFix(ctx.object, site, taint));
+                          FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
+                                               ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
+                                               ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
+                                               nearMissNote(site, taint) +
+                                               misplacedNote(site.misplaced.tolerations, site.tolerations) +
+                                               std::string(site.placementHint)),
+                          "", tolerationFix(ctx.object, site, taint));
       }
       const json* tolerations = site.tolerations.value;
       if (!tolerations || !tolerations->is_array()) continue;

@@ -46,18 +46,18 @@ class GpuRequestsWithoutLimits final : public Rule {
 
   // With no limits at all and only resources that need one, requests become
   // limits (requests default to limits, so the pod asks for the same);
-  // otherwise the limit is set to the request as written.
+  // otherwise the limit is a copy of the request, as written.
   static Fix fixOf(const CheckContext& ctx, const ContainerResources& r, const ResourceEntry& request) {
     const bool onlyLimitless = std::all_of(r.requests.begin(), r.requests.begin() + static_cast<long>(r.writtenRequests),
                                            [&](const ResourceEntry& e) { return isJudgedResource(e.name, ctx.policy); });
     const nlohmann::json* resources = resourcesNode(ctx.object, r.path);
     if (resources && !resources->contains("limits") && onlyLimitless) {
       return {"renamed requests to limits (requests default to limits)",
-              {{.op = JsonEdit::Op::RenameMember, .path = r.path, .key = "requests", .newKey = "limits"}}};
+              {JsonEdit::renameMember(r.path, "requests", "limits")}};
     }
     return {"added limits." + request.name + " equal to the request",
-            {{.op = JsonEdit::Op::SetMember, .path = r.path.field("limits"), .key = request.name,
-              .value = nlohmann::ordered_json(*request.value)}}};
+            {JsonEdit::copyMember(r.path.field("limits"), request.name, request.path,
+                                  nlohmann::ordered_json(*request.value))}};
   }
 
   static const nlohmann::json* resourcesNode(const nlohmann::json& object, const FieldPath& path) {

@@ -6,6 +6,7 @@
 #include "rules/checks/checks.h"
 #include "rules/checks/k8s_objects.h"
 #include "rules/semantics.h"
+#include "text/edit_distance.h"
 
 namespace gpuguard::checks {
 namespace {
@@ -38,22 +39,6 @@ constexpr RuleDoc kDoc{
     .wrongExample = "resources:\n  limits:\n    nvidia.com/GPU: 1\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
 };
-
-// Levenshtein distance, for domains like nvida.com or nvidia.co.
-std::size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 struct Misspelling {
   std::string intended;
@@ -88,7 +73,7 @@ std::optional<Misspelling> misspelling(std::string_view name) {
     if (resource == "gpus" || resource == "nvidia-gpu") return Misspelling{"nvidia.com/gpu", "nothing advertises it"};
     return std::nullopt;
   }
-  if ((resource == "gpu" || resource == "gpus") && (domain == "nvidia" || domain.starts_with("nvidia.") || editDistance(domain, "nvidia.com") <= 2)) {
+  if ((resource == "gpu" || resource == "gpus") && (domain == "nvidia" || domain.starts_with("nvidia.") || text::editDistance(domain, "nvidia.com") <= 2)) {
     return Misspelling{"nvidia.com/gpu", "the device plugin's domain is nvidia.com"};
   }
   return std::nullopt;

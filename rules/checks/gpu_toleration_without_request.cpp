@@ -63,9 +63,11 @@ bool setsVisibleDevices(const ContainerRef& c) {
   });
 }
 
-// Any container asking for more than zero of a device, or for GPUs directly.
-bool asksForGpuResource(const PodSite& site, const Policy& policy) {
-  if (requestsGpu(site, policy)) return true;
+// GPUs by any source gpu_use knows, or any container asking for more than
+// zero of a device (a GPU under a name the policy does not list), or for
+// GPUs directly.
+bool asksForGpuResource(const PodSite& site, const GpuFacts& gpu) {
+  if (usesGpus(site, gpu)) return true;
   for (const ContainerRef& c : site.containers) {
     if (c.kind == ContainerKind::Ephemeral) continue;
     if (setsVisibleDevices(c)) return true;
@@ -168,7 +170,7 @@ class GpuTolerationWithoutRequest final : public Rule {
 
  private:
   static bool asksForGpu(const CheckContext& ctx, const PodSite& site) {
-    return asksForGpuResource(site, ctx.policy) || sharesGpuByAnnotation(ctx.object, site);
+    return asksForGpuResource(site, ctx.gpu()) || sharesGpuByAnnotation(ctx.object, site);
   }
 
   // The GPU taint a toleration names and tolerates; wildcard tolerations

@@ -11,16 +11,11 @@
 
 #include "rules/k8s/field_path.h"
 #include "rules/k8s/json_access.h"
+#include "text/ascii.h"
 
 namespace gpuguard::checks {
 
-inline std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+inline std::string lowercase(std::string_view s) { return text::asciiLowercase(s); }
 
 // Calls fn(object, path) for `root` and, when it is a `kind: List`, for each
 // object item (kubectl get -o yaml output). Nested Lists are not expanded.

@@ -3,7 +3,6 @@
 // Gt/Lt that can never match.
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -14,6 +13,7 @@
 #include "rules/gfd_labels.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/semantics.h"
+#include "text/ascii.h"
 
 namespace gpuguard::checks {
 namespace {
@@ -69,12 +69,6 @@ constexpr std::string_view kRejected =
 constexpr long long kSaneBound = 1'000'000'000'000'000LL;
 constexpr std::array<std::string_view, 6> kOperators{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The single integer value of an expression, when it has one.
 std::optional<long long> singleInteger(const json& e) {
   auto values = e.find("values");
@@ -87,7 +81,7 @@ std::optional<long long> singleInteger(const json& e) {
 
 // What to write instead of an operator that does not exist.
 std::string operatorFix(std::string_view op, const json& expression) {
-  const std::string l = lower(op);
+  const std::string l = text::asciiLowercase(op);
   const std::optional<long long> parsed = singleInteger(expression);
   // No arithmetic near the int64 limits. (Plain values, not a reset optional:
   // GCC 12 warns -Wmaybe-uninitialized on the latter at -O2.)
@@ -110,7 +104,7 @@ std::string operatorFix(std::string_view op, const json& expression) {
   if (l == "exist" || l == "present") return "write Exists";
   if (l == "notexists" || l == "doesnotexists" || l == "absent") return "write DoesNotExist";
   for (std::string_view known : kOperators) {
-    if (lower(known) == l) return "operators are case-sensitive: write " + std::string(known);
+    if (text::asciiLowercase(known) == l) return "operators are case-sensitive: write " + std::string(known);
   }
   return "use In, NotIn, Exists, DoesNotExist, Gt or Lt";
 }

@@ -41,7 +41,10 @@ std::string FieldError::body() const {
   const bool showsValue = type != FieldErrorType::Required && type != FieldErrorType::Forbidden &&
                           type != FieldErrorType::TooLong && type != FieldErrorType::Note;
   if (showsValue && value) s += ": " + *value;
-  if (!detail.empty()) s += s.empty() ? detail : ": " + detail;
+  // A detail that starts with "; " is our advice after an error the API
+  // server gives no detail of its own (Duplicate value: "gpu"; remove ...):
+  // written after ": " it would read as the API server's words.
+  if (!detail.empty()) s += s.empty() || detail.starts_with("; ") ? detail : ": " + detail;
   return s;
 }
 

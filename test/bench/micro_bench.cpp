@@ -173,7 +173,7 @@ void BM_JsonReaderParse(benchmark::State& state, std::string body) {
 }
 
 void BM_AdmissionReview(benchmark::State& state, std::string body) {
-  const auto policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
+  const gpuguard::webhook::AdmissionPolicy policy;
   std::string decision;
   for (auto _ : state) {
     auto r = gpuguard::webhook::review(body, policy);
@@ -189,9 +189,9 @@ void BM_AdmissionReview(benchmark::State& state, std::string body) {
 void BM_AdmissionJudgeOnly(benchmark::State& state, std::string body) {
   const auto review = nlohmann::json::parse(body);
   const auto& object = review.at("request").at("object");
-  const auto policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
+  const gpuguard::webhook::AdmissionPolicy policy;
   for (auto _ : state) {
-    auto f = gpuguard::judge(object, policy);
+    auto f = gpuguard::judge(object, policy.engine);
     benchmark::DoNotOptimize(f);
   }
 }
@@ -242,7 +242,7 @@ std::string hostileReview(std::size_t n, bool manyContainers) {
 
 void BM_ReviewScaling(benchmark::State& state, bool manyContainers) {
   const std::string body = hostileReview(static_cast<std::size_t>(state.range(0)), manyContainers);
-  const auto policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
+  const gpuguard::webhook::AdmissionPolicy policy;
   for (auto _ : state) {
     auto r = gpuguard::webhook::review(body, policy);
     benchmark::DoNotOptimize(r);

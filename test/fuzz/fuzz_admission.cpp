@@ -1,12 +1,16 @@
-// webhook::review: AdmissionReview bytes in, HTTP status + body out, exactly
-// what the HTTPS server hands it. Invariants:
+// webhook::review and webhook::mutate: AdmissionReview bytes in, HTTP status +
+// body out, exactly what the HTTPS server hands them. Invariants:
 //  * never crashes or throws;
 //  * the status is 200 (allowed / denied) or 400 (invalid), never anything else;
 //  * the body is always valid JSON (the API server must be able to read it);
 //  * a 200 reply is an AdmissionReview whose response.uid echoes the
 //    request's uid and whose response.allowed matches the decision, a denial
 //    carries status.code 403, and warnings stay within the API server's
-//    budget (<= 256 runes each, <= 4096 in total, no control characters).
+//    budget (<= 256 runes each, <= 4096 in total, no control characters);
+//  * mutate answers with the same status, a 200 always allowed, and a patch
+//    (when there is one) that is base64 of a JSONPatch array of add/move
+//    operations on absolute paths, with patchType JSONPatch.
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -16,10 +20,57 @@
 
 using gpuguard::webhook::Decision;
 
+namespace {
+
+std::string fromBase64(const std::string& text) {
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned bits = 0, value = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    const std::size_t digit = kAlphabet.find(c);
+    FUZZ_CHECK(digit != std::string::npos);
+    value = (value << 6 | static_cast<unsigned>(digit)) & 0xFFFFFF;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((value >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+void checkMutate(std::string_view body, const gpuguard::webhook::AdmissionPolicy& policy, int reviewStatus) {
+  const gpuguard::webhook::AdmissionResult m = gpuguard::webhook::mutate(body, policy);
+  FUZZ_CHECK(m.httpStatus == reviewStatus);
+  const nlohmann::json reply = nlohmann::json::parse(m.body, nullptr, false);
+  FUZZ_CHECK(!reply.is_discarded() && reply.is_object());
+  if (m.httpStatus != 200) return;
+  FUZZ_CHECK(m.decision == Decision::Allowed);
+  FUZZ_CHECK(reply.contains("response") && reply["response"].is_object());
+  const auto& response = reply["response"];
+  FUZZ_CHECK(response.value("allowed", false));
+  if (!response.contains("patch")) {
+    FUZZ_CHECK(!response.contains("patchType") && m.patchOperations == 0);
+    return;
+  }
+  FUZZ_CHECK(response.value("patchType", "") == "JSONPatch" && response["patch"].is_string());
+  const nlohmann::json patch = nlohmann::json::parse(fromBase64(response["patch"].get<std::string>()), nullptr, false);
+  FUZZ_CHECK(patch.is_array() && !patch.empty() && patch.size() == m.patchOperations);
+  for (const auto& op : patch) {
+    FUZZ_CHECK(op.is_object());
+    const std::string kind = op.value("op", "");
+    FUZZ_CHECK(kind == "add" || kind == "move");
+    FUZZ_CHECK(op.value("path", "").starts_with("/"));
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 256 * 1024) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  static const gpuguard::Policy policy = gpuguard::webhook::webhookPolicy(gpuguard::Policy{});
+  static const gpuguard::webhook::AdmissionPolicy policy;
   const gpuguard::webhook::AdmissionResult r = gpuguard::webhook::review(body, policy);
 
   const nlohmann::json reply = nlohmann::json::parse(r.body, nullptr, false);
@@ -62,5 +113,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(r.decision == Decision::Invalid);
     FUZZ_CHECK(reply.value("kind", "") == "Status");
   }
+  checkMutate(body, policy, r.httpStatus);
   return 0;
 }

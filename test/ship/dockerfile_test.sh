@@ -105,9 +105,14 @@ check "the runtime stage installs no -dev package" test -z "$(grep -- '-dev$' <<
 check "the runtime stage cleans the apt lists" \
   grep -q "rm -rf /var/lib/apt/lists" <<<"$(awk -F'\t' -v s="$last_stage" '$1 == s && $2 == "RUN"' "$INSTR")"
 
-# The build dependencies CMakeLists.txt finds, as Debian packages.
-for p in cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libre2-dev; do
+# The build dependencies CMakeLists.txt finds for the binaries, as Debian packages; and no
+# dependency without a user: the tests' cpp-httplib, GoogleTest and Google Benchmark stay out
+# (the image builds with -DGPUGUARD_BUILD_TESTS=OFF).
+for p in cmake g++ make pkg-config libssl-dev nlohmann-json3-dev libyaml-cpp-dev libre2-dev; do
   check "the build stage installs $p" grep -qx -- "$p" <<<"$BUILD_PKGS"
+done
+for p in libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev; do
+  check "the build stage does not install $p (only the tests or benchmarks use it)" not grep -qx -- "$p" <<<"$BUILD_PKGS"
 done
 if command -v dpkg-query >/dev/null; then
   missing=()

@@ -12,12 +12,13 @@ source "$(dirname "$0")/lib.sh"
 cd "$REPO" || exit 1
 
 # module: the modules it may include (besides itself). rules/k8s is the model of
-# Kubernetes at the bottom; rules/checks only through rules/registry.cpp.
+# Kubernetes at the bottom, text (UTF-8, ASCII case, edit distance) beside it;
+# rules/checks only through rules/registry.cpp.
 declare -A allowed=(
   [text]=""
   [rules/k8s]=""
-  [rules]="rules/k8s"
-  [rules/checks]="rules rules/k8s"
+  [rules]="rules/k8s text"
+  [rules/checks]="rules rules/k8s text"
   [schedule]="rules rules/k8s"
   [yaml]="rules rules/k8s text"
   [lint]="rules rules/k8s schedule yaml text"
@@ -55,6 +56,26 @@ else
   for b in "${broken[@]}"; do fail "$b"; done
 fi
 
-# The README draws the same arrows.
-check "the README's architecture section lists the modules" grep -q 'rules/k8s' README.md
+# The README draws the same arrows: each "<module>/ (...) --> <module>/ ..." line of
+# its architecture block names exactly the modules allowed above.
+declare -A drawn=()
+while IFS= read -r line; do
+  left=${line%%-->*} right=${line#*-->}
+  right=${right%%rules/registry.cpp*}  # the registry's own arrow, checked above
+  targets=$(for t in $right; do [[ $t == */ ]] && echo "${t%/}"; done | sort | tr '\n' ' ' | sed 's/ $//')
+  for m in ${left//,/ }; do
+    [[ $m == */ ]] && drawn[${m%/}]=$targets
+  done
+done < <(sed -n '/^## Architecture/,/^## /p' README.md | sed -n '/^```text/,/^```$/p' | grep -e '-->')
+for m in "${!allowed[@]}"; do
+  want=$(for t in ${allowed[$m]}; do echo "$t"; done | sort | tr '\n' ' ' | sed 's/ $//')
+  if [[ -z ${drawn[$m]+set} ]]; then
+    fail "the README's architecture draws no line for $m/"
+  else
+    check "the README draws $m/ --> ${want:-(nothing)} (drawn: ${drawn[$m]:-(nothing)})" test "${drawn[$m]}" = "$want"
+  fi
+done
+for m in "${!drawn[@]}"; do
+  [[ -n ${allowed[$m]+set} ]] || fail "the README's architecture draws $m/, which this test does not know"
+done
 finish

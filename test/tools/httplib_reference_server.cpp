@@ -48,7 +48,7 @@
 
 namespace {
 
-using gpuguard::Policy;
+using gpuguard::webhook::AdmissionPolicy;
 
 struct Options {
   std::string cert, key, bind = "127.0.0.1";
@@ -106,7 +106,7 @@ void tune(httplib::Server& server, int threads) {
   });
 }
 
-void route(httplib::Server& server, const Policy& policy) {
+void route(httplib::Server& server, const AdmissionPolicy& policy) {
   server.Post("/validate", [&policy](const httplib::Request& req, httplib::Response& res) {
     gpuguard::webhook::AdmissionResult result = gpuguard::webhook::review(req.body, policy);
     res.status = result.httpStatus;
@@ -120,10 +120,9 @@ void route(httplib::Server& server, const Policy& policy) {
 int main(int argc, char** argv) {
   const std::optional<Options> options = parseOptions(argc, argv);
   if (!options) return 2;
-  Policy policy;
+  AdmissionPolicy policy;
   try {
-    policy = gpuguard::webhook::webhookPolicy(options->policy ? gpuguard::yaml::loadPolicyFile(*options->policy)
-                                                              : Policy{});
+    if (options->policy) policy = AdmissionPolicy::from(gpuguard::yaml::loadPolicyFile(*options->policy));
   } catch (const std::exception& e) {
     std::cerr << "gpuguard-httplib-reference: " << e.what() << "\n";
     return 1;

@@ -13,6 +13,7 @@
 #include "test_support.h"
 #include "webhook/admission.h"
 #include "webhook/json_text.h"
+#include "yaml/policy_file.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::webhook {
@@ -99,17 +100,18 @@ struct Reply {
   }
 };
 
-Reply reviewRaw(const std::string& body, const Policy& policy = webhookPolicy({})) {
+Reply reviewRaw(const std::string& body, const AdmissionPolicy& policy = {}) {
   Reply r{review(body, policy), json()};
   r.body = json::parse(r.result.body);  // every reply, even an error, is JSON
   return r;
 }
 
-Reply admit(const std::string& yaml, const Policy& policy = webhookPolicy({}), const Request& rq = {}) {
+Reply admit(const std::string& yaml, const AdmissionPolicy& policy = {}, const Request& rq = {}) {
   return reviewRaw(reviewBody(objectFromYaml(yaml), rq), policy);
 }
 
-Policy with(Policy p, const std::function<void(Policy&)>& change) {
+template <typename P, typename Change>
+P with(P p, Change change) {
   change(p);
   return p;
 }
@@ -171,11 +173,11 @@ TEST(AdmissionEnvelope, AnswersInTheVersionItCameInAndEchoesTheUid) {
 TEST(AdmissionEnvelope, V1beta1IsAnsweredAsV1beta1) {
   Request rq;
   rq.apiVersion = "admission.k8s.io/v1beta1";
-  const Reply allowed = admit(kGoodPod, webhookPolicy({}), rq);
+  const Reply allowed = admit(kGoodPod, AdmissionPolicy{}, rq);
   EXPECT_EQ(allowed.body["apiVersion"], "admission.k8s.io/v1beta1");
   EXPECT_TRUE(allowed.allowed());
 
-  const Reply denied = admit(kBarePod, webhookPolicy({}), rq);
+  const Reply denied = admit(kBarePod, AdmissionPolicy{}, rq);
   EXPECT_EQ(denied.body["apiVersion"], "admission.k8s.io/v1beta1");
   EXPECT_EQ(denied.response()["uid"], rq.uid);
   EXPECT_FALSE(denied.allowed());
@@ -193,7 +195,7 @@ TEST(AdmissionEnvelope, NeverCarriesAPatch) {
 TEST(AdmissionEnvelope, TheUidIsEchoedExactlyWhateverItHolds) {
   Request rq;
   rq.uid = "quote\" backslash\\ newline\n unicode \xC3\xA9";
-  const Reply r = admit(kGoodPod, webhookPolicy({}), rq);
+  const Reply r = admit(kGoodPod, AdmissionPolicy{}, rq);
   EXPECT_EQ(r.response()["uid"], rq.uid);
 }
 
@@ -210,19 +212,19 @@ TEST(AdmissionDenial, IsA403ForbiddenWithEveryErrorInTheMessage) {
   EXPECT_EQ(status["code"], 403);
   EXPECT_EQ(status["reason"], "Forbidden");
   EXPECT_EQ(status["status"], "Failure");
-  EXPECT_EQ(r.message(), expectedDenial(kBarePod, webhookPolicy({})));
+  EXPECT_EQ(r.message(), expectedDenial(kBarePod, Policy{}));
   EXPECT_THAT(r.rules(true), AllOf(Contains("gpu-missing-toleration"), Contains("gpu-missing-driver-pin")));
 }
 
 TEST(AdmissionDenial, SeveralErrorsAreJoinedLikeTheApiServersAggregate) {
-  const Reply r = admit(kBarePod, webhookPolicy(onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin"})));
+  const Reply r = admit(kBarePod, AdmissionPolicy{onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin"})});
   EXPECT_THAT(r.message(), StartsWith("[spec.tolerations: Required value: no toleration for the GPU node taint"));
   EXPECT_THAT(r.message(), HasSubstr("[gpu-missing-toleration], spec.nodeSelector: Required value: "));
   EXPECT_THAT(r.message(), EndsWith("[gpu-missing-driver-pin]]"));
 }
 
 TEST(AdmissionDenial, ASingleErrorHasNoBrackets) {
-  const Reply r = admit(kBarePod, webhookPolicy(onlyRules({"gpu-missing-toleration"})));
+  const Reply r = admit(kBarePod, AdmissionPolicy{onlyRules({"gpu-missing-toleration"})});
   EXPECT_THAT(r.message(), StartsWith("spec.tolerations: Required value: no toleration for the GPU node taint "
                                       "nvidia.com/gpu"));
   EXPECT_THAT(r.message(), EndsWith(" [gpu-missing-toleration]"));
@@ -332,13 +334,13 @@ class EveryRuleDenies : public ::testing::TestWithParam<RuleCase> {};
 
 TEST_P(EveryRuleDenies, WithItsFieldItsMessageAndItsId) {
   const RuleCase& c = GetParam();
-  const Policy policy = webhookPolicy(onlyRules({c.rule}));
+  const AdmissionPolicy policy = AdmissionPolicy{onlyRules({c.rule})};
   const Reply r = admit(c.yaml, policy);
   ASSERT_FALSE(r.allowed()) << c.rule;
   EXPECT_THAT(r.message(), StartsWith(c.expectedStart));
   EXPECT_THAT(r.message(), HasSubstr(c.expectedPart));
   EXPECT_THAT(r.message(), EndsWith(std::string(" [") + c.rule + "]"));
-  EXPECT_EQ(r.message(), expectedDenial(c.yaml, policy));
+  EXPECT_EQ(r.message(), expectedDenial(c.yaml, policy.engine));
   EXPECT_THAT(r.rules(true), ElementsAre(c.rule));
 }
 
@@ -385,7 +387,7 @@ spec:
 
 TEST(AdmissionDenial, AVeryLongListIsCappedWithAndNMore) {
   const std::string yaml = deploymentWithFractionalContainers(60);
-  const Reply r = admit(yaml, webhookPolicy(onlyRules({"gpu-fractional"})));
+  const Reply r = admit(yaml, AdmissionPolicy{onlyRules({"gpu-fractional"})});
   ASSERT_FALSE(r.allowed());
   EXPECT_THAT(r.message(), StartsWith("[spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: "));
   EXPECT_THAT(r.message(), HasSubstr(" more]"));
@@ -413,7 +415,7 @@ TEST(AdmissionDenial, MessageHelpersDeduplicateAndCap) {
 TEST(AdmissionWarnings, WarningSeverityFindingsAdmitWithAWarning) {
   Policy policy = onlyRules({"gpu-missing-driver-pin"});
   policy.rules["gpu-missing-driver-pin"] = RuleSetting::Warning;
-  const Reply r = admit(kBarePod, webhookPolicy(policy));
+  const Reply r = admit(kBarePod, AdmissionPolicy{policy});
   EXPECT_TRUE(r.allowed());
   EXPECT_FALSE(r.response().contains("status"));
   ASSERT_THAT(r.warnings(), SizeIs(1));
@@ -426,7 +428,7 @@ TEST(AdmissionWarnings, WarningSeverityFindingsAdmitWithAWarning) {
 TEST(AdmissionWarnings, AreSentOnDenialsToo) {
   Policy policy = onlyRules({"gpu-missing-driver-pin", "gpu-missing-toleration"});
   policy.rules["gpu-missing-driver-pin"] = RuleSetting::Warning;
-  const Reply r = admit(kBarePod, webhookPolicy(policy));
+  const Reply r = admit(kBarePod, AdmissionPolicy{policy});
   EXPECT_FALSE(r.allowed());
   EXPECT_THAT(r.message(), HasSubstr("[gpu-missing-toleration]"));
   EXPECT_THAT(r.message(), Not(HasSubstr("gpu-missing-driver-pin")));
@@ -437,7 +439,7 @@ TEST(AdmissionWarnings, AreSentOnDenialsToo) {
 TEST(AdmissionWarnings, OffRulesAreSilent) {
   Policy policy = onlyRules({"gpu-missing-driver-pin"});
   policy.rules["gpu-missing-driver-pin"] = RuleSetting::Off;
-  const Reply r = admit(kBarePod, webhookPolicy(policy));
+  const Reply r = admit(kBarePod, AdmissionPolicy{policy});
   EXPECT_TRUE(r.allowed());
   EXPECT_THAT(r.warnings(), IsEmpty());
   EXPECT_THAT(r.result.hits, IsEmpty());
@@ -506,7 +508,7 @@ TEST(AdmissionWarnings, StayWithinTheApiServersTotalBudget) {
   const std::string yaml = deploymentWithFractionalContainers(80);
   Policy policy = onlyRules({"gpu-fractional"});
   policy.rules["gpu-fractional"] = RuleSetting::Warning;
-  const Reply r = admit(yaml, webhookPolicy(policy));
+  const Reply r = admit(yaml, AdmissionPolicy{policy});
   EXPECT_TRUE(r.allowed());
   std::size_t total = 0;
   for (const std::string& w : r.warnings()) {
@@ -524,7 +526,7 @@ TEST(AdmissionWarnings, DuplicatesAreSentOnce) {
   Policy policy = onlyRules({"gpu-missing-toleration"});
   policy.rules["gpu-missing-toleration"] = RuleSetting::Warning;
   policy.gpuTaints.push_back(policy.gpuTaints.front());  // the same taint twice: two identical findings
-  const Reply r = admit(kBarePod, webhookPolicy(policy));
+  const Reply r = admit(kBarePod, AdmissionPolicy{policy});
   EXPECT_THAT(r.warnings(), SizeIs(1));
 }
 
@@ -553,7 +555,7 @@ TEST(AdmissionOperations, ConnectIsAlwaysAllowed) {
 TEST(AdmissionOperations, DryRunIsJudgedTheSame) {
   Request rq;
   rq.dryRun = true;
-  const Reply dry = admit(kBarePod, webhookPolicy({}), rq);
+  const Reply dry = admit(kBarePod, AdmissionPolicy{}, rq);
   const Reply real = admit(kBarePod);
   EXPECT_FALSE(dry.allowed());
   EXPECT_TRUE(dry.result.dryRun);
@@ -568,7 +570,7 @@ TEST(AdmissionOperations, SubresourcesAreAllowed) {
     rq.operation = "UPDATE";
     rq.subResource = sub;
     rq.oldObject = objectFromYaml(kBarePod);
-    const Reply r = admit(kBarePod, webhookPolicy({}), rq);
+    const Reply r = admit(kBarePod, AdmissionPolicy{}, rq);
     EXPECT_TRUE(r.allowed()) << sub;
     EXPECT_EQ(r.result.skipped, std::string("subresource ") + sub);
   }
@@ -631,7 +633,7 @@ TEST(AdmissionUpdate, WhatTheUpdateIntroducesIsDenied) {
   Request rq;
   rq.operation = "UPDATE";
   rq.oldObject = objectFromYaml(kGoodPod);
-  const Reply r = admit(kBarePod, webhookPolicy({}), rq);
+  const Reply r = admit(kBarePod, AdmissionPolicy{}, rq);
   EXPECT_FALSE(r.allowed());
   EXPECT_THAT(r.message(), HasSubstr("[gpu-missing-toleration]"));
 }
@@ -647,7 +649,7 @@ TEST(AdmissionUpdate, OldAndNewFindingsAreToldApart) {
   Request rq;
   rq.operation = "UPDATE";
   rq.oldObject = oldObject;
-  const Policy policy = webhookPolicy(onlyRules({"gpu-missing-toleration", "gpu-fractional"}));
+  const AdmissionPolicy policy = AdmissionPolicy{onlyRules({"gpu-missing-toleration", "gpu-fractional"})};
   const Reply r = reviewRaw(reviewBody(newObject, rq), policy);
   EXPECT_FALSE(r.allowed());
   EXPECT_THAT(r.rules(true), ElementsAre("gpu-fractional"));
@@ -659,7 +661,7 @@ TEST(AdmissionUpdate, OldAndNewFindingsAreToldApart) {
 TEST(AdmissionUpdate, WithoutAnOldObjectEverythingCounts) {
   Request rq;
   rq.operation = "UPDATE";
-  const Reply r = admit(kBarePod, webhookPolicy({}), rq);
+  const Reply r = admit(kBarePod, AdmissionPolicy{}, rq);
   EXPECT_FALSE(r.allowed());
 }
 
@@ -683,7 +685,7 @@ TEST(AdmissionUpdate, AnObjectBeingDeletedIsAllowedSoFinalizersCanBeRemoved) {
 // ---------------------------------------------------------------------------
 
 TEST(AdmissionPolicy, ExemptNamespacesAreAllowedByTheRequestsNamespace) {
-  const Policy policy = with(webhookPolicy({}), [](Policy& p) { p.exemptNamespaces = {"kube-system", "team-*"}; });
+  const AdmissionPolicy policy = with(AdmissionPolicy{}, [](AdmissionPolicy& p) { p.exemptNamespaces = {"kube-system", "team-*"}; });
   for (const char* ns : {"kube-system", "team-a", "team-"}) {
     Request rq;
     rq.namespaceName = ns;
@@ -715,16 +717,15 @@ spec:
 
 TEST(AdmissionPolicy, SuppressionAnnotationsAreIgnoredByDefault) {
   // Anyone who can create a pod can write an annotation.
-  EXPECT_EQ(webhookPolicy({}).allowSuppressions, false);
-  const Reply r = admit(kSuppressedPod, webhookPolicy({}));
+  EXPECT_EQ(AdmissionPolicy{}.allowSuppressions, false);
+  EXPECT_EQ(AdmissionPolicy::from(yaml::PolicyDocument{}).allowSuppressions, false) << "unset in the policy file";
+  const Reply r = admit(kSuppressedPod);
   EXPECT_FALSE(r.allowed());
   EXPECT_THAT(r.message(), HasSubstr("[gpu-missing-toleration]"));
-  const Reply unset = admit(kSuppressedPod, Policy{});
-  EXPECT_FALSE(unset.allowed()) << "an unset allowSuppressions means false here, even without webhookPolicy()";
 }
 
 TEST(AdmissionPolicy, SuppressionAnnotationsCountWhenThePolicyAllowsThem) {
-  const Policy policy = webhookPolicy(with(Policy{}, [](Policy& p) { p.allowSuppressions = true; }));
+  const AdmissionPolicy policy = AdmissionPolicy::from(yaml::parsePolicy("allowSuppressions: true", "policy.yaml"));
   EXPECT_EQ(policy.allowSuppressions, true);
   const Reply r = admit(kSuppressedPod, policy);
   EXPECT_TRUE(r.allowed());
@@ -740,7 +741,7 @@ TEST(AdmissionCustomResources, RayClusterWorkerGroupsAreJudged) {
   std::ifstream in(std::string(GPUGUARD_SOURCE_DIR) + "/test/e2e/cases/raycluster-fractional.yaml");
   std::stringstream text;
   text << in.rdbuf();
-  const Reply r = admit(text.str(), webhookPolicy(onlyRules({"gpu-fractional"})));
+  const Reply r = admit(text.str(), AdmissionPolicy{onlyRules({"gpu-fractional"})});
   EXPECT_FALSE(r.allowed());
   EXPECT_THAT(r.message(),
               StartsWith("[spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]: "
@@ -768,7 +769,7 @@ spec:
             resources:
               limits: {nvidia.com/gpu: 0.5}
 )",
-                        webhookPolicy(onlyRules({"gpu-fractional"})));
+                        AdmissionPolicy{onlyRules({"gpu-fractional"})});
   EXPECT_FALSE(r.allowed());
   EXPECT_THAT(r.message(),
               StartsWith("spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources.limits[nvidia.com/gpu]:"
@@ -786,7 +787,7 @@ TEST(AdmissionParse, ManagedFieldsStatusAndLastAppliedAreNeverJudged) {
   pod["metadata"]["managedFields"] = {{{"manager", "kubectl"}, {"fieldsV1", {{"spec", fractional}}}}};
   pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = fractional.dump();
   pod["status"] = {{"phase", "Pending"}, {"spec", fractional}};
-  const Reply r = reviewRaw(reviewBody(pod), webhookPolicy(onlyRules({"gpu-fractional"})));
+  const Reply r = reviewRaw(reviewBody(pod), AdmissionPolicy{onlyRules({"gpu-fractional"})});
   EXPECT_TRUE(r.allowed());
   EXPECT_THAT(r.result.hits, IsEmpty());
 }
@@ -794,14 +795,14 @@ TEST(AdmissionParse, ManagedFieldsStatusAndLastAppliedAreNeverJudged) {
 TEST(AdmissionParse, LabelsAndOtherAnnotationsAreKept) {
   json pod = objectFromYaml(kSuppressedPod);
   pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = "{}";
-  const Policy policy = webhookPolicy(with(Policy{}, [](Policy& p) { p.allowSuppressions = true; }));
+  const AdmissionPolicy policy = with(AdmissionPolicy{}, [](AdmissionPolicy& p) { p.allowSuppressions = true; });
   EXPECT_TRUE(reviewRaw(reviewBody(pod), policy).allowed()) << "suppression annotations survive the pruning";
 
   json labelled = objectFromYaml(kGoodPod);
   labelled["kind"] = "Widget";  // a CR: label values are not checked by the API server
   labelled["apiVersion"] = "example.com/v1";
   labelled["metadata"]["labels"] = {{"tier", 1}};
-  const Reply r = reviewRaw(reviewBody(labelled), webhookPolicy(onlyRules({"label-value-not-string"})));
+  const Reply r = reviewRaw(reviewBody(labelled), AdmissionPolicy{onlyRules({"label-value-not-string"})});
   EXPECT_FALSE(r.allowed());
   EXPECT_THAT(r.message(), StartsWith("metadata.labels[tier]: Invalid value: 1"));
 }
@@ -891,7 +892,7 @@ class MalformedRequests : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(MalformedRequests, Get400WithAStatusNamingTheProblem) {
   const BadCase& c = GetParam();
-  const AdmissionResult r = review(c.body, webhookPolicy({}));
+  const AdmissionResult r = review(c.body, AdmissionPolicy{});
   EXPECT_EQ(r.httpStatus, 400);
   EXPECT_EQ(r.decision, Decision::Invalid);
   EXPECT_THAT(r.error, HasSubstr(c.expected));
@@ -922,7 +923,7 @@ TEST(AdmissionParse, NestingUpToTheLimitIsAccepted) {
 TEST(AdmissionParse, UnknownOperationsAreAllowedUnjudged) {
   Request rq;
   rq.operation = "FROBNICATE";
-  const Reply r = admit(kBarePod, webhookPolicy({}), rq);
+  const Reply r = admit(kBarePod, AdmissionPolicy{}, rq);
   EXPECT_TRUE(r.allowed());
   EXPECT_EQ(r.result.skipped, "FROBNICATE");
 }
@@ -979,7 +980,7 @@ TEST(AdmissionSamples, RealApiServerRequestsGetTheExpectedDecision) {
 
 TEST(AdmissionSamples, ThePrunedParseJudgesLikeAFullParse) {
   if (!std::filesystem::is_directory(samplesDir())) GTEST_SKIP() << "no samples at " << samplesDir();
-  Policy policy = webhookPolicy({});
+  const AdmissionPolicy policy;
   for (const auto& entry : std::filesystem::directory_iterator(samplesDir())) {
     if (entry.path().extension() != ".json") continue;  // INDEX.md describes them
     SCOPED_TRACE(entry.path().filename().string());
@@ -987,7 +988,7 @@ TEST(AdmissionSamples, ThePrunedParseJudgesLikeAFullParse) {
     const json request = json::parse(body)["request"];
     if (request["operation"] != "CREATE") continue;
     std::vector<std::string> full;
-    for (const Finding& f : judge(request["object"], policy)) full.push_back(f.rule + " " + f.field());
+    for (const Finding& f : judge(request["object"], policy.engine)) full.push_back(f.rule + " " + f.field());
     std::vector<std::string> webhook;
     const Reply r = reviewRaw(body, policy);
     for (const RuleHit& h : r.result.hits) webhook.push_back(h.rule);
@@ -1001,7 +1002,7 @@ TEST(AdmissionSamples, EveryTruncationOfARealRequestIsA400) {
   const std::string body = readFile(samplesDir() / "01-CREATE-Pod-gpu-pod.json");
   ASSERT_FALSE(body.empty());
   for (std::size_t len = 0; len < body.size(); len += 7) {
-    const AdmissionResult r = review(std::string_view(body).substr(0, len), webhookPolicy({}));
+    const AdmissionResult r = review(std::string_view(body).substr(0, len), AdmissionPolicy{});
     ASSERT_EQ(r.httpStatus, 400) << "length " << len;
     ASSERT_TRUE(json::accept(r.body));
   }
@@ -1028,7 +1029,7 @@ Decided lintSide(const std::vector<Finding>& findings) {
   return d;
 }
 
-Decided webhookSide(const json& object, const Policy& policy) {
+Decided webhookSide(const json& object, const AdmissionPolicy& policy) {
   const Reply r = reviewRaw(reviewBody(object), policy);
   Decided d;
   d.denied = !r.allowed();
@@ -1043,9 +1044,11 @@ Decided webhookSide(const json& object, const Policy& policy) {
 // server rejects such values at decode, before any webhook. They are removed
 // from the lint side, and only these rules may have them.
 std::vector<Finding> withoutSourceTextFindings(const std::vector<Finding>& lintFindings, const json& object,
-                                               const Policy& policy) {
+                                               const lint::LintPolicy& policy) {
   std::vector<std::string> plain;
-  for (const Finding& f : judge(object, policy)) plain.push_back(f.rule + "\n" + f.field());
+  for (const Finding& f : judge(object, policy.engine, JudgeOptions{.exemptions = &policy.exemptions})) {
+    plain.push_back(f.rule + "\n" + f.field());
+  }
   std::vector<Finding> out;
   for (const Finding& f : lintFindings) {
     auto it = std::find(plain.begin(), plain.end(), f.rule + "\n" + f.field());
@@ -1066,18 +1069,29 @@ void expectParity(const std::string& what, const Decided& lint, const Decided& w
   EXPECT_EQ(lint.warnings, webhook.warnings) << what;
 }
 
-// Policies both front ends run with. Suppressions are set explicitly: the
-// two front ends only differ in what an unset allowSuppressions means.
-std::vector<std::pair<std::string, Policy>> parityPolicies() {
-  std::vector<std::pair<std::string, Policy>> out;
-  out.emplace_back("defaults, suppressions allowed", with(Policy{}, [](Policy& p) { p.allowSuppressions = true; }));
-  out.emplace_back("defaults, suppressions ignored", with(Policy{}, [](Policy& p) { p.allowSuppressions = false; }));
-  out.emplace_back("driver pin as a warning", with(Policy{}, [](Policy& p) {
-                     p.allowSuppressions = false;
-                     p.rules["gpu-missing-driver-pin"] = RuleSetting::Warning;
-                     p.rules["gpu-missing-toleration"] = RuleSetting::Warning;
-                   }));
+// Policy files both front ends read, each front end building its own
+// policy from the same document. Suppressions are set explicitly: the two
+// front ends only differ in what an unset allowSuppressions means.
+std::vector<std::pair<std::string, yaml::PolicyDocument>> parityPolicies() {
+  std::vector<std::pair<std::string, yaml::PolicyDocument>> out;
+  for (const char* text : {
+           "allowSuppressions: true",
+           "allowSuppressions: false",
+           "allowSuppressions: false\nrules: {gpu-missing-driver-pin: warning, gpu-missing-toleration: warning}",
+           "allowSuppressions: true\nexemptions: [{kind: 'StatefulSet|JobSet', rules: [gpu-fractional, gpu-invalid-quantity]}, "
+           "{image: 'registry\\.corp/.*'}]",
+       }) {
+    out.emplace_back(text, yaml::parsePolicy(text, "parity.yaml"));
+  }
   return out;
+}
+
+// The findings gpuguard-lint's judging makes for a one-document text (as a
+// whole object: the webhook never receives a fragment).
+std::vector<Finding> lintFindings(const std::string& text, const lint::LintPolicy& policy) {
+  const yaml::ParseResult parsed = yaml::parseStream(text);
+  EXPECT_EQ(parsed.documents.size(), 1u);
+  return parsed.documents.empty() ? std::vector<Finding>{} : lint::judgeDocument(parsed.documents.front(), policy);
 }
 
 const char* const kParityCases[] = {
@@ -1141,12 +1155,13 @@ spec:
 };
 
 TEST(DecisionParity, InlineCasesDecideTheSameInLintAndWebhook) {
-  for (const auto& [policyName, policy] : parityPolicies()) {
+  for (const auto& [policyName, document] : parityPolicies()) {
+    const lint::LintPolicy lintPolicy = lint::LintPolicy::from(document);
+    const AdmissionPolicy admissionPolicy = AdmissionPolicy::from(document);
     for (const char* yaml : kParityCases) {
       const json object = objectFromYaml(yaml);
-      const Decided lint =
-          lintSide(withoutSourceTextFindings(gpuguard::testing::judgeYaml(yaml, policy), object, policy));
-      const Decided webhook = webhookSide(object, policy);
+      const Decided lint = lintSide(withoutSourceTextFindings(lintFindings(yaml, lintPolicy), object, lintPolicy));
+      const Decided webhook = webhookSide(object, admissionPolicy);
       expectParity(policyName + " on:" + yaml, lint, webhook);
     }
   }
@@ -1160,8 +1175,12 @@ TEST(DecisionParity, TheEndToEndCasesDecideTheSameInLintAndWebhook) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
     if (entry.path().extension() != ".yaml") continue;
     const std::string text = readFile(entry.path());
-    for (const auto& [policyName, policy] : parityPolicies()) {
-      const lint::FileReport report = lint::lintText(entry.path().string(), text, policy);
+    for (const auto& [policyName, document] : parityPolicies()) {
+      const lint::LintPolicy lintPolicy = lint::LintPolicy::from(document);
+      const AdmissionPolicy admissionPolicy = AdmissionPolicy::from(document);
+      lint::LintOptions alone;  // the webhook sees one object, not the DRA objects beside it
+      alone.eachDocumentAlone = true;
+      const lint::FileReport report = lint::lintText(entry.path().string(), text, lintPolicy, alone);
       const yaml::ParseResult parsed = yaml::parseStream(text);
       std::size_t judged = 0;
       for (const yaml::Document& doc : parsed.documents) {
@@ -1172,8 +1191,8 @@ TEST(DecisionParity, TheEndToEndCasesDecideTheSameInLintAndWebhook) {
           if (l.document == doc.index) lintFindings.push_back(l.finding);
         }
         // lintText sorts by line; the webhook reports in engine order.
-        Decided lint = lintSide(withoutSourceTextFindings(lintFindings, doc.value, policy));
-        Decided webhook = webhookSide(doc.value, policy);
+        Decided lint = lintSide(withoutSourceTextFindings(lintFindings, doc.value, lintPolicy));
+        Decided webhook = webhookSide(doc.value, admissionPolicy);
         std::sort(lint.errors.begin(), lint.errors.end());
         std::sort(lint.warnings.begin(), lint.warnings.end());
         std::sort(webhook.errors.begin(), webhook.errors.end());

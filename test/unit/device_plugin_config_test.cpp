@@ -290,8 +290,13 @@ TEST(DevicePluginConfig, GpuFeatureDiscoveryFromThePluginImageIsNotThePlugin) {
                            "        env: [{name: MIG_STRATEGY, value: mixed}]\n";
   ds.mounts = "";
   ds.volumes = "";
-  ds.tolerations = "";
+  // Not the plugin (no device-plugin mount asked for), but a node agent that
+  // must run on the GPU nodes all the same.
   EXPECT_THAT(rulesHit(judge(ds)), IsEmpty());
+  ds.tolerations = "";
+  const auto f = judge(ds);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), ::testing::StartsWith("Required value: GPU Feature Discovery does not tolerate"));
 }
 
 TEST(DevicePluginConfig, TheConfigManagerSidecarIsNotThePlugin) {
@@ -350,6 +355,59 @@ spec:
 )",
                                  kPluginOnly)),
               IsEmpty());
+}
+
+// --- the other GPU node agents (GFD, MIG manager, DCGM exporter, DRA plugin) ----------
+
+// A DaemonSet of one container running `image` (with an optional command).
+std::string agentDaemonSet(const std::string& image, const std::string& tolerations, const std::string& command = "") {
+  return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+         "  template:\n    metadata: {labels: {a: b}}\n    spec:\n" +
+         (tolerations.empty() ? "" : "      tolerations: " + tolerations + "\n") + "      containers:\n      - name: c\n" +
+         "        image: " + image + "\n" + (command.empty() ? "" : "        command: " + command + "\n");
+}
+
+TEST(GpuNodeAgents, EachAgentMustTolerateTheGpuTaintAndSaysWhatTheNodesLack) {
+  const std::pair<const char*, const char*> agents[] = {
+      {"nvcr.io/nvidia/gpu-feature-discovery:v0.8.2", "GPU Feature Discovery does not tolerate"},
+      {"nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.12.1-ubuntu20.04", "the MIG manager does not tolerate"},
+      {"nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless", "the DCGM exporter does not tolerate"},
+      {"nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0", "the NVIDIA DRA driver's kubelet plugin does not tolerate"},
+  };
+  for (const auto& [image, words] : agents) {
+    const auto f = judgeYaml(agentDaemonSet(image, ""), kPluginOnly);
+    ASSERT_EQ(f.size(), 1u) << image;
+    EXPECT_EQ(f[0].severity, Severity::Error);
+    EXPECT_EQ(f[0].field(), "spec.template.spec.tolerations");
+    EXPECT_THAT(f[0].message(), HasSubstr(std::string("Required value: ") + words +
+                                        " the GPU node taint nvidia.com/gpu:NoSchedule, so it never runs on the "
+                                        "tainted GPU nodes"));
+    EXPECT_THAT(rulesHit(judgeYaml(agentDaemonSet(image, "[{key: nvidia.com/gpu, operator: Exists}]"), kPluginOnly)),
+                IsEmpty())
+        << image;
+  }
+}
+
+TEST(GpuNodeAgents, GfdRunFromTheDevicePluginImageIsRecognisedByItsProgram) {
+  const auto f = judgeYaml(agentDaemonSet("nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "",
+                                          "[\"/usr/bin/gpu-feature-discovery\"]"),
+                           kPluginOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("GPU Feature Discovery does not tolerate"));
+}
+
+TEST(GpuNodeAgents, TheNearMissIsNamed) {
+  const auto f = judgeYaml(agentDaemonSet("nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless",
+                                          "[{key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]"),
+                           kPluginOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("the closest is spec.template.spec.tolerations[0]"));
+  EXPECT_THAT(f[0].message(), HasSubstr("it tolerates the effect NoExecute, not NoSchedule"));
+}
+
+TEST(GpuNodeAgents, OtherDaemonSetsAreNotAgents) {
+  EXPECT_THAT(rulesHit(judgeYaml(agentDaemonSet("fluent/fluent-bit:3.1", ""), kPluginOnly)), IsEmpty());
+  EXPECT_THAT(rulesHit(judgeYaml(agentDaemonSet("rocm/k8s-device-plugin:1.31", ""), kPluginOnly)), IsEmpty());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::StartsWith;
 using testing::judgeYaml;
 using testing::onlyRules;
 using testing::rulesHit;
@@ -52,11 +53,13 @@ TEST(DraWithDevicePlugin, AGpuClaimIsRecognisedByItsTemplateOrClaimName) {
                                      "{claims: [{name: accel}], limits: {nvidia.com/mig-1g.10gb: 1}}"),
                                  kDraOnly)),
               ElementsAre("dra-with-device-plugin"));
-  // the alpha shape: source.resourceClaimTemplateName
-  EXPECT_THAT(rulesHit(judgeYaml(pod("[{name: accel, source: {resourceClaimTemplateName: inference-gpu}}]",
-                                     "{claims: [{name: accel}], limits: {nvidia.com/gpu: 1}}"),
-                                 kDraOnly)),
-              ElementsAre("dra-with-device-plugin"));
+  // the alpha shape: source.resourceClaimTemplateName (also an error of its own, DraPodClaims)
+  const auto alpha = judgeYaml(pod("[{name: accel, source: {resourceClaimTemplateName: inference-gpu}}]",
+                                   "{claims: [{name: accel}], limits: {nvidia.com/gpu: 1}}"),
+                               kDraOnly);
+  ASSERT_EQ(alpha.size(), 2u);
+  EXPECT_EQ(alpha[1].severity, Severity::Warning);
+  EXPECT_THAT(alpha[1].message(), HasSubstr("through DRA (this claim) and through the device plugin"));
 }
 
 TEST(DraWithDevicePlugin, NonGpuClaimsBesideDevicePluginGpusAreThePatternForGb200) {
@@ -301,6 +304,155 @@ spec: {spec: {devices: {requests: [{name: gpu}]}}}
 )",
                                  kDraOnly)),
               IsEmpty());
+}
+
+// --- KEP-5004: extended resources a DRA driver serves ------------------------------
+
+const std::string kBothWays = pod("[{name: gpu, resourceClaimTemplateName: single-gpu}]",
+                                  "{claims: [{name: gpu}], limits: {nvidia.com/gpu: 1}}");
+
+TEST(DraExtendedResources, UnknownBackendTheWarningSaysHowToDeclareDra) {
+  const auto f = judgeYaml(kBothWays, kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("stays Pending, unless a DRA driver serves nvidia.com/gpu too"));
+  EXPECT_THAT(f[0].message(), HasSubstr("draExtendedResources: [nvidia.com/gpu] in the policy"));
+}
+
+TEST(DraExtendedResources, ThePolicySaysNvidiaGpuIsServedByDra) {
+  // Both the claim and nvidia.com/gpu come from the DRA driver: one backend, the pod schedules.
+  Policy policy = kDraOnly;
+  policy.draExtendedResources = {"nvidia.com/gpu"};
+  EXPECT_THAT(rulesHit(judgeYaml(kBothWays, policy)), IsEmpty());
+}
+
+TEST(DraExtendedResources, ADeviceClassInTheSameInputSaysSoToo) {
+  const std::string deviceClass =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.nvidia.com}\nspec:\n"
+      "  selectors: [{cel: {expression: \"device.driver == 'gpu.nvidia.com'\"}}]\n"
+      "  extendedResourceName: nvidia.com/gpu\n";
+  EXPECT_THAT(rulesHit(testing::judgeInput(deviceClass + "---\n" + kBothWays, kDraOnly)), IsEmpty());
+  // A class that serves another name changes nothing for nvidia.com/gpu.
+  const std::string migClass =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: mig-1g.12gb}\nspec:\n"
+      "  extendedResourceName: nvidia.com/mig-1g.12gb\n";
+  EXPECT_THAT(rulesHit(testing::judgeInput(migClass + "---\n" + kBothWays, kDraOnly)),
+              ElementsAre("dra-with-device-plugin"));
+}
+
+TEST(DraExtendedResources, TheImplicitDeviceClassNameBesideTheDevicePluginIsBothWays) {
+  const auto f = judgeYaml(pod("", "{limits: {nvidia.com/gpu: 1, deviceclass.resource.kubernetes.io/gpu.nvidia.com: 1}}"),
+                           kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.limits[deviceclass.resource.kubernetes.io/gpu.nvidia.com]");
+  EXPECT_THAT(f[0].message(), HasSubstr("through DRA (this resource) and through the device plugin"));
+}
+
+TEST(DraExtendedResources, ATemplateOfTheInputTellsAGpuClaimFromAnotherDevice) {
+  const std::string nicTemplate =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: single-gpu}\nspec:\n"
+      "  spec: {devices: {requests: [{name: nic, exactly: {deviceClassName: rdma.example.com}}]}}\n";
+  EXPECT_THAT(rulesHit(testing::judgeInput(nicTemplate + "---\n" + kBothWays, kDraOnly)), IsEmpty());
+}
+
+// --- what the API server rejects (kube-apiserver v1.37.2, test/e2e/cases/oracle/dra.yaml) -----
+
+TEST(DraPodClaims, APodClaimNamesExactlyOneSource) {
+  auto f = judgeYaml(pod("[{name: gpu, resourceClaimName: rc, resourceClaimTemplateName: rct}]", "{claims: [{name: gpu}]}"),
+                     kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.resourceClaims[0]");
+  EXPECT_THAT(f[0].message(), StartsWith("Invalid value: {\"Name\":\"gpu\",\"ResourceClaimName\":\"rc\","
+                                       "\"ResourceClaimTemplateName\":\"rct\"}: at most one of `resourceClaimName` or "
+                                       "`resourceClaimTemplateName` may be specified"));
+  f = judgeYaml(pod("[{name: gpu}]", "{claims: [{name: gpu}]}"), kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), StartsWith("Invalid value: {\"Name\":\"gpu\",\"ResourceClaimName\":null,"
+                                       "\"ResourceClaimTemplateName\":null}: must specify one of: "
+                                       "`resourceClaimName`, `resourceClaimTemplateName`"));
+  EXPECT_THAT(rulesHit(judgeYaml(pod("[{name: gpu, resourceClaimName: rc}]", "{claims: [{name: gpu}]}"), kDraOnly)),
+              IsEmpty());
+}
+
+TEST(DraPodClaims, TheAlphaSourceShapeIsNamedAsTheCause) {
+  const auto f = judgeYaml(pod("[{name: gpu, source: {resourceClaimTemplateName: t}}]", "{claims: [{name: gpu}]}"),
+                           kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("must specify one of"));
+  EXPECT_THAT(f[0].message(), HasSubstr("source: is the shape of Kubernetes 1.26-1.27"));
+}
+
+TEST(DraPodClaims, AContainerListsAClaimOnce) {
+  const auto f = judgeYaml(pod("[{name: gpu, resourceClaimTemplateName: t}]", "{claims: [{name: gpu}, {name: gpu}]}"),
+                           kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.claims[1]");
+  EXPECT_THAT(f[0].message(), StartsWith("Duplicate value: \"gpu\""));
+  // Two requests of one claim are two entries, not a duplicate; the same request twice is.
+  EXPECT_THAT(rulesHit(judgeYaml(pod("[{name: gpu, resourceClaimTemplateName: t}]",
+                                     "{claims: [{name: gpu, request: a}, {name: gpu, request: b}]}"),
+                                 kDraOnly)),
+              IsEmpty());
+  // kube-apiserver v1.37.2: a request twice is "gpu/a"; the whole claim beside its requests is "gpu".
+  const auto f2 = judgeYaml(pod("[{name: gpu, resourceClaimTemplateName: t}]",
+                                "{claims: [{name: gpu, request: a}, {name: gpu, request: a}, {name: gpu}, "
+                                "{name: gpu, request: b}]}"),
+                            kDraOnly);
+  ASSERT_EQ(f2.size(), 3u);
+  EXPECT_EQ(f2[0].field(), "spec.containers[0].resources.claims[1]");
+  EXPECT_THAT(f2[0].message(), StartsWith("Duplicate value: \"gpu/a\""));
+  EXPECT_EQ(f2[1].field(), "spec.containers[0].resources.claims[2]");
+  EXPECT_THAT(f2[1].message(), StartsWith("Duplicate value: \"gpu\""));
+  EXPECT_EQ(f2[2].field(), "spec.containers[0].resources.claims[3]");
+  EXPECT_THAT(f2[2].message(), StartsWith("Duplicate value: \"gpu\""));
+}
+
+TEST(DraClaims, ATemplatesDevicesSitUnderSpecSpec) {
+  const auto f = judgeYaml(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]
+)",
+                           kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.devices");
+  EXPECT_THAT(f[0].message(), StartsWith("strict decoding error: unknown field \"spec.devices\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("move devices under spec.spec"));
+}
+
+TEST(DraClaims, ASubRequestNeedsAName) {
+  const auto f = templateFindings("v1", "      - name: gpu\n        firstAvailable:\n"
+                                        "        - {deviceClassName: gpu.nvidia.com}\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].firstAvailable[0].name");
+  EXPECT_THAT(f[0].message(), StartsWith("Invalid value: \"\": a lowercase RFC 1123 label must consist of lower case "
+                                       "alphanumeric characters or '-', and must start and end with an alphanumeric "
+                                       "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+                                       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
+  EXPECT_THAT(rulesHit(templateFindings("v1", "      - name: gpu\n        firstAvailable:\n"
+                                              "        - {name: big, deviceClassName: gpu.nvidia.com}\n")),
+              IsEmpty());
+}
+
+TEST(DraClaims, ASubRequestHasNoAdminAccess) {
+  const auto f = templateFindings("v1", "      - name: gpu\n        firstAvailable:\n"
+                                        "        - {name: big, deviceClassName: gpu.nvidia.com, adminAccess: true}\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].firstAvailable[0].adminAccess");
+  EXPECT_THAT(f[0].message(), StartsWith("strict decoding error: unknown field "
+                                       "\"spec.spec.devices.requests[0].firstAvailable[0].adminAccess\""));
+}
+
+TEST(DraClaims, ARequestWithFirstAvailableNamesNoClassOfItsOwn) {
+  const auto f = templateFindings("v1", "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n"
+                                        "        firstAvailable: [{name: big, deviceClassName: gpu.nvidia.com}]\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].deviceClassName");
+  EXPECT_THAT(f[0].message(), StartsWith("strict decoding error: unknown field "
+                                       "\"spec.spec.devices.requests[0].deviceClassName\""));
 }
 
 }  // namespace

@@ -66,10 +66,14 @@ TEST(Engine, ASuppressionOfAnotherRuleDoesNothing) {
   EXPECT_TRUE(hasErrors(judgeYaml(withAnnotation(kHalfGpu, "ignore.gpuguard.io/gpu-missing-toleration: why"))));
 }
 
-TEST(Engine, SuppressionsCanBeDisallowedByThePolicy) {
-  Policy strict;
-  strict.allowSuppressions = false;
-  EXPECT_TRUE(hasErrors(judgeYaml(withAnnotation(kHalfGpu, "ignore.gpuguard.io/gpu-fractional: why"), strict)));
+TEST(Engine, AFrontEndThatDisallowsSuppressionsForgetsTheMarks) {
+  auto f = judgeYaml(withAnnotation(kHalfGpu, "ignore.gpuguard.io/gpu-fractional: why"));
+  ASSERT_FALSE(hasErrors(f));
+  forgetSuppressions(f);
+  EXPECT_TRUE(hasErrors(f));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_FALSE(f[0].suppressed);
+  EXPECT_EQ(f[0].suppressionReason, "");
 }
 
 TEST(Engine, APodTemplateAnnotationSuppressesFindingsInsideIt) {
@@ -101,8 +105,8 @@ TEST(Policy, ReadsEveryKey) {
     "gpuResources": ["nvidia.com/gpu", "amd.com/gpu"],
     "gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
     "driverPinLabels": ["nvidia.com/cuda.driver-version.major"],
-    "maxGpusPerNode": 16, "assumeExtendedResourceToleration": true, "allowSuppressions": false,
-    "exemptNamespaces": ["kube-system"], "include": ["**/*.yaml"], "exclude": ["charts/**"]})");
+    "maxGpusPerNode": 16, "assumeExtendedResourceToleration": true,
+    "cudaImages": [{"image": "corp/legacy:.*", "cuda": "11.8"}]})");
   const Policy p = Policy::fromJson(doc, "p.yaml");
   EXPECT_EQ(p.severityOf("gpu-fractional", Severity::Error), Severity::Warning);
   EXPECT_EQ(p.severityOf("gpu-missing-driver-pin", Severity::Error), std::nullopt);
@@ -112,7 +116,7 @@ TEST(Policy, ReadsEveryKey) {
   EXPECT_EQ(p.gpuTaints.at(0).value, "present");
   EXPECT_EQ(p.maxGpusPerNode, 16);
   EXPECT_TRUE(p.assumeExtendedResourceToleration);
-  EXPECT_EQ(p.allowSuppressions, false);
+  EXPECT_EQ(p.cudaVersionOfImage("corp/legacy:2024"), "11.8");
 }
 
 TEST(Policy, AStarSetsEveryRuleWithoutAnEntryOfItsOwn) {
@@ -146,7 +150,7 @@ TEST(Policy, UnknownKeysAndBadValuesNameTheKeyAndTheFile) {
   expectPolicyError(R"({"maxGpusPerNode": "8"})", "maxGpusPerNode: must be a positive integer");
   expectPolicyError(R"({"gpuResources": "nvidia.com/gpu"})", "gpuResources: must be a list");
   expectPolicyError(R"({"gpuTaints": [{"key": "k", "effect": "Sometimes"}]})", "gpuTaints[0].effect");
-  expectPolicyError(R"({"allowSuppressions": "yes"})", "allowSuppressions: must be true or false");
+  expectPolicyError(R"({"exemptNamespaces": ["kube-system"]})", "exemptNamespaces: unknown key");  // a front end's key
   expectPolicyError(R"([1])", "must be a map");
 }
 

@@ -12,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::judgeYaml;
 using testing::onlyRules;
 using testing::rulesHit;
@@ -186,6 +187,29 @@ TEST(GpuLabelValue, AnOctalLookingGpuCountIsATrap) {
   EXPECT_THAT(f[0].message(), HasSubstr("turns the unquoted 010 into the octal number 8, so the pod asks for 8 "
                                       "nvidia.com/gpu"));
   EXPECT_THAT(f[0].message(), HasSubstr("write 10 (what 010 says in decimal) or 8 (what YAML reads)"));
+}
+
+TEST(GpuLabelValue, ATrapTheApiServerAcceptsIsAWarning) {
+  // 8 GPUs is a valid request: only the author knows whether 10 was meant.
+  const auto octal = judge(gpuQuantityPod("010"));
+  ASSERT_EQ(octal.size(), 1u);
+  EXPECT_EQ(octal[0].severity, Severity::Warning);
+  // A boolean is no quantity: the API server rejects the object.
+  const auto boolean = judge(gpuQuantityPod("yes"));
+  ASSERT_EQ(boolean.size(), 1u);
+  EXPECT_EQ(boolean[0].severity, Severity::Error);
+  // A label value must be a string: the API server rejects the number.
+  const auto label = judge(selectorPod("nvidia.com/gpu.count", "010"));
+  ASSERT_EQ(label.size(), 1u);
+  EXPECT_EQ(label[0].severity, Severity::Error);
+}
+
+TEST(GpuLabelValue, SexagesimalIsNoTrapForKubectl) {
+  // kubectl's YAML reader (go-yaml v2) keeps 1:30 a string, not 90.
+  EXPECT_THAT(judge(selectorPod("nvidia.com/gpu.count", "1:30")), Not(IsEmpty()));  // not a count GFD writes
+  for (const Finding& f : judge(selectorPod("nvidia.com/gpu.count", "1:30"))) {
+    EXPECT_THAT(f.message(), Not(HasSubstr("YAML 1.1"))) << f.message();
+  }
 }
 
 TEST(GpuLabelValue, HexadecimalAndUnderscoredCountsAreTraps) {

@@ -248,7 +248,7 @@ TEST(HttpsServer, ExpectContinueIsAnswered) {
   tls::TlsClient c;
   std::string error;
   ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
-  ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"));
+  ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"));
   auto interim = c.readResponse(/*skipInterim=*/false);
   ASSERT_TRUE(interim);
   EXPECT_EQ(interim->status, 100);
@@ -304,7 +304,7 @@ TEST(HttpsServer, DeclaredBodyOverTheLimitIs413BeforeItIsSent) {
   std::string error;
   ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
   // Only the head: the server answers without waiting for 10 MB.
-  ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nContent-Length: 10485760\r\n\r\n"));
+  ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 10485760\r\n\r\n"));
   auto r = c.readResponse();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413);
@@ -381,6 +381,10 @@ TEST(HttpsServer, MalformedRequestsAreRejected) {
       {"GET /x HTTP/1.1\r\nBad Header: x\r\n\r\n", 400},
       {"GET /x HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", 400},
       {std::string("GET /x HTTP/1.1\r\nX: a\0b\r\n\r\n", 27), 400},
+      {"GET /x HTTP/1.1\r\n\r\n", 400},                                    // no Host (RFC 9112 §3.2)
+      {"GET /x HTTP/1.1\nHost: a\n\n", 400},                              // bare LF line ends
+      {"GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},              // two Hosts
+      {"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab", 400},  // even equal
   };
   for (const Case& k : cases) {
     tls::TlsClient c;
@@ -463,7 +467,7 @@ TEST(HttpsServer, BodyThatNeverFinishesIsCut) {
   tls::TlsClient c;
   std::string error;
   ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
-  ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nContent-Length: 1000\r\n\r\n{\"partial\""));
+  ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"partial\""));
   EXPECT_TRUE(s.healthy());
   auto r = c.readResponse();
   ASSERT_TRUE(r);
@@ -587,7 +591,7 @@ TEST(HttpsServer, ClientDisconnectingMidRequestIsHarmless) {
     tls::TlsClient c;
     std::string error;
     ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
-    ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"half"));
+    ASSERT_TRUE(c.write("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"half"));
     if (i % 2 == 0) {
       linger hard{1, 0};  // close with a reset
       ::setsockopt(c.fd(), SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
@@ -1237,13 +1241,70 @@ TEST(HttpsHttp1, ParsesHeadAndLowerCasesNames) {
 }
 
 TEST(HttpsHttp1, ConnectionSemantics) {
-  EXPECT_FALSE(http1::parseHead("GET / HTTP/1.0\r\n\r\n", 100, nullptr).keepAlive);
-  EXPECT_TRUE(http1::parseHead("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 100, nullptr).keepAlive);
-  EXPECT_FALSE(http1::parseHead("GET / HTTP/1.1\r\nConnection: Upgrade, Close\r\n\r\n", 100, nullptr).keepAlive);
-  EXPECT_TRUE(http1::parseHead("GET / HTTP/1.1\r\nConnection: keep-alive\r\n\r\n", 100, nullptr).keepAlive);
-  EXPECT_EQ(http1::parseHead("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 100, nullptr).status,
-            0);
-  EXPECT_TRUE(http1::parseHead("HEAD / HTTP/1.1\r\n\r\n", 100, nullptr).headMethod);
+  auto keepAlive = [](const std::string& head) { return http1::parseHead(head, 100, nullptr).keepAlive; };
+  EXPECT_FALSE(keepAlive("GET / HTTP/1.0\r\n\r\n"));
+  EXPECT_TRUE(keepAlive("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  EXPECT_FALSE(keepAlive("GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, Close\r\n\r\n"));
+  EXPECT_TRUE(keepAlive("GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\n\r\n"));
+  // "close" wins wherever it stands, in one header or in several.
+  EXPECT_FALSE(keepAlive("GET / HTTP/1.0\r\nConnection: close, keep-alive\r\n\r\n"));
+  EXPECT_FALSE(keepAlive("GET / HTTP/1.0\r\nConnection: close\r\nConnection: keep-alive\r\n\r\n"));
+  EXPECT_FALSE(keepAlive("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nConnection: keep-alive\r\n\r\n"));
+  EXPECT_TRUE(http1::parseHead("HEAD / HTTP/1.1\r\nHost: a\r\n\r\n", 100, nullptr).headMethod);
+}
+
+TEST(HttpsHttp1, FramingThatTwoParsersCouldReadDifferentlyIsRefused) {
+  auto status = [](const std::string& head) { return http1::parseHead(head, 100, nullptr).status; };
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n"), 400);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 5\r\n\r\n"), 400);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"), 411);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, identity\r\n\r\n"), 411);
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length : 5\r\n\r\n"), 400) << "space before the colon";
+  EXPECT_EQ(status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\n\r\n"), 400) << "HTTP/1.1 needs a Host";
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: a b\r\n\r\n"), 400);
+  EXPECT_EQ(status("GET / HTTP/1.1\nHost: a\n\n"), 400) << "bare LF line ends";
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: a\r\n\n"), 400) << "a bare LF ending the head";
+  EXPECT_EQ(status("GET / HTTP/1.0\r\n\r\n"), 0) << "HTTP/1.0 may leave Host out";
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nHost:\r\n\r\n"), 0) << "an empty Host is valid (RFC 9110 §7.2)";
+}
+
+TEST(HttpsHttp1, TheAbsoluteFormOfATargetIsAccepted) {
+  // RFC 9112 §3.2.2: a server MUST accept it; the path is what follows the authority.
+  auto pathOf = [](const std::string& target) {
+    HttpRequest req;
+    const auto h = http1::parseHead("GET " + target + " HTTP/1.1\r\nHost: a\r\n\r\n", 100, &req);
+    return h.status == 0 ? req.path : "status " + std::to_string(h.status);
+  };
+  EXPECT_EQ(pathOf("http://a:8443/validate?timeout=5s"), "/validate");
+  EXPECT_EQ(pathOf("HTTPS://a"), "/");
+  EXPECT_EQ(pathOf("https://a?x=1"), "/");
+  EXPECT_EQ(pathOf("http:///validate"), "status 400") << "no authority";
+  EXPECT_EQ(pathOf("ftp://a/validate"), "status 400");
+  EXPECT_EQ(pathOf("validate"), "status 400");
+}
+
+TEST(HttpsHttp1, AHeadIsScannedOnceAcrossReadsAndItsLimitsHold) {
+  const http1::FramingLimits limits{64, 4, 10};
+  const std::string stream = "\r\nPOST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc";
+  std::size_t resume = 0;
+  http1::HeadScan scan;
+  for (std::size_t n = 0; n <= stream.size(); ++n) {
+    scan = http1::scanHead(std::string_view(stream).substr(0, n), resume, limits);
+    if (scan.outcome != http1::HeadScan::Outcome::NeedMore) break;
+    EXPECT_LE(resume, n);
+  }
+  ASSERT_EQ(scan.outcome, http1::HeadScan::Outcome::Complete);
+  EXPECT_EQ(scan.skipped, 2u) << "the empty line before the request line";
+  EXPECT_EQ(scan.skipped + scan.headLen + scan.head.contentLength, stream.size());
+
+  std::size_t r = 0;
+  EXPECT_EQ(http1::scanHead("GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(64, 'x'), r, limits).status, 431);
+  r = 0;
+  EXPECT_EQ(http1::scanHead("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", r, limits).status, 413);
+  r = 0;
+  EXPECT_EQ(http1::scanHead("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", r, limits).status, 431);
 }
 
 TEST(HttpsHttp1, ArbitraryInputIsParsedSafely) {

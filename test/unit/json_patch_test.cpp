@@ -14,7 +14,7 @@ const FieldPath kSpec = FieldPath{}.field("spec");
 const ordered_json kGpuToleration = {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
 
 JsonEdit addToleration(ordered_json toleration = kGpuToleration) {
-  return {.op = JsonEdit::Op::AddToList, .path = kSpec.field("tolerations"), .value = std::move(toleration)};
+  return JsonEdit::addToList(kSpec.field("tolerations"), std::move(toleration));
 }
 
 TEST(ToJsonPatch, AMissingListIsCreatedWithTheItem) {
@@ -45,8 +45,7 @@ TEST(ToJsonPatch, SeveralItemsForAMissingListMakeOneList) {
 
 TEST(ToJsonPatch, SetMemberAddsToAMapOrCreatesIt) {
   const FieldPath resources = kSpec.field("containers").index(0).field("resources");
-  const JsonEdit limit{.op = JsonEdit::Op::SetMember, .path = resources.field("limits"), .key = "nvidia.com/gpu",
-                       .value = 1};
+  const JsonEdit limit = JsonEdit::setMember(resources.field("limits"), "nvidia.com/gpu", 1);
   const json without = json::parse(R"({"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}})");
   EXPECT_EQ(toJsonPatch({limit}, without),
             json::parse(R"([{"op": "add", "path": "/spec/containers/0/resources/limits",
@@ -58,7 +57,7 @@ TEST(ToJsonPatch, SetMemberAddsToAMapOrCreatesIt) {
 
 TEST(ToJsonPatch, RenameIsAMoveAndIdenticalEditsCountOnce) {
   const FieldPath resources = kSpec.field("containers").index(0).field("resources");
-  const JsonEdit rename{.op = JsonEdit::Op::RenameMember, .path = resources, .key = "requests", .newKey = "limits"};
+  const JsonEdit rename = JsonEdit::renameMember(resources, "requests", "limits");
   const json pod = json::parse(R"({"spec": {"containers": [{"resources": {"requests": {"nvidia.com/gpu": 1}}}]}})");
   EXPECT_EQ(toJsonPatch({rename, rename}, pod),
             json::parse(R"([{"op": "move", "from": "/spec/containers/0/resources/requests",

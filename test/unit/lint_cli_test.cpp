@@ -291,6 +291,19 @@ TEST(LintCli, AllowSuppressionsFalseInTheConfigIgnoresAnnotations) {
   EXPECT_EQ(runLint({"pod.yaml"}, "", dir.str()).exitCode, 1);
 }
 
+TEST(LintCli, ExemptionsInTheConfigSkipTheirRulesAndABadPatternIsExit2) {
+  TempDir dir;
+  dir.write("pod.yaml", suppressedPod("team: ml"));
+  EXPECT_EQ(runLint({"pod.yaml"}, "", dir.str()).exitCode, 1) << "the fractional GPU, without an exemption";
+  dir.write(".gpuguard.yaml", "exemptions:\n  - kind: 'Pod|Job'\n    name: 'frac.*'\n    rules: [gpu-fractional]\n");
+  EXPECT_EQ(runLint({"pod.yaml"}, "", dir.str()).exitCode, 0);
+
+  dir.write(".gpuguard.yaml", "exemptions:\n  - kind: Pod\n  - image: '(?=x)'\n");
+  const RunResult bad = runLint({"pod.yaml"}, "", dir.str());
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_THAT(bad.err, HasSubstr(".gpuguard.yaml: exemptions[1].image: \"(?=x)\": invalid pattern: "));
+}
+
 // --- rule documentation ---------------------------------------------------------
 
 TEST(LintCli, ListRulesNamesEveryRuleAndExplainDocumentsEach) {

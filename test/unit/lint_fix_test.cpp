@@ -19,7 +19,7 @@ using lint::unifiedDiff;
 
 std::vector<std::string> rulesLeft(const std::string& text) {
   std::vector<std::string> out;
-  for (const lint::Located& l : lint::lintText("x.yaml", text, Policy{}).findings) {
+  for (const lint::Located& l : lint::lintText("x.yaml", text, lint::LintPolicy{}).findings) {
     if (!l.finding.suppressed) out.push_back(l.finding.rule);
   }
   return out;
@@ -58,7 +58,7 @@ TEST(LintFix, RequestsOnlyBecomesLimitsByRenamingTheKey) {
       "      # one GPU\n"
       "      requests:    # GPUs cannot be overcommitted\n"
       "        nvidia.com/gpu: 1   # keep this comment\n");
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_TRUE(r.changed) << notesOf(r);
   EXPECT_EQ(r.fixed, 1u);
   EXPECT_EQ(r.text, podWithResources(
@@ -76,7 +76,7 @@ TEST(LintFix, MixedRequestsGetALimitsBlockWithTheValueAsWritten) {
       "        memory: 16Gi\n"
       "        nvidia.com/gpu: \"2\"\n"
       "        example.com/fpga: 0x1\n");
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 2u) << notesOf(r);
   EXPECT_EQ(r.text, podWithResources(
                         "      limits:\n"
@@ -98,7 +98,7 @@ TEST(LintFix, AMissingLimitIsAddedToAnExistingLimitsMap) {
       "      requests:\n"
       "        cpu: 4\n"
       "        nvidia.com/gpu: 1\n");
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.text, podWithResources(
                         "      limits:\n"
                         "        nvidia.com/gpu: 1\n"
@@ -117,7 +117,7 @@ TEST(LintFix, AnEmptyLimitsMapIsFilledIn) {
       "      requests:\n"
       "        cpu: 4\n"
       "        nvidia.com/gpu: 1\n");
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.text, podWithResources(
                         "      limits: # none yet\n"
                         "        nvidia.com/gpu: 1\n"
@@ -152,7 +152,7 @@ spec:
 )";
 
 TEST(LintFix, AMissingTolerationIsAddedAsABlockInTheFilesStyle) {
-  const lint::FixResult r = fixText(kUntolerated, Policy{});
+  const lint::FixResult r = fixText(kUntolerated, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 1u) << notesOf(r);
   std::string expected = kUntolerated;
   expected.replace(expected.find("      # Pin the driver.\n"), 0,
@@ -177,7 +177,7 @@ spec:
           limits:
             nvidia.com/gpu: 1
 )";
-  const lint::FixResult r = fixText(before, gpuguard::testing::onlyRules({"gpu-missing-toleration"}));
+  const lint::FixResult r = fixText(before, lint::LintPolicy{gpuguard::testing::onlyRules({"gpu-missing-toleration"})});
   EXPECT_EQ(r.fixed, 1u) << notesOf(r);
   EXPECT_THAT(r.text, HasSubstr("      tolerations:\n"));
   ASSERT_EQ(r.notes.size(), 1u);
@@ -207,7 +207,7 @@ spec:
         image: busybox
         resources: {limits: {nvidia.com/gpu: 8}}
 )";
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   std::string expected = before;
   expected.replace(expected.find("      # spot nodes\n"), 0,
                    "      - key: nvidia.com/gpu\n"
@@ -229,7 +229,7 @@ spec:
       image: busybox
       resources: {limits: {nvidia.com/gpu: 1}}
 )";
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   std::string expected = before;
   expected.replace(expected.find("  tolerations: []\n"), 18,
                    "  tolerations:\n"
@@ -260,7 +260,7 @@ spec:
 )";
 
 TEST(LintFix, AnArgoContainersTolerationGoesIntoItsTemplate) {
-  const lint::FixResult r = fixText(kArgoGpuContainer, Policy{});
+  const lint::FixResult r = fixText(kArgoGpuContainer, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 1u) << notesOf(r);
   std::string expected = kArgoGpuContainer;
   expected.replace(expected.find("    nodeSelector:\n"), 0,
@@ -286,7 +286,7 @@ spec:
         limits:
           nvidia.com/gpu: 1
 )";
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 1u) << notesOf(r);
   std::string expected = before;
   expected.replace(expected.find("    nodeSelector:\n"), 0,
@@ -314,7 +314,7 @@ TEST(LintFix, ATrainersTolerationGoesIntoThePodSpecOverrideForItsJob) {
                              "  podSpecOverrides:\n"
                              "  - targetJobs: [{name: node}]\n"
                              "    nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n";
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 1u) << notesOf(r);
   std::string expected = before;
   expected.replace(expected.find("    nodeSelector:"), 0,
@@ -327,7 +327,7 @@ TEST(LintFix, ATrainersTolerationGoesIntoThePodSpecOverrideForItsJob) {
 }
 
 TEST(LintFix, ATrainJobWithoutAnOverrideForItsTrainerIsLeftAloneWithAReason) {
-  const lint::FixResult r = fixText(kTrainJob, Policy{});
+  const lint::FixResult r = fixText(kTrainJob, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 0u);
   EXPECT_EQ(r.text, kTrainJob);
   EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: spec.podSpecOverrides[0] does not exist"));
@@ -350,7 +350,7 @@ TEST(LintFix, ATrainersTolerationGoesIntoTheRuntimePatchForItsJob) {
       "                    containers:\n"
       "                    - name: node\n"
       "                      env: [{name: NCCL_DEBUG, value: INFO}]\n");
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 1u) << notesOf(r);
   std::string expected = before;
   expected.replace(expected.find("                    nodeSelector:"), 0,
@@ -368,7 +368,7 @@ TEST(LintFix, ATrainJobWhoseRuntimePatchesAreNotForItsTrainerIsLeftAloneWithARea
   const std::string before =
       trainJobWithRuntimePatch("me", "dataset-initializer",
                                "                    nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}\n");
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 0u);
   EXPECT_EQ(r.text, before);
   EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: spec.runtimePatches[1].trainingRuntimeSpec."
@@ -376,8 +376,8 @@ TEST(LintFix, ATrainJobWhoseRuntimePatchesAreNotForItsTrainerIsLeftAloneWithARea
 }
 
 TEST(LintFix, EveryUntoleratedPolicyTaintGetsItsToleration) {
-  Policy policy;
-  policy.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "NoSchedule"}, {"sku", std::string("gpu"), "NoExecute"}};
+  lint::LintPolicy policy;
+  policy.engine.gpuTaints = {{"nvidia.com/gpu", std::nullopt, "NoSchedule"}, {"sku", std::string("gpu"), "NoExecute"}};
   const lint::FixResult r = fixText(kUntolerated, policy);
   EXPECT_EQ(r.fixed, 2u) << notesOf(r);
   EXPECT_THAT(r.text, HasSubstr("        - key: sku\n          operator: Exists\n          effect: NoExecute\n"));
@@ -400,11 +400,11 @@ spec:
         nvidia.com/gpu: 1
 )";
   const std::string stream = "---\n# Source: a.yaml\n" + pod + "--- # second\n" + pod;
-  const lint::FixResult r = fixText(stream, Policy{});
+  const lint::FixResult r = fixText(stream, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 4u) << notesOf(r);
   EXPECT_THAT(rulesLeft(r.text), IsEmpty());
   // Fixing again changes nothing.
-  const lint::FixResult again = fixText(r.text, Policy{});
+  const lint::FixResult again = fixText(r.text, lint::LintPolicy{});
   EXPECT_FALSE(again.changed);
   EXPECT_EQ(again.text, r.text);
 }
@@ -416,7 +416,7 @@ TEST(LintFix, CrlfBomAndAMissingFinalNewlineAreKept) {
     crlf += c;
   }
   crlf.resize(crlf.size() - 2);  // no line break at the end
-  const lint::FixResult r = fixText(crlf, Policy{});
+  const lint::FixResult r = fixText(crlf, lint::LintPolicy{});
   ASSERT_TRUE(r.changed) << notesOf(r);
   EXPECT_TRUE(r.text.starts_with("\xEF\xBB\xBF# Inference server.\r\n"));
   EXPECT_THAT(r.text, HasSubstr("      tolerations:\r\n        - key: nvidia.com/gpu\r\n"));
@@ -434,7 +434,7 @@ TEST(LintFix, FlowStyleAnchorsAndMismatchesAreLeftAloneWithAReason) {
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
       "spec: {nodeSelector: {nvidia.com/cuda.driver-version.major: \"550\"}, containers: [{name: c, image: busybox, resources: "
       "{limits: {nvidia.com/gpu: 1}}}]}\n";
-  lint::FixResult r = fixText(flow, Policy{});
+  lint::FixResult r = fixText(flow, lint::LintPolicy{});
   EXPECT_FALSE(r.changed);
   EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-missing-toleration: spec is written in flow style"));
 
@@ -454,7 +454,7 @@ spec:
     image: busybox
     resources: *gpu
 )";
-  r = fixText(anchors, Policy{});
+  r = fixText(anchors, lint::LintPolicy{});
   EXPECT_FALSE(r.changed);
   EXPECT_EQ(r.text, anchors);
   EXPECT_THAT(notesOf(r), HasSubstr("anchors, aliases or merge keys"));
@@ -464,7 +464,7 @@ spec:
       "        nvidia.com/gpu: 2\n"
       "      limits:\n"
       "        nvidia.com/gpu: 1\n");
-  r = fixText(mismatch, Policy{});
+  r = fixText(mismatch, lint::LintPolicy{});
   EXPECT_FALSE(r.changed);
   EXPECT_THAT(notesOf(r), HasSubstr("not fixed gpu-requests-limits-mismatch: requests and limits differ"));
 }
@@ -482,7 +482,7 @@ spec:
     image: busybox
     resources: {limits: {nvidia.com/gpu: 1}}
 )";
-  lint::FixResult r = fixText(rejected, Policy{});
+  lint::FixResult r = fixText(rejected, lint::LintPolicy{});
   EXPECT_FALSE(r.changed);
   EXPECT_THAT(notesOf(r), HasSubstr("6:37 not fixed gpu-missing-toleration: a toleration the API server rejects"));
 }
@@ -507,7 +507,7 @@ spec:
       requests:
         nvidia.com/gpu: 1
 )";
-  const lint::FixResult r = fixText(before, Policy{});
+  const lint::FixResult r = fixText(before, lint::LintPolicy{});
   EXPECT_EQ(r.fixed, 2u) << notesOf(r);
   EXPECT_THAT(rulesLeft(r.text), IsEmpty());
 }
@@ -516,8 +516,8 @@ TEST(LintFix, SuppressedFindingsAndUnparsableFilesAreNotTouched) {
   std::string suppressed = kUntolerated;
   suppressed.replace(suppressed.find("  name: llm\n"), 12,
                      "  name: llm\n  annotations:\n    ignore.gpuguard.io/gpu-missing-toleration: \"ERT plugin\"\n");
-  EXPECT_FALSE(fixText(suppressed, Policy{}).changed);
-  const lint::FixResult broken = fixText("a: [\n", Policy{});
+  EXPECT_FALSE(fixText(suppressed, lint::LintPolicy{}).changed);
+  const lint::FixResult broken = fixText("a: [\n", lint::LintPolicy{});
   EXPECT_FALSE(broken.changed);
   EXPECT_THAT(notesOf(broken), HasSubstr("does not parse"));
 }

@@ -28,6 +28,7 @@
 #include "lint/lint_file.h"
 #include "rules/engine.h"
 #include "webhook/admission.h"
+#include "yaml/policy_file.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard {
@@ -131,7 +132,7 @@ struct WebhookReply {
   json body;
 };
 
-WebhookReply review(const json& object, const std::string& operation, const Policy& policy) {
+WebhookReply review(const json& object, const std::string& operation, const webhook::AdmissionPolicy& policy) {
   const std::string uid = "3e0c2b64-0000-4000-8000-" + std::to_string(std::hash<std::string>{}(object.dump()) % 1000000000000ull);
   WebhookReply r{webhook::review(reviewBody(object, operation, uid), policy), nullptr};
   r.body = json::parse(r.result.body, nullptr, false);
@@ -152,24 +153,18 @@ Decided fromReply(const WebhookReply& r) {
   return d;
 }
 
-// The policies both front ends run with; suppressions are explicit, since
-// that is the one default in which the front ends differ.
-std::vector<std::pair<std::string, Policy>> policies() {
-  std::vector<std::pair<std::string, Policy>> out;
-  Policy p;
-  p.allowSuppressions = true;
-  out.emplace_back("defaults, suppressions allowed", p);
-  p.allowSuppressions = false;
-  out.emplace_back("defaults, suppressions ignored", p);
-  Policy audit;
-  audit.allowSuppressions = false;
-  audit.rules["*"] = RuleSetting::Warning;
-  out.emplace_back("audit (every rule a warning)", audit);
-  Policy small;
-  small.allowSuppressions = false;
-  small.maxGpusPerNode = 1;
-  small.assumeExtendedResourceToleration = true;
-  out.emplace_back("1 GPU per node, extended resource toleration", small);
+// The policy files both front ends run with, each building its own policy
+// from the same document; suppressions are explicit, since that is the one
+// default in which the front ends differ.
+std::vector<std::pair<std::string, yaml::PolicyDocument>> policies() {
+  std::vector<std::pair<std::string, yaml::PolicyDocument>> out;
+  for (const char* text : {"allowSuppressions: true", "allowSuppressions: false",
+                           "allowSuppressions: false\nrules: {'*': warning}",
+                           "allowSuppressions: false\nmaxGpusPerNode: 1\nassumeExtendedResourceToleration: true",
+                           "allowSuppressions: false\nexemptions: [{kind: Deployment, rules: [gpu-missing-toleration]}, "
+                           "{image: 'nvcr\\.io/nvidia/.*'}]"}) {
+    out.emplace_back(text, yaml::parsePolicy(text, "policy.yaml"));
+  }
   return out;
 }
 
@@ -199,11 +194,17 @@ const std::vector<CorpusDocument>& corpusDocuments() {
 TEST(CorpusProperty, LinterAndWebhookDecideTheSameForEveryRealDocument) {
   if (corpusFiles().empty()) GTEST_SKIP() << "no corpus at " << corpusDir();
   std::size_t compared = 0, denied = 0;
-  for (const auto& [policyName, policy] : policies()) {
+  for (const auto& [policyName, document] : policies()) {
+    const lint::LintPolicy lintPolicy = lint::LintPolicy::from(document);
+    const webhook::AdmissionPolicy admissionPolicy = webhook::AdmissionPolicy::from(document);
     for (const fs::path& file : corpusFiles()) {
       const std::string text = readFile(file);
-      // The linter exactly as the CLI runs it.
-      const lint::FileReport report = lint::lintText(file.string(), text, policy);
+      // The linter as the CLI runs it, but knowing of each document only what
+      // the webhook knows: itself, not the DRA objects the rest of the file
+      // defines (what the linter makes of those: lint_input_facts_test).
+      lint::LintOptions alone;
+      alone.eachDocumentAlone = true;
+      const lint::FileReport report = lint::lintText(file.string(), text, lintPolicy, alone);
       const yaml::ParseResult parsed = yaml::parseStream(text);
       for (const yaml::Document& doc : parsed.documents) {
         if (!lint::isKubernetesObject(doc.value)) continue;
@@ -220,7 +221,7 @@ TEST(CorpusProperty, LinterAndWebhookDecideTheSameForEveryRealDocument) {
           if (l.document == doc.index && !sourceCheck) lintFindings.push_back(l.finding);
         }
         const Decided lint = fromFindings(lintFindings);
-        const WebhookReply reply = review(doc.value, "CREATE", policy);
+        const WebhookReply reply = review(doc.value, "CREATE", admissionPolicy);
         ASSERT_EQ(reply.result.httpStatus, 200) << file << " document " << doc.index << ": " << reply.result.body;
         const Decided webhook = fromReply(reply);
         EXPECT_TRUE(lint == webhook) << policyName << ": " << file.lexically_relative(corpusDir()) << " document "
@@ -239,8 +240,7 @@ TEST(CorpusProperty, LinterAndWebhookDecideTheSameForEveryRealDocument) {
 
 TEST(CorpusProperty, VerdictSurvivesAJsonRoundTrip) {
   if (corpusFiles().empty()) GTEST_SKIP() << "no corpus at " << corpusDir();
-  Policy policy;
-  policy.allowSuppressions = true;
+  const Policy policy;
   for (const CorpusDocument& d : corpusDocuments()) {
     const json again = json::parse(d.value.dump());
     ASSERT_EQ(again, d.value);
@@ -258,7 +258,7 @@ TEST(CorpusProperty, VerdictSurvivesAJsonRoundTrip) {
 
 TEST(CorpusProperty, AnUpdateThatChangesNothingIsNeverDeniedAndDeleteIsAllowed) {
   if (corpusFiles().empty()) GTEST_SKIP() << "no corpus at " << corpusDir();
-  const Policy policy = webhook::webhookPolicy(Policy{});
+  const webhook::AdmissionPolicy policy;
   for (const CorpusDocument& d : corpusDocuments()) {
     const WebhookReply update = review(d.value, "UPDATE", policy);
     EXPECT_EQ(update.result.httpStatus, 200) << d.file;
@@ -272,7 +272,7 @@ TEST(CorpusProperty, AnUpdateThatChangesNothingIsNeverDeniedAndDeleteIsAllowed) 
 TEST(CorpusProperty, EveryFindingLocatesInItsFile) {
   if (corpusFiles().empty()) GTEST_SKIP() << "no corpus at " << corpusDir();
   for (const fs::path& file : corpusFiles()) {
-    const lint::FileReport report = lint::lintText(file.string(), readFile(file), Policy{});
+    const lint::FileReport report = lint::lintText(file.string(), readFile(file), lint::LintPolicy{});
     for (const lint::Located& l : report.findings) {
       EXPECT_GE(l.line, 1) << file << ": " << l.finding.rule << " at " << l.finding.pointer();
       EXPECT_GE(l.column, 1) << file << ": " << l.finding.rule << " at " << l.finding.pointer();

@@ -30,6 +30,23 @@ inline std::vector<Finding> judgeYaml(const std::string& text, const Policy& pol
   return judge(parsed.documents.front().value, policy, JudgeOptions{&hints});
 }
 
+// Judges every document of a YAML stream as the linter judges one input:
+// what all of them define (DeviceClasses, claim templates) is known to each.
+// The findings of all documents, in document order.
+inline std::vector<Finding> judgeInput(const std::string& text, const Policy& policy = {}) {
+  yaml::ParseResult parsed = yaml::parseStream(text);
+  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
+  InputFacts facts;
+  for (const yaml::Document& doc : parsed.documents) facts.add(doc.value);
+  std::vector<Finding> all;
+  for (const yaml::Document& doc : parsed.documents) {
+    JudgeOptions options;
+    options.facts = &facts;
+    for (Finding& f : judge(doc.value, policy, options)) all.push_back(std::move(f));
+  }
+  return all;
+}
+
 // The rule ids of the findings, in order (suppressed ones excluded).
 inline std::vector<std::string> rulesHit(const std::vector<Finding>& findings) {
   std::vector<std::string> ids;

@@ -8,13 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
+
+#include <httplib.h>
 
 #include "tls_test_support.h"
 #include "webhook/app.h"
@@ -77,6 +81,34 @@ tls::ClientOptions trusting(const tls::TestCa& ca) {
   return options;
 }
 
+// One well-formed request through cpp-httplib's client, verifying the server
+// (its certificate for 127.0.0.1) against the test CA: an implementation of
+// HTTP and TLS independent of the server's, so the server is not checked only
+// by code that shares its assumptions. Malformed bytes go through the raw
+// client of tls_test_support.h.
+std::optional<tls::Response> httplibRequest(std::uint16_t port, const tls::TestCa& ca, const std::string& method,
+                                            const std::string& path, const std::string& body = "") {
+  httplib::SSLClient client("127.0.0.1", port);
+  X509_STORE* trusted = X509_STORE_new();
+  X509_STORE_add_cert(trusted, tls::certFromPem(ca.certPem()).get());
+  client.set_ca_cert_store(trusted);  // the client's SSL_CTX owns it from here
+  client.enable_server_certificate_verification(true);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(5);
+  const httplib::Result r = method == "POST" ? client.Post(path.c_str(), body, "application/json")
+                                             : client.Get(path.c_str());
+  if (!r) return std::nullopt;
+  tls::Response out;
+  out.status = r->status;
+  out.body = r->body;
+  for (const auto& [name, value] : r->headers) {
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    out.headers.emplace_back(lower, value);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // The fixture: one webhook on loopback per test.
 // ---------------------------------------------------------------------------
@@ -124,7 +156,7 @@ class Webhook : public ::testing::Test {
   }
 
   std::optional<tls::Response> call(const std::string& method, const std::string& path, const std::string& body = "") {
-    return tls::httpsRequest(port, trusting(ca), method, path, body);
+    return httplibRequest(port, ca, method, path, body);
   }
 
   json admitOverTls(const std::string& body) {
@@ -425,6 +457,19 @@ TEST_F(Webhook, APolicyChangeIsPickedUpAndABadOneIsRejected) {
   EXPECT_TRUE(eventually([&] { return policy->reloadFailures() == 1u; }));
   EXPECT_EQ(admitOverTls(review("CREATE", gpuPod(false)))["response"]["allowed"], false) << "the old policy stays";
   EXPECT_THAT(metricsText(), HasSubstr("gpuguard_policy_reloads_total{result=\"failure\"} 1\n"));
+
+  // An exemption matches the request's namespace (the pod is in "ml")...
+  dir.write("policy.yaml", "exemptions: [{namespace: 'm.'}]\n");
+  EXPECT_TRUE(eventually([&] { return admitOverTls(review("CREATE", gpuPod(false)))["response"]["allowed"] == true; }));
+  // ...and a pattern RE2 cannot compile is a rejected reload that names the entry.
+  dir.write("policy.yaml", "exemptions: [{namespace: 'm('}]\n");
+  EXPECT_TRUE(eventually([&] { return policy->reloadFailures() == 2u; }));
+  EXPECT_EQ(admitOverTls(review("CREATE", gpuPod(false)))["response"]["allowed"], true) << "the old policy stays";
+  const auto logs = logLines();
+  EXPECT_TRUE(std::any_of(logs.begin(), logs.end(), [](const std::string& l) {
+    return l.find("policy reload failed") != std::string::npos && l.find("exemptions[0].namespace") != std::string::npos &&
+           l.find("invalid pattern") != std::string::npos;
+  }));
   policy->stop();
 }
 
@@ -674,7 +719,7 @@ TEST_F(Binary, ServesUntilSigtermThenExitsZero) {
   WebhookProcess webhook(ca);
   ASSERT_NE(webhook.port(), 0) << webhook.logs();
 
-  const auto reply = tls::httpsRequest(webhook.port(), trusting(ca), "POST", "/validate", review("CREATE", gpuPod(false)));
+  const auto reply = httplibRequest(webhook.port(), ca, "POST", "/validate", review("CREATE", gpuPod(false)));
   ASSERT_TRUE(reply);
   EXPECT_EQ(json::parse(reply->body)["response"]["allowed"], false);
 
@@ -695,7 +740,7 @@ TEST_F(Binary, SighupIsIgnoredAndServingGoesOn) {
   std::optional<tls::Response> reply;
   for (int attempt = 0; attempt < 50 && !reply; ++attempt) {  // the signal is handled asynchronously
     std::this_thread::sleep_for(20ms);
-    reply = tls::httpsRequest(webhook.port(), trusting(ca), "POST", "/validate", review("CREATE", gpuPod(false)));
+    reply = httplibRequest(webhook.port(), ca, "POST", "/validate", review("CREATE", gpuPod(false)));
   }
   ASSERT_TRUE(reply);
   EXPECT_EQ(json::parse(reply->body)["response"]["allowed"], false);

@@ -32,6 +32,12 @@ TEST(FieldErrorBody, WithoutADetailTheBodyEndsAtTheValue) {
   EXPECT_EQ(FieldError::notFound("\"x\"").body(), "Not found: \"x\"");
 }
 
+TEST(FieldErrorBody, AdviceAfterAnErrorWithoutADetailOfItsOwnFollowsASemicolon) {
+  // The API server says only `Duplicate value: "gpu"`; what we add must not read as its detail.
+  EXPECT_EQ(FieldError::duplicate("\"gpu\"", "; remove the second entry").body(),
+            "Duplicate value: \"gpu\"; remove the second entry");
+}
+
 TEST(FieldErrorBody, ANoteIsItsTextAlone) {
   EXPECT_EQ(FieldError::note("Text after the end of the document").body(), "Text after the end of the document");
 }

@@ -1,0 +1,144 @@
+#include "rules/gpu_use.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "rules/k8s/json_access.h"
+#include "rules/semantics.h"
+#include "text/ascii.h"
+
+namespace gpuguard {
+namespace {
+
+using nlohmann::json;
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// A class named for GPUs: the NVIDIA DRA driver's (gpu.nvidia.com,
+// mig.nvidia.com, vfio.gpu.nvidia.com; not its ComputeDomain or IMEX
+// channel classes) and any other with "gpu" in its name, as claims are
+// recognised without their template: the webhook, which never sees the
+// template, and the linter, which may, then decide alike.
+bool namedLikeGpuClass(std::string_view name) {
+  return contains(name, "gpu") || name.starts_with("mig.") || name.starts_with("mig-");
+}
+
+// MIG slices are not whole GPUs; neither are time-sliced *.shared ones.
+bool isSliceResource(std::string_view name) { return contains(name, "/mig-") || name.ends_with(".shared"); }
+
+// The claim or template a pod claim entry names (also the alpha `source:` shape).
+const ClaimFacts* claimFactsOf(const json& podClaim, const InputFacts& input) {
+  for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
+    if (!holder) continue;
+    if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return input.claimTemplate(*t);
+    if (const std::string* c = stringAt(*holder, "resourceClaimName")) return input.claim(*c);
+  }
+  return nullptr;
+}
+
+bool claimAsksGpuClass(const ClaimFacts& claim, const GpuFacts& facts) {
+  return std::any_of(claim.requests.begin(), claim.requests.end(), [&](const auto& alternatives) {
+    return std::any_of(alternatives.begin(), alternatives.end(),
+                       [&](const DeviceRequestFacts& r) { return facts.isGpuClass(r.deviceClassName); });
+  });
+}
+
+// Whole GPUs a claim allocates: per request, the fewest any of its
+// alternatives takes (the scheduler may pick any of them).
+long long claimWholeGpus(const ClaimFacts& claim, const GpuFacts& facts) {
+  long long total = 0;
+  for (const auto& alternatives : claim.requests) {
+    long long fewest = std::numeric_limits<long long>::max();
+    for (const DeviceRequestFacts& r : alternatives) {
+      const long long n = facts.isWholeGpuClass(r.deviceClassName) && r.count ? *r.count : 0;
+      fewest = std::min(fewest, n);
+    }
+    if (!alternatives.empty()) total += std::min(fewest, std::numeric_limits<long long>::max() - total);
+  }
+  return total;
+}
+
+// Where the pod first asks for `resource`: the entry to point a finding at.
+FieldPath firstEntryOf(const PodSite& site, std::string_view resource) {
+  for (const ContainerRef& c : site.containers) {
+    if (c.kind == ContainerKind::Ephemeral) continue;
+    const ContainerResources& r = resourcesOf(c, false);
+    if (const ResourceEntry* e = r.limit(resource)) return e->path;
+    if (const ResourceEntry* e = r.request(resource)) return e->path;
+  }
+  return site.specPath;
+}
+
+}  // namespace
+
+bool GpuFacts::isGpuClass(std::string_view className) const {
+  if (const DeviceClassFacts* c = input.deviceClass(className)) {
+    if (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName)) return true;
+    if (contains(c->selectorText, "'gpu.nvidia.com'") || contains(c->selectorText, "\"gpu.nvidia.com\"")) return true;
+  }
+  return namedLikeGpuClass(className);
+}
+
+bool GpuFacts::isWholeGpuClass(std::string_view className) const {
+  if (!isGpuClass(className) || className.starts_with("mig.")) return false;
+  const DeviceClassFacts* c = input.deviceClass(className);
+  return !c || (!isSliceResource(c->extendedResourceName) && !contains(c->selectorText, "'mig'"));
+}
+
+bool GpuFacts::isDraBacked(std::string_view resource) const {
+  return policy.isDraExtendedResource(resource) || input.classServing(resource) != nullptr;
+}
+
+bool GpuFacts::isGpuResource(std::string_view resource) const {
+  if (policy.isGpuResource(resource)) return true;
+  if (resource.starts_with(kDeviceClassResourcePrefix)) {
+    return isGpuClass(resource.substr(kDeviceClassResourcePrefix.size()));
+  }
+  const std::string* served = input.classServing(resource);
+  return served && isGpuClass(*served);
+}
+
+bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
+  if (!podClaim.is_object()) return false;
+  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts.input)) return claimAsksGpuClass(*claim, facts);
+  for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
+    if (!holder) continue;
+    for (const char* key : {"name", "resourceClaimTemplateName", "resourceClaimName"}) {
+      if (const std::string* s = stringAt(*holder, key); s && namedLikeGpuClass(text::asciiLowercase(*s))) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
+  std::vector<GpuSource> out;
+  const auto gpuResource = [&](std::string_view name) { return facts.isGpuResource(name); };
+  for (const ResourceUnits& u : podRequestUnitsByName(site, gpuResource)) {
+    if (u.units <= 0) continue;
+    GpuSource s{GpuSourceKind::ExtendedResource, u.name, firstEntryOf(site, u.name), facts.isDraBacked(u.name), {}};
+    if (u.name.starts_with(kDeviceClassResourcePrefix)) {
+      s.kind = GpuSourceKind::DeviceClassResource;
+      s.draBacked = true;
+      if (facts.isWholeGpuClass(std::string_view(u.name).substr(kDeviceClassResourcePrefix.size()))) s.wholeGpus = u.units;
+    } else if (!isSliceResource(u.name)) {
+      s.wholeGpus = u.units;
+    }
+    out.push_back(std::move(s));
+  }
+  const json* claims = site.resourceClaims.value;
+  if (!claims || !claims->is_array()) return out;
+  for (std::size_t i = 0; i < claims->size(); ++i) {
+    const json& claim = (*claims)[i];
+    if (!isGpuClaim(claim, facts)) continue;
+    GpuSource s{GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true, {}};
+    if (const ClaimFacts* known = claimFactsOf(claim, facts.input)) s.wholeGpus = claimWholeGpus(*known, facts);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool usesGpus(const PodSite& site, const GpuFacts& facts) { return !gpuSources(site, facts).empty(); }
+
+}  // namespace gpuguard

@@ -1,0 +1,84 @@
+// "This pod uses GPUs": one notion for every rule that holds GPU pods to
+// node-level rules (the GPU node taint, the driver pin, counts beyond any
+// node, DRA beside the device plugin). A pod gets GPUs
+//   - through an extended resource the policy lists as a GPU (gpuResources),
+//     or one a GPU DeviceClass of the input serves (extendedResourceName,
+//     KEP-5004), whether a device plugin or a DRA driver serves it;
+//   - through the implicit extended resource
+//     deviceclass.resource.kubernetes.io/<class> of a GPU DeviceClass;
+//   - through a pod resourceClaims entry whose claim or template asks a GPU
+//     DeviceClass.
+// Device taints do not replace node taints (KEP-5055): a pod whose GPUs all
+// come from DRA still lands on the GPU nodes and needs their toleration.
+// Facts: kubernetes-gpu-semantics.md §11, §14.6, §14.7.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/k8s/field_path.h"
+#include "rules/input_facts.h"
+#include "rules/pod_specs.h"
+#include "rules/policy.h"
+
+namespace gpuguard {
+
+// The prefix of the implicit extended resource of every DeviceClass.
+inline constexpr std::string_view kDeviceClassResourcePrefix = "deviceclass.resource.kubernetes.io/";
+
+// The policy and what the input says: together they tell what is a GPU.
+struct GpuFacts {
+  const Policy& policy;
+  const InputFacts& input;
+
+  // A DeviceClass of GPUs (whole, MIG or passthrough). Known from the input
+  // when it defines the class: its extendedResourceName is a GPU resource or
+  // a selector names the NVIDIA GPU driver (gpu.nvidia.com). Otherwise by
+  // name, as claims are: "gpu" in it (gpu.nvidia.com, vfio.gpu.nvidia.com,
+  // gpu.example.com) or mig.* (mig.nvidia.com).
+  bool isGpuClass(std::string_view className) const;
+  // A GPU class whose devices are whole GPUs (not MIG slices).
+  bool isWholeGpuClass(std::string_view className) const;
+  // An extended resource served by a DRA driver: listed in the policy's
+  // draExtendedResources, or the extendedResourceName of a DeviceClass of
+  // the input.
+  bool isDraBacked(std::string_view resource) const;
+  // A resource name that asks for GPUs: a GPU extended resource (policy or a
+  // GPU class's extendedResourceName) or the implicit name of a GPU class.
+  bool isGpuResource(std::string_view resource) const;
+};
+
+enum class GpuSourceKind {
+  ExtendedResource,     // nvidia.com/gpu and the policy's other GPU names
+  DeviceClassResource,  // deviceclass.resource.kubernetes.io/<GPU class>
+  Claim,                // a spec.resourceClaims entry
+};
+
+struct GpuSource {
+  GpuSourceKind kind;
+  std::string name;  // the resource name, or the pod claim's name
+  FieldPath path;    // the first container entry asking for it, or the resourceClaims entry
+  bool draBacked = false;
+  // Whole GPUs the pod takes on its node from this source, when known: the
+  // effective request (sidecars and init containers as the scheduler adds
+  // them) of a whole-GPU resource, the device count of a claim whose
+  // template the input holds. nullopt for MIG slices, shared GPUs, and
+  // claims the input does not define.
+  std::optional<long long> wholeGpus;
+};
+
+// Every way the pod asks for GPUs, in the order: extended resources and
+// implicit names (by first appearance), then claims.
+std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts);
+
+// The pod asks for at least one GPU, by any source.
+bool usesGpus(const PodSite& site, const GpuFacts& facts);
+
+// Whether a spec.resourceClaims entry asks for GPUs: from the claim or
+// template the input defines, else by name (its name, resourceClaimName or
+// resourceClaimTemplateName contains "gpu" or starts with "mig-").
+bool isGpuClaim(const nlohmann::json& podClaim, const GpuFacts& facts);
+
+}  // namespace gpuguard

@@ -1,0 +1,107 @@
+#include "rules/input_facts.h"
+
+#include "rules/k8s/json_access.h"
+
+namespace gpuguard {
+namespace {
+
+using nlohmann::json;
+
+// A request as the API server defaults it (SetDefaults_ExactDeviceRequest,
+// SetDefaults_DeviceSubRequest): no mode is ExactCount, and ExactCount with
+// no count (or 0) is one device.
+DeviceRequestFacts requestFacts(const json& request) {
+  DeviceRequestFacts out;
+  out.deviceClassName = stringOr(request, "deviceClassName");
+  if (stringOr(request, "allocationMode") == "All") return out;
+  const json* count = member(request, "count");
+  out.count = count && count->is_number_integer() && count->get<long long>() > 0 ? count->get<long long>() : 1;
+  return out;
+}
+
+// spec.devices of a claim spec, in any served shape: v1/v1beta2 put the
+// details under `exactly`, v1beta1 on the request itself.
+ClaimFacts claimFacts(const json* claimSpec) {
+  ClaimFacts out;
+  const json* devices = claimSpec ? member(*claimSpec, "devices") : nullptr;
+  const json* requests = devices ? member(*devices, "requests") : nullptr;
+  if (!requests || !requests->is_array()) return out;
+  for (const json& request : *requests) {
+    if (!request.is_object()) continue;
+    std::vector<DeviceRequestFacts> alternatives;
+    if (const json* subs = member(request, "firstAvailable"); subs && subs->is_array()) {
+      for (const json& sub : *subs) {
+        if (sub.is_object()) alternatives.push_back(requestFacts(sub));
+      }
+    } else if (const json* exactly = member(request, "exactly"); exactly && exactly->is_object()) {
+      alternatives.push_back(requestFacts(*exactly));
+    } else {
+      alternatives.push_back(requestFacts(request));
+    }
+    out.requests.push_back(std::move(alternatives));
+  }
+  return out;
+}
+
+DeviceClassFacts deviceClassFacts(const json* spec) {
+  DeviceClassFacts out;
+  if (!spec) return out;
+  out.extendedResourceName = stringOr(*spec, "extendedResourceName");
+  const json* selectors = member(*spec, "selectors");
+  if (!selectors || !selectors->is_array()) return out;
+  for (const json& s : *selectors) {
+    const json* cel = member(s, "cel");
+    if (cel) out.selectorText += stringOr(*cel, "expression") + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+void InputFacts::add(const json& object) {
+  addOne(object);
+  if (stringOr(object, "kind") != "List") return;
+  const json* items = member(object, "items");
+  if (!items || !items->is_array()) return;
+  for (const json& item : *items) addOne(item);
+}
+
+void InputFacts::addOne(const json& object) {
+  if (!stringOr(object, "apiVersion").starts_with("resource.k8s.io/")) return;
+  const json* metadata = member(object, "metadata");
+  const std::string name = metadata ? stringOr(*metadata, "name") : std::string();
+  if (name.empty()) return;
+  const std::string kind = stringOr(object, "kind");
+  const json* spec = member(object, "spec");
+  if (kind == "DeviceClass") {
+    DeviceClassFacts facts = deviceClassFacts(spec);
+    if (!facts.extendedResourceName.empty()) servedBy_[facts.extendedResourceName] = name;
+    classes_[name] = std::move(facts);
+  } else if (kind == "ResourceClaimTemplate") {
+    templates_[name] = claimFacts(spec ? member(*spec, "spec") : nullptr);
+  } else if (kind == "ResourceClaim") {
+    claims_[name] = claimFacts(spec);
+  }
+}
+
+const DeviceClassFacts* InputFacts::deviceClass(std::string_view name) const {
+  auto it = classes_.find(name);
+  return it == classes_.end() ? nullptr : &it->second;
+}
+
+const ClaimFacts* InputFacts::claimTemplate(std::string_view name) const {
+  auto it = templates_.find(name);
+  return it == templates_.end() ? nullptr : &it->second;
+}
+
+const ClaimFacts* InputFacts::claim(std::string_view name) const {
+  auto it = claims_.find(name);
+  return it == claims_.end() ? nullptr : &it->second;
+}
+
+const std::string* InputFacts::classServing(std::string_view resource) const {
+  auto it = servedBy_.find(resource);
+  return it == servedBy_.end() ? nullptr : &it->second;
+}
+
+}  // namespace gpuguard

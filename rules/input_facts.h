@@ -1,0 +1,64 @@
+// What one input says about the cluster beyond the object under judgement:
+// the DeviceClasses, ResourceClaimTemplates and ResourceClaims it defines
+// (resource.k8s.io). A pod names a claim or a claim template; the template
+// names DeviceClasses; a class says what devices it selects and which
+// extended resource it serves (KEP-5004, spec.extendedResourceName). With
+// them a rule can tell a GPU claim from a NIC claim, and an nvidia.com/gpu
+// served by a DRA driver from one served by the device plugin.
+//
+// The linter gathers the facts of a whole input (a file, a stdin stream, a
+// rendered chart) before it judges any object of it; the webhook sees one
+// object, so only what that object holds (a List's items). Names are not
+// qualified by namespace: one input rarely holds two templates of one name.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuguard {
+
+struct DeviceClassFacts {
+  std::string extendedResourceName;  // spec.extendedResourceName, "" when not set
+  std::string selectorText;          // the CEL expressions of spec.selectors, joined
+};
+
+// One device request of a claim, or one alternative of a firstAvailable list.
+struct DeviceRequestFacts {
+  std::string deviceClassName;
+  std::optional<long long> count;  // devices after defaulting; nullopt for allocationMode All
+};
+
+// The requests of one claim (spec.devices.requests): each holds one
+// alternative (exactly) or several (firstAvailable, of which one is allocated).
+struct ClaimFacts {
+  std::vector<std::vector<DeviceRequestFacts>> requests;
+};
+
+class InputFacts {
+ public:
+  // Takes what `object` (or, for a `kind: List`, each item) defines. Objects
+  // of other kinds, and malformed ones, add nothing.
+  void add(const nlohmann::json& object);
+
+  const DeviceClassFacts* deviceClass(std::string_view name) const;
+  const ClaimFacts* claimTemplate(std::string_view name) const;
+  const ClaimFacts* claim(std::string_view name) const;
+  // The DeviceClass whose extendedResourceName is `resource`, or nullptr.
+  // Several: the last one read (KEP-5004: only one class maps a name at a time).
+  const std::string* classServing(std::string_view resource) const;
+
+ private:
+  void addOne(const nlohmann::json& object);
+
+  std::map<std::string, DeviceClassFacts, std::less<>> classes_;
+  std::map<std::string, ClaimFacts, std::less<>> templates_;
+  std::map<std::string, ClaimFacts, std::less<>> claims_;
+  std::map<std::string, std::string, std::less<>> servedBy_;  // extended resource -> class
+};
+
+}  // namespace gpuguard
