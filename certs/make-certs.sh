@@ -17,7 +17,7 @@
 #   ca-bundle.pem           what the API server trusts: ca.crt (+ the previous CA
 #                           after --rotate-ca, until it expires)
 #   secret.yaml             Secret gpuguard-webhook-tls (kubernetes.io/tls)
-#   webhook-patch.yaml      puts ca-bundle.pem into the webhook configuration's caBundle
+#   webhook-patch.yaml      puts ca-bundle.pem into the webhook configurations' caBundle
 #   kustomization.yaml      manifests/overlays/<mode> + secret.yaml + the patch
 #
 # Running it again is safe: existing certificates are reused while they are
@@ -332,11 +332,15 @@ BASE=$(relpath "$REPO/manifests/overlays/$MODE" "$OUT")
   echo "- $BASE"
   echo "- secret.yaml"
   echo "patches:"
-  echo "- path: webhook-patch.yaml"
-  echo "  target:"
-  echo "    group: admissionregistration.k8s.io"
-  echo "    kind: ValidatingWebhookConfiguration"
-  echo "    name: gpuguard"
+  # The same CA (and namespace) for /validate and, where the overlay ships one
+  # (not in audit mode), /mutate: a patch whose target is absent changes nothing.
+  for kind in ValidatingWebhookConfiguration MutatingWebhookConfiguration; do
+    echo "- path: webhook-patch.yaml"
+    echo "  target:"
+    echo "    group: admissionregistration.k8s.io"
+    echo "    kind: $kind"
+    echo "    name: gpuguard"
+  done
   if [[ -n $IMAGE ]]; then
     name=$IMAGE tag="" digest=""
     if [[ $IMAGE == *@* ]]; then

@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
-"""Print the ValidatingWebhookConfiguration of `kubectl kustomize <dir>` with every
+"""Print the ValidatingWebhookConfiguration (or KIND) of `kubectl kustomize <dir>` with every
 webhook's clientConfig replaced by `url: URL` + `caBundle: <base64 of CA_FILE>`, so the
 shipped configuration can be registered against a webhook on 127.0.0.1 (no Service, no kubelet).
 
-usage: shipped-vwc.py RENDERED_YAML URL CA_FILE
+usage: shipped-vwc.py RENDERED_YAML URL CA_FILE [KIND]
 """
 import base64
 import re
 import sys
 
 
-def main(rendered, url, ca_file):
+def main(rendered, url, ca_file, kind="ValidatingWebhookConfiguration"):
     text = open(rendered).read()
     docs = re.split(r"^---\s*$", text, flags=re.M)
-    vwc = [d for d in docs if re.search(r"^kind:\s*ValidatingWebhookConfiguration\s*$", d, re.M)]
+    vwc = [d for d in docs if re.search(r"^kind:\s*" + re.escape(kind) + r"\s*$", d, re.M)]
     if len(vwc) != 1:
-        sys.exit("shipped-vwc: expected one ValidatingWebhookConfiguration, found %d" % len(vwc))
+        sys.exit("shipped-vwc: expected one %s, found %d" % (kind, len(vwc)))
     bundle = base64.b64encode(open(ca_file, "rb").read()).decode()
     out, lines, i = [], vwc[0].splitlines(), 0
     replaced = 0
@@ -47,6 +47,6 @@ def main(rendered, url, ca_file):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     main(*sys.argv[1:])

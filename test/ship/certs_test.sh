@@ -250,12 +250,19 @@ ns = "gpu-admission"
 names = [o["metadata"]["name"] for o in objs if o["kind"] == "Namespace"]
 check(names == [ns], f"--namespace: the Namespace object is {ns} (got {names})")
 wrong = [f'{o["kind"]}/{o["metadata"]["name"]}' for o in objs
-         if o["kind"] not in ("Namespace", "ValidatingWebhookConfiguration") and o["metadata"].get("namespace") != ns]
+         if o["kind"] not in ("Namespace", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+         and o["metadata"].get("namespace") != ns]
 check(not wrong, f"--namespace: every namespaced object is in {ns} (not: {wrong})")
-hook = [o for o in objs if o["kind"] == "ValidatingWebhookConfiguration"][0]["webhooks"][0]
-check(hook["clientConfig"]["service"]["namespace"] == ns, "--namespace: the webhook calls the Service in " + ns)
-values = hook["namespaceSelector"]["matchExpressions"][0]["values"]
-check(values == ["kube-system", ns], f"--namespace: the namespaceSelector excludes kube-system and {ns} (got {values})")
+for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):  # enforce ships both
+    found = [o for o in objs if o["kind"] == kind]
+    check(len(found) == 1, f"--namespace: one {kind}")
+    if not found:
+        continue
+    hook = found[0]["webhooks"][0]
+    check(hook["clientConfig"]["service"]["namespace"] == ns, f"--namespace: the {kind} calls the Service in " + ns)
+    check(bool(hook["clientConfig"].get("caBundle")), f"--namespace: the {kind} has the caBundle")
+    values = hook["namespaceSelector"]["matchExpressions"][0]["values"]
+    check(values == ["kube-system", ns], f"--namespace: the {kind}'s namespaceSelector excludes kube-system and {ns} (got {values})")
 left = [f'{o["kind"]}/{o["metadata"]["name"]}' for o in objs
         if o["kind"] != "ConfigMap" and "gpuguard-system" in yaml.safe_dump(o)]
 check(not left, f"--namespace: nothing refers to gpuguard-system any more (still: {left})")

@@ -95,7 +95,8 @@ def main():
         APP = dict(APP, **{"app.kubernetes.io/instance": "gpuguard"})
     else:
         exp = {"mode": args.mode, "replicas": 2, "cert_manager": args.cert_manager, "secret": SECRET,
-               "priority_class": "system-cluster-critical" if args.priority_class else None, "mutate": False,
+               "priority_class": "system-cluster-critical" if args.priority_class else None,
+               "mutate": args.mode == "enforce",  # manifests/base ships it; the audit component leaves it out
                "object_selector": False, "network_policy": args.monitoring, "monitoring": args.monitoring,
                "rule": args.monitoring, "dashboard": False}
     args.mode = exp["mode"]
@@ -309,6 +310,13 @@ def main():
         check(mh.get("namespaceSelector") == h.get("namespaceSelector") and mh.get("rules") == h.get("rules"),
               "mutate judges the same namespaces and resources as validate")
         check(mh.get("clientConfig", {}).get("caBundle") == cc.get("caBundle"), "mutate trusts the same CA")
+        if not args.chart_values:  # the chart's mutate.failurePolicy is a value of its own
+            check(mh.get("failurePolicy") == h.get("failurePolicy"), "mutate fails as validate does")
+            check(ms.get("namespace") == cc.get("service", {}).get("namespace"), "mutate calls the same Service")
+        if args.cert_manager:
+            inject = "cert-manager.io/inject-ca-from"
+            check(mwcs[0]["metadata"].get("annotations", {}).get(inject) ==
+                  vwc.get("metadata", {}).get("annotations", {}).get(inject), "cert-manager injects the same CA into mutate")
     else:
         check(not mwcs, "no MutatingWebhookConfiguration (mutate off, or audit mode)")
 
