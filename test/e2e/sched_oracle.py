@@ -431,7 +431,7 @@ def report(cases, versions, elapsed):
              "in %d s: **%d of %d cases agree**." % (time.strftime("%Y-%m-%d"), versions, elapsed, n_ok, len(cases)),
              "",
              "*rules*: what gpuguard-lint's findings say about scheduling; *--nodes*: `gpuguard-lint --nodes` on "
-             "`kubectl get nodes -o json` of the same nodes. *agree*, *documented* (an explained difference, "
+             "`kubectl get nodes,deviceclasses -o json` of the same nodes. *agree*, *documented* (an explained difference, "
              "below the table and in `test/e2e/scheduler/known.tsv`), *n/a* (not judged: no GPU pod for "
              "`--nodes`, or the API server rejected the pod).",
              "",
