@@ -120,7 +120,27 @@ bool beingDeleted(const json& object) {
   return metadata && metadata->is_object() && member(*metadata, "deletionTimestamp") != nullptr;
 }
 
-std::string findingKey(const Finding& f) { return f.rule + '\n' + f.field(); }
+// A finding's identity across an UPDATE: its rule and its path, with each list
+// index replaced by the element's name where the element has one (containers,
+// initContainers, workerGroupSpecs, replicatedJobs, tasks: names are what the
+// API server and the controllers merge on), so that an element inserted in
+// front does not turn the findings behind it into new ones.
+std::string findingKey(const Finding& f, const json& object) {
+  std::string key = f.rule + '\n';
+  const json* node = &object;
+  for (const FieldPath::Step& step : f.path.segments()) {
+    if (step.kind != FieldPath::Step::Kind::Index) {
+      const std::string field(step.name);
+      key += '.' + field;
+      node = node && node->is_object() ? member(*node, field.c_str()) : nullptr;
+      continue;
+    }
+    node = node && node->is_array() && step.index < node->size() ? &(*node)[step.index] : nullptr;
+    const json* name = node && node->is_object() ? member(*node, "name") : nullptr;
+    key += name && name->is_string() ? "[name=" + name->get<std::string>() + "]" : "[" + std::to_string(step.index) + "]";
+  }
+  return key;
+}
 
 // ---------------------------------------------------------------------------
 // Writing the reply.
@@ -431,7 +451,7 @@ AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, cons
     std::set<std::string> preexisting;
     if (update && anyError && oldObject) {
       for (const Finding& f : judgeAdmitted(*oldObject, r.namespaceName, policy)) {
-        if (!f.suppressed) preexisting.insert(findingKey(f));
+        if (!f.suppressed) preexisting.insert(findingKey(f, *oldObject));
       }
     }
 
@@ -439,7 +459,7 @@ AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, cons
     WarningList warnings(limits);
     for (const Finding& f : findings) {
       if (f.suppressed) continue;
-      if (f.severity == Severity::Error && !preexisting.count(findingKey(f))) {
+      if (f.severity == Severity::Error && !preexisting.count(findingKey(f, *object))) {
         denials.push_back(denialEntry(f));
         r.hits.push_back({f.rule, true});
       } else {

@@ -658,6 +658,32 @@ TEST(AdmissionUpdate, OldAndNewFindingsAreToldApart) {
   EXPECT_THAT(r.warnings(), ElementsAre(StartsWith("gpu-missing-toleration: spec.template.spec.tolerations: ")));
 }
 
+TEST(AdmissionUpdate, AContainerInsertedInFrontLeavesTheOldFindingsOld) {
+  // Findings are matched by the container's name, not its index: adding a
+  // sidecar at containers[0] introduces nothing about the GPU container.
+  const std::string before = gpuguard::testing::gpuPod("limits: {nvidia.com/gpu: \"500m\"}", "Deployment");
+  const json oldObject = objectFromYaml(before);
+  json newObject = oldObject;
+  json& containers = newObject["spec"]["template"]["spec"]["containers"];
+  containers.insert(containers.begin(), json{{"name", "log-shipper"}, {"image", "fluent/fluent-bit:3.2"}});
+  Request rq;
+  rq.operation = "UPDATE";
+  rq.oldObject = oldObject;
+  const AdmissionPolicy policy = AdmissionPolicy{onlyRules({"gpu-fractional"})};
+  const Reply r = reviewRaw(reviewBody(newObject, rq), policy);
+  EXPECT_TRUE(r.allowed()) << r.message();
+  EXPECT_THAT(r.warnings(), ElementsAre(AllOf(HasSubstr("spec.template.spec.containers[1].resources.limits"),
+                                              EndsWith("(already present before this update)"))));
+  // A second GPU container with the same fault is the update's doing.
+  json gpu = oldObject["spec"]["template"]["spec"]["containers"][0];
+  gpu["name"] = "second";
+  containers.push_back(gpu);
+  const Reply added = reviewRaw(reviewBody(newObject, rq), policy);
+  EXPECT_FALSE(added.allowed());
+  EXPECT_THAT(added.message(), HasSubstr("spec.template.spec.containers[2].resources.limits"));
+  EXPECT_THAT(added.message(), Not(HasSubstr("containers[1]")));
+}
+
 TEST(AdmissionUpdate, WithoutAnOldObjectEverythingCounts) {
   Request rq;
   rq.operation = "UPDATE";
