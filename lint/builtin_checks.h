@@ -24,29 +24,31 @@ inline constexpr RuleDoc kDuplicateKeyCheck{
         "decoders are not strict, and it sends the API server JSON, so strict field validation never sees the "
         "duplicate).",
     .remediation = "Delete one of the two keys, or merge their values into one.",
-    .wrongExample = "apiVersion: v1\n"
-                    "kind: Pod\n"
-                    "metadata:\n"
-                    "  name: trainer\n"
-                    "  labels:\n"
-                    "    team: ml\n"
-                    "  labels:            # kubectl keeps this map and drops team: ml\n"
-                    "    app: trainer\n"
-                    "spec:\n"
-                    "  containers:\n"
-                    "    - name: trainer\n"
-                    "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
-    .rightExample = "apiVersion: v1\n"
-                    "kind: Pod\n"
-                    "metadata:\n"
-                    "  name: trainer\n"
-                    "  labels:\n"
-                    "    team: ml\n"
-                    "    app: trainer\n"
-                    "spec:\n"
-                    "  containers:\n"
-                    "    - name: trainer\n"
-                    "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
+    .wrongExample =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: trainer\n"
+        "  labels:\n"
+        "    team: ml\n"
+        "  labels:            # kubectl keeps this map and drops team: ml\n"
+        "    app: trainer\n"
+        "spec:\n"
+        "  containers:\n"
+        "    - name: trainer\n"
+        "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
+    .rightExample =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: trainer\n"
+        "  labels:\n"
+        "    team: ml\n"
+        "    app: trainer\n"
+        "spec:\n"
+        "  containers:\n"
+        "    - name: trainer\n"
+        "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
 };
 
 // Text after a document end marker (yaml::ParseWarning::Kind::IgnoredContent).
@@ -58,28 +60,30 @@ inline constexpr RuleDoc kIgnoredContentCheck{
         "After a document end marker (...) kubectl reads nothing more until the next --- line: a document written "
         "there is never applied.",
     .remediation = "Put a --- line before the next document, or delete the ... line.",
-    .wrongExample = "apiVersion: v1\n"
-                    "kind: ConfigMap\n"
-                    "metadata:\n"
-                    "  name: trainer-settings\n"
-                    "data:\n"
-                    "  epochs: \"10\"\n"
-                    "...\n"
-                    "apiVersion: v1       # never applied: no --- after the ... line\n"
-                    "kind: ConfigMap\n"
-                    "metadata:\n"
-                    "  name: eval-settings\n",
-    .rightExample = "apiVersion: v1\n"
-                    "kind: ConfigMap\n"
-                    "metadata:\n"
-                    "  name: trainer-settings\n"
-                    "data:\n"
-                    "  epochs: \"10\"\n"
-                    "---\n"
-                    "apiVersion: v1\n"
-                    "kind: ConfigMap\n"
-                    "metadata:\n"
-                    "  name: eval-settings\n",
+    .wrongExample =
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: trainer-settings\n"
+        "data:\n"
+        "  epochs: \"10\"\n"
+        "...\n"
+        "apiVersion: v1       # never applied: no --- after the ... line\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: eval-settings\n",
+    .rightExample =
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: trainer-settings\n"
+        "data:\n"
+        "  epochs: \"10\"\n"
+        "---\n"
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: eval-settings\n",
 };
 
 // An ignore.gpuguard.io/<id> annotation that names no rule, or has no reason.
@@ -95,26 +99,28 @@ inline constexpr RuleDoc kIneffectiveSuppressionCheck{
     .remediation =
         "Spell the rule id as gpuguard-lint --list-rules prints it, and give the reason as the value: "
         "ignore.gpuguard.io/gpu-fractional: \"HAMi shares this GPU\".",
-    .wrongExample = "apiVersion: v1\n"
-                    "kind: Pod\n"
-                    "metadata:\n"
-                    "  name: shared-gpu\n"
-                    "  annotations:\n"
-                    "    ignore.gpuguard.io/gpu-fractonal: \"HAMi shares this GPU\"   # no such rule\n"
-                    "spec:\n"
-                    "  containers:\n"
-                    "    - name: notebook\n"
-                    "      image: jupyter/base-notebook\n",
-    .rightExample = "apiVersion: v1\n"
-                    "kind: Pod\n"
-                    "metadata:\n"
-                    "  name: shared-gpu\n"
-                    "  annotations:\n"
-                    "    ignore.gpuguard.io/gpu-fractional: \"HAMi shares this GPU\"\n"
-                    "spec:\n"
-                    "  containers:\n"
-                    "    - name: notebook\n"
-                    "      image: jupyter/base-notebook\n",
+    .wrongExample =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: shared-gpu\n"
+        "  annotations:\n"
+        "    ignore.gpuguard.io/gpu-fractonal: \"HAMi shares this GPU\"   # no such rule\n"
+        "spec:\n"
+        "  containers:\n"
+        "    - name: notebook\n"
+        "      image: jupyter/base-notebook\n",
+    .rightExample =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: shared-gpu\n"
+        "  annotations:\n"
+        "    ignore.gpuguard.io/gpu-fractional: \"HAMi shares this GPU\"\n"
+        "spec:\n"
+        "  containers:\n"
+        "    - name: notebook\n"
+        "      image: jupyter/base-notebook\n",
 };
 
 // An input that could not be read, parsed or rendered (lint_file.h
@@ -130,24 +136,26 @@ inline constexpr RuleDoc kInputErrorCheck{
     .remediation =
         "Fix what the message names (the YAML at its line and column, the kustomization or chart as kustomize or "
         "helm report it), or exclude the file with an exclude glob in .gpuguard.yaml.",
-    .wrongExample = "apiVersion: v1\n"
-                    "kind: Pod\n"
-                    "metadata:\n"
-                    "  name: trainer\n"
-                    "  labels: {team: ml\n"
-                    "spec:                # the flow map above is never closed\n"
-                    "  containers:\n"
-                    "    - name: trainer\n"
-                    "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
-    .rightExample = "apiVersion: v1\n"
-                    "kind: Pod\n"
-                    "metadata:\n"
-                    "  name: trainer\n"
-                    "  labels: {team: ml}\n"
-                    "spec:\n"
-                    "  containers:\n"
-                    "    - name: trainer\n"
-                    "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
+    .wrongExample =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: trainer\n"
+        "  labels: {team: ml\n"
+        "spec:                # the flow map above is never closed\n"
+        "  containers:\n"
+        "    - name: trainer\n"
+        "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
+    .rightExample =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: trainer\n"
+        "  labels: {team: ml}\n"
+        "spec:\n"
+        "  containers:\n"
+        "    - name: trainer\n"
+        "      image: nvcr.io/nvidia/pytorch:24.05-py3\n",
 };
 
 }  // namespace gpuguard::lint

@@ -60,7 +60,8 @@ std::string silencing(const CatalogEntry& e) {
 
 std::string markdownSilencing(const CatalogEntry& e) {
   if (e.configurable()) {
-    return "Silence it on one object with the annotation `ignore.gpuguard.io/" + std::string(e.id()) + ": \"<reason>\"`.";
+    return "Silence it on one object with the annotation `ignore.gpuguard.io/" + std::string(e.id()) +
+           ": \"<reason>\"`.";
   }
   return silencing(e);
 }
@@ -71,10 +72,9 @@ Json descriptor(const CatalogEntry& e) {
   const RuleDoc& d = *e.doc;
   const std::string help =
       std::string(d.description) + "\n\nWhat to do: " + std::string(d.remediation) + "\n\n" + silencing(e);
-  const std::string markdown =
-      std::string(d.description) + "\n\n**What to do:** " + std::string(d.remediation) + "\n\nWrong:\n\n```yaml\n" +
-      std::string(d.wrongExample) + "```\n\nRight:\n\n```yaml\n" + std::string(d.rightExample) + "```\n\n" +
-      markdownSilencing(e);
+  const std::string markdown = std::string(d.description) + "\n\n**What to do:** " + std::string(d.remediation) +
+                               "\n\nWrong:\n\n```yaml\n" + std::string(d.wrongExample) + "```\n\nRight:\n\n```yaml\n" +
+                               std::string(d.rightExample) + "```\n\n" + markdownSilencing(e);
   // Rules judge GPU workloads; the built-in checks judge how the YAML is written.
   const char* topic = e.source == Source::Rule ? "gpu" : "yaml";
   return Json{

@@ -24,10 +24,10 @@ namespace {
 using lint_test::readFile;
 using lint_test::runLint;
 using lint_test::sourceDir;
+using nlohmann::json;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using nlohmann::json;
 
 std::vector<std::string> catalogIds() {
   std::vector<std::string> ids;
@@ -130,9 +130,9 @@ TEST(Catalog, ExplainPrintsEveryEntrysDocumentationAndHowItCanBeSilenced) {
     const RuleDoc& d = *e.doc;
     const lint_test::RunResult explain = runLint({"--explain", std::string(d.id)});
     ASSERT_EQ(explain.exitCode, 0) << d.id << ": " << explain.err;
-    EXPECT_THAT(explain.out, AllOf(HasSubstr(std::string(d.summary)), HasSubstr(std::string(d.description)),
-                                   HasSubstr("What to do: " + std::string(d.remediation)), HasSubstr("Wrong:"),
-                                   HasSubstr("Right:")))
+    EXPECT_THAT(explain.out,
+                AllOf(HasSubstr(std::string(d.summary)), HasSubstr(std::string(d.description)),
+                      HasSubstr("What to do: " + std::string(d.remediation)), HasSubstr("Wrong:"), HasSubstr("Right:")))
         << d.id;
     const bool silenceable = explain.out.find("ignore.gpuguard.io/" + std::string(d.id) + ":") != std::string::npos;
     EXPECT_EQ(silenceable, e.configurable()) << d.id << ": only a rule can be silenced by an annotation";
