@@ -218,12 +218,14 @@ std::set<std::string> idsInEveryFormat(const std::vector<FileReport>& reports) {
   collect(text.str(), textId);
   collect(junit.str(), junitType);
   collect(github.str(), githubTitle);
-  for (const json& f : json::parse(jsonOut.str())["findings"]) ids.insert(f["rule"]);
+  // Parsed into variables: a range-for over a member of a temporary would
+  // outlive it.
+  const json report = json::parse(jsonOut.str());
+  for (const json& f : report["findings"]) ids.insert(f["rule"]);
   const json run = json::parse(sarif.str())["runs"][0];
   for (const json& r : run["results"]) ids.insert(r["ruleId"]);
-  for (const json& n : run["invocations"][0].value("toolExecutionNotifications", json::array())) {
-    ids.insert(n["descriptor"]["id"]);
-  }
+  const json notifications = run["invocations"][0].value("toolExecutionNotifications", json::array());
+  for (const json& n : notifications) ids.insert(n["descriptor"]["id"]);
   return ids;
 }
 
