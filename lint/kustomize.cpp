@@ -7,6 +7,7 @@
 #include <set>
 
 #include "lint/command.h"
+#include "rules/k8s/json_access.h"
 #include "rules/k8s/json_pointer.h"
 #include "yaml/yaml_to_json.h"
 
@@ -318,6 +319,7 @@ Kustomization readKustomization(const std::string& dir) {
     return k;
   }
   const json& doc = parsed.documents[0].value;
+  k.component = stringOr(doc, "kind") == "Component";
   auto classify = [&](const std::string& entry, bool directoriesOnly) {
     if (isRemote(entry)) return;
     const fs::path p = fs::path(dir) / entry;

@@ -23,6 +23,7 @@ struct Kustomization {
   std::vector<std::string> resourceFiles;   // resources that are files (lexically normal paths)
   std::vector<std::string> referencedDirs;  // resources, bases and components that are directories
   std::vector<std::string> patchFiles;      // patches, patchesStrategicMerge, patchesJson6902 paths
+  bool component = false;                   // kind: Component: rendered only by a kustomization that lists it
   std::string error;                        // could not be read or parsed
 };
 

@@ -68,15 +68,19 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
 
   for (const std::string& dir : kustomizationDirs) plan.tree.push_back(readKustomization(dir));
   std::set<std::string> referenced, owned, patches;
+  for (const Kustomization& k : plan.tree) referenced.insert(k.referencedDirs.begin(), k.referencedDirs.end());
   for (const Kustomization& k : plan.tree) {
-    referenced.insert(k.referencedDirs.begin(), k.referencedDirs.end());
     owned.insert(normal(k.file));
+    patches.insert(k.patchFiles.begin(), k.patchFiles.end());
+    // kustomize refuses to build a Component on its own; one that no kustomization
+    // of this run lists keeps its files: resources as written, patches as fragments.
+    if (k.component && !referenced.count(normal(k.dir))) continue;
     owned.insert(k.resourceFiles.begin(), k.resourceFiles.end());
     owned.insert(k.patchFiles.begin(), k.patchFiles.end());
-    patches.insert(k.patchFiles.begin(), k.patchFiles.end());
   }
   for (std::size_t i = 0; i < plan.tree.size(); ++i) {
     if (referenced.count(normal(plan.tree[i].dir))) continue;  // a base or component: linted through its overlay
+    if (plan.tree[i].component) continue;                      // not a build of its own (above)
     if (renderers.kustomize) plan.roots.push_back(i);
     else plan.unrendered.push_back(plan.tree[i].dir);
   }

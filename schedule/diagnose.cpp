@@ -5,6 +5,7 @@
 #include <set>
 
 #include "rules/gfd_labels.h"
+#include "rules/gpu_use.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/node_selection.h"
@@ -20,6 +21,9 @@ using nlohmann::json;
 constexpr const char* kReasonUnschedulable = "node(s) were unschedulable";
 constexpr const char* kReasonNodeName = "node(s) didn't match the requested node name";
 constexpr const char* kReasonAffinity = "node(s) didn't match Pod's node affinity/selector";
+// kube-scheduler 1.37 (tainttoleration.Filter) no longer names the taint; the
+// node table's TAINTS column and the node's cause do.
+constexpr const char* kReasonTaint = "node(s) had untolerated taint(s)";
 constexpr const char* kReasonTooManyPods = "Too many pods";
 constexpr const char* kTaintUnschedulable = "node.kubernetes.io/unschedulable";
 
@@ -191,14 +195,36 @@ int resourceOrder(std::string_view name) {
   return 3;
 }
 
-ResourceFit fitOf(const std::string& name, const Amount& requested, const NodeInfo& node, const BoundPod* self,
+struct PodFacts {
+  const PodSite* site = nullptr;
+  ResourceList requests;
+  json tolerations;
+  std::vector<std::pair<std::string, std::string>> selector;  // nodeSelector, in order
+  Affinity affinity;
+  std::string nodeName;  // spec.nodeName
+  std::optional<BoundPod> self;  // the Pod's identity, to leave its own requests out of `used`
+  // Requested extended resources a DRA driver serves (KEP-5004), with where
+  // that is said: "DeviceClass gpu.nvidia.com", "policy draExtendedResources".
+  std::map<std::string, std::string, std::less<>> draBacked;
+};
+
+ResourceFit fitOf(const std::string& name, const Amount& requested, const NodeInfo& node, const PodFacts& pod,
                   const Policy& policy) {
+  const BoundPod* self = pod.self ? &*pod.self : nullptr;
   ResourceFit f;
   f.name = name;
   f.gpu = policy.isGpuResource(name);
   f.requested = requested;
   auto cap = node.capacity.find(name);
   f.advertised = cap != node.capacity.end();
+  // KEP-5004: on a node whose allocatable lacks the resource, NodeResourcesFit
+  // leaves it to the DynamicResources filter, which allocates ResourceSlice
+  // devices of the DeviceClass; the snapshot has no slices to count.
+  if (auto dra = pod.draBacked.find(name); dra != pod.draBacked.end() && !f.advertised) {
+    f.viaDra = true;
+    f.cause = "served by DRA (" + dra->second + "): ResourceSlice devices are not counted";
+    return f;
+  }
   if (f.advertised) f.capacity = cap->second;
   if (auto a = node.allocatable.find(name); a != node.allocatable.end()) f.allocatable = a->second;
   f.used = node.used(name, self);
@@ -232,16 +258,6 @@ ResourceFit fitOf(const std::string& name, const Amount& requested, const NodeIn
 }
 
 // --- one node ------------------------------------------------------------------
-
-struct PodFacts {
-  const PodSite* site = nullptr;
-  ResourceList requests;
-  json tolerations;
-  std::vector<std::pair<std::string, std::string>> selector;  // nodeSelector, in order
-  Affinity affinity;
-  std::string nodeName;  // spec.nodeName
-  std::optional<BoundPod> self;  // the Pod's identity, to leave its own requests out of `used`
-};
 
 // The node's side of the failed terms: "nvidia.com/gpu.product is Tesla-T4,
 // nvidia.com/cuda.driver-version.major is 535" (one term) or
@@ -318,7 +334,7 @@ NodeVerdict judgeNode(const PodFacts& pod, const NodeInfo& node, const Policy& p
   for (const auto& entry : pod.requests) order.push_back(&entry);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return resourceOrder(a->first) < resourceOrder(b->first); });
-  for (const auto* entry : order) v.resources.push_back(fitOf(entry->first, entry->second, node, self, policy));
+  for (const auto* entry : order) v.resources.push_back(fitOf(entry->first, entry->second, node, pod, policy));
   if (auto pods = node.allocatable.find("pods"); pods != node.allocatable.end()) {
     std::size_t bound = 0;
     for (const BoundPod& p : node.pods) bound += !(self && p.ns == self->ns && p.name == self->name);
@@ -335,8 +351,7 @@ NodeVerdict judgeNode(const PodFacts& pod, const NodeInfo& node, const Policy& p
     v.cause = "the pod names node " + pod.nodeName + " (spec.nodeName)";
     v.verdict = "spec.nodeName is " + pod.nodeName;
   } else if (!v.untoleratedTaints.empty()) {
-    const Taint& t = v.untoleratedTaints.front();
-    v.reasons = {"node(s) had untolerated taint {" + t.key + ": " + t.value.value_or("") + "}"};
+    v.reasons = {kReasonTaint};
     std::vector<std::string> names;
     for (const Taint& u : v.untoleratedTaints) names.push_back(describeTaint(u));
     v.cause = std::string(v.untoleratedTaints.size() == 1 ? "untolerated taint " : "untolerated taints ") + joined(names);
@@ -509,6 +524,27 @@ void conclude(PodDiagnosis& d) {
   for (const auto& [why, nodes] : groups) d.dominantDetails.push_back(joined(nodes) + ": " + why);
 }
 
+std::map<std::string, std::string, std::less<>> draBackedRequests(const ResourceList& requests, const Snapshot& snapshot,
+                                                                  const Policy& policy) {
+  std::map<std::string, std::string, std::less<>> out;
+  for (const auto& [name, amount] : requests) {
+    if (auto c = snapshot.draExtendedResources.find(name); c != snapshot.draExtendedResources.end()) {
+      out.emplace(name, "DeviceClass " + c->second);
+    } else if (name.starts_with(kDeviceClassResourcePrefix)) {
+      out.emplace(name, "DeviceClass " + name.substr(kDeviceClassResourcePrefix.size()));
+    } else if (policy.isDraExtendedResource(name)) {
+      out.emplace(name, "policy draExtendedResources");
+    }
+  }
+  return out;
+}
+
+std::string draNote(const std::string& resource, const std::string& source) {
+  return resource + " is served by DRA (" + source +
+         ") on nodes that do not advertise it: --nodes does not count ResourceSlice devices, so whether one is "
+         "free there is the DRA allocator's call (kubectl get resourceslices)";
+}
+
 PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapshot& snapshot, const Policy& policy) {
   PodDiagnosis d;
   d.kind = stringOr(object, "kind");
@@ -534,6 +570,7 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
   facts.affinity = parseAffinity(site);
   if (site.spec) facts.nodeName = stringOr(*site.spec, "nodeName");
   if (site.isPod && d.kind == "Pod" && !d.name.empty()) facts.self = BoundPod{d.ns.empty() ? "default" : d.ns, d.name, {}};
+  facts.draBacked = draBackedRequests(d.requests, snapshot, policy);
 
   for (const NodeInfo& node : snapshot.nodes) d.nodes.push_back(judgeNode(facts, node, policy));
   d.hasNodeSelector = !facts.selector.empty();
@@ -559,8 +596,9 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
       if (isExtendedResourceName(name) && !amount.isZero()) advertisedExtended.insert(name);
     }
   }
+  for (const auto& [name, source] : facts.draBacked) d.notes.push_back(draNote(name, source));
   for (const auto& [name, amount] : d.requests) {
-    if (!isExtendedResourceName(name) || advertisedExtended.count(name)) continue;
+    if (!isExtendedResourceName(name) || advertisedExtended.count(name) || facts.draBacked.count(name)) continue;
     std::string note = "no node in the snapshot advertises " + name;
     note += advertisedExtended.empty() ? " (no node advertises any extended resource: is the device plugin deployed?)"
                                        : "; the nodes advertise " + joined({advertisedExtended.begin(), advertisedExtended.end()});

@@ -31,6 +31,7 @@ struct ResourceFit {
   bool gpu = false;            // a GPU resource of the policy (nvidia.com/gpu, mig-*, gpu.shared...)
   Amount requested;
   bool advertised = false;     // named in status.capacity
+  bool viaDra = false;         // not advertised, served by a DRA driver (KEP-5004): not counted, not failed
   Amount capacity;             // status.capacity (0 when not advertised)
   Amount allocatable;          // status.allocatable
   Amount used;                 // Σ requests of the pods bound to the node
@@ -120,7 +121,7 @@ std::vector<PodDiagnosis> diagnoseObject(const nlohmann::json& object, const Sna
 
 // The scheduler's summary: reasons counted over nodes, as "N reason" strings
 // sorted like FitError.Error() does, e.g. "0/5 nodes are available: 2 node(s)
-// had untolerated taint {nvidia.com/gpu: present}, 3 Insufficient nvidia.com/gpu."
+// had untolerated taint(s), 3 Insufficient nvidia.com/gpu."
 std::string schedulerSummary(const std::vector<NodeVerdict>& nodes);
 
 }  // namespace gpuguard::schedule

@@ -73,6 +73,14 @@ bool podLevelResource(std::string_view name) {
   return name == "cpu" || name == "memory" || name.starts_with("hugepages-");
 }
 
+void readDeviceClass(const json& deviceClass, Snapshot& s) {
+  const json* spec = member(deviceClass, "spec");
+  const std::string resource = spec ? stringOr(*spec, "extendedResourceName") : "";
+  const json* metadata = member(deviceClass, "metadata");
+  const std::string name = metadata ? stringOr(*metadata, "name") : "";
+  if (!resource.empty()) s.draExtendedResources.emplace(resource, name);
+}
+
 }  // namespace
 
 PodRequests podRequests(const PodSite& site) {
@@ -144,6 +152,10 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
   forEachItem(nodesDoc, [&](const json& item) {
     if (!item.is_object()) return;
     const std::string kind = stringOr(item, "kind");
+    if (kind == "DeviceClass") {
+      readDeviceClass(item, s);
+      return;
+    }
     if (!kind.empty() && kind != "Node") return;
     const json* metadata = member(item, "metadata");
     NodeInfo n;

@@ -1,8 +1,10 @@
 // A cluster snapshot for the scheduling diagnosis: the nodes of
-// `kubectl get nodes -o json` (a List of Node, or one Node) and, optionally,
-// the pods of `kubectl get pods -A -o json`, reduced to what the scheduler's
-// filters read: labels, taints, spec.unschedulable, status.capacity and
-// status.allocatable, and the requests of the pods bound to each node.
+// `kubectl get nodes -o json` (a List of Node, or one Node; DeviceClasses in
+// the same List, as `kubectl get nodes,deviceclasses -o json` prints them, say
+// which extended resources DRA serves) and, optionally, the pods of
+// `kubectl get pods -A -o json`, reduced to what the scheduler's filters read:
+// labels, taints, spec.unschedulable, status.capacity and status.allocatable,
+// and the requests of the pods bound to each node.
 // Pure: JSON in, structs out; reading the files is the front end's business.
 #pragma once
 
@@ -57,6 +59,9 @@ struct NodeInfo {
 
 struct Snapshot {
   std::vector<NodeInfo> nodes;
+  // KEP-5004: extended resource name -> the DeviceClass whose
+  // spec.extendedResourceName names it (resource.k8s.io/v1 DeviceClass items).
+  std::map<std::string, std::string, std::less<>> draExtendedResources;
   bool podsGiven = false;
   std::size_t boundPods = 0;         // counted against a node of the snapshot
   std::size_t finishedPods = 0;      // Succeeded or Failed: hold nothing
@@ -67,7 +72,8 @@ struct Snapshot {
   const NodeInfo* node(std::string_view name) const;
 };
 
-// `nodes`: a List (or NodeList) of Node, or one Node. `pods`: a List of Pod,
+// `nodes`: a List (or NodeList) of Node, or one Node, with any DeviceClass
+// items beside them. `pods`: a List of Pod,
 // or one Pod, or nullptr when no pods were given.
 Snapshot makeSnapshot(const nlohmann::json& nodes, const nlohmann::json* pods = nullptr);
 

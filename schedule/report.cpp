@@ -18,6 +18,7 @@ const ResourceFit* fitOf(const NodeVerdict& v, const std::string& name) {
 }
 
 std::string gpuCell(const ResourceFit* f) {
+  if (f && f->viaDra) return "DRA";
   if (!f || !f->advertised) return "-";
   return f->capacity.strFor(f->name) + "/" + f->allocatable.strFor(f->name) + "/" + f->free.strFor(f->name);
 }
@@ -190,6 +191,7 @@ json nodeJson(const PodDiagnosis& d, const NodeVerdict& v) {
                               {"gpu", f.gpu},
                               {"requested", f.requested.strFor(f.name)},
                               {"advertised", f.advertised},
+                              {"viaDra", f.viaDra},
                               {"capacity", f.advertised ? json(f.capacity.strFor(f.name)) : json(nullptr)},
                               {"allocatable", f.advertised ? json(f.allocatable.strFor(f.name)) : json(nullptr)},
                               {"used", f.used.strFor(f.name)},

@@ -11,7 +11,7 @@ For every case of scheduler/cases.yaml, alone on the cluster:
      (a) gpuguard-lint on the pod and its objects: a finding that says the pod cannot schedule
          (stays Pending, matches no node) must meet a pod that does not schedule; and when the
          scheduler leaves the pod Pending, a rule the case names under `judge` must say so;
-     (b) `gpuguard-lint --nodes nodes.json` where nodes.json is `kubectl get nodes -o json` of
+     (b) `gpuguard-lint --nodes nodes.json` where nodes.json is `kubectl get nodes,deviceclasses -o json` of
          the very same nodes: schedulable or not, on which nodes, and the verdict line (the
          scheduler's message up to " preemption:").
 
@@ -19,7 +19,7 @@ Differences explained in docs/e2e-oracle.md are listed in scheduler/known.tsv an
 agreeing ("documented"); anything else is a failure.
 
 Needs PyYAML. Talks to the API server directly over HTTPS with the admin client certificate
-(stdlib http.client), and runs kubectl only where a user would (kubectl get nodes -o json).
+(stdlib http.client), and runs kubectl only where a user would (kubectl get nodes,deviceclasses -o json).
 Prints one line per case, then "scheduler oracle: N of M cases agree" and SCHED_COUNTS P F.
 """
 import argparse
@@ -300,7 +300,8 @@ def lint_case(lint, work, case):
             yaml.safe_dump(case.policy, f, sort_keys=False)
         else:
             f.write("# the default policy\n")
-    rc, out, err = run(["kubectl", "--request-timeout=30s", "get", "nodes", "-o", "json"])
+    # the DeviceClasses beside the nodes say which extended resources DRA serves (KEP-5004)
+    rc, out, err = run(["kubectl", "--request-timeout=30s", "get", "nodes,deviceclasses", "-o", "json"])
     nodes = os.path.join(d, "nodes.json")
     with open(nodes, "w") as f:
         f.write(out)
@@ -380,17 +381,8 @@ def compare_nodes(case):
         theirs = scheduler_message(what)
         if ours == theirs:
             return ("agree", "Pending, same message")
-        if TAINT_WORDING.sub("untolerated taint(s)", ours) == theirs:
-            # documented in docs/e2e-oracle.md: current schedulers no longer name the taint
-            return ("documented", "Pending, same message but for the taint: --nodes %r" % ours)
         return ("disagree", "same verdict, other words: --nodes %r, the scheduler %r" % (ours, theirs))
     return ("n/a", "the API server rejected the pod")
-
-
-# kube-scheduler 1.37 says "1 node(s) had untolerated taint(s)"; gpuguard --nodes names the
-# first untolerated taint, "1 node(s) had untolerated taint {nvidia.com/gpu: present}", as older
-# schedulers did (docs/e2e-oracle.md, "Differences")
-TAINT_WORDING = re.compile(r"untolerated taint \{[^}]*\}")
 
 
 def load_known(path):
@@ -439,7 +431,7 @@ def report(cases, versions, elapsed):
              "in %d s: **%d of %d cases agree**." % (time.strftime("%Y-%m-%d"), versions, elapsed, n_ok, len(cases)),
              "",
              "*rules*: what gpuguard-lint's findings say about scheduling; *--nodes*: `gpuguard-lint --nodes` on "
-             "`kubectl get nodes -o json` of the same nodes. *agree*, *documented* (an explained difference, "
+             "`kubectl get nodes,deviceclasses -o json` of the same nodes. *agree*, *documented* (an explained difference, "
              "below the table and in `test/e2e/scheduler/known.tsv`), *n/a* (not judged: no GPU pod for "
              "`--nodes`, or the API server rejected the pod).",
              "",

@@ -243,6 +243,39 @@ if TOOLS=$("$REPO/test/tools/install-kubectl-helm.sh" 2>tools.err); then
   PATH="$TMP/nobin" "$LINT" gitops/broken > broken.txt 2>&1
   check "a kustomization that does not render is an input error (exit 2) with kustomize's reason" \
     test $? -eq 2 -a "$(grep -c 'gitops/broken/kustomization.yaml: error: cannot render the kustomization' broken.txt)" -eq 1
+  # A kustomize Component renders only inside a kustomization that lists it
+  # (`kubectl kustomize` of the component alone fails): given alone, as a pre-commit
+  # hook passes changed files, its patch is judged as a fragment, not an input error.
+  mkdir -p gitops/components/gpu
+  cat > gitops/components/gpu/kustomization.yaml <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+patches:
+- path: half-gpu.yaml
+YAML
+  cat > gitops/components/gpu/half-gpu.yaml <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      containers:
+      - name: trainer
+        resources:
+          limits:
+            nvidia.com/gpu: 0.5
+YAML
+  for input in gitops/components/gpu gitops/components/gpu/half-gpu.yaml; do
+    PATH="$TMP/nobin" "$LINT" --format json "$input" > component.json 2> component.err
+    status=$?
+    check "a Component alone ($input): exit 1, not an input error" test "$status" -eq 1
+    check "a Component alone ($input): its patch's fractional GPU, judged as a fragment" \
+      test "$(finding component.json '.rule == "gpu-fractional" and .file == "gitops/components/gpu/half-gpu.yaml"')" -eq 1
+    check "a Component alone ($input): no toleration or pin findings on the fragment" \
+      test "$(finding component.json '.rule != "gpu-fractional"')" -eq 0
+  done
 else
   echo "SKIPPED LOUDLY: kubectl and helm could not be installed: $(cat tools.err)"
   skipped=1

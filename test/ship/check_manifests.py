@@ -29,10 +29,16 @@ EXPECTED_RULES = {
     "trainer.kubeflow.org": {"trainjobs"},
     "jobset.x-k8s.io": {"jobsets"},
     "leaderworkerset.x-k8s.io": {"leaderworkersets"},
-    "serving.kserve.io": {"inferenceservices", "servingruntimes"},
+    "serving.kserve.io": {"inferenceservices", "servingruntimes", "llminferenceservices"},
     "batch.volcano.sh": {"jobs"},
-    "argoproj.io": {"workflows", "cronworkflows", "workflowtemplates"},
+    "argoproj.io": {"workflows", "cronworkflows", "workflowtemplates", "clusterworkflowtemplates"},
+    "apps.nvidia.com": {"nimservices"},
+    "nvidia.com": {"dynamographdeployments"},
+    "sparkoperator.k8s.io": {"sparkapplications", "scheduledsparkapplications"},
+    "serving.knative.dev": {"services", "configurations"},
 }
+# Of those, the cluster-scoped ones (their rule says scope: Cluster).
+CLUSTER_SCOPED = {"clusterworkflowtemplates"}
 
 results = []
 
@@ -371,7 +377,8 @@ def main():
     for r in h.get("rules", []):
         check(sorted(r.get("operations", [])) == ["CREATE", "UPDATE"],
               f"rule {r.get('apiGroups')}: operations CREATE and UPDATE only (got {r.get('operations')})")
-        check(r.get("scope") == "Namespaced", f"rule {r.get('apiGroups')}: scope Namespaced")
+        want = "Cluster" if set(r.get("resources", [])) <= CLUSTER_SCOPED else "Namespaced"
+        check(r.get("scope") == want, f"rule {r.get('apiGroups')} {r.get('resources')}: scope {want}")
         for res in r.get("resources", []):
             check("/" not in res and res != "*", f"rule resource {res}: no subresources, no wildcard")
         for g in r.get("apiGroups", []):

@@ -144,8 +144,8 @@ TEST(Diagnose, UnhealthyDeviceShowsAllocatableBelowCapacity) {
   EXPECT_EQ(gpu.cause, "needs 4, allocatable 3 < capacity 4: 1 device(s) reported Unhealthy");
   EXPECT_FALSE(d.schedulable());
   EXPECT_EQ(d.verdict,
-            "0/7 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
-            "{dedicated: inference}, 1 node(s) were unschedulable, 4 node(s) didn't match Pod's node "
+            "0/7 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint(s), "
+            "1 node(s) were unschedulable, 4 node(s) didn't match Pod's node "
             "affinity/selector.");
   EXPECT_EQ(d.dominantReason, "node(s) didn't match Pod's node affinity/selector");
   // Three GPUs still fit: the gap only matters when it is the gap.
@@ -210,18 +210,22 @@ TEST(Diagnose, AffinityGtFailsOnOlderDriversAndPassesOnNewer) {
   EXPECT_THAT(d.schedulableNodes, ElementsAre("gpu-h100-1"));
 }
 
-TEST(Diagnose, UntoleratedTaintIsNamedAndPreferNoScheduleIsIgnored) {
+TEST(Diagnose, UntoleratedTaintIsNamedInTheCauseAndPreferNoScheduleIsIgnored) {
   const PodDiagnosis d = one(pod("{nvidia.com/gpu: 1}"));
   const NodeVerdict& h100 = on(d, "gpu-h100-1");
   ASSERT_THAT(h100.untoleratedTaints, SizeIs(1));  // not spot=true:PreferNoSchedule
   EXPECT_EQ(describeTaint(h100.untoleratedTaints[0]), "dedicated=inference:NoSchedule");
-  EXPECT_THAT(h100.reasons, ElementsAre("node(s) had untolerated taint {dedicated: inference}"));
+  EXPECT_THAT(h100.reasons, ElementsAre("node(s) had untolerated taint(s)"));
   EXPECT_EQ(h100.cause, "untolerated taint dedicated=inference:NoSchedule");
   EXPECT_EQ(h100.verdict, "untolerated taint");
-  // Without any toleration, the GPU taint is the first one the node lists.
+  // Without any toleration both NoSchedule taints count, in the node's order;
+  // the scheduler's reason (1.37) names neither.
   const PodDiagnosis bare = one(pod("{nvidia.com/gpu: 1}", "", ""));
-  EXPECT_THAT(on(bare, "gpu-h100-1").reasons, ElementsAre("node(s) had untolerated taint {nvidia.com/gpu: present}"));
-  EXPECT_THAT(on(bare, "gpu-h100-1").untoleratedTaints, SizeIs(2));
+  const NodeVerdict& bareH100 = on(bare, "gpu-h100-1");
+  EXPECT_THAT(bareH100.reasons, ElementsAre("node(s) had untolerated taint(s)"));
+  ASSERT_THAT(bareH100.untoleratedTaints, SizeIs(2));
+  EXPECT_EQ(bareH100.untoleratedTaints[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(bareH100.cause, "untolerated taints nvidia.com/gpu=present:NoSchedule, dedicated=inference:NoSchedule");
 }
 
 TEST(Diagnose, CordonedNode) {
@@ -463,14 +467,89 @@ TEST(DiagnoseRequests, NonGpuPodsAreNotDiagnosed) {
   EXPECT_THAT(diagnoseYaml(pod("{cpu: \"1\"}")), IsEmpty());
 }
 
+// --- extended resources a DRA driver serves (KEP-5004) ---------------------------
+
+// `kubectl get nodes,deviceclasses -o json`: a node whose GPUs come from a DRA
+// driver (no nvidia.com/gpu in its status), a node with the device plugin's 2
+// GPUs, and, when `withClass`, the DeviceClass that maps nvidia.com/gpu to DRA.
+Snapshot draCluster(bool withClass) {
+  json items = json::array({
+      {{"kind", "Node"}, {"metadata", {{"name", "dra-node"}}},
+       {"status", {{"allocatable", {{"cpu", "8"}, {"pods", "110"}}}, {"capacity", {{"cpu", "8"}, {"pods", "110"}}}}}},
+      {{"kind", "Node"}, {"metadata", {{"name", "plugin-node"}}},
+       {"status", {{"allocatable", {{"cpu", "8"}, {"nvidia.com/gpu", "2"}, {"pods", "110"}}},
+                   {"capacity", {{"cpu", "8"}, {"nvidia.com/gpu", "2"}, {"pods", "110"}}}}}},
+  });
+  if (withClass) {
+    items.push_back({{"apiVersion", "resource.k8s.io/v1"}, {"kind", "DeviceClass"},
+                     {"metadata", {{"name", "gpu.nvidia.com"}}},
+                     {"spec", {{"extendedResourceName", "nvidia.com/gpu"}}}});
+  }
+  return makeSnapshot(json{{"kind", "List"}, {"items", items}});
+}
+
+TEST(DiagnoseDra, ADeviceClassInTheSnapshotMakesTheResourceDraBacked) {
+  const Snapshot s = draCluster(true);
+  EXPECT_THAT(s.nodes, SizeIs(2));
+  EXPECT_EQ(s.draExtendedResources.at("nvidia.com/gpu"), "gpu.nvidia.com");
+}
+
+TEST(DiagnoseDra, ANodeWithoutTheResourceLeavesItToTheDraAllocatorNotInsufficient) {
+  // The scheduler's NodeResourcesFit skips a DRA-backed extended resource the
+  // node does not advertise; its DynamicResources filter allocates devices.
+  const PodDiagnosis d = one(pod("{nvidia.com/gpu: 4}"), draCluster(true));
+  const ResourceFit& viaDra = fit(on(d, "dra-node"), "nvidia.com/gpu");
+  EXPECT_TRUE(viaDra.viaDra);
+  EXPECT_TRUE(viaDra.fits);
+  EXPECT_EQ(viaDra.cause, "served by DRA (DeviceClass gpu.nvidia.com): ResourceSlice devices are not counted");
+  EXPECT_TRUE(on(d, "dra-node").schedulable);
+  // Where the device plugin advertises it, the node's own count decides.
+  const NodeVerdict& plugin = on(d, "plugin-node");
+  EXPECT_FALSE(fit(plugin, "nvidia.com/gpu").viaDra);
+  EXPECT_THAT(plugin.reasons, ElementsAre("Insufficient nvidia.com/gpu"));
+  EXPECT_EQ(d.verdict, "schedulable on 1 node: dra-node");
+  EXPECT_THAT(d.notes, Contains(HasSubstr("nvidia.com/gpu is served by DRA (DeviceClass gpu.nvidia.com) on nodes that "
+                                          "do not advertise it: --nodes does not count ResourceSlice devices")));
+  EXPECT_THAT(d.notes, Not(Contains(HasSubstr("no node in the snapshot advertises"))));
+}
+
+TEST(DiagnoseDra, WithoutTheDeviceClassOrThePolicyTheNodeLacksTheResource) {
+  const PodDiagnosis d = one(pod("{nvidia.com/gpu: 1}"), draCluster(false));
+  const ResourceFit& f = fit(on(d, "dra-node"), "nvidia.com/gpu");
+  EXPECT_FALSE(f.viaDra);
+  EXPECT_FALSE(f.fits);
+  EXPECT_EQ(f.cause, "device plugin not registered on this node");
+}
+
+TEST(DiagnoseDra, ThePolicySaysWhichResourcesDraServes) {
+  Policy policy;
+  policy.draExtendedResources = {"nvidia.com/gpu"};
+  const PodDiagnosis d = one(pod("{nvidia.com/gpu: 1}"), draCluster(false), policy);
+  EXPECT_EQ(fit(on(d, "dra-node"), "nvidia.com/gpu").cause,
+            "served by DRA (policy draExtendedResources): ResourceSlice devices are not counted");
+  EXPECT_TRUE(d.schedulable());
+}
+
+TEST(DiagnoseDra, TheTableShowsDraAndTheJsonSaysSo) {
+  const Snapshot s = draCluster(true);
+  const PodDiagnosis d = one(pod("{nvidia.com/gpu: 1}"), s);
+  std::ostringstream out;
+  writeText(out, {d}, s);
+  EXPECT_THAT(out.str(), HasSubstr("dra-node     DRA"));
+  const json j = toJson(d);
+  EXPECT_EQ(j["nodes"][0]["resources"][0]["name"], "nvidia.com/gpu");
+  EXPECT_EQ(j["nodes"][0]["resources"][0]["viaDra"], true);
+  EXPECT_EQ(j["nodes"][1]["resources"][0]["viaDra"], false);
+}
+
 // --- the summary and the report ------------------------------------------------
 
 TEST(DiagnoseReport, SummaryCountsAndSortsLikeTheScheduler) {
   std::vector<NodeVerdict> nodes(5);
   for (int i = 0; i < 3; ++i) nodes[i].reasons = {"Insufficient nvidia.com/gpu"};
-  for (int i = 3; i < 5; ++i) nodes[i].reasons = {"node(s) had untolerated taint {nvidia.com/gpu: present}"};
+  for (int i = 3; i < 5; ++i) nodes[i].reasons = {"node(s) had untolerated taint(s)"};
   EXPECT_EQ(schedulerSummary(nodes),
-            "0/5 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+            "0/5 nodes are available: 2 node(s) had untolerated taint(s), "
             "3 Insufficient nvidia.com/gpu.");
   EXPECT_EQ(schedulerSummary({}), "0/0 nodes are available: no nodes available to schedule pods.");
 }
@@ -545,8 +624,8 @@ TEST(DiagnoseCli, TableVerdictAndExitStatus) {
   const CliRun pending = runLint("--nodes nodes.json --pods pods.json pending.yaml");
   EXPECT_EQ(pending.status, 1) << pending.out;
   EXPECT_THAT(pending.out, HasSubstr("Job ml/finetune (spec.template.spec) in pending.yaml"));
-  EXPECT_THAT(pending.out, HasSubstr("verdict: Pending: 0/7 nodes are available: 1 node(s) had untolerated taint "
-                                     "{dedicated: inference}, 1 node(s) were unschedulable, 2 Insufficient "
+  EXPECT_THAT(pending.out, HasSubstr("verdict: Pending: 0/7 nodes are available: 1 node(s) had untolerated taint(s), "
+                                     "1 node(s) were unschedulable, 2 Insufficient "
                                      "nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector."));
 
   const CliRun asJson = runLint("--nodes nodes.json --pods pods.json --format json schedulable.yaml");

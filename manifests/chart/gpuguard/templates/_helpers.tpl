@@ -136,7 +136,7 @@ not listed, and each listed rule becomes a warning unless it is off.
 - apiGroups: [serving.kserve.io]
   apiVersions: ["*"]
   operations: [CREATE, UPDATE]
-  resources: [inferenceservices, servingruntimes]
+  resources: [inferenceservices, servingruntimes, llminferenceservices]
   scope: Namespaced
 - apiGroups: [batch.volcano.sh]
   apiVersions: ["*"]
@@ -147,6 +147,32 @@ not listed, and each listed rule becomes a warning unless it is off.
   apiVersions: ["*"]
   operations: [CREATE, UPDATE]
   resources: [workflows, cronworkflows, workflowtemplates]
+  scope: Namespaced
+# ClusterWorkflowTemplates are cluster-scoped (no namespace to select on).
+- apiGroups: [argoproj.io]
+  apiVersions: ["*"]
+  operations: [CREATE, UPDATE]
+  resources: [clusterworkflowtemplates]
+  scope: Cluster
+- apiGroups: [apps.nvidia.com]
+  apiVersions: ["*"]
+  operations: [CREATE, UPDATE]
+  resources: [nimservices]
+  scope: Namespaced
+- apiGroups: [nvidia.com]
+  apiVersions: ["*"]
+  operations: [CREATE, UPDATE]
+  resources: [dynamographdeployments]
+  scope: Namespaced
+- apiGroups: [sparkoperator.k8s.io]
+  apiVersions: ["*"]
+  operations: [CREATE, UPDATE]
+  resources: [sparkapplications, scheduledsparkapplications]
+  scope: Namespaced
+- apiGroups: [serving.knative.dev]
+  apiVersions: ["*"]
+  operations: [CREATE, UPDATE]
+  resources: [services, configurations]
   scope: Namespaced
 {{- end -}}
 
