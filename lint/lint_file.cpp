@@ -9,10 +9,10 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <iterator>
 #include <utility>
 #include <vector>
 
+#include "lint/catalog.h"
 #include "rules/engine.h"
 #include "rules/k8s/json_pointer.h"
 #include "rules/object_ref.h"
@@ -71,8 +71,7 @@ void checkAnnotations(const nlohmann::json& annotations, const std::string& poin
     const std::string at = pointer + "/" + escapeJsonPointerToken(key);
     if (!findRule(id)) {
       const std::string guess = closestRuleId(id);
-      const bool builtIn = std::any_of(std::begin(kSourceChecks), std::end(kSourceChecks),
-                                       [&](const SourceCheck& c) { return c.id == id; });
+      const bool builtIn = findEntry(id) != nullptr;  // in the catalog, but not a rule
       std::string why = builtIn ? "\"" + id + "\" is a built-in check, which cannot be silenced"
                                 : "no rule has the id \"" + id + "\"";
       if (!guess.empty() && !builtIn) why += " (did you mean " + std::string(prefix) + guess + "?)";
@@ -117,7 +116,7 @@ std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
 }  // namespace
 
 Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& document) {
-  const SourceCheck& check =
+  const RuleDoc& check =
       warning.kind == yaml::ParseWarning::Kind::DuplicateKey ? kDuplicateKeyCheck : kIgnoredContentCheck;
   Finding f;
   f.rule = std::string(check.id);

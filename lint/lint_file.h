@@ -11,6 +11,7 @@
 #include "rules/finding.h"
 #include "rules/input_facts.h"
 #include "rules/object_ref.h"
+#include "lint/builtin_checks.h"
 #include "lint/lint_policy.h"
 #include "yaml/yaml_to_json.h"
 
@@ -26,6 +27,7 @@ struct Located {
   ObjectRef object;          // the Kubernetes object it is about (a List's item, not the List)
 };
 
+// An input that could not be read, parsed or rendered (id: kInputErrorCheck).
 struct InputError {
   std::string file;
   int line = 0;  // 0 when the file could not be read at all
@@ -51,45 +53,10 @@ inline const std::string& fileOf(const FileReport& report, const Located& l) {
   return l.file.empty() ? report.file : l.file;
 }
 
-// What the linter reports about how a manifest is written, besides the
-// engine's rules: things kubectl accepts silently although part of what the
-// user wrote is lost. Reported as warnings, like findings, under these ids;
-// they do not fail the run and cannot be suppressed or configured.
-struct SourceCheck {
-  std::string_view id;
-  std::string_view summary;
-  std::string_view description;
-  std::string_view remediation;
-};
-inline constexpr SourceCheck kDuplicateKeyCheck{
-    "duplicate-key", "A map key is written twice in one object",
-    "kubectl keeps the last value of a duplicated key and drops the first without a word (its YAML and JSON "
-    "decoders are not strict, and it sends the API server JSON, so strict field validation never sees the "
-    "duplicate).",
-    "Delete one of the two keys, or merge their values into one."};
-inline constexpr SourceCheck kIgnoredContentCheck{
-    "ignored-content", "Text after the end of a document that kubectl never reads",
-    "After a document end marker (...) kubectl reads nothing more until the next --- line: a document written "
-    "there is never applied.",
-    "Put a --- line before the next document, or delete the ... line."};
-inline constexpr SourceCheck kIneffectiveSuppressionCheck{
-    "ineffective-suppression", "An ignore.gpuguard.io annotation that suppresses nothing",
-    "A suppression annotation ignore.gpuguard.io/<rule-id> silences one rule on one object, and only with a "
-    "reason: an annotation whose id names no rule (a typo, a rule that was renamed, a built-in check that "
-    "cannot be silenced), or whose reason is empty, silences nothing, and the findings it was meant for are "
-    "reported as if it were not there.",
-    "Spell the rule id as gpuguard-lint --list-rules prints it, and give the reason as the value: "
-    "ignore.gpuguard.io/gpu-fractional: \"HAMi shares this GPU\"."};
-inline constexpr SourceCheck kSourceChecks[] = {kDuplicateKeyCheck, kIgnoredContentCheck, kIneffectiveSuppressionCheck};
-
-// The id of inputs that could not be read, parsed or rendered (SARIF's
-// notification descriptor, JUnit's error type).
-inline constexpr SourceCheck kInputErrorCheck{
-    "input-error", "An input that could not be read, parsed or rendered",
-    "gpuguard-lint could not read a file, parse a YAML or JSON document, or render a kustomization or Helm "
-    "chart; nothing in it was judged. The exit status is 2.",
-    "Fix what the message names (the YAML at its line and column, the kustomization or chart as kustomize or "
-    "helm report it), or exclude the file with an exclude glob in .gpuguard.yaml."};
+// The linter's own checks (duplicate-key, ignored-content,
+// ineffective-suppression) report warnings beside the engine's findings,
+// under the ids lint/builtin_checks.h documents; they do not fail the run
+// and cannot be suppressed or configured.
 
 // The diagnostic for a loader warning, as a warning finding on the node it
 // names (field in API notation, message with what to do).

@@ -137,12 +137,12 @@ int informational(const Options& o) {
   else if (o.rulesMarkdown) writeRulesMarkdown(std::cout);
   else if (o.rulesTable) writeRulesTable(std::cout, "docs/rules.md");
   else if (o.explain) {
-    const Rule* rule = findRule(*o.explain);
-    if (!rule) {
+    const CatalogEntry* entry = findEntry(*o.explain);
+    if (!entry) {
       std::cerr << "gpuguard-lint: unknown rule \"" << *o.explain << "\" (see --list-rules)\n";
       return kExitTrouble;
     }
-    writeRuleExplanation(std::cout, *rule);
+    writeRuleExplanation(std::cout, *entry);
   }
   return kExitClean;
 }

@@ -42,8 +42,8 @@ Options:
       --show-suppressed  also list findings silenced by ignore.gpuguard.io/<rule> annotations
       --color WHEN       auto (default), always or never; NO_COLOR is honoured
   -j, --jobs N           lint N files at a time (default: all cores)
-      --list-rules       list the rules (--format json: as JSON) and exit
-      --explain RULE     print a rule's documentation with examples and exit
+      --list-rules       list the rules and built-in checks (--format json: as JSON) and exit
+      --explain ID       print the documentation of a rule or built-in check, with examples, and exit
       --rules-markdown   print docs/rules.md and exit
       --rules-table      print the README's rules table and exit
       --version          print the version and exit

@@ -44,7 +44,7 @@ struct Options {
   enum class Color { Auto, Always, Never } color = Color::Auto;
   unsigned jobs = 0;                   // 0: all cores
   bool listRules = false;
-  std::optional<std::string> explain;  // --explain RULE
+  std::optional<std::string> explain;  // --explain ID (a rule or built-in check)
   bool rulesMarkdown = false;
   bool rulesTable = false;             // --rules-table: the README's rules table
   bool fix = false;                    // --fix: rewrite what can be fixed safely, in place

@@ -122,7 +122,7 @@ void writeJunit(std::ostream& out, const std::vector<FileReport>& reports, const
       ++suite.tests;
       ++suite.errors;
       cases << "    <testcase name=\"input\" classname=\"" << cls << "\" file=\"" << attr(e.file) << "\" time=\"0\">\n"
-            << "      <error message=\"" << attr(e.message) << "\" type=\"input-error\">"
+            << "      <error message=\"" << attr(e.message) << "\" type=\"" << attr(kInputErrorCheck.id) << "\">"
             << text(where(e.file, e.line, e.column) + ": " + e.message) << "</error>\n"
             << "    </testcase>\n";
     }

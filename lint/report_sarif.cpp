@@ -1,7 +1,7 @@
 // --format sarif: SARIF 2.1.0 (OASIS), as GitHub code scanning and other
-// SARIF viewers read it. One run; tool.driver.rules holds every rule of the
-// registry and the built-in checks with their documentation and a helpUri
-// to their section of docs/rules.md; each result names its object
+// SARIF viewers read it. One run; tool.driver.rules holds every rule and
+// built-in check of the catalog (lint/catalog.h) with its documentation and
+// a helpUri to its section of docs/rules.md; each result names its object
 // (logicalLocations) and carries a partialFingerprint of rule, file, object
 // and field, so an alert survives lines moving; suppressed findings are
 // results with an inSource suppression (so viewers count them); inputs that
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lint/catalog.h"
 #include "lint/report.h"
-#include "rules/registry.h"
 
 namespace gpuguard::lint {
 namespace {
@@ -50,15 +50,33 @@ std::string fingerprint(std::string_view text) {
   return out;
 }
 
-Json ruleDescriptor(const RuleDoc& d) {
-  const std::string help = std::string(d.description) + "\n\nWhat to do: " + std::string(d.remediation) +
-                           "\n\nSilence it on one object with the annotation ignore.gpuguard.io/" + std::string(d.id) +
-                           ": \"<reason>\".";
-  const std::string markdown =
-      std::string(d.description) + "\n\n**What to do:** " + std::string(d.remediation) + "\n\nWrong:\n\n```yaml\n" +
-      std::string(d.wrongExample) + "```\n\nRight:\n\n```yaml\n" + std::string(d.rightExample) +
-      "```\n\nSilence it on one object with the annotation `ignore.gpuguard.io/" + std::string(d.id) +
-      ": \"<reason>\"`.";
+// What a user can do about an entry's findings besides fixing them.
+std::string silencing(const CatalogEntry& e) {
+  if (e.configurable()) {
+    return "Silence it on one object with the annotation ignore.gpuguard.io/" + std::string(e.id()) + ": \"<reason>\".";
+  }
+  return "A built-in check: a policy cannot configure it and an annotation cannot silence it.";
+}
+
+std::string markdownSilencing(const CatalogEntry& e) {
+  if (e.configurable()) {
+    return "Silence it on one object with the annotation `ignore.gpuguard.io/" + std::string(e.id()) +
+           ": \"<reason>\"`.";
+  }
+  return silencing(e);
+}
+
+// A reportingDescriptor (a rule's, or a notification's for the input error),
+// all from the entry's documentation.
+Json descriptor(const CatalogEntry& e) {
+  const RuleDoc& d = *e.doc;
+  const std::string help =
+      std::string(d.description) + "\n\nWhat to do: " + std::string(d.remediation) + "\n\n" + silencing(e);
+  const std::string markdown = std::string(d.description) + "\n\n**What to do:** " + std::string(d.remediation) +
+                               "\n\nWrong:\n\n```yaml\n" + std::string(d.wrongExample) + "```\n\nRight:\n\n```yaml\n" +
+                               std::string(d.rightExample) + "```\n\n" + markdownSilencing(e);
+  // Rules judge GPU workloads; the built-in checks judge how the YAML is written.
+  const char* topic = e.source == Source::Rule ? "gpu" : "yaml";
   return Json{
       {"id", d.id},
       {"name", pascalCase(d.id)},
@@ -67,23 +85,7 @@ Json ruleDescriptor(const RuleDoc& d) {
       {"help", {{"text", help}, {"markdown", markdown}}},
       {"helpUri", helpUri(d.id)},
       {"defaultConfiguration", {{"level", sarifLevel(d.defaultSeverity)}}},
-      {"properties", {{"tags", Json::array({"kubernetes", "gpu"})}}},
-  };
-}
-
-// The linter's own checks of how a manifest is written (lint_file.h).
-Json sourceCheckDescriptor(const SourceCheck& c, const char* level = "warning") {
-  const std::string help = std::string(c.description) + "\n\nWhat to do: " + std::string(c.remediation);
-  const std::string markdown = std::string(c.description) + "\n\n**What to do:** " + std::string(c.remediation);
-  return Json{
-      {"id", c.id},
-      {"name", pascalCase(c.id)},
-      {"shortDescription", {{"text", c.summary}}},
-      {"fullDescription", {{"text", c.description}}},
-      {"help", {{"text", help}, {"markdown", markdown}}},
-      {"helpUri", helpUri(c.id)},
-      {"defaultConfiguration", {{"level", level}}},
-      {"properties", {{"tags", Json::array({"kubernetes", "yaml"})}}},
+      {"properties", {{"tags", Json::array({"kubernetes", topic})}}},
   };
 }
 
@@ -110,10 +112,13 @@ Json physicalLocation(const std::string& file, int line, int column) {
 }  // namespace
 
 void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options) {
-  const std::vector<const Rule*>& rules = allRules();
+  // The catalog's findings are rules to SARIF; its input error is a
+  // notification (tool.driver.notifications), as it judges nothing.
   Json ruleDescriptors = Json::array();
-  for (const Rule* r : rules) ruleDescriptors.push_back(ruleDescriptor(r->doc()));
-  for (const SourceCheck& c : kSourceChecks) ruleDescriptors.push_back(sourceCheckDescriptor(c));
+  Json notificationDescriptors = Json::array();
+  for (const CatalogEntry& e : catalog()) {
+    (e.source == Source::InputError ? notificationDescriptors : ruleDescriptors).push_back(descriptor(e));
+  }
   auto ruleIndex = [&](std::string_view id) -> long {
     for (std::size_t i = 0; i < ruleDescriptors.size(); ++i) {
       if (ruleDescriptors[i]["id"].get_ref<const std::string&>() == id) return static_cast<long>(i);
@@ -167,8 +172,7 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
       {"semanticVersion", options.toolVersion},
       {"informationUri", kInformationUri},
       {"rules", std::move(ruleDescriptors)},
-      {"notifications",
-       Json::array({sourceCheckDescriptor(kInputErrorCheck, "error")})},
+      {"notifications", std::move(notificationDescriptors)},
   };
   Json log = {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/lint_file.h"
+#include "lint/catalog.h"
 #include "lint/report.h"
 
 #include "rules/pod_specs.h"
@@ -24,41 +24,63 @@ void indented(std::ostream& out, std::string_view text) {
   }
 }
 
+// The kind of id, as --list-rules --format json names it.
+const char* kindName(Source source) { return source == Source::Rule ? "rule" : "built-in"; }
+
+// How --explain heads an entry: its severity and, for a built-in, what it is.
+std::string explanationHeading(const CatalogEntry& e) {
+  const std::string severity(severityName(e.doc->defaultSeverity));
+  switch (e.source) {
+    case Source::Rule: return "default severity: " + severity;
+    case Source::BuiltInCheck: return "built-in check, severity: " + severity;
+    case Source::InputError: return "input error, severity: " + severity + ", exit status 2";
+  }
+  return severity;
+}
+
+// What a user can do about an entry's findings besides fixing them.
+void writeSilencing(std::ostream& out, const CatalogEntry& e) {
+  switch (e.source) {
+    case Source::Rule:
+      out << "Silence it in a policy file (rules: {" << e.id() << ": off}) or on one object with the annotation\n"
+          << "ignore.gpuguard.io/" << e.id() << ": \"<reason>\".\n";
+      return;
+    case Source::BuiltInCheck:
+      out << "A built-in check is always on: a policy cannot configure it and an annotation cannot silence it.\n"
+          << "Its warnings fail the run only with --fail-on warning.\n";
+      return;
+    case Source::InputError:
+      out << "An input error is not a finding: nothing configures or silences it, and the exit status is 2.\n";
+      return;
+  }
+}
+
 }  // namespace
 
 void writeRuleList(std::ostream& out) {
-  for (const Rule* r : allRules()) {
-    out << std::left << std::setw(34) << r->id() << std::setw(9) << severityName(r->doc().defaultSeverity)
-        << r->doc().summary << "\n";
+  for (const CatalogEntry& e : catalog()) {
+    out << std::left << std::setw(34) << e.id() << std::setw(9) << severityName(e.doc->defaultSeverity)
+        << (e.configurable() ? "" : "(built-in) ") << e.doc->summary << "\n";
   }
 }
 
 void writeRuleListJson(std::ostream& out) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const Rule* r : allRules()) {
-    const RuleDoc& d = r->doc();
-    list.push_back({{"id", d.id},
-                    {"kind", "rule"},
-                    {"defaultSeverity", severityName(d.defaultSeverity)},
-                    {"judges", judgesOf(*r) == Judges::WholeObject ? "wholeObject" : "whatIsWritten"},
-                    {"summary", d.summary},
-                    {"helpUri", std::string(kRulesDocUri) + "#" + std::string(d.id)}});
+  for (const CatalogEntry& e : catalog()) {
+    nlohmann::ordered_json entry = {{"id", e.id()},
+                                    {"kind", kindName(e.source)},
+                                    {"defaultSeverity", severityName(e.doc->defaultSeverity)}};
+    if (e.rule) entry["judges"] = judgesOf(*e.rule) == Judges::WholeObject ? "wholeObject" : "whatIsWritten";
+    entry["summary"] = e.doc->summary;
+    entry["helpUri"] = std::string(kRulesDocUri) + "#" + std::string(e.id());
+    list.push_back(std::move(entry));
   }
-  auto builtIn = [&](const SourceCheck& c, const char* severity) {
-    list.push_back({{"id", c.id},
-                    {"kind", "built-in"},
-                    {"defaultSeverity", severity},
-                    {"summary", c.summary},
-                    {"helpUri", std::string(kRulesDocUri) + "#" + std::string(c.id)}});
-  };
-  for (const SourceCheck& c : kSourceChecks) builtIn(c, "warning");
-  builtIn(kInputErrorCheck, "error");
   out << list.dump(2) << "\n";
 }
 
-void writeRuleExplanation(std::ostream& out, const Rule& rule) {
-  const RuleDoc& d = rule.doc();
-  out << d.id << " (default severity: " << severityName(d.defaultSeverity) << ")\n\n"
+void writeRuleExplanation(std::ostream& out, const CatalogEntry& entry) {
+  const RuleDoc& d = *entry.doc;
+  out << d.id << " (" << explanationHeading(entry) << ")\n\n"
       << d.summary << "\n\n"
       << d.description << "\n\n"
       << "What to do: " << d.remediation << "\n\n"
@@ -66,8 +88,8 @@ void writeRuleExplanation(std::ostream& out, const Rule& rule) {
   indented(out, d.wrongExample);
   out << "\nRight:\n";
   indented(out, d.rightExample);
-  out << "\nSilence it in a policy file (rules: {" << d.id << ": off}) or on one object with the annotation\n"
-      << "ignore.gpuguard.io/" << d.id << ": \"<reason>\".\n";
+  out << "\n";
+  writeSilencing(out, entry);
 }
 
 void writeRulesTable(std::ostream& out, std::string_view linkTarget) {
@@ -116,32 +138,37 @@ void writePlatformPresets(std::ostream& out) {
 
 }  // namespace
 
+namespace {
+
+// One section of docs/rules.md: the anchor is the id, as helpUri links it.
+void writeSection(std::ostream& out, const CatalogEntry& e) {
+  const RuleDoc& d = *e.doc;
+  out << "\n## " << d.id << "\n\n"
+      << (e.configurable() ? "Default severity: **" : "Severity: **") << severityName(d.defaultSeverity) << "**\n\n"
+      << (e.configurable() ? "" : std::string(d.summary) + " ") << d.description << "\n\n"
+      << "**What to do:** " << d.remediation << "\n\n"
+      << "Wrong:\n\n```yaml\n" << d.wrongExample << "```\n\n"
+      << "Right:\n\n```yaml\n" << d.rightExample << "```\n";
+}
+
+}  // namespace
+
 void writeRulesMarkdown(std::ostream& out) {
   out << "# gpuguard rules\n\n"
       << "<!-- Generated from the rule registry by `gpuguard-lint --rules-markdown` (run test/lint/update_docs.sh); a test fails when this file is stale. -->\n\n";
   writeRulesTable(out, "");
-  for (const Rule* r : allRules()) {
-    const RuleDoc& d = r->doc();
-    out << "\n## " << d.id << "\n\n"
-        << "Default severity: **" << severityName(d.defaultSeverity) << "**\n\n"
-        << d.description << "\n\n"
-        << "**What to do:** " << d.remediation << "\n\n"
-        << "Wrong:\n\n```yaml\n" << d.wrongExample << "```\n\n"
-        << "Right:\n\n```yaml\n" << d.rightExample << "```\n";
+  for (const CatalogEntry& e : catalog()) {
+    if (e.configurable()) writeSection(out, e);
   }
   writeWorkloadKinds(out);
   writePlatformPresets(out);
   out << "\n# Built-in checks\n\n"
       << "gpuguard-lint's own checks of how a manifest is written and read. They are warnings (the input error "
-         "is an error, exit status 2); `--list-rules --format json` lists them with the rules.\n";
-  auto builtIn = [&](const SourceCheck& c, const char* severity) {
-    out << "\n## " << c.id << "\n\n"
-        << "Severity: **" << severity << "**\n\n"
-        << c.summary << ". " << c.description << "\n\n"
-        << "**What to do:** " << c.remediation << "\n";
-  };
-  for (const SourceCheck& c : kSourceChecks) builtIn(c, "warning");
-  builtIn(kInputErrorCheck, "error");
+         "is an error, exit status 2), always on: a policy cannot configure them and an annotation cannot silence "
+         "them. `--list-rules` lists them with the rules and `--explain ID` documents each.\n";
+  for (const CatalogEntry& e : catalog()) {
+    if (!e.configurable()) writeSection(out, e);
+  }
 }
 
 }  // namespace gpuguard::lint

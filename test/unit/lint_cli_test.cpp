@@ -306,20 +306,7 @@ TEST(LintCli, ExemptionsInTheConfigSkipTheirRulesAndABadPatternIsExit2) {
 
 // --- rule documentation ---------------------------------------------------------
 
-TEST(LintCli, ListRulesNamesEveryRuleAndExplainDocumentsEach) {
-  const RunResult list = runLint({"--list-rules"});
-  EXPECT_EQ(list.exitCode, 0);
-  for (const Rule* rule : allRules()) {
-    EXPECT_THAT(list.out, HasSubstr(std::string(rule->id())));
-    const RunResult explain = runLint({"--explain", std::string(rule->id())});
-    EXPECT_EQ(explain.exitCode, 0);
-    EXPECT_THAT(explain.out, AllOf(HasSubstr(std::string(rule->doc().summary)), HasSubstr("Wrong:"),
-                                   HasSubstr("Right:"), HasSubstr("ignore.gpuguard.io/" + std::string(rule->id()))));
-  }
-  const RunResult unknown = runLint({"--explain", "gpu-nonsense"});
-  EXPECT_EQ(unknown.exitCode, 2);
-  EXPECT_THAT(unknown.err, HasSubstr("gpu-nonsense"));
-}
+// --list-rules and --explain: test/unit/lint_catalog_test.cpp.
 
 std::string between(const std::string& text, const std::string& begin, const std::string& end) {
   const std::size_t b = text.find(begin);

@@ -4,11 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "lint/catalog.h"
 #include "lint/report.h"
 #include "rules/registry.h"
 
@@ -96,26 +96,30 @@ TEST(LintReport, SarifCarriesRulesResultsSuppressionsAndInputErrors) {
   EXPECT_EQ(driver["name"], "gpuguard-lint");
   EXPECT_EQ(driver["version"], "1.2.3");
   EXPECT_EQ(driver["informationUri"], kInformationUri);
-  // Every rule of the registry, then the linter's own checks of how a
-  // manifest is written (duplicate-key, ignored-content).
-  ASSERT_EQ(driver["rules"].size(), allRules().size() + std::size(kSourceChecks));
-  for (std::size_t k = 0; k < std::size(kSourceChecks); ++k) {
-    const json& r = driver["rules"][allRules().size() + k];
-    EXPECT_EQ(r["id"], kSourceChecks[k].id);
-    EXPECT_EQ(r["shortDescription"]["text"], kSourceChecks[k].summary);
-    EXPECT_THAT(r["help"]["text"].get<std::string>(), HasSubstr(std::string(kSourceChecks[k].remediation)));
-    EXPECT_EQ(r["defaultConfiguration"]["level"], "warning");
-  }
-  for (std::size_t i = 0; i < allRules().size(); ++i) {
-    const RuleDoc& d = allRules()[i]->doc();
-    const json& r = driver["rules"][i];
+  // Every entry of the catalog in its order (the rules, then the linter's
+  // own checks of how a manifest is written), each documented from its
+  // RuleDoc; the input error is the one notification descriptor.
+  std::vector<const CatalogEntry*> findings, notifications;
+  for (const CatalogEntry& e : catalog()) (e.source == Source::InputError ? notifications : findings).push_back(&e);
+  ASSERT_EQ(driver["rules"].size(), findings.size());
+  ASSERT_EQ(driver["notifications"].size(), notifications.size());
+  auto expectDocumented = [](const json& r, const RuleDoc& d) {
     EXPECT_EQ(r["id"], d.id);
     EXPECT_EQ(r["shortDescription"]["text"], d.summary);
     EXPECT_EQ(r["fullDescription"]["text"], d.description);
     EXPECT_THAT(r["help"]["text"].get<std::string>(), HasSubstr(std::string(d.remediation)));
     EXPECT_THAT(r["help"]["markdown"].get<std::string>(), HasSubstr(std::string(d.wrongExample)));
+    EXPECT_THAT(r["help"]["markdown"].get<std::string>(), HasSubstr(std::string(d.rightExample)));
     EXPECT_EQ(r["defaultConfiguration"]["level"], d.defaultSeverity == Severity::Error ? "error" : "warning");
+  };
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    expectDocumented(driver["rules"][i], *findings[i]->doc);
+    const std::string help = driver["rules"][i]["help"]["text"];
+    EXPECT_EQ(help.find("ignore.gpuguard.io/" + std::string(findings[i]->id())) != std::string::npos,
+              findings[i]->configurable())
+        << "only a rule can be silenced by an annotation: " << findings[i]->id();
   }
+  expectDocumented(driver["notifications"][0], kInputErrorCheck);
   // Every descriptor links its section of docs/rules.md.
   for (const json& r : driver["rules"]) {
     EXPECT_EQ(r["helpUri"], std::string(kRulesDocUri) + "#" + r["id"].get<std::string>());
