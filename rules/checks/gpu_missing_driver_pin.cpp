@@ -11,7 +11,12 @@ namespace {
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-driver-pin",
-    .defaultSeverity = Severity::Error,
+    // A warning: without a pin the pod runs wherever every GPU node has a new
+    // enough driver (one driver per node pool, as managed platforms install
+    // it), so denying it would deny pods that work. Clusters with mixed
+    // drivers raise it to error in the policy; cuda-driver-too-old stays an
+    // error, because there the pin itself admits a driver that is too old.
+    .defaultSeverity = Severity::Warning,
     .summary = "A GPU pod that does not pin the node's CUDA driver version through GPU Feature Discovery labels.",
     .description =
         "A CUDA container needs a driver at least as new as its CUDA runtime (12.x needs >= 525, 13.x >= 580). "
@@ -25,7 +30,10 @@ constexpr RuleDoc kDoc{
         "pins. GPU pods are those gpu-missing-toleration names, DRA claims of GPU classes and "
         "deviceclass.resource.kubernetes.io names included. An empty term (no matchExpressions, no matchFields) "
         "matches no node, so it needs no pin. "
-        "Preferred affinity is not a pin. The label keys come from the policy (driverPinLabels).",
+        "Preferred affinity is not a pin. The label keys come from the policy (driverPinLabels). "
+        "A warning by default: a pod without a pin runs wherever every GPU node has a new enough driver (one driver "
+        "per node pool, as managed platforms install it), so a denial would refuse pods that work; where GPU nodes "
+        "run mixed drivers, raise it to error in the policy (rules: {gpu-missing-driver-pin: error}).",
     .remediation =
         "Add nodeSelector nvidia.com/cuda.driver-version.major: \"550\", or a required node affinity "
         "{key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"534\"]} (Gt 534 means >= 535).",

@@ -85,11 +85,19 @@ TEST(AdmissionDenial, IsA403ForbiddenWithEveryErrorInTheMessage) {
   EXPECT_EQ(status["reason"], "Forbidden");
   EXPECT_EQ(status["status"], "Failure");
   EXPECT_EQ(r.message(), expectedDenial(kBarePod, Policy{}));
-  EXPECT_THAT(r.rules(true), AllOf(Contains("gpu-missing-toleration"), Contains("gpu-missing-driver-pin")));
+  EXPECT_THAT(r.rules(true), Contains("gpu-missing-toleration"));
+  EXPECT_THAT(r.rules(false), Contains("gpu-missing-driver-pin"));  // a warning by default
+}
+
+// The driver pin as a cluster with mixed drivers raises it: an error.
+Policy withDriverPinError(Policy policy) {
+  policy.rules["gpu-missing-driver-pin"] = RuleSetting::Error;
+  return policy;
 }
 
 TEST(AdmissionDenial, SeveralErrorsAreJoinedLikeTheApiServersAggregate) {
-  const Reply r = admit(kBarePod, AdmissionPolicy{onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin"})});
+  const Reply r = admit(kBarePod, AdmissionPolicy{withDriverPinError(
+                                      onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin"}))});
   EXPECT_THAT(r.message(), StartsWith("[spec.tolerations: Required value: no toleration for the GPU node taint"));
   EXPECT_THAT(r.message(), HasSubstr("[gpu-missing-toleration], spec.nodeSelector: Required value: "));
   EXPECT_THAT(r.message(), EndsWith("[gpu-missing-driver-pin]]"));
@@ -206,7 +214,8 @@ class EveryRuleDenies : public ::testing::TestWithParam<RuleCase> {};
 
 TEST_P(EveryRuleDenies, WithItsFieldItsMessageAndItsId) {
   const RuleCase& c = GetParam();
-  const AdmissionPolicy policy = AdmissionPolicy{onlyRules({c.rule})};
+  const Policy only = onlyRules({c.rule});
+  const AdmissionPolicy policy = AdmissionPolicy{c.rule == std::string("gpu-missing-driver-pin") ? withDriverPinError(only) : only};
   const Reply r = admit(c.yaml, policy);
   ASSERT_FALSE(r.allowed()) << c.rule;
   EXPECT_THAT(r.message(), StartsWith(c.expectedStart));
