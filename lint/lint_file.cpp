@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lint/catalog.h"
+#include "lint/lint_list.h"
 #include "rules/engine.h"
 #include "rules/k8s/json_pointer.h"
 #include "rules/object_ref.h"
@@ -86,8 +87,8 @@ void checkAnnotations(const nlohmann::json& annotations, const std::string& poin
   }
 }
 
-// Every metadata.annotations map in the document (the object, List items,
-// pod templates), walked without recursion.
+}  // namespace
+
 std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
   std::vector<Finding> found;
   std::vector<std::pair<const nlohmann::json*, std::string>> pending{{&document, ""}};
@@ -113,8 +114,6 @@ std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
   return found;
 }
 
-}  // namespace
-
 Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& document) {
   const RuleDoc& check =
       warning.kind == yaml::ParseWarning::Kind::DuplicateKey ? kDuplicateKeyCheck : kIgnoredContentCheck;
@@ -131,6 +130,12 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
     f.error = FieldError::note(std::move(detail));
   }
   return f;
+}
+
+yaml::Limits manifestLimits() {
+  yaml::Limits limits;
+  limits.refuseFlowSequenceDocuments = true;
+  return limits;
 }
 
 bool isKubernetesObject(const nlohmann::json& v) {
@@ -165,10 +170,14 @@ InputFacts inputFacts(const yaml::ParseResult& parsed) {
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
   FileReport report;
   report.file = file;
-  yaml::ParseResult parsed = yaml::parseStream(text);
+  yaml::ParseResult parsed = yaml::parseStream(text, manifestLimits());
   const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : inputFacts(parsed);
   for (yaml::Document& doc : parsed.documents) {
     if (!isKubernetesObject(doc.value)) continue;  // empty documents, Helm values, kustomization...
+    if (!options.remap && isItemList(doc.value)) {
+      lintListDocument(doc, policy, options, options.eachDocumentAlone ? nullptr : &facts, report);
+      continue;
+    }
     if (options.remap) options.remap->prepare(doc);
     ++report.documents;
     const bool fragment = options.fragment || looksLikeFragment(doc.value);
