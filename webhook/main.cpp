@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (flags.version) {
-    std::cout << "gpuguard-webhook " << GPUGUARD_VERSION << "\n";
+    std::cout << "gpuguard-webhook " << GPUGUARD_VERSION_LONG << "\n";
     return kExitOk;
   }
   if (flags.checkPolicy) return checkPolicy(*flags.policy);
