@@ -19,15 +19,18 @@
 namespace gpuguard::webhook::https_detail {
 
 void EventLoop::onEvent(Connection* c, std::uint32_t events) {
+  if (c->judging) {
+    // Only the client leaving is watched for (updateInterest): a FIN, a reset
+    // or an error. Nothing is read meanwhile.
+    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) abandonJudging(c, Abandon::ClientGone);
+    return;
+  }
   if (events & EPOLLERR) {
     closeNow(c);
     return;
   }
-  if (c->judging) {  // nothing is read meanwhile; only a reset is noticed
-    if (events & EPOLLHUP) closeNow(c);
-    return;
-  }
   switch (c->phase) {
+    case kHello:
     case kHandshake:
       handshake(c);
       return;
@@ -47,31 +50,60 @@ void EventLoop::onEvent(Connection* c, std::uint32_t events) {
   }
 }
 
-void EventLoop::handshake(Connection* c) {
+// Looks at what the client sent (without reading it, MSG_PEEK): plain HTTP is
+// answered and closed; true once the first TLS record, the ClientHello (or
+// its first part), is all here. Until then the connection holds no OpenSSL
+// state: a client that sends a few bytes and stops costs a socket and this
+// object, not the ~50 KiB of a TLS session in its handshake.
+bool EventLoop::clientHelloArrived(Connection* c) {
+  constexpr std::size_t kRecordHeader = 5;
+  const ssize_t r = ::recv(c->fd, readBuf_.data(), readBuf_.size(), MSG_PEEK);
+  if (r == 0) {
+    closeNow(c);  // connected and left (a TCP probe)
+    return false;
+  }
+  if (r < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closeNow(c);
+    return false;
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(readBuf_.data());
   if (!c->plainChecked) {
-    unsigned char first = 0;
-    ssize_t r = ::recv(c->fd, &first, 1, MSG_PEEK);
-    if (r == 0) {
-      closeNow(c);  // connected and left (a TCP probe)
-      return;
-    }
-    if (r < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closeNow(c);
-      return;
-    }
     c->plainChecked = true;
-    if (first != 0x16) {  // not a TLS handshake record
+    if (bytes[0] != 0x16) {  // not a TLS handshake record
       counters.bump(counters.handshakeFailures);
-      if (first >= 'A' && first <= 'Z') {  // looks like an HTTP method
+      if (bytes[0] >= 'A' && bytes[0] <= 'Z') {  // looks like an HTTP method
         [[maybe_unused]] ssize_t w =
             ::send(c->fd, kPlainHttpAnswer, sizeof kPlainHttpAnswer - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         closeGracefully(c);
       } else {
         closeNow(c);
       }
-      return;
+      return false;
     }
   }
+  if (static_cast<std::size_t>(r) < kRecordHeader) return false;
+  const std::size_t record = kRecordHeader + (std::size_t{bytes[3]} << 8 | bytes[4]);
+  // A record longer than the buffer is no valid one: OpenSSL refuses it.
+  return static_cast<std::size_t>(r) >= record || record > readBuf_.size();
+}
+
+// The ClientHello is here: now the OpenSSL state. When this loop's share of
+// maxHandshakes is taken, its oldest handshake makes room.
+bool EventLoop::startTls(Connection* c) {
+  if (inPhase(kHandshake) >= server_.handshakesPerLoop) evictOldestHandshake(/*tlsOnly=*/true);
+  c->ssl = SSL_new(server_.ctx);
+  if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
+    ERR_clear_error();
+    closeNow(c);
+    return false;
+  }
+  SSL_set_accept_state(c->ssl);
+  setPhase(c, kHandshake, c->deadline);  // the handshake timeout runs from the accept
+  return true;
+}
+
+void EventLoop::handshake(Connection* c) {
+  if (!c->ssl && (!clientHelloArrived(c) || !startTls(c))) return;
   ERR_clear_error();
   const int r = SSL_do_handshake(c->ssl);
   if (r == 1) {
@@ -82,17 +114,15 @@ void EventLoop::handshake(Connection* c) {
     c->clientVerified = server_.clientCas && SSL_get0_peer_certificate(c->ssl) != nullptr &&
                         SSL_get_verify_result(c->ssl) == X509_V_OK;
     c->inRequest = true;  // the first request must come within requestTimeout
+    c->waitWritable = false;
     setPhase(c, kRequest, now_ + server_.config.requestTimeout);
-    setInterest(c, EPOLLIN);
     readable(c);  // the request may have come with the client's Finished
     return;
   }
-  switch (SSL_get_error(c->ssl, r)) {
+  switch (const int err = SSL_get_error(c->ssl, r)) {
     case SSL_ERROR_WANT_READ:
-      setInterest(c, EPOLLIN);
-      return;
     case SSL_ERROR_WANT_WRITE:
-      setInterest(c, EPOLLOUT);
+      c->waitWritable = err == SSL_ERROR_WANT_WRITE;
       return;
     default:
       // Wrong version, no shared cipher, no or bad client certificate, or the
@@ -113,17 +143,20 @@ void EventLoop::readable(Connection* c) {
         c->inRequest = true;
         setPhase(c, kRequest, now_ + server_.config.requestTimeout);
       }
+      if (c->buffered() == 0 && !c->headReady) c->requestBegan = now_;  // a new request starts here
       c->in.append(readBuf_.data(), static_cast<std::size_t>(n));
       processInput(c);
-      if (c->closed || c->phase == kLinger || c->outPending() || c->closeAfterWrite) return;
+      // Judging: nothing more is read until the answer is back (the client's
+      // next bytes stay in the socket, where they belong to the next request).
+      if (c->closed || c->phase == kLinger || c->outPending() || c->closeAfterWrite || c->judging) return;
       continue;
     }
     switch (SSL_get_error(c->ssl, n)) {
       case SSL_ERROR_WANT_READ:
-        setInterest(c, EPOLLIN);
+        c->waitWritable = false;
         return;
       case SSL_ERROR_WANT_WRITE:
-        setInterest(c, EPOLLOUT);
+        c->waitWritable = true;
         return;
       case SSL_ERROR_ZERO_RETURN:
         // close_notify or EOF. Complete requests were answered as they came;
@@ -160,6 +193,9 @@ void EventLoop::processInput(Connection* c) {
       c->keepAlive = head.keepAlive;
       c->keepAlive10 = head.http10 && head.keepAlive;
       c->headMethod = head.headMethod;
+      // The head says how much is coming: room for all of it at once, now and
+      // not before (grown by doubling, a 3 MiB body would peak near twice that).
+      if (c->bodyLen > 0) c->in.reserve(c->inPos + end + c->bodyLen);
       if (head.expectContinue && !head.http10 && c->bodyLen > 0 && avail < end + c->bodyLen) {
         c->out.append("HTTP/1.1 100 Continue\r\n\r\n");
         if (!flush(c)) return;
@@ -199,6 +235,8 @@ void EventLoop::dispatch(Connection* c) {
   c->scanPos = c->inPos;
   c->headReady = false;
   c->inRequest = false;
+  const Clock::time_point began = c->requestBegan;
+  c->requestBegan = now_;  // a pipelined request already here began by now
   if (server_.requiresClientCertificate(*c, req.path)) {
     counters.bump(counters.clientCertificateRequired);
     http1::appendError(c->out, 403, "a verified client certificate is required for " + req.path +
@@ -208,27 +246,40 @@ void EventLoop::dispatch(Connection* c) {
   }
   const bool moreReceived = c->buffered() > 0 || SSL_has_pending(c->ssl);
 
-  counters.bump(counters.requestsHandled);
   if (job) {
+    job->deadline = requestDeadline(job->request, began, server_.config.defaultAdmissionTimeout);
     judgeOffLoop(c, std::move(job), moreReceived);
     return;
   }
+  counters.bump(counters.requestsHandled);
   HttpResponse response;
   std::string failure;
   const bool ok = callHandler(server_.handler, req, response, failure);
   answer(c, ok, response, failure, moreReceived);
 }
 
-// The connection waits, unread and without a timer, until the pool answers;
-// the loop goes on with its other connections.
+// The connection waits, unread, until the pool answers or its deadline
+// passes; the loop goes on with its other connections. A full queue is
+// answered at once: 503 with Retry-After, which client-go (so the API server)
+// honours by retrying within its own timeout.
 void EventLoop::judgeOffLoop(Connection* c, std::unique_ptr<Job> job, bool moreReceived) {
   job->loop = this;
   job->connection = c;
   job->moreReceived = moreReceived;
+  Job* submitted = job.get();
+  if (!server_.pool->trySubmit(job)) {
+    counters.bump(counters.judgingRejected);
+    HttpResponse busy;
+    busy.status = 503;
+    busy.body = "{\"error\": \"the webhook is busy judging other large requests; retry after 1 s\"}\n";
+    busy.headers.emplace_back("Retry-After", "1");
+    answer(c, true, busy, "", moreReceived);
+    return;
+  }
+  counters.bump(counters.requestsHandled);
   c->judging = true;
-  setPhase(c, kJudging, Clock::time_point::max());
-  setInterest(c, 0);
-  server_.pool->submit(std::move(job));
+  c->job = submitted;  // valid until drainAnswers takes the answer back
+  setPhase(c, kJudging, submitted->deadline);
 }
 
 void EventLoop::answer(Connection* c, bool ok, const HttpResponse& response, const std::string& failure,
@@ -272,7 +323,7 @@ bool EventLoop::flush(Connection* c) {
     }
     const int err = SSL_get_error(c->ssl, n);
     if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
-      setInterest(c, err == SSL_ERROR_WANT_WRITE ? EPOLLOUT : EPOLLIN);
+      c->waitWritable = err == SSL_ERROR_WANT_WRITE;
       if (!c->writeBlocked) {  // the client has requestTimeout to take the response
         c->writeBlocked = true;
         setPhase(c, kRequest, now_ + server_.config.requestTimeout);
@@ -284,6 +335,7 @@ bool EventLoop::flush(Connection* c) {
     return false;
   }
   c->writeBlocked = false;
+  c->waitWritable = false;
   c->out.clear();
   c->outPos = 0;
   if (c->out.capacity() > kKeepBufferCapacity) std::string().swap(c->out);
@@ -298,7 +350,6 @@ void EventLoop::settle(Connection* c) {
     closeGracefully(c);
     return;
   }
-  setInterest(c, EPOLLIN);
   if (c->buffered() > 0 || c->headReady) {
     if (!c->inRequest || c->phase != kRequest) {  // a pipelined request: its timer starts now
       c->inRequest = true;
@@ -330,8 +381,8 @@ void EventLoop::closeGracefully(Connection* c, bool linger) {
     return;
   }
   ::shutdown(c->fd, SHUT_WR);
+  c->waitWritable = false;
   setPhase(c, kLinger, now_ + kLingerTimeout);
-  setInterest(c, EPOLLIN);
 }
 
 void EventLoop::drainLinger(Connection* c) {
@@ -352,14 +403,42 @@ void EventLoop::drainLinger(Connection* c) {
 void EventLoop::closeNow(Connection* c) {
   if (c->closed) return;
   c->closed = true;
+  if (c->next != c) phaseCount_[c->phase].fetch_sub(1, std::memory_order_relaxed);
   c->unlink();
   ::epoll_ctl(epfd_, EPOLL_CTL_DEL, c->fd, nullptr);
   SSL_free(c->ssl);
   c->ssl = nullptr;
   ::close(c->fd);
   c->fd = -1;
-  if (c->judging) return;  // still counted; released when its answer comes back
+  if (c->judging) {  // still counted; released when its answer comes back
+    c->job->abandon(Abandon::Shutdown);  // unless a reason was given before
+    return;
+  }
   release(c);
+}
+
+void EventLoop::abandonJudging(Connection* c, Abandon why) {
+  c->job->abandon(why);
+  closeNow(c);
+}
+
+void EventLoop::updateInterest(Connection* c) {
+  if (c->closed) return;
+  // While judged only the client leaving matters: with EPOLLIN the unread
+  // bytes (or EOF) of the socket would wake a level-triggered loop again and
+  // again until the answer is back.
+  std::uint32_t events = EPOLLIN;
+  // Before the ClientHello is in, the bytes are only looked at (MSG_PEEK):
+  // level-triggered, they would wake the loop until the rest comes.
+  if (c->phase == kHello) events = EPOLLIN | EPOLLET;
+  else if (c->judging) events = EPOLLRDHUP;
+  else if (c->waitWritable) events = EPOLLOUT;
+  if (c->interest == events) return;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = c;
+  ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c->fd, &ev);
+  c->interest = events;
 }
 
 void EventLoop::release(Connection* c) {
