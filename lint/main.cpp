@@ -53,15 +53,17 @@ struct Job {
 // written: the input error is in `out`.
 bool writeFixed(const std::string& path, const Options& o, const InputText& in, const FixResult& fixed, Outcome& out) {
   const WriteBackResult written = writeBack(path, in.text, fixed.text, {lintedTreeOf(path, o.paths), o.fixFollowSymlinks, nullptr});
+  if (written.status != WriteBackResult::Status::Written) {
+    for (FixNote& n : out.notes) {
+      if (n.fixed) n.fixed = false, n.message = "not written (" + n.message + ")";
+    }
+  }
   if (written.status == WriteBackResult::Status::Failed) {
     out.report.file = displayName(path);
     out.report.errors.push_back({out.report.file, 0, 0, "cannot write the fixed file: " + written.message});
     return false;
   }
   if (written.status == WriteBackResult::Status::Refused) {
-    for (FixNote& n : out.notes) {
-      if (n.fixed) n.fixed = false, n.message = "not written (" + n.message + ")";
-    }
     out.notes.push_back({0, 0, "", false, "the file was not written: " + written.message});
     return true;
   }

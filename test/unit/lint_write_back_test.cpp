@@ -66,6 +66,8 @@ TEST(LintFixWriteBack, AWriteThatFailsHalfwayLeavesTheOriginalWhole) {
   EXPECT_THAT(r.out, HasSubstr("cannot write the fixed file: cannot write the fixed text: File too large; the file "
                                "was left as it was"));
   EXPECT_EQ(readFile(pod), big);
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr(": fixed:")));  // nothing claims to be fixed
+  EXPECT_THAT(r.err, HasSubstr(": not fixed: not written ("));
   EXPECT_THAT(temporaries(dir.path()), ::testing::IsEmpty());
 }
 
