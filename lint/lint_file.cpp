@@ -167,41 +167,51 @@ InputFacts inputFacts(const yaml::ParseResult& parsed) {
   return facts;
 }
 
+namespace {
+
+// Judges one parsed document into `report` (lintText's loop body).
+void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptions& options, const InputFacts* facts,
+                  FileReport& report) {
+  if (!isKubernetesObject(doc.value)) return;  // empty documents, Helm values, kustomization...
+  if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, facts, report);
+  if (options.remap) options.remap->prepare(doc);
+  ++report.documents;
+  const bool fragment = options.fragment || looksLikeFragment(doc.value);
+  report.fragments += fragment;
+  std::vector<Finding> findings = judgeDocument(doc, policy, fragment, facts);
+  const ObjectLocator objects(doc.value);
+  for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
+  auto add = [&](Finding f, yaml::Position pos) {
+    ObjectRef object = objects.at(f.pointer());
+    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
+    if (options.remap) options.remap->place(doc, l);
+    report.findings.push_back(std::move(l));
+  };
+  // The position first: `f` is moved into add() (argument order is unspecified).
+  auto addLocated = [&](Finding& f) {
+    const yaml::Position pos = doc.sources.locate(f.pointer());
+    add(std::move(f), pos);
+  };
+  for (Finding& f : findings) addLocated(f);
+  for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
+  if (policy.allowSuppressions) {
+    for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
+  }
+}
+
+}  // namespace
+
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
   FileReport report;
   report.file = file;
   yaml::ParseResult parsed = yaml::parseStream(text, manifestLimits());
   const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : inputFacts(parsed);
   for (yaml::Document& doc : parsed.documents) {
-    if (!isKubernetesObject(doc.value)) continue;  // empty documents, Helm values, kustomization...
-    if (!options.remap && isItemList(doc.value)) {
-      lintListDocument(doc, policy, options, options.eachDocumentAlone ? nullptr : &facts, report);
-      continue;
-    }
-    if (options.remap) options.remap->prepare(doc);
-    ++report.documents;
-    const bool fragment = options.fragment || looksLikeFragment(doc.value);
-    report.fragments += fragment;
-    std::vector<Finding> findings =
-        judgeDocument(doc, policy, fragment, options.eachDocumentAlone ? nullptr : &facts);
-    const ObjectLocator objects(doc.value);
-    for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
-    auto add = [&](Finding f, yaml::Position pos) {
-      ObjectRef object = objects.at(f.pointer());
-      Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
-      if (options.remap) options.remap->place(doc, l);
-      report.findings.push_back(std::move(l));
-    };
-    // The position first: `f` is moved into add() (argument order is unspecified).
-    auto addLocated = [&](Finding& f) {
-      const yaml::Position pos = doc.sources.locate(f.pointer());
-      add(std::move(f), pos);
-    };
-    for (Finding& f : findings) addLocated(f);
-    for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
-    if (policy.allowSuppressions) {
-      for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
-    }
+    lintDocument(doc, policy, options, options.eachDocumentAlone ? nullptr : &facts, report);
+    // Judged: its findings are all the report needs, so its tree and source
+    // map go now rather than with the last document (a renderer's remapper
+    // may still look at it).
+    if (!options.remap) doc = yaml::Document{};
   }
   // Every document that could not be parsed, each with its position: the
   // others were judged all the same.
