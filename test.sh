@@ -8,11 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-./build.sh
+./build.sh --tests
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 if [ "${GPUGUARD_SKIP_ASAN:-0}" != 1 ]; then
-  GPUGUARD_SANITIZE=ON BUILD_DIR=build-asan BUILD_TYPE=Debug ./build.sh
+  GPUGUARD_SANITIZE=ON BUILD_DIR=build-asan BUILD_TYPE=Debug ./build.sh --tests
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 fi

@@ -40,7 +40,7 @@ Options:
   --namespace NS         namespace to install into (default: gpuguard-system)
   --out DIR              output directory (default: certs/out next to this script)
   --image REF            webhook image, e.g. registry.example.com/gpuguard-webhook:0.1.0
-                         (default: the manifests' gpuguard-webhook:0.1.0)
+                         (default: the manifests' ghcr.io/gpuguard/gpuguard-webhook:0.1.0)
   --days N               serving certificate lifetime in days (default: 365)
   --ca-days N            CA lifetime in days (default: 3650)
   --renew                issue a new serving certificate even if the current one is good
@@ -349,7 +349,7 @@ BASE=$(relpath "$REPO/manifests/overlays/$MODE" "$OUT")
       name=${IMAGE%:*} tag=${IMAGE##*:}
     fi
     echo "images:"
-    echo "- name: gpuguard-webhook"
+    echo "- name: ghcr.io/gpuguard/gpuguard-webhook"
     echo "  newName: $name"
     [[ -z $tag ]] || echo "  newTag: \"$tag\""
     [[ -z $digest ]] || echo "  digest: $digest"
@@ -363,7 +363,7 @@ say "  CA valid until:          $(not_after "$OUT/ca.crt")"
 say "  serving cert until:      $(not_after "$OUT/tls.crt")"
 say ""
 if [[ -z $IMAGE ]]; then
-  say "Note: no --image given; the pods run image gpuguard-webhook:0.1.0, which your nodes must be"
+  say "Note: no --image given; the pods run image ghcr.io/gpuguard/gpuguard-webhook:0.1.0, which your nodes must be"
   say "able to pull. Build and push the Dockerfile's image, then run again with --image REGISTRY/gpuguard-webhook:TAG."
 fi
 say "Install or update:  kubectl apply -k $OUT"

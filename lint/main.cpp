@@ -131,7 +131,7 @@ bool useColor(const Options& o, bool toFile) {
 
 int informational(const Options& o) {
   if (o.help) std::cout << kUsage;
-  else if (o.version) std::cout << "gpuguard-lint " << GPUGUARD_VERSION << "\n";
+  else if (o.version) std::cout << "gpuguard-lint " << GPUGUARD_VERSION_LONG << "\n";
   else if (o.listRules && o.format == Format::Json) writeRuleListJson(std::cout);
   else if (o.listRules) writeRuleList(std::cout);
   else if (o.rulesMarkdown) writeRulesMarkdown(std::cout);

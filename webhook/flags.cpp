@@ -51,6 +51,12 @@ Serving:
                                 object does not hold the other connections of
                                 its event loop (default 64Ki; 0: every request).
   --judge-threads=N             Judging threads (default 0: one per core).
+  --judge-queue-length=N        Large requests that may wait for a judging
+                                thread; beyond, 503 with Retry-After: 1, which
+                                the API server retries (default 0: four per
+                                judging thread). A request waiting past the
+                                API server's timeout (its ?timeout=, else 10s)
+                                or whose client left is not judged.
 
 Policy:
   --policy=FILE                 Policy file (the schema of gpuguard-lint's
@@ -177,6 +183,14 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
       {"shutdown-timeout", duration(f.shutdownTimeout, false)},
       {"worker-threads", threadCount(f.workerThreads)},
       {"judge-threads", threadCount(f.judgeThreads)},
+      {"judge-queue-length",
+       [&f](const std::string& v) -> std::string {
+         std::size_t n = 0;
+         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || p != v.data() + v.size() || n > 100000) return "must be a number from 0 to 100000";
+         f.judgeQueueLength = n;
+         return "";
+       }},
       {"judge-off-loop-bytes",
        [&f](const std::string& v) -> std::string {
          auto n = parseByteSize(v);
@@ -259,6 +273,7 @@ ServerConfig serverConfig(const Flags& flags) {
   c.workerThreads = flags.workerThreads;
   c.judgeThreads = flags.judgeThreads;
   c.judgeOffLoopBytes = flags.judgeOffLoopBytes;
+  c.maxQueuedJudgements = flags.judgeQueueLength;
   return c;
 }
 

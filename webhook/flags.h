@@ -34,6 +34,7 @@ struct Flags {
   unsigned workerThreads = 0;
   unsigned judgeThreads = 0;
   std::size_t judgeOffLoopBytes = 64 * 1024;
+  std::size_t judgeQueueLength = 0;  // 0: four per judging thread
   bool help = false;
   bool version = false;
   bool checkPolicy = false;  // load --policy, report, exit

@@ -19,12 +19,14 @@
 namespace gpuguard::webhook::https_detail {
 
 void EventLoop::onEvent(Connection* c, std::uint32_t events) {
-  if (events & EPOLLERR) {
-    closeNow(c);
+  if (c->judging) {
+    // Only the client leaving is watched for (updateInterest): a FIN, a reset
+    // or an error. Nothing is read meanwhile.
+    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) abandonJudging(c, Abandon::ClientGone);
     return;
   }
-  if (c->judging) {  // nothing is read meanwhile; only a reset is noticed
-    if (events & EPOLLHUP) closeNow(c);
+  if (events & EPOLLERR) {
+    closeNow(c);
     return;
   }
   switch (c->phase) {
@@ -82,17 +84,15 @@ void EventLoop::handshake(Connection* c) {
     c->clientVerified = server_.clientCas && SSL_get0_peer_certificate(c->ssl) != nullptr &&
                         SSL_get_verify_result(c->ssl) == X509_V_OK;
     c->inRequest = true;  // the first request must come within requestTimeout
+    c->waitWritable = false;
     setPhase(c, kRequest, now_ + server_.config.requestTimeout);
-    setInterest(c, EPOLLIN);
     readable(c);  // the request may have come with the client's Finished
     return;
   }
-  switch (SSL_get_error(c->ssl, r)) {
+  switch (const int err = SSL_get_error(c->ssl, r)) {
     case SSL_ERROR_WANT_READ:
-      setInterest(c, EPOLLIN);
-      return;
     case SSL_ERROR_WANT_WRITE:
-      setInterest(c, EPOLLOUT);
+      c->waitWritable = err == SSL_ERROR_WANT_WRITE;
       return;
     default:
       // Wrong version, no shared cipher, no or bad client certificate, or the
@@ -113,17 +113,20 @@ void EventLoop::readable(Connection* c) {
         c->inRequest = true;
         setPhase(c, kRequest, now_ + server_.config.requestTimeout);
       }
+      if (c->buffered() == 0 && !c->headReady) c->requestBegan = now_;  // a new request starts here
       c->in.append(readBuf_.data(), static_cast<std::size_t>(n));
       processInput(c);
-      if (c->closed || c->phase == kLinger || c->outPending() || c->closeAfterWrite) return;
+      // Judging: nothing more is read until the answer is back (the client's
+      // next bytes stay in the socket, where they belong to the next request).
+      if (c->closed || c->phase == kLinger || c->outPending() || c->closeAfterWrite || c->judging) return;
       continue;
     }
     switch (SSL_get_error(c->ssl, n)) {
       case SSL_ERROR_WANT_READ:
-        setInterest(c, EPOLLIN);
+        c->waitWritable = false;
         return;
       case SSL_ERROR_WANT_WRITE:
-        setInterest(c, EPOLLOUT);
+        c->waitWritable = true;
         return;
       case SSL_ERROR_ZERO_RETURN:
         // close_notify or EOF. Complete requests were answered as they came;
@@ -199,6 +202,8 @@ void EventLoop::dispatch(Connection* c) {
   c->scanPos = c->inPos;
   c->headReady = false;
   c->inRequest = false;
+  const Clock::time_point began = c->requestBegan;
+  c->requestBegan = now_;  // a pipelined request already here began by now
   if (server_.requiresClientCertificate(*c, req.path)) {
     counters.bump(counters.clientCertificateRequired);
     http1::appendError(c->out, 403, "a verified client certificate is required for " + req.path +
@@ -208,27 +213,40 @@ void EventLoop::dispatch(Connection* c) {
   }
   const bool moreReceived = c->buffered() > 0 || SSL_has_pending(c->ssl);
 
-  counters.bump(counters.requestsHandled);
   if (job) {
+    job->deadline = requestDeadline(job->request, began, server_.config.defaultAdmissionTimeout);
     judgeOffLoop(c, std::move(job), moreReceived);
     return;
   }
+  counters.bump(counters.requestsHandled);
   HttpResponse response;
   std::string failure;
   const bool ok = callHandler(server_.handler, req, response, failure);
   answer(c, ok, response, failure, moreReceived);
 }
 
-// The connection waits, unread and without a timer, until the pool answers;
-// the loop goes on with its other connections.
+// The connection waits, unread, until the pool answers or its deadline
+// passes; the loop goes on with its other connections. A full queue is
+// answered at once: 503 with Retry-After, which client-go (so the API server)
+// honours by retrying within its own timeout.
 void EventLoop::judgeOffLoop(Connection* c, std::unique_ptr<Job> job, bool moreReceived) {
   job->loop = this;
   job->connection = c;
   job->moreReceived = moreReceived;
+  Job* submitted = job.get();
+  if (!server_.pool->trySubmit(job)) {
+    counters.bump(counters.judgingRejected);
+    HttpResponse busy;
+    busy.status = 503;
+    busy.body = "{\"error\": \"the webhook is busy judging other large requests; retry after 1 s\"}\n";
+    busy.headers.emplace_back("Retry-After", "1");
+    answer(c, true, busy, "", moreReceived);
+    return;
+  }
+  counters.bump(counters.requestsHandled);
   c->judging = true;
-  setPhase(c, kJudging, Clock::time_point::max());
-  setInterest(c, 0);
-  server_.pool->submit(std::move(job));
+  c->job = submitted;  // valid until drainAnswers takes the answer back
+  setPhase(c, kJudging, submitted->deadline);
 }
 
 void EventLoop::answer(Connection* c, bool ok, const HttpResponse& response, const std::string& failure,
@@ -272,7 +290,7 @@ bool EventLoop::flush(Connection* c) {
     }
     const int err = SSL_get_error(c->ssl, n);
     if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
-      setInterest(c, err == SSL_ERROR_WANT_WRITE ? EPOLLOUT : EPOLLIN);
+      c->waitWritable = err == SSL_ERROR_WANT_WRITE;
       if (!c->writeBlocked) {  // the client has requestTimeout to take the response
         c->writeBlocked = true;
         setPhase(c, kRequest, now_ + server_.config.requestTimeout);
@@ -284,6 +302,7 @@ bool EventLoop::flush(Connection* c) {
     return false;
   }
   c->writeBlocked = false;
+  c->waitWritable = false;
   c->out.clear();
   c->outPos = 0;
   if (c->out.capacity() > kKeepBufferCapacity) std::string().swap(c->out);
@@ -298,7 +317,6 @@ void EventLoop::settle(Connection* c) {
     closeGracefully(c);
     return;
   }
-  setInterest(c, EPOLLIN);
   if (c->buffered() > 0 || c->headReady) {
     if (!c->inRequest || c->phase != kRequest) {  // a pipelined request: its timer starts now
       c->inRequest = true;
@@ -330,8 +348,8 @@ void EventLoop::closeGracefully(Connection* c, bool linger) {
     return;
   }
   ::shutdown(c->fd, SHUT_WR);
+  c->waitWritable = false;
   setPhase(c, kLinger, now_ + kLingerTimeout);
-  setInterest(c, EPOLLIN);
 }
 
 void EventLoop::drainLinger(Connection* c) {
@@ -358,8 +376,32 @@ void EventLoop::closeNow(Connection* c) {
   c->ssl = nullptr;
   ::close(c->fd);
   c->fd = -1;
-  if (c->judging) return;  // still counted; released when its answer comes back
+  if (c->judging) {  // still counted; released when its answer comes back
+    c->job->abandon(Abandon::Shutdown);  // unless a reason was given before
+    return;
+  }
   release(c);
+}
+
+void EventLoop::abandonJudging(Connection* c, Abandon why) {
+  c->job->abandon(why);
+  closeNow(c);
+}
+
+void EventLoop::updateInterest(Connection* c) {
+  if (c->closed) return;
+  // While judged only the client leaving matters: with EPOLLIN the unread
+  // bytes (or EOF) of the socket would wake a level-triggered loop again and
+  // again until the answer is back.
+  std::uint32_t events = EPOLLIN;
+  if (c->judging) events = EPOLLRDHUP;
+  else if (c->waitWritable) events = EPOLLOUT;
+  if (c->interest == events) return;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = c;
+  ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c->fd, &ev);
+  c->interest = events;
 }
 
 void EventLoop::release(Connection* c) {

@@ -3,6 +3,7 @@
 // graceful stop. The work on one connection is in https_connection.cpp.
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,9 +38,12 @@ void EventLoop::closeAll() {
   // Answers that came after the loop stopped (closeNow above left their
   // connections to them).
   for (auto& job : answers_) {
-    job->connection->judging = false;
-    if (job->connection->closed) release(job->connection);
-    else closeNow(job->connection);
+    Connection* c = job->connection;
+    countUnwanted(*job, c->closed ? job->abandoned.load() : Abandon::Shutdown);
+    c->judging = false;
+    c->job = nullptr;
+    if (c->closed) release(c);
+    else closeNow(c);
   }
   answers_.clear();
   graveyard_.clear();
@@ -101,13 +105,27 @@ void EventLoop::drainAnswers() {
   for (auto& job : done) {
     Connection* c = job->connection;
     c->judging = false;
-    if (c->closed) {  // reset, or shutdownTimeout, while it was judged
-      release(c);
+    c->job = nullptr;
+    // Closed: the client left, the deadline or the shutdown timeout passed
+    // while it was judged (the reason is in the job). Open but past its
+    // deadline: the API server has given up and closes it anyway.
+    const Abandon unwanted = c->closed ? job->abandoned.load() : job->unwanted(now_);
+    if (unwanted != Abandon::None) {
+      countUnwanted(*job, unwanted);
+      if (c->closed) release(c);
+      else closeNow(c);
       continue;
     }
     answer(c, job->ok, job->response, job->failure, job->moreReceived);
     resume(c);
+    updateInterest(c);
   }
+}
+
+void EventLoop::countUnwanted(const Job& job, Abandon why) {
+  if (why == Abandon::None) return;
+  auto& perReason = job.judged ? counters.judgingDiscarded : counters.judgingDropped;
+  counters.bump(perReason[reasonIndex(why)]);
 }
 
 void EventLoop::run() {
@@ -117,8 +135,12 @@ void EventLoop::run() {
   nextCertPoll_ = now_ + server_.config.certificatePollInterval;
   Clock::time_point nextTick = now_ + kTick;
   for (;;) {
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(nextTick - now_).count();
+    // Rounded up: truncated, the last fraction of a millisecond before each
+    // tick became a 0 ms wait, and the loop spun through it (about a thousand
+    // epoll_wait calls per tick).
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(nextTick - now_).count();
     const int n = ::epoll_wait(epfd_, events, kMaxEvents, static_cast<int>(std::clamp<long long>(wait, 0, 1000)));
+    counters.bump(counters.wakeups);
     if (n < 0 && errno != EINTR) {
       server_.log(std::string("epoll_wait failed: ") + std::strerror(errno));
       beginStop();
@@ -138,7 +160,9 @@ void EventLoop::run() {
         beginStop();
       } else {
         auto* c = static_cast<Connection*>(tag);
-        if (!c->closed) onEvent(c, events[i].events);
+        if (c->closed) continue;
+        onEvent(c, events[i].events);
+        updateInterest(c);
       }
     }
     graveyard_.clear();
@@ -149,7 +173,9 @@ void EventLoop::run() {
     }
     // Every loop waits for the last connection of all loops: a loop that
     // accepted just before the stop may still hand one over (see acceptMany).
-    if (stopping_ && server_.connectionsOpen.load() == 0) break;
+    // Past shutdownTimeout, this loop has closed all of its own, and what
+    // is still counted is being judged: its answer is not waited for.
+    if (stopping_ && (server_.connectionsOpen.load() == 0 || stopDeadlinePassed_)) break;
   }
   // Whatever is left (only after an epoll failure) is closed by the destructor.
 }
@@ -169,7 +195,7 @@ void EventLoop::tick() {
     nextCertPoll_ = now_ + server_.config.certificatePollInterval;
     server_.pollCertificateFiles();
   }
-  if (stopping_ && now_ >= stopDeadline_ && open_.load(std::memory_order_relaxed) > 0) closeEverything();
+  if (stopping_ && !stopDeadlinePassed_ && now_ >= stopDeadline_) closeEverything();
 }
 
 // A batch at a time, so that a flood of connections does not starve the
@@ -182,14 +208,11 @@ void EventLoop::acceptMany(bool untilEmpty) {
     int fd = ::accept4(server_.listenFd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        // Out of descriptors: stop listening until the next tick instead of
-        // spinning on a readable listener.
-        ::epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listenFd, nullptr);
-        listening_ = false;
-        listenerPaused_ = true;
-      }
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pauseListener(errno);
       return;
+    }
+    if (server_.outOfDescriptors.exchange(false)) {
+      server_.log("accepting connections again after running out of file descriptors");
     }
     server_.connectionsAccepted.fetch_add(1, std::memory_order_relaxed);
     if (server_.connectionsOpen.fetch_add(1, std::memory_order_relaxed) >= server_.config.maxConnections) {
@@ -210,6 +233,24 @@ void EventLoop::acceptMany(bool untilEmpty) {
       target->post(fd, peer);
     }
   }
+}
+
+// Out of descriptors (or socket memory): the connection stays in the
+// backlog. Stop listening until the next tick instead of spinning on a
+// listener that stays readable; the first loop to notice logs it, once per
+// burst (until an accept succeeds again).
+void EventLoop::pauseListener(int error) {
+  ::epoll_ctl(epfd_, EPOLL_CTL_DEL, server_.listenFd, nullptr);
+  listening_ = false;
+  listenerPaused_ = true;
+  counters.bump(counters.acceptFailures);
+  if (server_.outOfDescriptors.exchange(true)) return;
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  server_.log(std::string("cannot accept connections: ") + std::strerror(error) + " (" +
+              (error == EMFILE ? "EMFILE" : error == ENFILE ? "ENFILE" : error == ENOBUFS ? "ENOBUFS" : "ENOMEM") +
+              "); " + std::to_string(server_.connectionsOpen.load()) + " connection(s) open, file descriptor limit " +
+              std::to_string(limit.rlim_cur) + "; new connections wait in the backlog, retried every 100 ms");
 }
 
 void EventLoop::drainInbox() {
@@ -256,6 +297,7 @@ void EventLoop::adopt(int fd, const sockaddr_storage& peer) {
   setPhase(c, kHandshake, now_ + server_.config.handshakeTimeout);
   // The ClientHello is usually there already.
   handshake(c);
+  updateInterest(c);
 }
 
 // Graceful shutdown, as Go's http.Server.Shutdown or nginx's graceful quit
@@ -283,7 +325,9 @@ void EventLoop::beginStop() {
     for (TimerNode* n = list.next; n != &list; n = n->next) all.push_back(static_cast<Connection*>(n));
   }
   for (Connection* c : all) {
-    if (!c->closed) drainOnStop(c);
+    if (c->closed) continue;
+    drainOnStop(c);
+    updateInterest(c);
   }
 }
 
@@ -316,33 +360,39 @@ void EventLoop::drainOnStop(Connection* c) {
   }
 }
 
-// shutdownTimeout has passed: whatever is still open goes now.
+// shutdownTimeout has passed: whatever is still open goes now, once (the
+// loop then leaves; run() logs what all loops cut). A request being judged is abandoned: the handler cannot
+// be interrupted, its answer is discarded.
 void EventLoop::closeEverything() {
-  std::size_t closed = 0;
+  stopDeadlinePassed_ = true;
+  std::size_t closed = 0, judged = 0;
   for (auto& list : lists_) {
     while (list.next != &list) {
-      closeNow(static_cast<Connection*>(list.next));
+      auto* c = static_cast<Connection*>(list.next);
+      if (c->judging) ++judged;
+      closeNow(c);  // abandons the job of a judged connection (Abandon::Shutdown)
       counters.bump(counters.shutdownClosed);
       ++closed;
     }
   }
-  server_.log("shutdown timeout reached; closed " + std::to_string(closed) + " connection(s) still open");
+  // Logged once for all loops, by run().
+  server_.shutdownCut.fetch_add(closed, std::memory_order_relaxed);
+  server_.shutdownCutJudging.fetch_add(judged, std::memory_order_relaxed);
 }
 
 void EventLoop::setPhase(Connection* c, Phase p, Clock::time_point deadline) {
   c->unlink();
   c->phase = p;
   c->deadline = deadline;
-  c->pushBack(lists_[p]);
-}
-
-void EventLoop::setInterest(Connection* c, std::uint32_t events) {
-  if (c->interest == events) return;
-  epoll_event ev{};
-  ev.events = events;
-  ev.data.ptr = c;
-  ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c->fd, &ev);
-  c->interest = events;
+  if (p != kJudging) {  // one fixed timeout per phase: the newest expires last
+    c->pushBack(lists_[p]);
+    return;
+  }
+  // Judging deadlines come from each request (?timeout=): keep the list
+  // sorted, from the back (the list holds at most the pool's queue and threads).
+  TimerNode* after = lists_[p].prev;
+  while (after != &lists_[p] && static_cast<Connection*>(after)->deadline > deadline) after = after->prev;
+  c->pushBack(*after->next);
 }
 
 void EventLoop::expireTimers() {
@@ -351,6 +401,7 @@ void EventLoop::expireTimers() {
       auto* c = static_cast<Connection*>(list.next);
       if (c->deadline > now_) break;
       onTimeout(c);  // closes the connection or moves it to another list
+      updateInterest(c);
     }
   }
 }
@@ -374,6 +425,9 @@ void EventLoop::onTimeout(Connection* c) {
       return;
     case kIdle:
       closeGracefully(c, /*linger=*/false);
+      return;
+    case kJudging:  // the API server has given up on it
+      abandonJudging(c, Abandon::Deadline);
       return;
     case kLinger:
     default:

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include <openssl/err.h>
@@ -216,6 +217,7 @@ bool ServerState::requiresClientCertificate(const Connection& c, const std::stri
 
 // Runs on loop 0's tick: the serving pair and the client CAs.
 void ServerState::pollCertificateFiles() {
+  checkCertificateExpiry(static_cast<std::int64_t>(std::time(nullptr)));
   bool ok = false;
   std::string error;
   if (certificates.reloadIfChanged(ok, error)) {
@@ -225,6 +227,7 @@ void ServerState::pollCertificateFiles() {
     } else {
       log("certificate files changed but the new pair is rejected; the old one keeps serving: " + error);
     }
+    checkCertificateExpiry(static_cast<std::int64_t>(std::time(nullptr)));
   }
   if (clientCas && clientCas->reloadIfChanged(ok, error)) {
     if (ok) {
@@ -234,6 +237,35 @@ void ServerState::pollCertificateFiles() {
     } else {
       log("client CA file changed but the new file is rejected; the old CAs stay trusted: " + error);
     }
+  }
+}
+
+// An expired serving certificate is still served (OpenSSL does not look), and
+// every API server that verifies it refuses the webhook: with failurePolicy
+// Fail, admission stops. Said once per certificate and state (valid, expiring
+// within kCertificateWarningWindow, expired), at load and as time passes.
+void ServerState::checkCertificateExpiry(std::int64_t nowSeconds) {
+  constexpr std::int64_t kCertificateWarningWindow = 7 * 24 * 3600;
+  auto ck = certificates.current();
+  if (!ck) return;
+  const std::int64_t left = ck->notAfter() - nowSeconds;
+  const int state = left <= 0 ? 2 : left < kCertificateWarningWindow ? 1 : 0;
+  std::lock_guard lock(expiryMutex);
+  if (ck->fingerprint() == expiryLoggedFingerprint && state == expiryLoggedState) return;
+  expiryLoggedFingerprint = ck->fingerprint();
+  expiryLoggedState = state;
+  if (state == 0) return;
+  char when[32] = "?";
+  const std::time_t notAfter = static_cast<std::time_t>(ck->notAfter());
+  std::tm tm{};
+  if (::gmtime_r(&notAfter, &tm)) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string which = ck->subject() + " sha256 " + ck->fingerprint();
+  if (state == 2) {
+    log("serving certificate has expired (notAfter " + std::string(when) + "): " + which +
+        "; API servers refuse it until it is renewed");
+  } else {
+    log("serving certificate expires in " + std::to_string(left / 3600) + " hour(s) (notAfter " + when + "): " + which +
+        "; renew it");
   }
 }
 
@@ -277,6 +309,7 @@ bool HttpsServer::start(std::string& error) {
     return false;
   }
   if (!s.certificates.reload(error)) return false;
+  s.checkCertificateExpiry(static_cast<std::int64_t>(std::time(nullptr)));
   if (!s.makeContext(error)) return false;
 
   // Writes to a closed connection must fail with EPIPE, not kill the process.
@@ -305,7 +338,7 @@ bool HttpsServer::start(std::string& error) {
   }
   if (s.config.judgeOffLoopBytes != SIZE_MAX) {
     const unsigned judges = s.config.judgeThreads ? s.config.judgeThreads : usableCpus();
-    s.pool = std::make_unique<JudgePool>(s.handler, judges);
+    s.pool = std::make_unique<JudgePool>(s.handler, judges, s.config.maxQueuedJudgements);
   }
   s.started = true;
   return true;
@@ -318,6 +351,11 @@ void HttpsServer::run() {
   for (std::size_t i = 1; i < s.loops.size(); ++i) threads.emplace_back([&s, i] { s.loops[i]->run(); });
   s.loops[0]->run();
   for (auto& t : threads) t.join();
+  if (const std::size_t cut = s.shutdownCut.load(); cut > 0) {
+    const std::size_t judged = s.shutdownCutJudging.load();
+    s.log("shutdown timeout reached; closed " + std::to_string(cut) + " connection(s) still open" +
+          (judged ? " (" + std::to_string(judged) + " with the judging pool: their answers are discarded)" : ""));
+  }
   // Connections handed over after their loop had stopped, if any.
   for (auto& l : s.loops) l->closeAll();
   if (s.listenFd >= 0) {
@@ -345,6 +383,7 @@ void HttpsServer::stop() {
 bool HttpsServer::reloadCertificate(std::string& error) {
   bool ok = impl_->certificates.reload(error);
   impl_->log(ok ? "certificate reloaded: " + certificateFingerprint() : "certificate reload failed: " + error);
+  impl_->checkCertificateExpiry(static_cast<std::int64_t>(std::time(nullptr)));
   return ok;
 }
 
@@ -381,6 +420,18 @@ ServerStats HttpsServer::stats() const {
     st.requestsRejected += l->counters.requestsRejected.load(std::memory_order_relaxed);
     st.clientCertificateRequired += l->counters.clientCertificateRequired.load(std::memory_order_relaxed);
     st.shutdownClosedConnections += l->counters.shutdownClosed.load(std::memory_order_relaxed);
+    st.eventLoopWakeups += l->counters.wakeups.load(std::memory_order_relaxed);
+    st.acceptDescriptorExhaustion += l->counters.acceptFailures.load(std::memory_order_relaxed);
+    st.judgingRejected += l->counters.judgingRejected.load(std::memory_order_relaxed);
+    for (int i = 0; i < kAbandonReasons; ++i) {
+      st.judgingDropped[i] += l->counters.judgingDropped[i].load(std::memory_order_relaxed);
+      st.judgingDiscarded[i] += l->counters.judgingDiscarded[i].load(std::memory_order_relaxed);
+    }
+  }
+  if (s.pool) {
+    const JudgeStats judge = s.pool->stats();
+    st.judgingQueued = judge.queued;
+    st.judgingInProgress = judge.judging;
   }
   if (s.clientCas) {
     st.clientCaReloads = s.clientCas->reloads();

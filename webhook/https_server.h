@@ -23,6 +23,11 @@
 //  - plain HTTP on the TLS port: a plaintext 400 and close.
 //  - TLS 1.2 minimum; TLS 1.2 suites are ECDHE with AES-GCM or ChaCha20.
 //  - at most maxConnections open connections; more are closed at accept.
+//  - requests judged off the loop wait in a bounded queue (503 with
+//    Retry-After beyond it); one whose client has gone, or whose deadline (the
+//    API server's ?timeout=) has passed, is not judged, or its answer is
+//    discarded. While judged, a connection is watched only for its client
+//    leaving (EPOLLRDHUP), which abandons the job.
 //
 // With clientCaFile (mutual TLS), a client certificate is requested but not
 // required at the handshake: one that is presented must verify, or the
@@ -35,7 +40,9 @@
 // every request already received, or already in the socket buffers, is
 // answered with "Connection: close"; idle keep-alive connections are closed
 // with close_notify and a FIN (never a reset); run() returns when the last
-// connection is gone, or after shutdownTimeout at the latest.
+// connection is gone, or after shutdownTimeout at the latest: then every
+// connection still open is closed, judging included (a running handler cannot
+// be interrupted: its answer is discarded, and the destructor waits for it).
 #pragma once
 
 #include <chrono>
@@ -108,6 +115,13 @@ struct ServerConfig {
   // SIZE_MAX: none (no pool threads are started).
   std::size_t judgeOffLoopBytes = 64 * 1024;
   unsigned judgeThreads = 0;  // threads of the judging pool; 0: one per usable CPU
+  // Requests waiting for a judging thread; beyond, 503 with Retry-After. 0:
+  // four per judging thread.
+  std::size_t maxQueuedJudgements = 0;
+  // How long the client waits for an answer when its request does not say
+  // (?timeout=, as the API server sends its webhook's timeoutSeconds): the
+  // API server's default timeoutSeconds. Work past it is dropped.
+  std::chrono::milliseconds defaultAdmissionTimeout{10000};
   // Told about certificate reloads (and their failures) and fatal loop
   // errors, from whichever thread noticed. Null: silent.
   std::function<void(const std::string& message)> log;
@@ -128,6 +142,16 @@ struct ServerStats {
   std::uint64_t clientCaReloadFailures = 0;
   std::uint64_t clientCertificateRequired = 0;  // requests answered 403: no verified client certificate
   std::uint64_t shutdownClosedConnections = 0;  // connections still open at shutdownTimeout
+  // accept() failures for want of file descriptors or memory (EMFILE,
+  // ENFILE, ENOBUFS, ENOMEM); each pauses that loop's listener for 100 ms.
+  std::uint64_t acceptDescriptorExhaustion = 0;
+  std::uint64_t eventLoopWakeups = 0;  // epoll_wait returns, all loops (a spinning loop shows here)
+  // The judging pool. Reasons: [0] client gone, [1] deadline passed, [2] shutdown timeout.
+  std::uint64_t judgingQueued = 0;      // waiting for a judging thread now
+  std::uint64_t judgingInProgress = 0;  // being judged now
+  std::uint64_t judgingRejected = 0;    // queue full: answered 503 with Retry-After
+  std::uint64_t judgingDropped[3] = {};    // never judged: the answer was not wanted any more
+  std::uint64_t judgingDiscarded[3] = {};  // judged, then the answer thrown away
 };
 
 class HttpsServer {

@@ -72,7 +72,7 @@ enum Phase : std::uint8_t {
   kRequest,    // a request is being received or its response sent; requestTimeout
   kIdle,       // keep-alive, nothing buffered; idleTimeout
   kLinger,     // we sent our last bytes and a FIN; drain until the peer closes
-  kJudging,    // the request is with the judging pool; no timeout (judging is linear time)
+  kJudging,    // the request is with the judging pool; until its deadline (the API server's timeout)
   kPhases
 };
 
@@ -92,6 +92,8 @@ struct TimerNode {
   }
 };
 
+struct Job;
+
 struct Connection : TimerNode {
   int fd = -1;
   SSL* ssl = nullptr;
@@ -107,11 +109,16 @@ struct Connection : TimerNode {
   bool headMethod = false;
   bool closeAfterWrite = false;
   bool writeBlocked = false;
+  // OpenSSL's last call on this connection stopped for a writable socket
+  // (WANT_WRITE): wait for EPOLLOUT instead of EPOLLIN (see updateInterest).
+  bool waitWritable = false;
   bool closed = false;
   bool clientVerified = false;  // a client certificate was presented and verified
   // The judging pool has its request: the loop neither reads nor frees the
   // connection until the answer is back (closeNow only marks it closed).
   bool judging = false;
+  Job* job = nullptr;  // while judging: the job, to abandon it when the client goes
+  Clock::time_point requestBegan;  // first byte of the request being received
   std::size_t headLen = 0;
   std::size_t bodyLen = 0;
   std::size_t scanPos = 0;  // where the head-end scan resumes
@@ -134,6 +141,13 @@ struct alignas(64) LoopCounters {
   std::atomic<std::uint64_t> requestsRejected{0};
   std::atomic<std::uint64_t> clientCertificateRequired{0};
   std::atomic<std::uint64_t> shutdownClosed{0};
+  std::atomic<std::uint64_t> wakeups{0};  // epoll_wait returns
+  std::atomic<std::uint64_t> acceptFailures{0};  // out of descriptors or memory (EMFILE...)
+  std::atomic<std::uint64_t> judgingRejected{0};  // queue full: 503
+  // Answers of the judging pool not wanted any more, by reason (Abandon - 1):
+  // never judged, or judged and thrown away.
+  std::atomic<std::uint64_t> judgingDropped[3] = {};
+  std::atomic<std::uint64_t> judgingDiscarded[3] = {};
   void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 };
 
@@ -147,39 +161,88 @@ struct Connection;
 // Runs the handler; an exception becomes `failure` ("handler failed: ...").
 bool callHandler(const Handler& handler, const HttpRequest& request, HttpResponse& response, std::string& failure);
 
+// Why a job's answer is not wanted any more (JudgeStats counts them by reason).
+enum class Abandon : std::uint8_t {
+  None,
+  ClientGone,  // the client closed or reset the connection
+  Deadline,    // the API server's timeout for the request has passed
+  Shutdown,    // --shutdown-timeout ran out
+  kCount
+};
+inline constexpr int kAbandonReasons = static_cast<int>(Abandon::kCount) - 1;
+inline constexpr int reasonIndex(Abandon why) { return static_cast<int>(why) - 1; }
+static_assert(kAbandonReasons == 3, "LoopCounters and ServerStats hold one counter per reason");
+
 // A request handed to the judging pool, and its answer on the way back to
 // the loop that owns the connection.
 struct Job {
   EventLoop* loop = nullptr;
   Connection* connection = nullptr;
   bool moreReceived = false;  // a pipelined request was already buffered behind it
+  Clock::time_point deadline;  // the API server gives up then (requestDeadline)
   HttpRequest request;
   HttpResponse response;
   bool ok = false;
+  bool judged = false;  // the handler ran (false: dropped before judging)
   std::string failure;
+  // Set by the loop, read by the judging thread: the answer is not wanted.
+  std::atomic<Abandon> abandoned{Abandon::None};
+
+  void abandon(Abandon why) {
+    Abandon none = Abandon::None;
+    abandoned.compare_exchange_strong(none, why, std::memory_order_relaxed);
+  }
+  // Why the answer is not wanted at `now`, or None.
+  Abandon unwanted(Clock::time_point now) const {
+    const Abandon why = abandoned.load(std::memory_order_relaxed);
+    if (why != Abandon::None) return why;
+    return now >= deadline ? Abandon::Deadline : Abandon::None;
+  }
+};
+
+struct JudgeStats {
+  std::uint64_t queued = 0;   // waiting for a judging thread now
+  std::uint64_t judging = 0;  // being judged now
 };
 
 // Threads that run the handler for requests too large to judge on an event
 // loop (see ServerConfig::judgeOffLoopBytes): while one of them spends
 // 0.2-0.5 s on a 3 MiB object, the loop keeps serving its other connections.
+// The queue is bounded (maxQueued waiting jobs): beyond it the loop answers
+// 503 at once, and the API server retries after Retry-After within its own
+// timeout, instead of the request waiting behind work it would time out on.
+// A job whose client has gone or whose deadline has passed is not judged;
+// one that becomes so while judged has its answer discarded.
 class JudgePool {
  public:
-  JudgePool(const Handler& handler, unsigned threads);
-  ~JudgePool();  // finishes the queued jobs, then joins
+  JudgePool(const Handler& handler, unsigned threads, std::size_t maxQueued);
+  ~JudgePool();  // drops the queued jobs (their connections are closed by now), waits for the running ones
   JudgePool(const JudgePool&) = delete;
   JudgePool& operator=(const JudgePool&) = delete;
-  void submit(std::unique_ptr<Job> job);
+  // False when the queue is full; `job` then stays with the caller.
+  bool trySubmit(std::unique_ptr<Job>& job);
+  JudgeStats stats() const;
 
  private:
   void work();
+  void finish(std::unique_ptr<Job> job);
 
   const Handler& handler_;
-  std::mutex mutex_;
+  const std::size_t maxQueued_;
+  mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::unique_ptr<Job>> queue_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  std::atomic<std::uint64_t> judging_{0};
 };
+
+// When the API server gives up on a request: it sends its webhook timeout as
+// the `timeout` query parameter of the webhook URL (client-go's
+// Request.Timeout, a Go duration such as "10s" or "9.5s"; see
+// https_request_deadline.h). Counted from the request's first byte.
+Clock::time_point requestDeadline(const HttpRequest& request, Clock::time_point began,
+                                  std::chrono::milliseconds fallback);
 
 // Tags for the non-connection entries of an epoll set.
 extern char gListenTag, gWakeTag, gStopTag;
@@ -204,6 +267,9 @@ struct ServerState {
   std::mutex runMutex;
   std::condition_variable runDone;
   std::atomic<bool> listenerShut{false};
+  std::atomic<bool> outOfDescriptors{false};
+  // Connections the loops closed at shutdownTimeout, and how many of them were being judged.
+  std::atomic<std::size_t> shutdownCut{0}, shutdownCutJudging{0};  // accept failed with EMFILE and friends; logged once per burst
   std::vector<std::unique_ptr<EventLoop>> loops;
   std::unique_ptr<JudgePool> pool;  // destroyed before the loops: its answers go to them
 
@@ -228,6 +294,10 @@ struct ServerState {
   bool makeListener(std::string& error);
   void releaseListener();
   void pollCertificateFiles();
+  void checkCertificateExpiry(std::int64_t nowSeconds);
+  std::mutex expiryMutex;  // the last expiry state logged, per certificate
+  std::string expiryLoggedFingerprint;
+  int expiryLoggedState = 0;
   bool requiresClientCertificate(const Connection& c, const std::string& path) const;
   EventLoop* pickLoop(EventLoop* self);
 };
@@ -251,9 +321,11 @@ class EventLoop {
  private:
   // Accepting and adopting.
   void acceptMany(bool untilEmpty = false);
+  void pauseListener(int error);
   void adopt(int fd, const sockaddr_storage& peer);
   void drainInbox();
   void drainAnswers();
+  void countUnwanted(const Job& job, Abandon why);
   void beginStop();
   void drainOnStop(Connection* c);
   void closeEverything();
@@ -277,7 +349,13 @@ class EventLoop {
   void release(Connection* c);
 
   void setPhase(Connection* c, Phase p, Clock::time_point deadline);
-  void setInterest(Connection* c, std::uint32_t events);
+  // The one place a connection's epoll interest is decided, from its state:
+  // called after every piece of work on a connection (event, adoption,
+  // answer, timeout, stop), never in the middle of one.
+  void updateInterest(Connection* c);
+  // A judged connection's client is gone (or its deadline passed, or the
+  // shutdown timeout): the job is abandoned and the connection closed.
+  void abandonJudging(Connection* c, Abandon why);
   void expireTimers();
   void tick();
 
@@ -288,6 +366,7 @@ class EventLoop {
   bool listening_ = false;
   bool listenerPaused_ = false;  // after EMFILE and friends, until the next tick
   bool stopping_ = false;
+  bool stopDeadlinePassed_ = false;  // everything was closed at shutdownTimeout: leave without waiting
   Clock::time_point stopDeadline_;
   Clock::time_point now_;
   Clock::time_point nextCertPoll_;

@@ -162,6 +162,10 @@ class Logger::AsyncWriter {
     wake_.notify_one();
   }
   std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  void flush() {
+    std::unique_lock lock(mutex_);
+    written_.wait(lock, [this] { return queue_.empty() && !writing_; });
+  }
 
  private:
   void run() {
@@ -173,6 +177,7 @@ class Logger::AsyncWriter {
       std::deque<std::string> batch;
       batch.swap(queue_);
       queuedBytes_ = 0;
+      writing_ = true;
       lock.unlock();
       for (const std::string& line : batch) writeAll(fd_, line);
       const std::uint64_t dropped = dropped_.load(std::memory_order_relaxed);
@@ -181,6 +186,8 @@ class Logger::AsyncWriter {
         reported = dropped;
       }
       lock.lock();
+      writing_ = false;
+      written_.notify_all();
     }
   }
 
@@ -194,6 +201,8 @@ class Logger::AsyncWriter {
   const std::size_t maxQueuedBytes_;
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable written_;  // the queue was written out (flush)
+  bool writing_ = false;
   std::deque<std::string> queue_;
   std::size_t queuedBytes_ = 0;
   bool stopping_ = false;
@@ -211,6 +220,10 @@ Logger::Logger(LogLevel minimum, Sink sink) : minimum_(minimum), sink_(std::move
 Logger::~Logger() = default;
 
 std::uint64_t Logger::dropped() const { return writer_ ? writer_->dropped() : 0; }
+
+void Logger::flush() const {
+  if (writer_) writer_->flush();
+}
 
 LogLine Logger::log(LogLevel level, std::string_view msg) const {
   return LogLine(enabled(level) ? this : nullptr, level, msg);

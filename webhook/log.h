@@ -77,6 +77,8 @@ class Logger {
 
   // Lines dropped because the queue to the file descriptor was full.
   std::uint64_t dropped() const;
+  // Returns once every line logged so far is written (before a quick exit).
+  void flush() const;
 
  private:
   friend class LogLine;

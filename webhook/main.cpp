@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -40,6 +42,18 @@ int checkPolicy(const std::string& path) {
   }
 }
 
+// run() returns at --shutdown-timeout at the latest, but a handler judging a
+// huge object cannot be interrupted and the server's destructor would wait
+// for it: its answer is discarded anyway, so leave without it.
+void exitIfStillJudging(const HttpsServer& server, const Logger& logger) {
+  const std::uint64_t judging = server.stats().judgingInProgress;
+  if (judging == 0) return;
+  logger.warn("stopped; not waiting for the requests still being judged (their answers are discarded)")
+      .num("judging", static_cast<long long>(judging));
+  logger.flush();
+  std::_Exit(kExitOk);  // no destructors: the judging threads still use the handler's objects
+}
+
 int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   std::unique_ptr<PolicySource> policy;
   try {
@@ -53,9 +67,11 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   WebhookApp app(*policy, metrics, logger);
   ServerConfig config = serverConfig(flags);
   config.log = [&logger](const std::string& message) {
-    const bool bad = message.find("fail") != std::string::npos || message.find("reject") != std::string::npos;
-    const bool cut = message.find("shutdown timeout") != std::string::npos;  // connections closed unanswered
-    logger.log(bad ? LogLevel::Error : cut ? LogLevel::Warn : LogLevel::Info, message);
+    auto has = [&message](const char* word) { return message.find(word) != std::string::npos; };
+    const bool bad = has("fail") || has("reject") || has("has expired") || has("cannot accept");
+    // Connections closed unanswered; a certificate about to expire.
+    const bool worrying = has("shutdown timeout") || has("expires in") || has("out of file descriptors");
+    logger.log(bad ? LogLevel::Error : worrying ? LogLevel::Warn : LogLevel::Info, message);
   };
   HttpsServer server(std::move(config), [&app](const HttpRequest& request) { return app.handle(request); });
   app.attach(&server);
@@ -103,6 +119,7 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
     logger.error("the HTTPS server stopped unexpectedly");
     return kExitFailure;
   }
+  exitIfStillJudging(server, logger);
   logger.info("stopped");
   return kExitOk;
 }
@@ -121,7 +138,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (flags.version) {
-    std::cout << "gpuguard-webhook " << GPUGUARD_VERSION << "\n";
+    std::cout << "gpuguard-webhook " << GPUGUARD_VERSION_LONG << "\n";
     return kExitOk;
   }
   if (flags.checkPolicy) return checkPolicy(*flags.policy);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 
 #include "rules/registry.h"
@@ -57,6 +58,47 @@ void sample(std::string& out, std::string_view name, std::string_view labels, st
   out += ' ';
   out += std::to_string(value);
   out += '\n';
+}
+
+// Read from the certificate being served at scrape time, so they follow every reload.
+void renderCertificateExpiry(std::string& out, std::int64_t notAfter) {
+  header(out, "gpuguard_serving_certificate_expiration_timestamp_seconds", "gauge",
+         "notAfter of the serving certificate now served, in seconds since the Unix epoch.");
+  out += "gpuguard_serving_certificate_expiration_timestamp_seconds " + std::to_string(notAfter) + "\n";
+  // The same as time left, for an alert without arithmetic (< 0: expired and
+  // still served; the log says so too).
+  header(out, "gpuguard_serving_certificate_expiry_seconds", "gauge",
+         "Seconds until the serving certificate now served expires; negative once it has expired.");
+  out += "gpuguard_serving_certificate_expiry_seconds " +
+         std::to_string(notAfter - static_cast<std::int64_t>(std::time(nullptr))) + "\n";
+}
+
+// Descriptor exhaustion, the loops' wake-ups and the judging pool (large requests judged off the event loops).
+void renderServerLoadMetrics(std::string& out, const ServerStats& s) {
+  header(out, "gpuguard_https_accept_descriptor_exhaustion_total", "counter",
+         "accept() calls that failed for want of file descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM); "
+         "new connections wait in the backlog meanwhile.");
+  sample(out, "gpuguard_https_accept_descriptor_exhaustion_total", "", s.acceptDescriptorExhaustion);
+  header(out, "gpuguard_https_event_loop_wakeups_total", "counter",
+         "Returns from epoll_wait, all event loops: about 10 per second per loop when idle; a loop that spins shows here.");
+  sample(out, "gpuguard_https_event_loop_wakeups_total", "", s.eventLoopWakeups);
+  header(out, "gpuguard_https_judging_queue_length", "gauge", "Large requests waiting for a judging thread.");
+  sample(out, "gpuguard_https_judging_queue_length", "", s.judgingQueued);
+  header(out, "gpuguard_https_judging_in_progress", "gauge", "Large requests being judged now.");
+  sample(out, "gpuguard_https_judging_in_progress", "", s.judgingInProgress);
+  header(out, "gpuguard_https_judging_rejected_total", "counter",
+         "Large requests answered 503 with Retry-After because the judging queue was full.");
+  sample(out, "gpuguard_https_judging_rejected_total", "", s.judgingRejected);
+  static constexpr std::string_view kReasons[] = {"reason=\"client_gone\"", "reason=\"deadline\"",
+                                                  "reason=\"shutdown\""};
+  header(out, "gpuguard_https_judging_dropped_total", "counter",
+         "Large requests never judged: the client had gone, the API server's timeout had passed, or the shutdown "
+         "timeout ran out while they waited.");
+  for (int i = 0; i < 3; ++i) sample(out, "gpuguard_https_judging_dropped_total", kReasons[i], s.judgingDropped[i]);
+  header(out, "gpuguard_https_judging_discarded_total", "counter",
+         "Large requests judged, then the answer thrown away: the client left, the timeout passed or the shutdown "
+         "timeout ran out during judging.");
+  for (int i = 0; i < 3; ++i) sample(out, "gpuguard_https_judging_discarded_total", kReasons[i], s.judgingDiscarded[i]);
 }
 
 }  // namespace
@@ -184,15 +226,10 @@ std::string Metrics::render(const ExternalCounters& external) const {
     header(out, "gpuguard_https_shutdown_closed_connections_total", "counter",
            "Connections still open when --shutdown-timeout ran out, closed without waiting.");
     sample(out, "gpuguard_https_shutdown_closed_connections_total", "", s.shutdownClosedConnections);
+    renderServerLoadMetrics(out, s);
   }
 
-  if (external.certificateNotAfter) {
-    // Read from the certificate being served at scrape time, so it follows every reload.
-    header(out, "gpuguard_serving_certificate_expiration_timestamp_seconds", "gauge",
-           "notAfter of the serving certificate now served, in seconds since the Unix epoch.");
-    out += "gpuguard_serving_certificate_expiration_timestamp_seconds " +
-           std::to_string(*external.certificateNotAfter) + "\n";
-  }
+  if (external.certificateNotAfter) renderCertificateExpiry(out, *external.certificateNotAfter);
 
   header(out, "gpuguard_build_info", "gauge", "Always 1; the version is a label.");
   sample(out, "gpuguard_build_info", "version=\"" + escapeLabelValue(version_) + "\"", 1);

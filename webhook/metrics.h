@@ -7,9 +7,11 @@
 //   gpuguard_admission_duration_seconds                        histogram
 //   gpuguard_certificate_reloads_total{result}                 counter (from the HTTPS server)
 //   gpuguard_policy_reloads_total{result}                      counter
-//   gpuguard_https_*                                           connection counters
+//   gpuguard_https_*                                           connection counters, event-loop wake-ups,
+//                                                              the judging pool (queue, rejected, dropped)
 //   gpuguard_build_info{version}                               gauge, always 1
 //   gpuguard_serving_certificate_expiration_timestamp_seconds  gauge, the served leaf's notAfter
+//   gpuguard_serving_certificate_expiry_seconds                gauge, notAfter - now (< 0: expired)
 //   process_*                                                  see process_metrics.h
 //
 // Recording uses relaxed atomics only (findings, histogram), plus a shared

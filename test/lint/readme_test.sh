@@ -4,7 +4,11 @@
 #     command runs from the repository root and its output (stdout and stderr) must be
 #     the lines under it, byte for byte;
 #   * the first command fails when the build fails (a failing build.sh, stubbed in a
-#     copy of the line, must make the whole line fail), and passes on the examples.
+#     copy of the line, must make the whole line fail), and passes on the examples;
+#   * the first command compiles the two tools only, not the test suite: build.sh, run
+#     with a cmake that records its arguments, configures a fresh build directory
+#     without the tests and builds only gpuguard-lint and gpuguard-webhook (--tests
+#     and GPUGUARD_BUILD_TESTS=ON, what ./test.sh uses, build everything).
 #
 #   test/lint/readme_test.sh [BUILD_DIR]
 set -uo pipefail
@@ -70,6 +74,31 @@ if (cd "$TMP/ok" && bash -c "$first") >/dev/null 2>&1; then
 else
   echo "FAIL: the first command fails on a good build"; failures=$((failures + 1))
 fi
+
+# --- what ./build.sh compiles ----------------------------------------------------------
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\necho "cmake $*" >>"%s"\n' "$TMP/cmake.log" >"$TMP/fakebin/cmake"
+chmod +x "$TMP/fakebin/cmake"
+# build_sh_calls ARGS... : the cmake calls of ./build.sh ARGS in a fresh build directory
+build_sh_calls() {
+  : >"$TMP/cmake.log"
+  (cd "$REPO" && PATH="$TMP/fakebin:$PATH" BUILD_DIR="$TMP/fresh-build" ./build.sh "$@") >/dev/null 2>&1
+  cat "$TMP/cmake.log"
+}
+calls=$(build_sh_calls)
+if [[ $calls == *"-DGPUGUARD_BUILD_TESTS=OFF"* && $calls == *"--target gpuguard-lint gpuguard-webhook"* ]]; then
+  echo "ok: ./build.sh configures without the tests and builds only the two tools"
+else
+  echo "FAIL: ./build.sh builds more than the two tools: $calls"; failures=$((failures + 1))
+fi
+calls=$(build_sh_calls --tests)
+if [[ $calls == *"-DGPUGUARD_BUILD_TESTS=ON"* && $calls != *"--target"* ]]; then
+  echo "ok: ./build.sh --tests builds everything, the tests included"
+else
+  echo "FAIL: ./build.sh --tests: $calls"; failures=$((failures + 1))
+fi
+grep -q '^\./build\.sh --tests$' "$REPO/test.sh" && echo "ok: ./test.sh builds the tests (./build.sh --tests)" ||
+  { echo "FAIL: test.sh does not run ./build.sh --tests"; failures=$((failures + 1)); }
 
 [[ $failures -eq 0 ]] || { echo "$failures check(s) failed"; exit 1; }
 echo "all README checks passed"

@@ -97,9 +97,12 @@ done
 [[ -n $WEBHOOK ]] || skip "--check-policy of the rendered policies: no gpuguard-webhook in $BUILD"
 [[ -n $LINT ]] || skip "gpuguard-lint on the renders: no gpuguard-lint in $BUILD"
 
+same_nonempty() { [[ -n $1 && $1 == "$2" ]]; }
+same_text() { [[ -n $1 && $1 == "$2" ]]; }
+
 # ---- the generated certificate ------------------------------------------------------------------
 if [[ -n $PY ]] && command -v openssl >/dev/null; then
-  "$PY" - "$OUT/chart-default.yaml" "$SHIP_TMP" <<'PYEOF'
+  "$PY" - "$OUT/chart-self-signed.yaml" "$SHIP_TMP" <<'PYEOF'
 import base64, sys, yaml
 objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
 secrets = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Secret"}
@@ -123,10 +126,10 @@ PYEOF
   check "selfSigned: the serving certificate lives 365 days" \
     quiet openssl x509 -in "$SHIP_TMP/leaf-tls.crt" -noout -checkend $((364 * 86400))
   check "selfSigned: ... and not 366" not quiet openssl x509 -in "$SHIP_TMP/leaf-tls.crt" -noout -checkend $((366 * 86400))
-  check "the CA key is not in the Secret the pods mount" not grep -q "ca.key" "$OUT/chart-default.yaml"
+  check "the CA key is not in the Secret the pods mount" not grep -q "ca.key" "$OUT/chart-self-signed.yaml"
   if [[ -n $WEBHOOK ]] && command -v curl >/dev/null; then
     if start_webhook "$WEBHOOK" "$SHIP_TMP/webhook.log" --tls-cert-file="$SHIP_TMP/leaf-tls.crt" \
-      --tls-private-key-file="$SHIP_TMP/leaf-tls.key" --policy="$SHIP_TMP/policy-default.yaml"; then
+      --tls-private-key-file="$SHIP_TMP/leaf-tls.key" --policy="$SHIP_TMP/policy-self-signed.yaml"; then
       check "selfSigned: gpuguard-webhook serves the generated pair; a client trusting only the caBundle reaches $svc" \
         quiet curl -sf --cacert "$SHIP_TMP/ca.pem" --resolve "$svc:$WEBHOOK_PORT:127.0.0.1" "https://$svc:$WEBHOOK_PORT/readyz"
     else
@@ -167,18 +170,17 @@ PYEOF
 for o in yaml.safe_load_all(open(sys.argv[1])):
     if o and o["kind"] == "Secret" and o["metadata"]["name"] == sys.argv[2]: print(o["data"][sys.argv[3]])' "$@"
   }
-  same_nonempty() { [[ -n $1 && $1 == "$2" ]]; }
-  "$HELM" template gpuguard "$UP" -n "$NS" >"$SHIP_TMP/up1.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade copy): $(cat "$SHIP_TMP/up.log")"
+  "$HELM" template gpuguard "$UP" -n "$NS" --set certificate.source=selfSigned >"$SHIP_TMP/up1.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade copy): $(cat "$SHIP_TMP/up.log")"
   as_lookup "$SHIP_TMP/up1.yaml" "$SHIP_TMP/looked1.yaml"
-  "$HELM" template gpuguard "$UP" -n "$NS" -f "$SHIP_TMP/looked1.yaml" >"$SHIP_TMP/up2.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade): $(cat "$SHIP_TMP/up.log")"
+  "$HELM" template gpuguard "$UP" -n "$NS" --set certificate.source=selfSigned -f "$SHIP_TMP/looked1.yaml" >"$SHIP_TMP/up2.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade): $(cat "$SHIP_TMP/up.log")"
   check "upgrade: the CA is kept" same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-ca tls.crt)" "$(secret_field "$SHIP_TMP/up2.yaml" gpuguard-webhook-ca tls.crt)"
   check "upgrade: the serving certificate is kept while it is far from expiry" \
     same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-tls tls.crt)" "$(secret_field "$SHIP_TMP/up2.yaml" gpuguard-webhook-tls tls.crt)"
   check "upgrade: a fresh render (no Secrets yet) makes a new CA" \
-    not same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-ca tls.crt)" "$(secret_field "$OUT/chart-default.yaml" gpuguard-webhook-ca tls.crt)"
+    not same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-ca tls.crt)" "$(secret_field "$OUT/chart-self-signed.yaml" gpuguard-webhook-ca tls.crt)"
   # Within renewBeforeDays (30) of the recorded expiry: a new serving certificate, same CA.
   as_lookup "$SHIP_TMP/up1.yaml" "$SHIP_TMP/looked2.yaml" $(($(date +%s) + 10 * 86400))
-  "$HELM" template gpuguard "$UP" -n "$NS" -f "$SHIP_TMP/looked2.yaml" >"$SHIP_TMP/up3.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade near expiry): $(cat "$SHIP_TMP/up.log")"
+  "$HELM" template gpuguard "$UP" -n "$NS" --set certificate.source=selfSigned -f "$SHIP_TMP/looked2.yaml" >"$SHIP_TMP/up3.yaml" 2>"$SHIP_TMP/up.log" || fail "helm template (upgrade near expiry): $(cat "$SHIP_TMP/up.log")"
   check "upgrade near expiry: a new serving certificate" \
     not same_nonempty "$(secret_field "$SHIP_TMP/up1.yaml" gpuguard-webhook-tls tls.crt)" "$(secret_field "$SHIP_TMP/up3.yaml" gpuguard-webhook-tls tls.crt)"
   check "upgrade near expiry: the same CA (the caBundle does not change)" \
@@ -208,6 +210,45 @@ refuses "webhook.failurePolicy=Sometimes" "failurePolicy" --set webhook.failureP
 refuses "existingSecret without caBundle" "caBundle" --set certificate.source=existingSecret --set certificate.existingSecret.name=x
 refuses "existingSecret without a name" "existingSecret.name" --set certificate.source=existingSecret --set certificate.existingSecret.caBundle=eA==
 refuses "a misspelt value (webhook.timeoutSecond)" "timeoutSecond" --set webhook.timeoutSecond=3
+# The policy in the values: the schema knows every rule id (tools/update_chart_schema.py), so a
+# misspelt one fails at helm install instead of crash-looping the webhook that refuses it.
+refuses "a misspelt rule id (policy.rules.gpu-fractionl)" "gpu-fractionl" --set policy.rules.gpu-fractionl=off
+refuses "an unknown severity (gpu-fractional: deny)" "error', 'warning', 'off'" --set policy.rules.gpu-fractional=deny
+refuses "an unknown policy key (policy.maxGpusPerNod)" "maxGpusPerNod" --set policy.maxGpusPerNod=4
+if "$HELM" install gpuguard "$CHART" -n "$NS" --dry-run=client --set policy.rules.gpu-fractionl=off >/dev/null 2>"$SHIP_TMP/dry.log"; then
+  fail "helm install --dry-run accepts a misspelt rule id"
+else
+  check "helm install --dry-run refuses a misspelt rule id and names it" grep -q "gpu-fractionl" "$SHIP_TMP/dry.log"
+fi
+check "\"*\" is a rule id the chart accepts (audit mode writes it)" \
+  quiet "$HELM" template gpuguard "$CHART" -n "$NS" --set-string 'policy.rules.\*=warning'
+if [[ -n $LINT ]]; then
+  check "values.schema.json's rule ids are gpuguard-lint --list-rules' (tools/update_chart_schema.py --check)" \
+    quiet python3 "$REPO/tools/update_chart_schema.py" --check "$LINT"
+fi
+
+# ---- certificates stable across renders (Argo CD renders with helm template on every sync) -------
+# webhook_configs RENDER : the webhook configurations and cert-manager objects, as text
+webhook_configs() {
+  "$PY" -c 'import sys, yaml
+keep = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o and (o["kind"].endswith("WebhookConfiguration") or o["apiVersion"].startswith("cert-manager.io"))]
+print(yaml.safe_dump_all(keep, sort_keys=True))' "$1"
+}
+if [[ -n $PY ]]; then
+  for i in 1 2; do "$HELM" template gpuguard "$CHART" -n "$NS" >"$SHIP_TMP/stable$i.yaml" 2>/dev/null; done
+  check "two helm template renders with the default values are identical" cmp -s "$SHIP_TMP/stable1.yaml" "$SHIP_TMP/stable2.yaml"
+  check "... and give the same, non-empty webhook configuration" \
+    same_text "$(webhook_configs "$SHIP_TMP/stable1.yaml")" "$(webhook_configs "$SHIP_TMP/stable2.yaml")"
+  check "default (auto) without a cluster: cert-manager issues the certificate and injects the CA" \
+    grep -q "cert-manager.io/inject-ca-from: $NS/gpuguard-webhook-tls" "$SHIP_TMP/stable1.yaml"
+  check "default (auto) without a cluster: no helm-generated key in the render" not grep -qE "PRIVATE KEY|LS0tLS1CRUdJTi" "$SHIP_TMP/stable1.yaml"
+  "$HELM" template gpuguard "$CHART" -n "$NS" --api-versions cert-manager.io/v1 >"$SHIP_TMP/argo.yaml" 2>/dev/null
+  check "auto with cert-manager.io/v1 among the cluster's APIs (what Argo CD passes): cert-manager" \
+    grep -q "kind: Certificate" "$SHIP_TMP/argo.yaml"
+  for i in 1 2; do "$HELM" template gpuguard "$CHART" -n "$NS" -f "$CHART/ci/existing-secret-values.yaml" >"$SHIP_TMP/es$i.yaml" 2>/dev/null; done
+  check "existingSecret: two renders give the same webhook configuration" \
+    same_text "$(webhook_configs "$SHIP_TMP/es1.yaml")" "$(webhook_configs "$SHIP_TMP/es2.yaml")"
+fi
 refuses "priorityClassName together with priorityClass.create" "not both" --set priorityClassName=x --set priorityClass.create=true
 
 # ---- the one switch --------------------------------------------------------------------------------

@@ -67,7 +67,8 @@ def chart_expectations(files):
         "values": values,
         "mode": values["mode"],
         "replicas": values["replicas"],
-        "cert_manager": source == "certManager",
+        # auto renders cert-manager's objects whenever no cluster is reachable (helm template)
+        "cert_manager": source in ("certManager", "auto"),
         "secret": values["certificate"]["existingSecret"]["name"] if source == "existingSecret" else SECRET,
         "priority_class": prio,
         "mutate": values["mutate"]["enabled"] and values["mode"] == "enforce",

@@ -2,8 +2,9 @@
 # The CI integrations, run here as far as this machine allows: action.yml's declared
 # structure, then its steps' shell run the way the Actions runner would (inputs and
 # github.action_path substituted, GITHUB_OUTPUT/GITHUB_PATH files) on a sample workspace;
-# the GitLab template's script run by sh with its variables; the pre-commit hooks' images
-# and the documented release tag follow the project version.
+# the GitLab template's script run by sh with its variables (also where it pip-installs the
+# wheel); the install step from a wheel (a local index standing in for PyPI); the pre-commit
+# hooks' image and the documented release tag follow the project version.
 #
 # Not run here: the `deb:` install (apt-get on this machine), the build-from-source install
 # (a second full build), GitHub's `uses:` resolution and upload-sarif, a GitLab runner, and
@@ -80,13 +81,33 @@ print(expand(step["run"]))
 PYEOF
     STEP_RC=0
     (cd "$WS" && GITHUB_OUTPUT=$SHIP_TMP/github_output GITHUB_PATH=$SHIP_TMP/github_path RUNNER_TEMP=$SHIP_TMP \
-      PATH=$BUILD:$PATH bash -e "$SHIP_TMP/step.sh") >"$SHIP_TMP/step.out" 2>&1 || STEP_RC=$?
+      PATH=${STEP_PATH:-$BUILD:$PATH} bash -e "$SHIP_TMP/step.sh") >"$SHIP_TMP/step.out" 2>&1 || STEP_RC=$?
   }
   output() { sed -n "s/^$1=//p" "$SHIP_TMP/github_output"; }
 
   run_action_step 0
   check "install step: uses the gpuguard-lint on PATH (exit $STEP_RC)" test "$STEP_RC" -eq 0
-  check "install step: prints the version" grep -qx "gpuguard-lint $version" "$SHIP_TMP/step.out"
+  check "install step: prints the version" grep -q "^gpuguard-lint $version (commit " "$SHIP_TMP/step.out"
+
+  # Without gpuguard-lint on PATH: the wheel, from a local index (PIP_FIND_LINKS) here, PyPI on a runner.
+  WHEELS=$SHIP_TMP/wheels
+  glibc=$(ldd --version 2>/dev/null | sed -n '1s/.* \([0-9]*\.[0-9]*\)$/\1/p')
+  if [[ -n $glibc ]] && python3 -c 'import venv' 2>/dev/null &&
+     python3 "$REPO/tools/make_wheel.py" --binary "$LINT" --dynamic "$glibc" --out "$WHEELS" >/dev/null; then
+    nolint_path=$(tr ':' '\n' <<<"$PATH" | grep -vxF "$BUILD" | paste -sd:)
+    export PIP_NO_INDEX=1 PIP_FIND_LINKS=$WHEELS
+    : >"$SHIP_TMP/github_path"
+    STEP_PATH=$nolint_path run_action_step 0
+    check "install step without gpuguard-lint on PATH: pip installs gpuguard-lint==$version (exit $STEP_RC)" \
+      grep -q "^gpuguard-lint $version (commit " "$SHIP_TMP/step.out"
+    check "install step: ... and adds the virtualenv's bin to GITHUB_PATH" grep -q "gpuguard-venv/bin$" "$SHIP_TMP/github_path"
+    rm -rf "$SHIP_TMP/gpuguard-venv"
+    STEP_PATH=$nolint_path run_action_step 0 "wheel=$(ls "$WHEELS"/*.whl)"
+    check "install step with wheel=FILE installs that wheel (exit $STEP_RC)" grep -q "^gpuguard-lint $version (commit " "$SHIP_TMP/step.out"
+    unset PIP_NO_INDEX PIP_FIND_LINKS
+  else
+    skip "install step from the wheel: no python3 venv, or no glibc version to tag a test wheel with"
+  fi
 
   run_action_step 1 "paths=deploy/"
   check "lint step: error findings fail the step (exit $STEP_RC)" test "$STEP_RC" -eq 1
@@ -138,7 +159,7 @@ for k, v in variables.items():
 print("\n".join(t["gpuguard-lint"]["script"]))
 PYEOF
     GL_RC=0
-    (cd "$WS" && PATH=$BUILD:$PATH sh -e "$SHIP_TMP/gl.sh") >"$SHIP_TMP/gl.out" 2>&1 || GL_RC=$?
+    (cd "$WS" && PATH=${GL_PATH:-$BUILD:$PATH} sh -e "$SHIP_TMP/gl.sh") >"$SHIP_TMP/gl.out" 2>&1 || GL_RC=$?
   }
   if command -v sh >/dev/null; then
     run_gitlab "GPUGUARD_PATHS=deploy/"
@@ -150,6 +171,13 @@ PYEOF
     run_gitlab "GPUGUARD_PATHS=clean/" "GPUGUARD_CONFIG=relaxed.yaml"
     check "GitLab job: clean paths pass, with GPUGUARD_CONFIG (exit $GL_RC)" test "$GL_RC" -eq 0
     check "GitLab job: ... and write the report" test -s "$WS/gpuguard-junit.xml"
+    if [[ -d ${WHEELS:-} ]] && python3 -m venv "$SHIP_TMP/gl-python" >/dev/null 2>&1; then
+      # The job's image has Python and no gpuguard-lint: the script pip-installs the wheel.
+      PIP_NO_INDEX=1 PIP_FIND_LINKS=$WHEELS GL_PATH=$SHIP_TMP/gl-python/bin:$nolint_path run_gitlab "GPUGUARD_PATHS=deploy/"
+      check "GitLab job without gpuguard-lint: pip installs gpuguard-lint==$version, then lints (exit $GL_RC)" \
+        test "$GL_RC" -eq 1 -a -x "$SHIP_TMP/gl-python/bin/gpuguard-lint"
+      check "GitLab job: ... GPUGUARD_VERSION is the project version" grep -qx "  GPUGUARD_VERSION: \"$version\"" "$REPO/integrations/gitlab/gpuguard.gitlab-ci.yml"
+    fi
   fi
 fi
 
@@ -162,10 +190,11 @@ else
 fi
 
 # ---- versions and tags -----------------------------------------------------------------------------
-check "the docker_image pre-commit hook runs gpuguard-webhook:$version" \
-  grep -qE "^  entry: --entrypoint gpuguard-lint gpuguard-webhook:$version$" "$REPO/.pre-commit-hooks.yaml"
-check "the GitLab template's image is gpuguard-webhook:$version" \
-  grep -qE "^  GPUGUARD_IMAGE: gpuguard-webhook:$version$" "$REPO/integrations/gitlab/gpuguard.gitlab-ci.yml"
+repository=$(sed -n 's/^GPUGUARD_IMAGE_REPOSITORY=//p' "$REPO/tools/release.env")
+check "the docker_image pre-commit hook runs $repository:$version (tools/release.env)" \
+  grep -qxF "  entry: --entrypoint /usr/local/bin/gpuguard-lint $repository:$version" "$REPO/.pre-commit-hooks.yaml"
+check "the GitLab template installs gpuguard-lint==$version (GPUGUARD_VERSION)" \
+  grep -qxF "  GPUGUARD_VERSION: \"$version\"" "$REPO/integrations/gitlab/gpuguard.gitlab-ci.yml"
 stale=$(grep -rhoE '(rev: |@|ref: )v[0-9]+\.[0-9]+\.[0-9]+' "$REPO/docs/ci.md" "$REPO/action.yml" "$REPO/.pre-commit-hooks.yaml" \
   "$REPO/integrations" 2>/dev/null | grep -v "v$version\$" | sort -u | tr '\n' ' ')
 check "docs and templates name the release tag v$version${stale:+ (not: $stale)}" test -z "$stale"

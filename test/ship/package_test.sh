@@ -82,8 +82,8 @@ for b in "$LINT" "$WEBHOOK"; do
   missing=$(ldd "$b" 2>&1 | grep "not found" | tr '\n' ' ')
   check "$(basename "$b"): every library it loads is on this system${missing:+ (missing: $missing)}" test -z "$missing"
 done
-check "gpuguard-lint --version from the package says $version" test "$("$LINT" --version 2>&1)" = "gpuguard-lint $version"
-check "gpuguard-webhook --version from the package says $version" test "$("$WEBHOOK" --version 2>&1)" = "gpuguard-webhook $version"
+check "gpuguard-lint --version from the package says $version and the commit" grep -q "^gpuguard-lint $version (commit " <("$LINT" --version 2>&1)
+check "gpuguard-webhook --version from the package says $version and the commit" grep -q "^gpuguard-webhook $version (commit " <("$WEBHOOK" --version 2>&1)
 cd "$SHIP_TMP" || exit 1
 rc=0
 "$LINT" "$REPO/manifests/examples/bad-fractional.yaml" >"$SHIP_TMP/lint.out" 2>&1 || rc=$?

@@ -152,11 +152,18 @@ class TestCa {
                       const std::string& subjectAltName = "IP:127.0.0.1,DNS:localhost") const {
     return issueLeaf(commonName, subjectAltName, "serverAuth");
   }
+  // A server certificate whose notAfter is `seconds` from now (negative: expired).
+  KeyPair issueServerExpiringIn(long seconds) const {
+    return issueLeaf("127.0.0.1", "IP:127.0.0.1,DNS:localhost", "serverAuth", seconds);
+  }
   KeyPair issueClient(const std::string& commonName = "kube-apiserver") const {
     return issueLeaf(commonName, "", "clientAuth");
   }
 
  private:
+  // 30 days: beyond the week in which the server warns that its certificate expires.
+  static constexpr long kValiditySeconds = 30L * 24 * 3600;
+
   static KeyPtr newKey() {
     KeyPtr key(EVP_EC_gen("P-256"));
     if (!key) fail("EVP_EC_gen");
@@ -173,13 +180,13 @@ class TestCa {
 
   static X509Ptr makeCert(const std::string& commonName, EVP_PKEY* subjectKey, X509* issuerCert, EVP_PKEY* issuerKey,
                           std::uint64_t serial, bool isCa, const std::string& subjectAltName,
-                          const std::string& extendedKeyUsage) {
+                          const std::string& extendedKeyUsage, long notAfterSeconds = kValiditySeconds) {
     X509Ptr cert(X509_new());
     if (!cert) fail("X509_new");
     X509_set_version(cert.get(), 2);
     ASN1_INTEGER_set_uint64(X509_get_serialNumber(cert.get()), serial);
     X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(cert.get()), 7 * 24 * 3600);
+    X509_gmtime_adj(X509_getm_notAfter(cert.get()), notAfterSeconds);
     X509_set_pubkey(cert.get(), subjectKey);
     X509_NAME* name = X509_get_subject_name(cert.get());
     X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("gpuguard tests"), -1,
@@ -213,12 +220,12 @@ class TestCa {
   }
 
   KeyPair issueLeaf(const std::string& commonName, const std::string& subjectAltName,
-                    const std::string& extendedKeyUsage) const {
+                    const std::string& extendedKeyUsage, long notAfterSeconds = kValiditySeconds) const {
     KeyPtr leafKey = newKey();
     KeyPair out;
     out.serial = nextSerial();
     X509Ptr leaf = makeCert(commonName, leafKey.get(), cert_.get(), key_.get(), out.serial, false, subjectAltName,
-                            extendedKeyUsage);
+                            extendedKeyUsage, notAfterSeconds);
     out.certPem = toPem(leaf.get()) + chainPem_;
     out.keyPem = toPem(leafKey.get());
     out.leafFingerprint = fingerprint(leaf.get());

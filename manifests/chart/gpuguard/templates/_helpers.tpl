@@ -8,8 +8,29 @@
 {{- end -}}
 
 {{- define "gpuguard.webhookName" -}}{{ include "gpuguard.fullname" . }}-webhook{{- end -}}
+{{/*
+The certificate source in force. auto (the default) is certManager when the cluster serves
+cert-manager.io/v1 (helm install/upgrade see the cluster's APIs; Argo CD passes them to helm
+template as --api-versions), or when no cluster is reachable at all (helm template, lint,
+package): its objects are the same on every render, so a GitOps tool never sees the caBundle
+move. Only a helm install/upgrade against a cluster without cert-manager falls back to
+selfSigned, which stays stable there because each upgrade looks up the Secrets it made.
+*/}}
+{{- define "gpuguard.certSource" -}}
+{{- $source := .Values.certificate.source -}}
+{{- if ne $source "auto" -}}
+{{- $source -}}
+{{- else if .Capabilities.APIVersions.Has "cert-manager.io/v1" -}}
+certManager
+{{- else if (lookup "v1" "Namespace" "" "kube-system") -}}
+selfSigned
+{{- else -}}
+certManager
+{{- end -}}
+{{- end -}}
+
 {{- define "gpuguard.tlsSecret" -}}
-{{- if eq .Values.certificate.source "existingSecret" -}}
+{{- if eq (include "gpuguard.certSource" .) "existingSecret" -}}
 {{- required "certificate.existingSecret.name is required with certificate.source=existingSecret" .Values.certificate.existingSecret.name -}}
 {{- else -}}
 {{- include "gpuguard.webhookName" . }}-tls
@@ -76,7 +97,7 @@ not listed, and each listed rule becomes a warning unless it is off.
 {{/* The namespaceSelector: the release namespace and excludeNamespaces never reach the webhook. */}}
 {{- define "gpuguard.namespaceSelector" -}}
 {{- $excluded := concat (list .Release.Namespace) (.Values.webhook.excludeNamespaces | default list) -}}
-{{- if eq .Values.certificate.source "certManager" -}}
+{{- if eq (include "gpuguard.certSource" .) "certManager" -}}
 {{- /* cert-manager renews gpuguard's certificate: its pods must start while gpuguard is down */ -}}
 {{- $excluded = append $excluded "cert-manager" -}}
 {{- end -}}
