@@ -1,5 +1,7 @@
 #include "webhook/flags.h"
 
+#include "webhook/https_memory_budget.h"
+
 #include <charconv>
 #include <functional>
 #include <limits>
@@ -36,6 +38,14 @@ Serving:
   --max-request-bytes=SIZE      Largest request body; larger ones get 413
                                 (default 3Mi, the API server's own limit).
   --request-timeout=DUR         Time allowed to receive one request (default 10s).
+  --handshake-timeout=DUR       Time allowed for a TLS handshake, from the
+                                accept (default 5s).
+  --memory-limit=SIZE           The container's memory limit (the chart and
+                                kustomize pass limits.memory): the caps on open
+                                connections and TLS handshakes in progress are
+                                derived from it. Default: the cgroup's limit
+                                (memory.max, memory.limit_in_bytes); without
+                                one, 10,000 connections.
   --idle-timeout=DUR            Keep-alive connections idle longer are closed
                                 (default 120s: longer than the API server's 90s,
                                 so that it, not the webhook, closes them).
@@ -179,6 +189,14 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
       {"policy-reload-interval", duration(f.policyPollInterval, false)},
       {"tls-reload-interval", duration(f.certPollInterval, false)},
       {"request-timeout", duration(f.requestTimeout, false)},
+      {"handshake-timeout", duration(f.handshakeTimeout, false)},
+      {"memory-limit",
+       [&f](const std::string& v) -> std::string {
+         auto n = parseByteSize(v);
+         if (!n || *n < 16 * 1024 * 1024) return "must be a byte size of at least 16Mi, like 256Mi";
+         f.memoryLimit = *n;
+         return "";
+       }},
       {"idle-timeout", duration(f.idleTimeout, false)},
       {"shutdown-timeout", duration(f.shutdownTimeout, false)},
       {"worker-threads", threadCount(f.workerThreads)},
@@ -258,8 +276,18 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
   return r;
 }
 
-ServerConfig serverConfig(const Flags& flags) {
+MemoryLimit memoryLimit(const Flags& flags, std::optional<std::uint64_t> cgroupLimit) {
+  if (flags.memoryLimit) return {flags.memoryLimit, "--memory-limit"};
+  if (cgroupLimit) return {cgroupLimit, "cgroup"};
+  return {std::nullopt, "none"};
+}
+
+ServerConfig serverConfig(const Flags& flags, std::optional<std::uint64_t> memoryLimit) {
   ServerConfig c;
+  const ConnectionLimits caps = connectionLimitsFor(memoryLimit, {c.maxConnections, c.maxConnections});
+  c.maxConnections = caps.maxConnections;
+  c.maxHandshakes = caps.maxHandshakes;
+  c.handshakeTimeout = flags.handshakeTimeout;
   c.bindAddress = flags.bindAddress;
   c.port = flags.port;
   c.certFile = flags.tlsCertFile;

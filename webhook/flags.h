@@ -35,6 +35,10 @@ struct Flags {
   unsigned judgeThreads = 0;
   std::size_t judgeOffLoopBytes = 64 * 1024;
   std::size_t judgeQueueLength = 0;  // 0: four per judging thread
+  std::chrono::milliseconds handshakeTimeout{5000};
+  // The container's memory limit (the chart passes limits.memory); without
+  // it, the cgroup's. The connection and handshake caps are derived from it.
+  std::optional<std::uint64_t> memoryLimit;
   bool help = false;
   bool version = false;
   bool checkPolicy = false;  // load --policy, report, exit
@@ -50,8 +54,17 @@ struct FlagsResult {
 // --check-policy) are errors.
 FlagsResult parseFlags(const std::vector<std::string>& args);
 
-// The HTTPS server's configuration for these flags.
-ServerConfig serverConfig(const Flags& flags);
+// The HTTPS server's configuration for these flags, with connection and
+// handshake caps that fit `memoryLimit` bytes (none: the server's defaults).
+ServerConfig serverConfig(const Flags& flags, std::optional<std::uint64_t> memoryLimit = std::nullopt);
+
+// The memory limit to size the server for, and where it came from:
+// --memory-limit wins, else the cgroup's (`cgroupLimit`), else none.
+struct MemoryLimit {
+  std::optional<std::uint64_t> bytes;
+  std::string source;  // "--memory-limit", "cgroup" or "none"
+};
+MemoryLimit memoryLimit(const Flags& flags, std::optional<std::uint64_t> cgroupLimit);
 
 // Durations: "2s", "500ms", "1m", "1h"; a bare number is seconds.
 std::optional<std::chrono::milliseconds> parseDuration(const std::string& text);

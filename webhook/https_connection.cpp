@@ -30,6 +30,7 @@ void EventLoop::onEvent(Connection* c, std::uint32_t events) {
     return;
   }
   switch (c->phase) {
+    case kHello:
     case kHandshake:
       handshake(c);
       return;
@@ -49,31 +50,60 @@ void EventLoop::onEvent(Connection* c, std::uint32_t events) {
   }
 }
 
-void EventLoop::handshake(Connection* c) {
+// Looks at what the client sent (without reading it, MSG_PEEK): plain HTTP is
+// answered and closed; true once the first TLS record, the ClientHello (or
+// its first part), is all here. Until then the connection holds no OpenSSL
+// state: a client that sends a few bytes and stops costs a socket and this
+// object, not the ~50 KiB of a TLS session in its handshake.
+bool EventLoop::clientHelloArrived(Connection* c) {
+  constexpr std::size_t kRecordHeader = 5;
+  const ssize_t r = ::recv(c->fd, readBuf_.data(), readBuf_.size(), MSG_PEEK);
+  if (r == 0) {
+    closeNow(c);  // connected and left (a TCP probe)
+    return false;
+  }
+  if (r < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closeNow(c);
+    return false;
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(readBuf_.data());
   if (!c->plainChecked) {
-    unsigned char first = 0;
-    ssize_t r = ::recv(c->fd, &first, 1, MSG_PEEK);
-    if (r == 0) {
-      closeNow(c);  // connected and left (a TCP probe)
-      return;
-    }
-    if (r < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closeNow(c);
-      return;
-    }
     c->plainChecked = true;
-    if (first != 0x16) {  // not a TLS handshake record
+    if (bytes[0] != 0x16) {  // not a TLS handshake record
       counters.bump(counters.handshakeFailures);
-      if (first >= 'A' && first <= 'Z') {  // looks like an HTTP method
+      if (bytes[0] >= 'A' && bytes[0] <= 'Z') {  // looks like an HTTP method
         [[maybe_unused]] ssize_t w =
             ::send(c->fd, kPlainHttpAnswer, sizeof kPlainHttpAnswer - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         closeGracefully(c);
       } else {
         closeNow(c);
       }
-      return;
+      return false;
     }
   }
+  if (static_cast<std::size_t>(r) < kRecordHeader) return false;
+  const std::size_t record = kRecordHeader + (std::size_t{bytes[3]} << 8 | bytes[4]);
+  // A record longer than the buffer is no valid one: OpenSSL refuses it.
+  return static_cast<std::size_t>(r) >= record || record > readBuf_.size();
+}
+
+// The ClientHello is here: now the OpenSSL state. When this loop's share of
+// maxHandshakes is taken, its oldest handshake makes room.
+bool EventLoop::startTls(Connection* c) {
+  if (inPhase(kHandshake) >= server_.handshakesPerLoop) evictOldestHandshake(/*tlsOnly=*/true);
+  c->ssl = SSL_new(server_.ctx);
+  if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
+    ERR_clear_error();
+    closeNow(c);
+    return false;
+  }
+  SSL_set_accept_state(c->ssl);
+  setPhase(c, kHandshake, c->deadline);  // the handshake timeout runs from the accept
+  return true;
+}
+
+void EventLoop::handshake(Connection* c) {
+  if (!c->ssl && (!clientHelloArrived(c) || !startTls(c))) return;
   ERR_clear_error();
   const int r = SSL_do_handshake(c->ssl);
   if (r == 1) {
@@ -163,6 +193,9 @@ void EventLoop::processInput(Connection* c) {
       c->keepAlive = head.keepAlive;
       c->keepAlive10 = head.http10 && head.keepAlive;
       c->headMethod = head.headMethod;
+      // The head says how much is coming: room for all of it at once, now and
+      // not before (grown by doubling, a 3 MiB body would peak near twice that).
+      if (c->bodyLen > 0) c->in.reserve(c->inPos + end + c->bodyLen);
       if (head.expectContinue && !head.http10 && c->bodyLen > 0 && avail < end + c->bodyLen) {
         c->out.append("HTTP/1.1 100 Continue\r\n\r\n");
         if (!flush(c)) return;
@@ -370,6 +403,7 @@ void EventLoop::drainLinger(Connection* c) {
 void EventLoop::closeNow(Connection* c) {
   if (c->closed) return;
   c->closed = true;
+  if (c->next != c) phaseCount_[c->phase].fetch_sub(1, std::memory_order_relaxed);
   c->unlink();
   ::epoll_ctl(epfd_, EPOLL_CTL_DEL, c->fd, nullptr);
   SSL_free(c->ssl);
@@ -394,7 +428,10 @@ void EventLoop::updateInterest(Connection* c) {
   // bytes (or EOF) of the socket would wake a level-triggered loop again and
   // again until the answer is back.
   std::uint32_t events = EPOLLIN;
-  if (c->judging) events = EPOLLRDHUP;
+  // Before the ClientHello is in, the bytes are only looked at (MSG_PEEK):
+  // level-triggered, they would wake the loop until the rest comes.
+  if (c->phase == kHello) events = EPOLLIN | EPOLLET;
+  else if (c->judging) events = EPOLLRDHUP;
   else if (c->waitWritable) events = EPOLLOUT;
   if (c->interest == events) return;
   epoll_event ev{};

@@ -216,6 +216,12 @@ void EventLoop::acceptMany(bool untilEmpty) {
     }
     server_.connectionsAccepted.fetch_add(1, std::memory_order_relaxed);
     if (server_.connectionsOpen.fetch_add(1, std::memory_order_relaxed) >= server_.config.maxConnections) {
+      // Full: the oldest handshake of this loop makes room (its release
+      // uncounts it), and the new connection stays here, where the room is.
+      if (evictOldestHandshake(/*tlsOnly=*/false)) {
+        adopt(fd, peer);
+        continue;
+      }
       server_.connectionsOpen.fetch_sub(1, std::memory_order_relaxed);
       server_.connectionsRefused.fetch_add(1, std::memory_order_relaxed);
       ::close(fd);
@@ -253,6 +259,17 @@ void EventLoop::pauseListener(int error) {
               std::to_string(limit.rlim_cur) + "; new connections wait in the backlog, retried every 100 ms");
 }
 
+bool EventLoop::evictOldestHandshake(bool tlsOnly) {
+  for (Phase p : {kHello, kHandshake}) {
+    if (tlsOnly && p == kHello) continue;
+    if (lists_[p].next == &lists_[p]) continue;
+    counters.bump(counters.handshakesEvicted);
+    closeNow(static_cast<Connection*>(lists_[p].next));  // the front: accepted first
+    return true;
+  }
+  return false;
+}
+
 void EventLoop::drainInbox() {
   std::vector<std::pair<int, sockaddr_storage>> items;
   {
@@ -273,28 +290,19 @@ void EventLoop::adopt(int fd, const sockaddr_storage& peer) {
   Connection* c = owned.get();
   c->fd = fd;
   c->peer = formatPeer(peer);
-  c->ssl = SSL_new(server_.ctx);
-  if (!c->ssl || SSL_set_fd(c->ssl, fd) != 1) {
-    ERR_clear_error();
-    if (c->ssl) SSL_free(c->ssl);
-    ::close(fd);
-    server_.connectionsOpen.fetch_sub(1, std::memory_order_relaxed);
-    return;
-  }
-  SSL_set_accept_state(c->ssl);
+  // No OpenSSL state yet (startTls): edge-triggered until the ClientHello is in.
   epoll_event ev{};
-  ev.events = EPOLLIN;
+  ev.events = EPOLLIN | EPOLLET;
   ev.data.ptr = c;
   if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    SSL_free(c->ssl);
     ::close(fd);
     server_.connectionsOpen.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
-  c->interest = EPOLLIN;
+  c->interest = ev.events;
   owned.release();  // owned by the timer lists from here; freed via closeNow()
   open_.fetch_add(1, std::memory_order_relaxed);
-  setPhase(c, kHandshake, now_ + server_.config.handshakeTimeout);
+  setPhase(c, kHello, now_ + server_.config.handshakeTimeout);
   // The ClientHello is usually there already.
   handshake(c);
   updateInterest(c);
@@ -336,6 +344,7 @@ void EventLoop::beginStop() {
 // after them (settle).
 void EventLoop::drainOnStop(Connection* c) {
   switch (c->phase) {
+    case kHello:
     case kHandshake:  // finishes (or times out); then its request is answered
     case kLinger:     // already closing
     case kJudging:    // its answer says "Connection: close"; settle() closes it
@@ -381,15 +390,14 @@ void EventLoop::closeEverything() {
 }
 
 void EventLoop::setPhase(Connection* c, Phase p, Clock::time_point deadline) {
+  if (c->next != c) phaseCount_[c->phase].fetch_sub(1, std::memory_order_relaxed);
   c->unlink();
   c->phase = p;
   c->deadline = deadline;
-  if (p != kJudging) {  // one fixed timeout per phase: the newest expires last
-    c->pushBack(lists_[p]);
-    return;
-  }
-  // Judging deadlines come from each request (?timeout=): keep the list
-  // sorted, from the back (the list holds at most the pool's queue and threads).
+  phaseCount_[p].fetch_add(1, std::memory_order_relaxed);
+  // Deadlines in a list are sorted. Most phases have one fixed timeout, so
+  // the newest goes last; a handshake keeps its deadline from the accept, and
+  // judging deadlines come from each request (?timeout=): found from the back.
   TimerNode* after = lists_[p].prev;
   while (after != &lists_[p] && static_cast<Connection*>(after)->deadline > deadline) after = after->prev;
   c->pushBack(*after->next);
@@ -408,6 +416,7 @@ void EventLoop::expireTimers() {
 
 void EventLoop::onTimeout(Connection* c) {
   switch (c->phase) {
+    case kHello:
     case kHandshake:
       counters.bump(counters.timeouts);
       counters.bump(counters.handshakeFailures);

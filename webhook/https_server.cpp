@@ -328,6 +328,7 @@ bool HttpsServer::start(std::string& error) {
   if (!s.makeListener(error)) return false;
   unsigned n = s.config.workerThreads;
   if (n == 0) n = kDefaultLoopsPerCpu * usableCpus();
+  if (s.config.maxHandshakes > 0) s.handshakesPerLoop = std::max<std::size_t>(1, (s.config.maxHandshakes + n - 1) / n);
   for (unsigned i = 0; i < n; ++i) {
     auto loop = std::make_unique<EventLoop>(s, i);
     if (!loop->init(error)) {
@@ -422,6 +423,9 @@ ServerStats HttpsServer::stats() const {
     st.shutdownClosedConnections += l->counters.shutdownClosed.load(std::memory_order_relaxed);
     st.eventLoopWakeups += l->counters.wakeups.load(std::memory_order_relaxed);
     st.acceptDescriptorExhaustion += l->counters.acceptFailures.load(std::memory_order_relaxed);
+    st.handshakesEvicted += l->counters.handshakesEvicted.load(std::memory_order_relaxed);
+    st.connectionsAwaitingClientHello += l->inPhase(kHello);
+    st.tlsHandshakesInProgress += l->inPhase(kHandshake);
     st.judgingRejected += l->counters.judgingRejected.load(std::memory_order_relaxed);
     for (int i = 0; i < kAbandonReasons; ++i) {
       st.judgingDropped[i] += l->counters.judgingDropped[i].load(std::memory_order_relaxed);

@@ -22,7 +22,10 @@
 //    requests (closed silently).
 //  - plain HTTP on the TLS port: a plaintext 400 and close.
 //  - TLS 1.2 minimum; TLS 1.2 suites are ECDHE with AES-GCM or ChaCha20.
-//  - at most maxConnections open connections; more are closed at accept.
+//  - at most maxConnections open connections and maxHandshakes TLS handshakes
+//    in progress: beyond, the oldest handshake of the loop is closed for the
+//    new one (or the new one, when there is none). No OpenSSL state before
+//    the ClientHello's first record is all in.
 //  - requests judged off the loop wait in a bounded queue (503 with
 //    Retry-After beyond it); one whose client has gone, or whose deadline (the
 //    API server's ?timeout=) has passed, is not judged, or its answer is
@@ -96,7 +99,18 @@ struct ServerConfig {
   std::vector<std::string> pathsWithoutClientCertificate{"/healthz", "/livez", "/readyz"};
   std::size_t maxHeaderBytes = 16 * 1024;     // 431 beyond
   std::size_t maxBodyBytes = 3 * 1024 * 1024; // 413 beyond (kube-apiserver caps requests at 3 MiB)
-  std::size_t maxConnections = 10000;         // accepted and closed at once beyond
+  // Open connections. Beyond, a new connection closes the oldest one of its
+  // loop still in its handshake (those cost the least to redo, and a client
+  // that stalls its handshake is the one to go); when there is none, it is
+  // closed at accept. See connectionLimitsFor (https_memory_budget.h) for
+  // caps that fit a memory limit.
+  std::size_t maxConnections = 10000;
+  // TLS handshakes in progress (OpenSSL state allocated, tens of KiB each);
+  // beyond, the oldest is closed. 0: no cap but maxConnections. A connection
+  // holds no OpenSSL state until the first record of its ClientHello is all
+  // in (a client that sends a few bytes and stops costs a socket, not a TLS
+  // session), and handshakeTimeout runs from the accept.
+  std::size_t maxHandshakes = 0;
   std::chrono::milliseconds handshakeTimeout{5000};
   std::chrono::milliseconds requestTimeout{10000};  // first byte to last byte of one request
   // Keep-alive between requests. Longer than the clients' own idle timeout
@@ -145,6 +159,11 @@ struct ServerStats {
   // accept() failures for want of file descriptors or memory (EMFILE,
   // ENFILE, ENOBUFS, ENOMEM); each pauses that loop's listener for 100 ms.
   std::uint64_t acceptDescriptorExhaustion = 0;
+  // Connections closed in their handshake to make room for a newer one
+  // (maxConnections or maxHandshakes reached).
+  std::uint64_t handshakesEvicted = 0;
+  std::uint64_t connectionsAwaitingClientHello = 0;  // accepted, no OpenSSL state yet (gauge)
+  std::uint64_t tlsHandshakesInProgress = 0;         // OpenSSL handshakes under way (gauge)
   std::uint64_t eventLoopWakeups = 0;  // epoll_wait returns, all loops (a spinning loop shows here)
   // The judging pool. Reasons: [0] client gone, [1] deadline passed, [2] shutdown timeout.
   std::uint64_t judgingQueued = 0;      // waiting for a judging thread now

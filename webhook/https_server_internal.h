@@ -68,7 +68,9 @@ static_assert(sizeof(GPUGUARD_PLAIN_HTTP_BODY) - 1 == 60);
 
 // Phases double as indices of the per-loop timer lists.
 enum Phase : std::uint8_t {
-  kHandshake,  // TLS handshake; handshakeTimeout
+  kHello,      // accepted; the first record of the ClientHello is not all here yet, and no
+               // OpenSSL state exists; handshakeTimeout from the accept
+  kHandshake,  // TLS handshake; handshakeTimeout from the accept
   kRequest,    // a request is being received or its response sent; requestTimeout
   kIdle,       // keep-alive, nothing buffered; idleTimeout
   kLinger,     // we sent our last bytes and a FIN; drain until the peer closes
@@ -97,7 +99,7 @@ struct Job;
 struct Connection : TimerNode {
   int fd = -1;
   SSL* ssl = nullptr;
-  Phase phase = kHandshake;
+  Phase phase = kHello;
   Clock::time_point deadline;
   std::uint32_t interest = 0;
   bool plainChecked = false;   // first byte looked at (TLS or plain HTTP?)
@@ -143,6 +145,7 @@ struct alignas(64) LoopCounters {
   std::atomic<std::uint64_t> shutdownClosed{0};
   std::atomic<std::uint64_t> wakeups{0};  // epoll_wait returns
   std::atomic<std::uint64_t> acceptFailures{0};  // out of descriptors or memory (EMFILE...)
+  std::atomic<std::uint64_t> handshakesEvicted{0};  // closed in their handshake to make room
   std::atomic<std::uint64_t> judgingRejected{0};  // queue full: 503
   // Answers of the judging pool not wanted any more, by reason (Abandon - 1):
   // never judged, or judged and thrown away.
@@ -268,6 +271,7 @@ struct ServerState {
   std::condition_variable runDone;
   std::atomic<bool> listenerShut{false};
   std::atomic<bool> outOfDescriptors{false};
+  std::size_t handshakesPerLoop = SIZE_MAX;  // config.maxHandshakes shared out among the loops
   // Connections the loops closed at shutdownTimeout, and how many of them were being judged.
   std::atomic<std::size_t> shutdownCut{0}, shutdownCutJudging{0};  // accept failed with EMFILE and friends; logged once per burst
   std::vector<std::unique_ptr<EventLoop>> loops;
@@ -316,12 +320,16 @@ class EventLoop {
   void complete(std::unique_ptr<Job> job);
   // After run() returned: close whatever is left.
   void closeAll();
+  std::size_t inPhase(Phase p) const { return phaseCount_[p].load(std::memory_order_relaxed); }
   LoopCounters counters;
 
  private:
   // Accepting and adopting.
   void acceptMany(bool untilEmpty = false);
   void pauseListener(int error);
+  // Closes the oldest connection still in its handshake (kHello first, then
+  // kHandshake; `tlsOnly`: kHandshake only) to make room for a new one.
+  bool evictOldestHandshake(bool tlsOnly);
   void adopt(int fd, const sockaddr_storage& peer);
   void drainInbox();
   void drainAnswers();
@@ -333,6 +341,8 @@ class EventLoop {
   // Per-connection work.
   void onEvent(Connection* c, std::uint32_t events);
   void handshake(Connection* c);
+  bool clientHelloArrived(Connection* c);
+  bool startTls(Connection* c);
   void readable(Connection* c);
   void processInput(Connection* c);
   void dispatch(Connection* c);
@@ -371,6 +381,8 @@ class EventLoop {
   Clock::time_point now_;
   Clock::time_point nextCertPoll_;
   TimerNode lists_[kPhases];
+  // Connections in each list; written by this loop only, read by stats().
+  std::atomic<std::size_t> phaseCount_[kPhases] = {};
   std::atomic<std::size_t> open_{0};
   std::vector<std::unique_ptr<Connection>> graveyard_;  // freed after each batch of events
   std::vector<char> readBuf_;

@@ -14,6 +14,7 @@
 #include "gpuguard_version.h"
 #include "webhook/app.h"
 #include "webhook/flags.h"
+#include "webhook/https_memory_budget.h"
 #include "webhook/https_server.h"
 #include "webhook/malloc_tuning.h"
 #include "webhook/policy_source.h"
@@ -65,7 +66,9 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
 
   Metrics metrics(GPUGUARD_VERSION);
   WebhookApp app(*policy, metrics, logger);
-  ServerConfig config = serverConfig(flags);
+  const MemoryLimit memory = memoryLimit(flags, cgroupMemoryLimit());
+  ServerConfig config = serverConfig(flags, memory.bytes);
+  const std::size_t maxConnections = config.maxConnections, maxHandshakes = config.maxHandshakes;
   config.log = [&logger](const std::string& message) {
     auto has = [&message](const char* word) { return message.find(word) != std::string::npos; };
     const bool bad = has("fail") || has("reject") || has("has expired") || has("cannot accept");
@@ -88,7 +91,11 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
       .str("bindAddress", flags.bindAddress)
       .num("port", static_cast<long long>(server.boundPort()))
       .str("policy", flags.policy.value_or("(built-in defaults)"))
-      .flag("clientCertificates", flags.clientCaFile.has_value());
+      .flag("clientCertificates", flags.clientCaFile.has_value())
+      .num("memoryLimit", static_cast<long long>(memory.bytes.value_or(0)))
+      .str("memoryLimitFrom", memory.source)
+      .num("maxConnections", static_cast<long long>(maxConnections))
+      .num("maxHandshakes", static_cast<long long>(maxHandshakes));
 
   // Signals are blocked in every thread; this one waits for them.
   std::atomic<bool> finished{false};

@@ -79,6 +79,17 @@ void renderServerLoadMetrics(std::string& out, const ServerStats& s) {
          "accept() calls that failed for want of file descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM); "
          "new connections wait in the backlog meanwhile.");
   sample(out, "gpuguard_https_accept_descriptor_exhaustion_total", "", s.acceptDescriptorExhaustion);
+  header(out, "gpuguard_https_connections_awaiting_client_hello", "gauge",
+         "Connections accepted whose ClientHello is not all in yet: no TLS state is allocated for them.");
+  sample(out, "gpuguard_https_connections_awaiting_client_hello", "", s.connectionsAwaitingClientHello);
+  header(out, "gpuguard_https_tls_handshakes_in_progress", "gauge", "TLS handshakes under way (capped, see --memory-limit).");
+  sample(out, "gpuguard_https_tls_handshakes_in_progress", "", s.tlsHandshakesInProgress);
+  header(out, "gpuguard_https_connections_refused_total", "counter",
+         "Connections closed at accept: the connection cap was reached and none was in its handshake.");
+  sample(out, "gpuguard_https_connections_refused_total", "", s.connectionsRefused);
+  header(out, "gpuguard_https_handshakes_evicted_total", "counter",
+         "Connections closed during their handshake to make room for a newer one (connection or handshake cap reached).");
+  sample(out, "gpuguard_https_handshakes_evicted_total", "", s.handshakesEvicted);
   header(out, "gpuguard_https_event_loop_wakeups_total", "counter",
          "Returns from epoll_wait, all event loops: about 10 per second per loop when idle; a loop that spins shows here.");
   sample(out, "gpuguard_https_event_loop_wakeups_total", "", s.eventLoopWakeups);

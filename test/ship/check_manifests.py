@@ -194,6 +194,10 @@ def main():
     check("--tls-private-key-file=/etc/gpuguard/tls/tls.key" in argv, "--tls-private-key-file in the Secret volume")
     check("--policy=/etc/gpuguard/policy/policy.yaml" in argv, "--policy in the ConfigMap volume")
     check("--port=8443" in argv, "--port=8443")
+    env = {e["name"]: e for e in c.get("env", [])}
+    check("--memory-limit=$(GPUGUARD_MEMORY_LIMIT)" in argv and
+          env.get("GPUGUARD_MEMORY_LIMIT", {}).get("valueFrom", {}).get("resourceFieldRef", {}).get("resource")
+          == "limits.memory", "--memory-limit from the container's limits.memory (Downward API)")
     check(not c.get("command"), "no command: the image's ENTRYPOINT runs gpuguard-webhook")
     check(c.get("image", "").split("@")[0].split(":")[0].endswith("gpuguard-webhook"), f"image {c.get('image')}")
 
