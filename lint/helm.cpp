@@ -144,6 +144,12 @@ std::string lastLines(std::string text, std::size_t maxChars) {
   return text;
 }
 
+// helm template's refusal of a chart whose Chart.yaml dependencies are not in charts/ (helm 3 and 4:
+// "found in Chart.yaml, but missing in charts/ directory").
+bool unfetchedDependencies(const std::string& helmError) {
+  return helmError.find("missing in charts/ directory") != std::string::npos;
+}
+
 }  // namespace
 
 FileReport lintChart(const std::string& dir, const std::string& helm, const std::vector<std::string>& valuesFiles,
@@ -155,6 +161,15 @@ FileReport lintChart(const std::string& dir, const std::string& helm, const std:
   }
   const CommandResult rendered = runCommand(argv, yaml::Limits{}.maxDocumentBytes);
   const std::string chartFile = (fs::path(dir) / "Chart.yaml").lexically_normal().generic_string();
+  if (rendered.ran && rendered.exitStatus != 0 && unfetchedDependencies(rendered.err)) {
+    // Not the chart's fault but the checkout's: a note, not an input error (exit 2) that would
+    // stop every pre-commit run in a repository with a chart of remote dependencies.
+    FileReport skipped;
+    skipped.file = dir;
+    skipped.notes.push_back("Helm chart " + dir + " not rendered: its dependencies are not fetched (helm dependency build " +
+                            dir + ")");
+    return skipped;
+  }
   if (!rendered.ran || rendered.exitStatus != 0) {
     FileReport failed;
     failed.file = dir;

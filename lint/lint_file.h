@@ -46,6 +46,7 @@ struct FileReport {
     ObjectRef ref;
   };
   std::vector<Object> objects;    // every object judged, a List's items one by one
+  std::vector<std::string> notes; // what was not judged and why (a chart left unrendered), said on stderr
 };
 
 // The file a finding is reported in.

@@ -193,7 +193,7 @@ bool applyRuleSwitches(const Options& o, Policy& policy) {
 // names one that is not on PATH.
 std::optional<Renderers> chooseRenderers(const Options& o) {
   Renderers r;
-  if (!o.fix) r.helm = findOnPath("helm");
+  if (!o.fix && o.render != Render::None) r.helm = findOnPath("helm");
   if (o.fix || o.render == Render::None) return r;  // --fix rewrites the files as written
   const bool wantKustomize = o.render == Render::Auto || o.render == Render::Kustomize;
   const bool wantKubectl = o.render == Render::Auto || o.render == Render::Kubectl;
@@ -228,8 +228,13 @@ std::string listed(const std::vector<std::string>& items) {
 // What the run could not judge, said once each on stderr.
 void printNotes(const Plan& plan, const std::vector<FileReport>& reports, const Options& o) {
   if (!plan.skippedCharts.empty()) {
-    std::cerr << "gpuguard-lint: note: Helm chart templates not linted (helm is not on PATH): " << listed(plan.skippedCharts)
-              << "; install helm, or lint helm template's output (helm template DIR | gpuguard-lint -)\n";
+    std::cerr << "gpuguard-lint: note: Helm chart templates not linted ("
+              << (o.render == Render::None ? "--render none" : "helm is not on PATH") << "): " << listed(plan.skippedCharts)
+              << (o.render == Render::None ? "; " : "; install helm, or ")
+              << "lint helm template's output (helm template DIR | gpuguard-lint -)\n";
+  }
+  for (const FileReport& r : reports) {
+    for (const std::string& note : r.notes) std::cerr << "gpuguard-lint: note: " << note << "\n";
   }
   std::size_t fragments = 0;
   for (const FileReport& r : reports) fragments += r.fragments;
@@ -280,6 +285,11 @@ void printEmptyInputs(const Options& o, const std::vector<FileReport>& reports, 
   if (total == 0 && !emptyFiles.empty()) {
     std::cerr << "gpuguard-lint: no Kubernetes objects found in " << listed(emptyFiles) << "\n";
   }
+}
+
+// --fail-on-empty: no object judged anywhere in the run.
+bool nothingLinted(const std::vector<FileReport>& reports) {
+  return std::all_of(reports.begin(), reports.end(), [](const FileReport& r) { return r.documents == 0; });
 }
 
 void writeReport(std::ostream& out, Format format, const std::vector<FileReport>& reports, const ReportOptions& options) {
@@ -353,7 +363,12 @@ int run(const Options& o) {
   if (o.fix) reportFixes(outcomes, o.dryRun);
   printNotes(plan, reports, o);
   printEmptyInputs(o, reports, inputs);
-  return writeReports(o, outcomes, reports, config->policy.engine, exitStatus(summarize(reports), o.failOn));
+  int status = exitStatus(summarize(reports), o.failOn);
+  if (o.failOnEmpty && nothingLinted(reports)) {
+    std::cerr << "gpuguard-lint: nothing linted (--fail-on-empty): no Kubernetes object in " << listed(o.paths) << "\n";
+    status = kExitTrouble;
+  }
+  return writeReports(o, outcomes, reports, config->policy.engine, status);
 }
 
 }  // namespace

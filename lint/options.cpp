@@ -25,10 +25,13 @@ Options:
                          warning; none: findings never fail the run (input errors still do)
       --enable RULE      run RULE at its default severity, whatever the policy file says
       --disable RULE     do not run RULE (repeatable, like --enable)
+      --fail-on-empty    exit 2 when no Kubernetes object was linted at all (a wrong path,
+                         nothing rendered): by default that is only a note on stderr
       --render WHAT      kustomizations (directories with kustomization.yaml): auto
                          (default: kustomize, else kubectl kustomize, when on PATH),
-                         kustomize, kubectl, or none (lint the files as written; patches
-                         are judged only for what a patch decides alone)
+                         kustomize, kubectl, or none (lint the files as written, and
+                         render no Helm chart; patches are judged only for what a patch
+                         decides alone)
       --helm-values FILE values for helm template, for charts (directories with
                          Chart.yaml) rendered when helm is on PATH (repeatable)
       --fix              fix what can be fixed safely, in place (requests-only -> limits,
@@ -56,7 +59,9 @@ Why is my GPU pod Pending? (docs/pending.md)
       --pods FILE        with --nodes: the pods holding resources (kubectl get pods -A -o json)
 
 Exit status: 0 no finding at the --fail-on level, 1 at least one, 2 unreadable input,
-a kustomization or chart that does not render, or bad usage.
+a kustomization or chart that does not render, nothing linted with --fail-on-empty, or
+bad usage. A chart whose dependencies are not fetched (helm dependency build) is a note,
+not an error.
 )";
 
 namespace {
@@ -198,6 +203,8 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       o.rulesMarkdown = true;
     } else if (a == "--rules-table") {
       o.rulesTable = true;
+    } else if (a == "--fail-on-empty") {
+      o.failOnEmpty = true;
     } else if (a == "--fix") {
       o.fix = true;
     } else if (a == "--dry-run") {

@@ -22,7 +22,7 @@ enum class FailOn { Error, Warning, None };
 // How kustomizations are rendered (--render).
 enum class Render {
   Auto,       // kustomize if it is on PATH, else kubectl; neither: lint the files as written
-  None,       // never: lint the files as written
+  None,       // never (kustomizations nor Helm charts): lint the files as written
   Kustomize,  // kustomize build (an error if it is not on PATH)
   Kubectl,    // kubectl kustomize (an error if it is not on PATH)
 };
@@ -34,6 +34,7 @@ struct Options {
   std::vector<FormatTarget> fileFormats;  // --format FORMAT=FILE, in command-line order
   std::optional<std::string> output;   // --output FILE
   FailOn failOn = FailOn::Error;
+  bool failOnEmpty = false;            // --fail-on-empty: no Kubernetes object linted at all is exit 2
   std::vector<std::string> enable;     // --enable RULE: run it at its default severity
   std::vector<std::string> disable;    // --disable RULE
   Render render = Render::Auto;
