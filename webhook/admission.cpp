@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <set>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -11,6 +10,7 @@
 
 #include "rules/engine.h"
 #include "rules/fix.h"
+#include "webhook/admission_update.h"
 #include "webhook/json_reader.h"
 #include "webhook/json_text.h"
 
@@ -118,28 +118,6 @@ std::vector<Finding> judgeAdmitted(const json& object, std::string_view namespac
 bool beingDeleted(const json& object) {
   const json* metadata = member(object, "metadata");
   return metadata && metadata->is_object() && member(*metadata, "deletionTimestamp") != nullptr;
-}
-
-// A finding's identity across an UPDATE: its rule and its path, with each list
-// index replaced by the element's name where the element has one (containers,
-// initContainers, workerGroupSpecs, replicatedJobs, tasks: names are what the
-// API server and the controllers merge on), so that an element inserted in
-// front does not turn the findings behind it into new ones.
-std::string findingKey(const Finding& f, const json& object) {
-  std::string key = f.rule + '\n';
-  const json* node = &object;
-  for (const FieldPath::Step& step : f.path.segments()) {
-    if (step.kind != FieldPath::Step::Kind::Index) {
-      const std::string field(step.name);
-      key += '.' + field;
-      node = node && node->is_object() ? member(*node, field.c_str()) : nullptr;
-      continue;
-    }
-    node = node && node->is_array() && step.index < node->size() ? &(*node)[step.index] : nullptr;
-    const json* name = node && node->is_object() ? member(*node, "name") : nullptr;
-    key += name && name->is_string() ? "[name=" + name->get<std::string>() + "]" : "[" + std::to_string(step.index) + "]";
-  }
-  return key;
 }
 
 // ---------------------------------------------------------------------------
@@ -351,18 +329,142 @@ std::string denialMessage(const std::vector<std::string>& entries, const Admissi
 namespace {
 
 // The JSONPatch of the fixes the rules listed under `mutate:` emit for the
-// object's unsuppressed findings; empty when nothing needs fixing.
-json patchFor(const json& object, std::string_view namespaceName, const AdmissionPolicy& policy) {
+// object's unsuppressed findings; empty when nothing needs fixing. On UPDATE
+// only the findings the update introduced are fixed, and never in a field the
+// API server makes immutable for the kind (webhook/admission_update.h).
+json patchFor(const json& object, const json* oldObject, const AdmissionResult& r, const AdmissionPolicy& policy) {
+  const bool update = r.operation == "UPDATE";
+  const std::unordered_set<std::string_view> fixable(policy.mutate.begin(), policy.mutate.end());
+  std::vector<const Finding*> toFix;
+  const std::vector<Finding> findings = judgeAdmitted(object, r.namespaceName, policy);
+  for (const Finding& f : findings) {
+    if (!f.suppressed && f.fix && !f.fix->edits.empty() && fixable.count(f.rule)) toFix.push_back(&f);
+  }
+  std::unordered_set<std::string> preexisting;
+  if (update && oldObject && !toFix.empty()) {
+    preexisting = preexistingIdentities(judgeAdmitted(*oldObject, r.namespaceName, policy), *oldObject);
+  }
+  FindingIdentities identities(object);
   std::vector<JsonEdit> edits;
-  for (const Finding& f : judgeAdmitted(object, namespaceName, policy)) {
-    if (f.suppressed || !f.fix) continue;
-    if (std::find(policy.mutate.begin(), policy.mutate.end(), f.rule) == policy.mutate.end()) continue;
-    edits.insert(edits.end(), f.fix->edits.begin(), f.fix->edits.end());
+  for (const Finding* f : toFix) {
+    if (update && preexisting.count(identities.of(*f))) continue;
+    for (const JsonEdit& e : f->fix->edits) {
+      if (!update || !immutableOnUpdate(r.group, r.kind, e)) edits.push_back(e);
+    }
   }
   return toJsonPatch(edits, object);
 }
 
 enum class Mode { Validate, Mutate };
+
+// The objects of a review whose envelope readRequest() accepted.
+struct Objects {
+  const json* object = nullptr;
+  const json* oldObject = nullptr;
+};
+
+// Reads what the decision needs from request into r; throws BadRequest.
+Objects readRequest(const json& request, AdmissionResult& r) {
+  const std::string* uid = stringMember(request, "uid", "request.uid");
+  if (!uid || uid->empty()) throw BadRequest{"request.uid is missing"};
+  r.uid = *uid;
+  const std::string* operation = stringMember(request, "operation", "request.operation");
+  if (!operation || operation->empty()) throw BadRequest{"request.operation is missing"};
+  // admissionv1.Operation has four values, spelled in capitals; anything
+  // else is no request the API server sends, and allowing it unjudged would
+  // let a malformed review through (issue 23).
+  if (*operation != "CREATE" && *operation != "UPDATE" && *operation != "DELETE" && *operation != "CONNECT") {
+    throw BadRequest{"request.operation must be CREATE, UPDATE, DELETE or CONNECT, not \"" + *operation + "\""};
+  }
+  r.operation = *operation;
+  if (const json* gvk = objectMember(request, "kind", "request.kind")) {
+    r.group = stringOr(stringMember(*gvk, "group", "request.kind.group"));
+    r.kind = stringOr(stringMember(*gvk, "kind", "request.kind.kind"));
+  }
+  r.namespaceName = stringOr(stringMember(request, "namespace", "request.namespace"));
+  r.name = stringOr(stringMember(request, "name", "request.name"));
+  r.subResource = stringOr(stringMember(request, "subResource", "request.subResource"));
+  if (const json* dryRun = member(request, "dryRun")) {
+    if (!dryRun->is_boolean()) throw BadRequest{std::string("request.dryRun must be a boolean, not ") + dryRun->type_name()};
+    r.dryRun = dryRun->get<bool>();
+  }
+  const Objects objects{objectMember(request, "object", "request.object"),
+                        objectMember(request, "oldObject", "request.oldObject")};
+  if ((r.operation == "CREATE" || r.operation == "UPDATE") && !objects.object) {
+    throw BadRequest{"request.object is missing for " + r.operation};
+  }
+  if (objects.object) {
+    if (r.kind.empty()) r.kind = stringOr(stringMember(*objects.object, "kind", "request.object.kind"));
+    if (r.name.empty()) {
+      if (const json* metadata = objectMember(*objects.object, "metadata", "request.object.metadata")) {
+        r.name = stringOr(stringMember(*metadata, "name", "request.object.metadata.name"));
+      }
+    }
+  }
+  return objects;
+}
+
+// Checks the envelope; the request member, or throws BadRequest.
+const json& readEnvelope(const json& review, AdmissionResult& r) {
+  if (!review.is_object()) throw BadRequest{std::string("the body must be a JSON object, not ") + review.type_name()};
+  const std::string* apiVersion = stringMember(review, "apiVersion", "apiVersion");
+  if (!apiVersion) throw BadRequest{"apiVersion is missing"};
+  if (*apiVersion != kV1 && *apiVersion != kV1beta1) {
+    throw BadRequest{"unsupported apiVersion \"" + *apiVersion + "\": expected " + std::string(kV1) + " or " +
+                     std::string(kV1beta1)};
+  }
+  r.apiVersion = *apiVersion;
+  const std::string* kind = stringMember(review, "kind", "kind");
+  if (!kind || *kind != "AdmissionReview") {
+    throw BadRequest{"kind must be \"AdmissionReview\"" + (kind ? ", not \"" + *kind + "\"" : std::string())};
+  }
+  const json* request = objectMember(review, "request", "request");
+  if (!request) throw BadRequest{"the AdmissionReview has no request"};
+  return *request;
+}
+
+// Why the request is allowed without judging, or "".
+std::string skipReason(const AdmissionResult& r, const json* object, const AdmissionPolicy& policy) {
+  if (r.operation != "CREATE" && r.operation != "UPDATE") return r.operation;
+  if (!r.subResource.empty()) return "subresource " + r.subResource;
+  if (policy.namespaceExempt(r.namespaceName)) return "namespace exempt";
+  if (r.operation == "UPDATE" && beingDeleted(*object)) return "being deleted";
+  return {};
+}
+
+// POST /validate's verdict on a request that is judged.
+void validate(const Objects& objects, const AdmissionPolicy& policy, const AdmissionLimits& limits, AdmissionResult& r) {
+  const bool update = r.operation == "UPDATE";
+  const std::vector<Finding> findings = judgeAdmitted(*objects.object, r.namespaceName, policy);
+  // On UPDATE, errors the old object already had are not the update's doing.
+  std::unordered_set<std::string> preexisting;
+  if (update && hasErrors(findings) && objects.oldObject) {
+    preexisting = preexistingIdentities(judgeAdmitted(*objects.oldObject, r.namespaceName, policy), *objects.oldObject);
+  }
+  FindingIdentities identities(*objects.object);
+
+  std::vector<std::string> denials;
+  WarningList warnings(limits);
+  for (const Finding& f : findings) {
+    if (f.suppressed) continue;
+    if (f.severity == Severity::Error && (!update || !preexisting.count(identities.of(f)))) {
+      denials.push_back(denialEntry(f));
+      r.hits.push_back({f.rule, true});
+    } else {
+      warnings.add(warningText(f, f.severity == Severity::Error ? kPreexisting : std::string_view(), limits));
+      r.hits.push_back({f.rule, false});
+    }
+  }
+  const std::vector<std::string> warningTexts = std::move(warnings).finish();
+  r.warnings = warningTexts.size();
+  if (denials.empty()) {
+    r.body = responseBody(r, warningTexts, nullptr);
+  } else {
+    r.decision = Decision::Denied;
+    const std::string message = denialMessage(denials, limits);
+    r.body = responseBody(r, warningTexts, &message);
+  }
+}
 
 AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode) {
   AdmissionResult r;
@@ -374,107 +476,18 @@ AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, cons
       fail(r, parseError.tooDeep ? parseError.message : "malformed JSON: " + parseError.message);
       return r;
     }
-    if (!review.is_object()) throw BadRequest{std::string("the body must be a JSON object, not ") + review.type_name()};
-
-    const std::string* apiVersion = stringMember(review, "apiVersion", "apiVersion");
-    if (!apiVersion) throw BadRequest{"apiVersion is missing"};
-    if (*apiVersion != kV1 && *apiVersion != kV1beta1) {
-      throw BadRequest{"unsupported apiVersion \"" + *apiVersion + "\": expected " + std::string(kV1) + " or " +
-                       std::string(kV1beta1)};
-    }
-    r.apiVersion = *apiVersion;
-    const std::string* kind = stringMember(review, "kind", "kind");
-    if (!kind || *kind != "AdmissionReview") {
-      throw BadRequest{"kind must be \"AdmissionReview\"" + (kind ? ", not \"" + *kind + "\"" : std::string())};
-    }
-    const json* request = objectMember(review, "request", "request");
-    if (!request) throw BadRequest{"the AdmissionReview has no request"};
-
-    const std::string* uid = stringMember(*request, "uid", "request.uid");
-    if (!uid || uid->empty()) throw BadRequest{"request.uid is missing"};
-    r.uid = *uid;
-    const std::string* operation = stringMember(*request, "operation", "request.operation");
-    if (!operation || operation->empty()) throw BadRequest{"request.operation is missing"};
-    r.operation = *operation;
-    if (const json* gvk = objectMember(*request, "kind", "request.kind")) {
-      r.group = stringOr(stringMember(*gvk, "group", "request.kind.group"));
-      r.kind = stringOr(stringMember(*gvk, "kind", "request.kind.kind"));
-    }
-    r.namespaceName = stringOr(stringMember(*request, "namespace", "request.namespace"));
-    r.name = stringOr(stringMember(*request, "name", "request.name"));
-    r.subResource = stringOr(stringMember(*request, "subResource", "request.subResource"));
-    if (const json* dryRun = member(*request, "dryRun")) {
-      if (!dryRun->is_boolean()) throw BadRequest{std::string("request.dryRun must be a boolean, not ") + dryRun->type_name()};
-      r.dryRun = dryRun->get<bool>();
-    }
-    const json* object = objectMember(*request, "object", "request.object");
-    const json* oldObject = objectMember(*request, "oldObject", "request.oldObject");
-
-    const bool create = r.operation == "CREATE";
-    const bool update = r.operation == "UPDATE";
-    if ((create || update) && !object) throw BadRequest{"request.object is missing for " + r.operation};
-    if (object) {
-      if (r.kind.empty()) r.kind = stringOr(stringMember(*object, "kind", "request.object.kind"));
-      if (r.name.empty()) {
-        if (const json* metadata = objectMember(*object, "metadata", "request.object.metadata")) {
-          r.name = stringOr(stringMember(*metadata, "name", "request.object.metadata.name"));
-        }
-      }
-    }
-
+    const Objects objects = readRequest(readEnvelope(review, r), r);
     r.decision = Decision::Allowed;
-    if (!create && !update) {
-      r.skipped = r.operation;
-    } else if (!r.subResource.empty()) {
-      r.skipped = "subresource " + r.subResource;
-    } else if (policy.namespaceExempt(r.namespaceName)) {
-      r.skipped = "namespace exempt";
-    } else if (update && beingDeleted(*object)) {
-      r.skipped = "being deleted";
-    }
+    r.skipped = skipReason(r, objects.object, policy);
     if (!r.skipped.empty()) {
       r.body = responseBody(r, {}, nullptr);
-      return r;
-    }
-
-    if (mode == Mode::Mutate) {
+    } else if (mode == Mode::Mutate) {
       // Always allowed: the validating webhook decides; this one only fixes.
-      const json patch = patchFor(*object, r.namespaceName, policy);
+      const json patch = patchFor(*objects.object, objects.oldObject, r, policy);
       r.patchOperations = patch.size();
       r.body = responseBody(r, {}, nullptr, &patch);
-      return r;
-    }
-    const std::vector<Finding> findings = judgeAdmitted(*object, r.namespaceName, policy);
-    const bool anyError = hasErrors(findings);
-
-    // On UPDATE, errors the old object already had are not the update's doing.
-    std::set<std::string> preexisting;
-    if (update && anyError && oldObject) {
-      for (const Finding& f : judgeAdmitted(*oldObject, r.namespaceName, policy)) {
-        if (!f.suppressed) preexisting.insert(findingKey(f, *oldObject));
-      }
-    }
-
-    std::vector<std::string> denials;
-    WarningList warnings(limits);
-    for (const Finding& f : findings) {
-      if (f.suppressed) continue;
-      if (f.severity == Severity::Error && !preexisting.count(findingKey(f, *object))) {
-        denials.push_back(denialEntry(f));
-        r.hits.push_back({f.rule, true});
-      } else {
-        warnings.add(warningText(f, f.severity == Severity::Error ? kPreexisting : std::string_view(), limits));
-        r.hits.push_back({f.rule, false});
-      }
-    }
-    const std::vector<std::string> warningTexts = std::move(warnings).finish();
-    r.warnings = warningTexts.size();
-    if (denials.empty()) {
-      r.body = responseBody(r, warningTexts, nullptr);
     } else {
-      r.decision = Decision::Denied;
-      const std::string message = denialMessage(denials, limits);
-      r.body = responseBody(r, warningTexts, &message);
+      validate(objects, policy, limits, r);
     }
     return r;
   } catch (const BadRequest& e) {

@@ -9,13 +9,20 @@
 //    budget (<= 256 runes each, <= 4096 in total, no control characters);
 //  * mutate answers with the same status, a 200 always allowed, and a patch
 //    (when there is one) that is base64 of a JSONPatch array of add/move
-//    operations on absolute paths, with patchType JSONPatch.
+//    operations on absolute paths, with patchType JSONPatch;
+//  * the patch applies to request.object (test/fuzz/json_patch_apply.h, a
+//    strict RFC 6902 applier of its own), and /mutate of the patched object
+//    patches nothing more (idempotent).
+// Input is bounded by its shape cost (jsonShapeCost), not by a small byte cap:
+// work grows with the number of elements, not with the length of strings.
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "test/fuzz/fuzz_common.h"
+#include "test/fuzz/json_patch_apply.h"
 #include "webhook/admission.h"
 
 using gpuguard::webhook::Decision;
@@ -38,6 +45,37 @@ std::string fromBase64(const std::string& text) {
     }
   }
   return out;
+}
+
+constexpr std::size_t kMaxBytes = 1 << 20;
+constexpr std::size_t kShapeBudget = 4096;  // values in objects and arrays
+
+// The JSONPatch of a /mutate reply that has one (checked), or an empty array.
+nlohmann::json patchOf(const nlohmann::json& response) {
+  if (!response.contains("patch")) return nlohmann::json::array();
+  return nlohmann::json::parse(fromBase64(response["patch"].get<std::string>()), nullptr, false);
+}
+
+// The patch applies to the request's object, and a second /mutate of the
+// patched object has nothing left to fix.
+void checkPatchAppliesOnce(std::string_view body, const nlohmann::json& patch,
+                           const gpuguard::webhook::AdmissionPolicy& policy) {
+  nlohmann::json review = nlohmann::json::parse(body, nullptr, false);
+  // The webhook's reader accepted the body; nlohmann reads the same JSON
+  // (fuzz_json_reader checks the two agree).
+  FUZZ_CHECK(!review.is_discarded() && review.contains("request") && review["request"].contains("object"));
+  nlohmann::json& object = review["request"]["object"];
+  const std::optional<nlohmann::json> patched = gpuguard::fuzz::applyJsonPatch(object, patch);
+  if (!patched) std::fprintf(stderr, "patch does not apply: %s\n", patch.dump().c_str());
+  FUZZ_CHECK(patched.has_value());
+  object = *patched;
+  const gpuguard::webhook::AdmissionResult again = gpuguard::webhook::mutate(review.dump(), policy);
+  FUZZ_CHECK(again.httpStatus == 200);
+  const nlohmann::json reply = nlohmann::json::parse(again.body, nullptr, false);
+  FUZZ_CHECK(!reply.is_discarded());
+  const nlohmann::json rest = patchOf(reply["response"]);
+  if (!rest.empty()) std::fprintf(stderr, "second pass patched again: %s\n", rest.dump().c_str());
+  FUZZ_CHECK(rest.empty() && again.patchOperations == 0);
 }
 
 void checkMutate(std::string_view body, const gpuguard::webhook::AdmissionPolicy& policy, int reviewStatus) {
@@ -63,13 +101,15 @@ void checkMutate(std::string_view body, const gpuguard::webhook::AdmissionPolicy
     FUZZ_CHECK(kind == "add" || kind == "move");
     FUZZ_CHECK(op.value("path", "").starts_with("/"));
   }
+  checkPatchAppliesOnce(body, patch, policy);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size > 256 * 1024) return 0;
+  if (size > kMaxBytes) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data), size);
+  if (gpuguard::fuzz::jsonShapeCost(body) > kShapeBudget) return 0;
   static const gpuguard::webhook::AdmissionPolicy policy;
   const gpuguard::webhook::AdmissionResult r = gpuguard::webhook::review(body, policy);
 

@@ -40,6 +40,28 @@ inline std::size_t jsonNesting(std::string_view text) {
   return deepest;
 }
 
+// The shape cost of JSON text: the values it holds in objects and arrays
+// (each '{', '[' and ',' outside strings), what a review's work grows with
+// (containers, resource entries, findings, patch operations). Harnesses skip
+// input above a budget of this instead of capping bytes (issue 23: a 16 KB cap
+// hid work that grows with the shape; long strings cost little).
+inline std::size_t jsonShapeCost(std::string_view text) {
+  std::size_t cost = 0;
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\') ++i;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{' || c == ',') {
+      ++cost;
+    }
+  }
+  return cost;
+}
+
 // UTF-8 code points in valid UTF-8 text (continuation bytes not counted).
 inline std::size_t runes(std::string_view s) {
   std::size_t n = 0;

@@ -37,6 +37,16 @@ for h in "${HARNESSES[@]}"; do
 done
 cmake --build "$BUILD_DIR" -j"${FUZZ_BUILD_JOBS:-1}" --target "${targets[@]}"
 
+# Longest input libFuzzer makes. The JSON harnesses bound their work by shape
+# (jsonShapeCost: values in objects and arrays), not by bytes, so their inputs
+# may be long (a big pod is long strings and many containers); the others keep 16 KB.
+max_len() {
+  case $1 in
+    fuzz_admission | fuzz_engine) echo 262144 ;;
+    *) echo 16384 ;;
+  esac
+}
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=()
@@ -56,7 +66,7 @@ for h in "${targets[@]}"; do
   # -jobs writes fuzz-N.log into the working directory: run in the build dir.
   [ "${FUZZ_JOBS:-1}" -gt 1 ] && parallel=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS")
   (cd "$BUILD_DIR" && "$BUILD_DIR/test/fuzz/$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-    -max_len="${FUZZ_MAX_LEN:-16384}" -print_final_stats=1 "${parallel[@]}" \
+    -max_len="${FUZZ_MAX_LEN:-$(max_len "$h")}" -print_final_stats=1 "${parallel[@]}" \
     -artifact_prefix="$artifacts/" "${dict[@]}" "$corpus" "${seeds[@]}") >"$log" 2>&1
   rc=$?
   set -e

@@ -167,12 +167,27 @@ TEST(AdmissionParse, NestingUpToTheLimitIsAccepted) {
   EXPECT_TRUE(reviewRaw(reviewBody(pod)).allowed());
 }
 
-TEST(AdmissionParse, UnknownOperationsAreAllowedUnjudged) {
-  Request rq;
-  rq.operation = "FROBNICATE";
-  const Reply r = admit(kBarePod, AdmissionPolicy{}, rq);
-  EXPECT_TRUE(r.allowed());
-  EXPECT_EQ(r.result.skipped, "FROBNICATE");
+TEST(AdmissionParse, AnOperationOutsideTheFourIsAMalformedReviewNotAnAllowedOne) {
+  // Issue 23: "FROBNICATE" and a lower-case "create" were admitted unjudged.
+  for (const std::string operation : {"FROBNICATE", "create", "Update", "delete ", "PATCH"}) {
+    Request rq;
+    rq.operation = operation;
+    for (const Reply& r : {admit(kBarePod, AdmissionPolicy{}, rq), mutateRaw(reviewBody(objectFromYaml(kBarePod), rq))}) {
+      EXPECT_EQ(r.result.httpStatus, 400) << operation;
+      EXPECT_EQ(r.result.decision, Decision::Invalid) << operation;
+      EXPECT_THAT(r.result.error, HasSubstr("request.operation must be CREATE, UPDATE, DELETE or CONNECT, not \"" +
+                                            operation + "\"")) << operation;
+    }
+  }
+}
+
+TEST(AdmissionParse, TheFourOperationsAreAccepted) {
+  for (const std::string operation : {"CREATE", "UPDATE", "DELETE", "CONNECT"}) {
+    Request rq;
+    rq.operation = operation;
+    if (operation == "UPDATE") rq.oldObject = objectFromYaml(kBarePod);
+    EXPECT_EQ(admit(kBarePod, AdmissionPolicy{}, rq).result.httpStatus, 200) << operation;
+  }
 }
 
 }  // namespace

@@ -87,6 +87,33 @@ inline Reply reviewRaw(const std::string& body, const AdmissionPolicy& policy = 
   return r;
 }
 
+// RFC 4648 base64, as response.patch carries the JSONPatch.
+inline std::string fromBase64(const std::string& text) {
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned bits = 0, value = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    value = (value << 6 | static_cast<unsigned>(kAlphabet.find(c))) & 0xFFFFFF;
+    bits += 6;
+    if (bits >= 8) out += static_cast<char>((value >> (bits -= 8)) & 0xFF);
+  }
+  return out;
+}
+
+// The JSONPatch of a /mutate reply, decoded; an empty array when it has none.
+inline json patchOf(const Reply& r) {
+  const json& response = r.response();
+  return response.contains("patch") ? json::parse(fromBase64(response["patch"].get<std::string>())) : json::array();
+}
+
+// The same for POST /mutate.
+inline Reply mutateRaw(const std::string& body, const AdmissionPolicy& policy = {}) {
+  Reply r{mutate(body, policy), json()};
+  r.body = json::parse(r.result.body);
+  return r;
+}
+
 inline Reply admit(const std::string& yaml, const AdmissionPolicy& policy = {}, const Request& rq = {}) {
   return reviewRaw(reviewBody(objectFromYaml(yaml), rq), policy);
 }
