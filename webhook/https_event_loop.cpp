@@ -218,7 +218,8 @@ void EventLoop::acceptMany(bool untilEmpty) {
     if (server_.connectionsOpen.fetch_add(1, std::memory_order_relaxed) >= server_.config.maxConnections) {
       // Full: the oldest handshake of this loop makes room (its release
       // uncounts it), and the new connection stays here, where the room is.
-      if (evictOldestHandshake(/*tlsOnly=*/false)) {
+      // Connections handed over to this loop but not adopted yet count too.
+      if (evictOldestHandshake(/*tlsOnly=*/false) || (drainInbox(), evictOldestHandshake(/*tlsOnly=*/false))) {
         adopt(fd, peer);
         continue;
       }

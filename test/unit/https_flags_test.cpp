@@ -63,3 +63,16 @@ TEST(JudgeQueueLengthFlag, SetsTheServersQueue) {
 
 }  // namespace
 }  // namespace gpuguard::webhook
+
+namespace gpuguard::webhook {
+namespace {
+
+TEST(Usage, DocumentsTheFlagsThatSizeTheServer) {
+  const std::string usage = kUsage;
+  for (const char* flag : {"--memory-limit=SIZE", "--handshake-timeout=DUR", "--judge-queue-length=N"}) {
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace gpuguard::webhook
