@@ -64,7 +64,12 @@ std::optional<std::string> findOnPath(const std::string& program) {
   }
 }
 
-CommandResult runCommand(const std::vector<std::string>& argv, std::size_t outputLimit, int timeoutSeconds,
+std::string describeDuration(int ms) {
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
+}
+
+CommandResult runCommand(const std::vector<std::string>& argv, std::size_t outputLimit, int timeoutMs,
                          const std::string& directory) {
   CommandResult result;
   Pipe out, err;
@@ -81,8 +86,14 @@ CommandResult runCommand(const std::vector<std::string>& argv, std::size_t outpu
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // setpgid(0, 0) in the child: its own process group, killed as a whole.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  const int spawned = posix_spawnp(&pid, argv[0].c_str(), &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   out.closeWrite();
   err.closeWrite();
@@ -92,7 +103,7 @@ CommandResult runCommand(const std::vector<std::string>& argv, std::size_t outpu
   }
 
   bool outOpen = true, errOpen = true, outOver = false, errOver = false, timedOut = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   while (outOpen || errOpen) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -105,12 +116,16 @@ CommandResult runCommand(const std::vector<std::string>& argv, std::size_t outpu
     if (outOpen && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) outOpen = drain(out.read, result.out, outputLimit, outOver);
     if (errOpen && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) errOpen = drain(err.read, result.err, kStderrLimit, errOver);
   }
-  if (timedOut) ::kill(pid, SIGKILL);
+  // The group, not only the child: grandchildren holding the output open
+  // (or merely still running) go too. The child is not reaped yet, so the
+  // group id cannot have been reused.
+  if (timedOut) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timedOut) {
-    result.error = argv[0] + " did not finish within " + std::to_string(timeoutSeconds) + " s";
+    result.error = argv[0] + " did not finish within " + describeDuration(timeoutMs) +
+                   " (--render-timeout); it and every process it started were stopped";
   } else if (outOver) {
     result.error = argv[0] + " printed more than the input limit of " + std::to_string(outputLimit) + " bytes";
   } else if (WIFSIGNALED(status)) {

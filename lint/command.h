@@ -18,9 +18,15 @@ struct CommandResult {
 
 // Runs argv (argv[0] looked up on PATH) in `directory` ("" : here) with
 // stdin closed, collecting stdout up to `outputLimit` bytes and stderr up to
-// 64 KiB; stops it after `timeoutSeconds`.
-CommandResult runCommand(const std::vector<std::string>& argv, std::size_t outputLimit, int timeoutSeconds = 300,
+// 64 KiB. The command runs in a process group of its own: when it has not
+// finished (and closed its output) after `timeoutMs`, the whole group is
+// killed, so that what it started (helm plugins, git, a post-renderer)
+// does not outlive the run.
+CommandResult runCommand(const std::vector<std::string>& argv, std::size_t outputLimit, int timeoutMs = 300'000,
                          const std::string& directory = "");
+
+// "300 s", "1.5 s": a timeout for messages.
+std::string describeDuration(int ms);
 
 // The program's path when PATH holds an executable of that name.
 std::optional<std::string> findOnPath(const std::string& program);

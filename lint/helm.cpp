@@ -153,13 +153,13 @@ bool unfetchedDependencies(const std::string& helmError) {
 }  // namespace
 
 FileReport lintChart(const std::string& dir, const std::string& helm, const std::vector<std::string>& valuesFiles,
-                     const LintPolicy& policy) {
+                     const LintPolicy& policy, const RenderSettings& settings) {
   std::vector<std::string> argv{helm, "template", dir};
   for (const std::string& v : valuesFiles) {
     argv.push_back("--values");
     argv.push_back(v);
   }
-  const CommandResult rendered = runCommand(argv, yaml::Limits{}.maxDocumentBytes);
+  const CommandResult rendered = runCommand(argv, yaml::Limits{}.maxDocumentBytes, settings.timeoutMs);
   const std::string chartFile = (fs::path(dir) / "Chart.yaml").lexically_normal().generic_string();
   if (rendered.ran && rendered.exitStatus != 0 && unfetchedDependencies(rendered.err)) {
     // Not the chart's fault but the checkout's: a note, not an input error (exit 2) that would

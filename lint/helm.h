@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lint/kustomize.h"
 #include "lint/lint_file.h"
 
 namespace gpuguard::lint {
@@ -16,6 +17,6 @@ namespace gpuguard::lint {
 // Renders the chart in `dir` with `helm` and lints the output; a chart that
 // does not render is an InputError of the unit.
 FileReport lintChart(const std::string& dir, const std::string& helm, const std::vector<std::string>& valuesFiles,
-                     const LintPolicy& policy);
+                     const LintPolicy& policy, const RenderSettings& settings = {});
 
 }  // namespace gpuguard::lint

@@ -22,11 +22,6 @@ constexpr const char* kTransformationsAnnotation = "alpha.config.kubernetes.io/t
 
 std::string normal(const fs::path& p) { return p.lexically_normal().generic_string(); }
 
-// A remote resource (a git repository, a URL): rendered by kustomize, not
-// a file of this tree.
-bool isRemote(const std::string& entry) {
-  return entry.find("://") != std::string::npos || entry.starts_with("github.com/") || entry.starts_with("git@");
-}
 
 std::vector<std::string> stringsAt(const json& doc, const char* key) {
   std::vector<std::string> out;
@@ -321,7 +316,10 @@ Kustomization readKustomization(const std::string& dir) {
   const json& doc = parsed.documents[0].value;
   k.component = stringOr(doc, "kind") == "Component";
   auto classify = [&](const std::string& entry, bool directoriesOnly) {
-    if (isRemote(entry)) return;
+    if (isRemoteReference(entry)) {
+      k.remoteRefs.push_back(entry);
+      return;
+    }
     const fs::path p = fs::path(dir) / entry;
     std::error_code ec;
     if (fs::is_directory(p, ec)) k.referencedDirs.push_back(normal(p));
@@ -340,17 +338,45 @@ Kustomization readKustomization(const std::string& dir) {
   return k;
 }
 
+bool isRemoteReference(const std::string& entry) {
+  for (const char* prefix : {"git::", "github.com/", "gitlab.com/", "bitbucket.org/", "git@"}) {
+    if (entry.starts_with(prefix)) return true;
+  }
+  return entry.find("://") != std::string::npos;
+}
+
+std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Kustomization& root) {
+  std::vector<Kustomization> pending{root};
+  std::set<std::string> seen{normal(root.dir)};
+  while (!pending.empty()) {
+    const Kustomization k = std::move(pending.back());
+    pending.pop_back();
+    if (!k.remoteRefs.empty()) return std::pair(k.file, k.remoteRefs.front());
+    for (const std::string& dir : k.referencedDirs) {
+      if (seen.insert(normal(dir)).second && kustomizationFileIn(dir)) pending.push_back(readKustomization(dir));
+    }
+  }
+  return std::nullopt;
+}
+
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
-                             const RenderCommand& command, const LintPolicy& policy) {
+                             const RenderCommand& command, const LintPolicy& policy, const RenderSettings& settings) {
   const std::size_t limit = yaml::Limits{}.maxDocumentBytes;
   FileReport failed;
   failed.file = root.dir;
+  if (const auto remote = settings.allowRemote ? std::nullopt : firstRemoteReference(root)) {
+    failed.errors.push_back({root.file, 0, 0,
+                             "not rendered: " + remote->first + " names the remote base " + remote->second +
+                                 ", which kustomize would fetch from the network; vendor it into the tree, or "
+                                 "pass --allow-remote"});
+    return failed;
+  }
   Wrapper wrapper(root.dir);
   std::optional<CommandResult> rendered;
   if (wrapper.ok()) {
     std::vector<std::string> argv = command;
     argv.push_back(wrapper.dir().string());
-    rendered = runCommand(argv, limit);
+    rendered = runCommand(argv, limit, settings.timeoutMs);
   }
   bool withOrigins = rendered && rendered->ran && rendered->exitStatus == 0;
   if (!withOrigins) {
@@ -358,7 +384,7 @@ FileReport lintKustomization(const Kustomization& root, const std::vector<Kustom
     // for buildMetadata, its output without origins).
     std::vector<std::string> argv = command;
     argv.push_back(root.dir);
-    rendered = runCommand(argv, limit);
+    rendered = runCommand(argv, limit, settings.timeoutMs);
   }
   if (!rendered->ran || rendered->exitStatus != 0) {
     const std::string why = !rendered->ran ? rendered->error : firstLines(rendered->err, 3);

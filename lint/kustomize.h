@@ -23,6 +23,7 @@ struct Kustomization {
   std::vector<std::string> resourceFiles;   // resources that are files (lexically normal paths)
   std::vector<std::string> referencedDirs;  // resources, bases and components that are directories
   std::vector<std::string> patchFiles;      // patches, patchesStrategicMerge, patchesJson6902 paths
+  std::vector<std::string> remoteRefs;      // resources, bases and components that are URLs or git repositories
   bool component = false;                   // kind: Component: rendered only by a kustomization that lists it
   std::string error;                        // could not be read or parsed
 };
@@ -36,10 +37,29 @@ Kustomization readKustomization(const std::string& dir);
 // How to run the renderer: {"kustomize", "build"} or {"kubectl", "kustomize"}.
 using RenderCommand = std::vector<std::string>;
 
+// What every renderer (kustomize, helm) of a run may do.
+struct RenderSettings {
+  int timeoutMs = 300'000;   // --render-timeout: then it and what it started are killed
+  bool allowRemote = false;  // --allow-remote: kustomize may fetch remote bases
+};
+
+// A resource, base or component that kustomize would fetch: a URL
+// (https://, ssh://, git::...), a git repository (github.com/org/repo,
+// gitlab.com/..., bitbucket.org/..., git@host:repo).
+bool isRemoteReference(const std::string& entry);
+
+// The first remote reference of `root` or of any kustomization it includes
+// (read from their files, before anything is rendered): {kustomization
+// file, reference}; nullopt when there is none.
+std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Kustomization& root);
+
 // Renders `root` and lints its output; `tree` (every kustomization the run
 // found) tells which patches may have set a value. Findings carry the file
 // they came from; a render that fails is an InputError of the unit.
+// A root that names a remote base is not rendered without
+// settings.allowRemote: an InputError naming the kustomization and the URL.
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
-                             const RenderCommand& command, const LintPolicy& policy);
+                             const RenderCommand& command, const LintPolicy& policy,
+                             const RenderSettings& settings = {});
 
 }  // namespace gpuguard::lint

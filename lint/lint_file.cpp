@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lint/catalog.h"
+#include "lint/lint_list.h"
 #include "rules/engine.h"
 #include "rules/k8s/json_pointer.h"
 #include "rules/object_ref.h"
@@ -86,8 +87,8 @@ void checkAnnotations(const nlohmann::json& annotations, const std::string& poin
   }
 }
 
-// Every metadata.annotations map in the document (the object, List items,
-// pod templates), walked without recursion.
+}  // namespace
+
 std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
   std::vector<Finding> found;
   std::vector<std::pair<const nlohmann::json*, std::string>> pending{{&document, ""}};
@@ -113,8 +114,6 @@ std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
   return found;
 }
 
-}  // namespace
-
 Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& document) {
   const RuleDoc& check =
       warning.kind == yaml::ParseWarning::Kind::DuplicateKey ? kDuplicateKeyCheck : kIgnoredContentCheck;
@@ -131,6 +130,12 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
     f.error = FieldError::note(std::move(detail));
   }
   return f;
+}
+
+yaml::Limits manifestLimits() {
+  yaml::Limits limits;
+  limits.refuseFlowSequenceDocuments = true;
+  return limits;
 }
 
 bool isKubernetesObject(const nlohmann::json& v) {
@@ -162,37 +167,51 @@ InputFacts inputFacts(const yaml::ParseResult& parsed) {
   return facts;
 }
 
+namespace {
+
+// Judges one parsed document into `report` (lintText's loop body).
+void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptions& options, const InputFacts* facts,
+                  FileReport& report) {
+  if (!isKubernetesObject(doc.value)) return;  // empty documents, Helm values, kustomization...
+  if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, facts, report);
+  if (options.remap) options.remap->prepare(doc);
+  ++report.documents;
+  const bool fragment = options.fragment || looksLikeFragment(doc.value);
+  report.fragments += fragment;
+  std::vector<Finding> findings = judgeDocument(doc, policy, fragment, facts);
+  const ObjectLocator objects(doc.value);
+  for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
+  auto add = [&](Finding f, yaml::Position pos) {
+    ObjectRef object = objects.at(f.pointer());
+    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
+    if (options.remap) options.remap->place(doc, l);
+    report.findings.push_back(std::move(l));
+  };
+  // The position first: `f` is moved into add() (argument order is unspecified).
+  auto addLocated = [&](Finding& f) {
+    const yaml::Position pos = doc.sources.locate(f.pointer());
+    add(std::move(f), pos);
+  };
+  for (Finding& f : findings) addLocated(f);
+  for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
+  if (policy.allowSuppressions) {
+    for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
+  }
+}
+
+}  // namespace
+
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
   FileReport report;
   report.file = file;
-  yaml::ParseResult parsed = yaml::parseStream(text);
+  yaml::ParseResult parsed = yaml::parseStream(text, manifestLimits());
   const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : inputFacts(parsed);
   for (yaml::Document& doc : parsed.documents) {
-    if (!isKubernetesObject(doc.value)) continue;  // empty documents, Helm values, kustomization...
-    if (options.remap) options.remap->prepare(doc);
-    ++report.documents;
-    const bool fragment = options.fragment || looksLikeFragment(doc.value);
-    report.fragments += fragment;
-    std::vector<Finding> findings =
-        judgeDocument(doc, policy, fragment, options.eachDocumentAlone ? nullptr : &facts);
-    const ObjectLocator objects(doc.value);
-    for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
-    auto add = [&](Finding f, yaml::Position pos) {
-      ObjectRef object = objects.at(f.pointer());
-      Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
-      if (options.remap) options.remap->place(doc, l);
-      report.findings.push_back(std::move(l));
-    };
-    // The position first: `f` is moved into add() (argument order is unspecified).
-    auto addLocated = [&](Finding& f) {
-      const yaml::Position pos = doc.sources.locate(f.pointer());
-      add(std::move(f), pos);
-    };
-    for (Finding& f : findings) addLocated(f);
-    for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
-    if (policy.allowSuppressions) {
-      for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
-    }
+    lintDocument(doc, policy, options, options.eachDocumentAlone ? nullptr : &facts, report);
+    // Judged: its findings are all the report needs, so its tree and source
+    // map go now rather than with the last document (a renderer's remapper
+    // may still look at it).
+    if (!options.remap) doc = yaml::Document{};
   }
   // Every document that could not be parsed, each with its position: the
   // others were judged all the same.

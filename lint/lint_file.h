@@ -63,6 +63,14 @@ inline const std::string& fileOf(const FileReport& report, const Located& l) {
 // names (field in API notation, message with what to do).
 Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& document);
 
+// How the linter reads a manifest: yaml::Limits' defaults, and a document
+// written as a JSON array is an error, as in kubectl (not "no objects").
+yaml::Limits manifestLimits();
+
+// The ineffective-suppression warnings of every metadata.annotations map in
+// `document` (the object, List items, pod templates).
+std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document);
+
 // A document the linter judges: a map with string kind and apiVersion.
 // Anything else (empty documents, Helm values, kustomization.yaml without
 // apiVersion...) is skipped quietly.

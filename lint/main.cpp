@@ -16,6 +16,7 @@
 #include "lint/driver.h"
 #include "lint/exit_codes.h"
 #include "lint/fix.h"
+#include "lint/fix_write.h"
 #include "lint/helm.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
@@ -48,6 +49,28 @@ struct Job {
   std::size_t root = 0;   // Kustomization: its index in Plan::tree
 };
 
+// Writes a fixed file back (lint/fix_write.h). False when it could not be
+// written: the input error is in `out`.
+bool writeFixed(const std::string& path, const Options& o, const InputText& in, const FixResult& fixed, Outcome& out) {
+  const WriteBackResult written = writeBack(path, in.text, fixed.text, {lintedTreeOf(path, o.paths), o.fixFollowSymlinks, nullptr});
+  if (written.status != WriteBackResult::Status::Written) {
+    for (FixNote& n : out.notes) {
+      if (n.fixed) n.fixed = false, n.message = "not written (" + n.message + ")";
+    }
+  }
+  if (written.status == WriteBackResult::Status::Failed) {
+    out.report.file = displayName(path);
+    out.report.errors.push_back({out.report.file, 0, 0, "cannot write the fixed file: " + written.message});
+    return false;
+  }
+  if (written.status == WriteBackResult::Status::Refused) {
+    out.notes.push_back({0, 0, "", false, "the file was not written: " + written.message});
+    return true;
+  }
+  out.wrote = true;
+  return true;
+}
+
 Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) {
   Outcome out;
   const std::string& path = job.path;
@@ -70,16 +93,8 @@ Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) 
       } else if (path == "-") {
         out.notes.push_back({0, 0, "", false, "standard input cannot be fixed in place; use --fix --dry-run for a patch"});
       } else {
-        std::ofstream file(path, std::ios::binary | std::ios::trunc);
-        file << fixed.text;
-        file.close();
-        if (!file) {
-          out.report.file = name;
-          out.report.errors.push_back({name, 0, 0, "cannot write the fixed file"});
-          return out;
-        }
-        out.wrote = true;
-        in.text = std::move(fixed.text);
+        if (!writeFixed(path, o, in, fixed, out)) return out;
+        if (out.wrote) in.text = std::move(fixed.text);
       }
     }
   }
@@ -101,9 +116,12 @@ Outcome processJob(const Job& job, const RunInputs& in) {
   switch (job.kind) {
     case Job::Kind::File: return processFile(job, in.policy, in.options);
     case Job::Kind::Kustomization:
-      out.report = lintKustomization(in.plan.tree[job.root], in.plan.tree, *in.renderers.kustomize, in.policy);
+      out.report = lintKustomization(in.plan.tree[job.root], in.plan.tree, *in.renderers.kustomize, in.policy,
+                                     in.renderers.settings);
       break;
-    case Job::Kind::Chart: out.report = lintChart(job.path, *in.renderers.helm, in.options.helmValues, in.policy); break;
+    case Job::Kind::Chart:
+      out.report = lintChart(job.path, *in.renderers.helm, in.options.helmValues, in.policy, in.renderers.settings);
+      break;
   }
   return out;
 }
@@ -153,9 +171,9 @@ void reportFixes(const std::vector<Outcome>& outcomes, bool dryRun) {
   for (const Outcome& out : outcomes) {
     std::size_t here = 0;
     for (const FixNote& n : out.notes) {
-      std::cerr << out.report.file << ":";
+      std::cerr << printable(out.report.file) << ":";
       if (n.line > 0) std::cerr << n.line << ":" << n.column << ":";
-      std::cerr << " " << (n.fixed ? (dryRun ? "would fix" : "fixed") : "not fixed") << ": " << n.message;
+      std::cerr << " " << (n.fixed ? (dryRun ? "would fix" : "fixed") : "not fixed") << ": " << printable(n.message);
       if (!n.rule.empty()) std::cerr << " [" << n.rule << "]";
       std::cerr << "\n";
       here += n.fixed;
@@ -193,6 +211,7 @@ bool applyRuleSwitches(const Options& o, Policy& policy) {
 // names one that is not on PATH.
 std::optional<Renderers> chooseRenderers(const Options& o) {
   Renderers r;
+  r.settings = RenderSettings{o.renderTimeoutMs, o.allowRemote};
   if (!o.fix && o.render != Render::None) r.helm = findOnPath("helm");
   if (o.fix || o.render == Render::None) return r;  // --fix rewrites the files as written
   const bool wantKustomize = o.render == Render::Auto || o.render == Render::Kustomize;
@@ -220,7 +239,7 @@ std::vector<Job> jobsOf(const Plan& plan) {
 
 std::string listed(const std::vector<std::string>& items) {
   std::string out;
-  for (std::size_t i = 0; i < items.size() && i < 5; ++i) out += (i ? ", " : "") + items[i];
+  for (std::size_t i = 0; i < items.size() && i < 5; ++i) out += (i ? ", " : "") + printable(items[i]);
   if (items.size() > 5) out += ", and " + std::to_string(items.size() - 5) + " more";
   return out;
 }
@@ -279,7 +298,7 @@ void printEmptyInputs(const Options& o, const std::vector<FileReport>& reports, 
     }
     if (objects > 0) continue;
     const bool anyFile = std::any_of(inputs.files.begin(), inputs.files.end(), inside);
-    std::cerr << "gpuguard-lint: no Kubernetes objects found in " << displayName(arg)
+    std::cerr << "gpuguard-lint: no Kubernetes objects found in " << printable(displayName(arg))
               << (anyFile ? "" : " (no *.yaml, *.yml or *.json file)") << "\n";
   }
   if (total == 0 && !emptyFiles.empty()) {
@@ -338,6 +357,28 @@ int writeReports(const Options& o, const std::vector<Outcome>& outcomes, const s
   return output.finish(status, kExitTrouble);
 }
 
+// -o FILE and --format F=FILE must not replace a manifest (or the policy,
+// or a values file) with the report: refused before anything is linted.
+bool reportTargetsAreNotInputs(const Options& o, const ExpandedInputs& inputs) {
+  std::vector<std::string> read = inputs.files;
+  read.insert(read.end(), o.helmValues.begin(), o.helmValues.end());
+  if (o.config) read.push_back(*o.config);
+  std::vector<std::string> targets;
+  if (o.output) targets.push_back(*o.output);
+  for (const FormatTarget& t : o.fileFormats) {
+    if (t.path) targets.push_back(*t.path);
+  }
+  for (const std::string& target : targets) {
+    if (const std::optional<std::string> input = inputAt(target, read)) {
+      std::cerr << "gpuguard-lint: refusing to write the report to " << printable(target) << ": it is the input "
+                << printable(*input)
+                << " (same file); name another file\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int run(const Options& o) {
   std::optional<RunConfig> config = loadRunConfig(o, std::cerr);
   if (!config || !applyRuleSwitches(o, config->policy.engine)) return kExitTrouble;
@@ -347,6 +388,7 @@ int run(const Options& o) {
   const std::optional<Renderers> renderers = chooseRenderers(o);
   if (!renderers) return kExitTrouble;
   const ExpandedInputs inputs = selectInputs(o, *config, std::cerr);
+  if (!reportTargetsAreNotInputs(o, inputs)) return kExitTrouble;
   const Plan plan = planUnits(inputs.files, *renderers);
   const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<Outcome> outcomes = processAll(jobsOf(plan), RunInputs{config->policy, o, plan, *renderers}, jobs);
@@ -377,6 +419,9 @@ int main(int argc, char** argv) {
   // A closed output pipe is EPIPE on write, handled in run(), not a signal
   // that kills the process mid-report.
   std::signal(SIGPIPE, SIG_IGN);
+  // A file size limit (ulimit -f) makes a write fail with EFBIG, reported,
+  // instead of killing the process halfway through writing a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::ios::sync_with_stdio(false);
   const ParsedOptions parsed = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!parsed.error.empty()) {

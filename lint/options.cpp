@@ -7,6 +7,26 @@
 #include <string_view>
 
 namespace gpuguard::lint {
+namespace {
+
+// "300s", "5m", "1h", "1500ms" or a bare number of seconds, as milliseconds
+// (at least 1, at most a day); nullopt when it is none of them.
+std::optional<int> durationMs(std::string_view text) {
+  long long n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data() || n <= 0) return std::nullopt;
+  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  long long ms = 0;
+  if (unit == "ms") ms = n;
+  else if (unit == "s" || unit.empty()) ms = n * 1000;
+  else if (unit == "m") ms = n * 60'000;
+  else if (unit == "h") ms = n * 3'600'000;
+  else return std::nullopt;
+  if (n > 86'400'000 || ms > 86'400'000) return std::nullopt;
+  return static_cast<int>(ms);
+}
+
+}  // namespace
 
 const char* const kUsage = R"(Usage: gpuguard-lint [options] PATH...
 
@@ -38,6 +58,14 @@ Options:
                          the missing GPU toleration), keeping comments and formatting;
                          then report what remains
       --dry-run          with --fix: print the fixes as a unified diff, change nothing
+      --fix-follow-symlinks
+                         with --fix: also write the target of a symbolic link that leads
+                         outside the linted tree (by default such a file is left alone)
+      --render-timeout DURATION
+                         stop helm or kustomize (and every process it started) after
+                         DURATION: 300s (default), 90s, 5m, 1500ms
+      --allow-remote     let kustomize fetch remote bases and resources (URLs, git repos);
+                         by default a kustomization naming one is an input error
   -c, --config FILE      policy file (default: .gpuguard.yaml in this or a parent directory)
       --platform NAME    the cluster's platform: generic, gke, eks, eks-auto-mode, aks or
                          openshift (its GPU taint, toleration and label facts; the policy
@@ -209,6 +237,15 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
       o.fix = true;
     } else if (a == "--dry-run") {
       o.dryRun = true;
+    } else if (a == "--fix-follow-symlinks") {
+      o.fixFollowSymlinks = true;
+    } else if (a == "--allow-remote") {
+      o.allowRemote = true;
+    } else if (is(a, nullptr, "--render-timeout")) {
+      takeValue(args, i, "--render-timeout", value, error);
+      const std::optional<int> ms = durationMs(value);
+      if (ms) o.renderTimeoutMs = *ms;
+      else if (error.empty()) error = "--render-timeout takes a duration such as 300s, 5m or 1500ms, got \"" + value + "\"";
     } else if (is(a, nullptr, "--nodes")) {  // lint/pending.h
       takeValue(args, i, "--nodes", value, error);
       o.nodes = value;
@@ -227,6 +264,7 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
   if (error.empty() && !informational && o.paths.empty()) error = "no PATH given (use - for stdin)";
   if (error.empty() && o.pods && !o.nodes) error = "--pods only goes with --nodes";
   if (error.empty() && o.dryRun && !o.fix) error = "--dry-run only goes with --fix";
+  if (error.empty() && o.fixFollowSymlinks && !o.fix) error = "--fix-follow-symlinks only goes with --fix";
   if (error.empty() && o.output && !o.bareFormat && !o.fileFormats.empty())
     error = "--output names the file of the bare --format; with only --format FORMAT=FILE it has none";
   if (error.empty() && o.nodes && !o.fileFormats.empty()) error = "--nodes prints one report (--format text or json)";

@@ -50,6 +50,9 @@ struct Options {
   bool rulesTable = false;             // --rules-table: the README's rules table
   bool fix = false;                    // --fix: rewrite what can be fixed safely, in place
   bool dryRun = false;                 // --dry-run (with --fix): print a unified diff instead
+  bool fixFollowSymlinks = false;      // --fix-follow-symlinks: write a link's target outside the tree too
+  int renderTimeoutMs = 300'000;       // --render-timeout: helm/kustomize are killed (their process group) after it
+  bool allowRemote = false;            // --allow-remote: let kustomize fetch remote bases (URLs, git)
   bool version = false;
   bool help = false;
   // --nodes / --pods: "Why is my GPU pod Pending?" (lint/pending.h)

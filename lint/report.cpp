@@ -117,6 +117,57 @@ std::string xmlEscape(std::string_view text, bool attribute) {
   return out;
 }
 
+namespace {
+
+// The length of the UTF-8 sequence at text[i], 0 when it is not one.
+std::size_t utf8Length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  const std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead < 0xE0 ? 2 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+std::string hexEscape(const char* prefix, unsigned value, int digits) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out = prefix;
+  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out += kHex[(value >> shift) & 0xF];
+  return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, bool keepLineBreaks) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (keepLineBreaks && (c == '\n' || c == '\r')) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x80) {  // C0 and DEL
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : hexEscape("\\x", c, 2);
+      ++i;
+    } else if (const std::size_t n = utf8Length(text, i); n == 0) {
+      out += hexEscape("\\x", c, 2);
+      ++i;
+    } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {  // C1: U+0080..U+009F
+      out += hexEscape("\\u", static_cast<unsigned char>(text[i + 1]), 4);
+      i += 2;
+    } else {
+      out.append(text, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
 std::string githubEscapeData(std::string_view text) {
   std::string out;
   for (char c : text) {

@@ -61,6 +61,15 @@ std::string xmlEscape(std::string_view text, bool attribute);
 
 // GitHub workflow command escaping: data (the message) escapes % CR LF;
 // properties (file, title...) also escape ':' and ','.
+// `text` with what a terminal or a CI log would act on made visible: C0
+// controls (\n, \r, \t, ESC as \x1b...), DEL and the C1 controls (U+0080 to
+// U+009F, as \u0085...) escaped, and bytes that are not UTF-8 as \xHH. For
+// every path, name and message a human-readable format prints (text,
+// github, stderr): a file name cannot start a line of its own (a GitHub
+// Actions ::error:: command), move the cursor or colour the log.
+// keepLineBreaks: CR and LF stay (for github's data, which encodes them).
+std::string printable(std::string_view text, bool keepLineBreaks = false);
+
 std::string githubEscapeData(std::string_view text);
 std::string githubEscapeProperty(std::string_view text);
 

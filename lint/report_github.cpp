@@ -2,7 +2,8 @@
 // annotation on the file and line in the pull request:
 //   ::error file=deploy/pod.yaml,line=17,col=27,title=gpu-fractional Pod/team-a/half::spec.containers[0]...
 // Properties escape % CR LF : , and the message escapes % CR LF, as the
-// Actions runner expects. Suppressed findings are counted in the closing
+// Actions runner expects; other control characters (ESC...) are made
+// visible first (printable), in properties CR and LF too. Suppressed findings are counted in the closing
 // line, and shown as notices with --show-suppressed.
 #include "lint/report.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 std::string location(const std::string& file, int line, int column) {
   if (file == "<stdin>") return "";  // no file to attach it to
-  std::string s = "file=" + githubEscapeProperty(file.starts_with("./") ? file.substr(2) : file);
+  std::string s = "file=" + githubEscapeProperty(printable(file.starts_with("./") ? file.substr(2) : file));
   if (line > 0) s += ",line=" + std::to_string(line);
   if (line > 0 && column > 0) s += ",col=" + std::to_string(column);
   return s;
@@ -19,8 +20,8 @@ std::string location(const std::string& file, int line, int column) {
 
 void command(std::ostream& out, const char* name, const std::string& loc, std::string_view title,
              const std::string& message) {
-  out << "::" << name << " " << loc << (loc.empty() ? "" : ",") << "title=" << githubEscapeProperty(title)
-      << "::" << githubEscapeData(message) << "\n";
+  out << "::" << name << " " << loc << (loc.empty() ? "" : ",") << "title=" << githubEscapeProperty(printable(title))
+      << "::" << githubEscapeData(printable(message, true)) << "\n";
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "lint/report_output.h"
 
+#include "lint/report.h"
+
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,11 +20,23 @@ bool readerHasGone() {
 
 }  // namespace
 
+std::optional<std::string> inputAt(const std::string& path, const std::vector<std::string>& inputs) {
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0) return std::nullopt;
+  for (const std::string& input : inputs) {
+    struct stat in {};
+    if (input != "-" && ::stat(input.c_str(), &in) == 0 && in.st_dev == target.st_dev && in.st_ino == target.st_ino) {
+      return input;
+    }
+  }
+  return std::nullopt;
+}
+
 bool ReportOutput::open(const std::optional<std::string>& path) {
   if (!path) return true;
   file_.open(*path, std::ios::binary | std::ios::trunc);
   if (!file_) {
-    std::cerr << "gpuguard-lint: cannot write " << *path << "\n";
+    std::cerr << "gpuguard-lint: cannot write " << printable(*path) << "\n";
     return false;
   }
   toFile_ = true;

@@ -7,8 +7,15 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace gpuguard::lint {
+
+// The input a report written to `path` would overwrite: one of `inputs`
+// that is the same file as `path` (same device and inode, whatever the
+// names: ./x.yaml, a hard link, a symbolic link); nullopt when there is none
+// (or `path` does not exist yet).
+std::optional<std::string> inputAt(const std::string& path, const std::vector<std::string>& inputs);
 
 class ReportOutput {
  public:

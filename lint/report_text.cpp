@@ -11,7 +11,8 @@ const char* const kGrey = "\033[2m";
 const char* const kReset = "\033[0m";
 
 std::string where(const std::string& file, int line, int column) {
-  return line > 0 ? file + ":" + std::to_string(line) + ":" + std::to_string(column) + ":" : file + ":";
+  const std::string shown = printable(file);
+  return line > 0 ? shown + ":" + std::to_string(line) + ":" + std::to_string(column) + ":" : shown + ":";
 }
 
 }  // namespace
@@ -22,7 +23,7 @@ void writeText(std::ostream& out, const std::vector<FileReport>& reports, const 
   };
   for (const FileReport& r : reports) {
     for (const InputError& e : r.errors) {
-      out << paint(kBold, where(e.file, e.line, e.column)) << " " << paint(kRed, "error:") << " " << e.message << "\n";
+      out << paint(kBold, where(e.file, e.line, e.column)) << " " << paint(kRed, "error:") << " " << printable(e.message) << "\n";
     }
     for (const Located& l : r.findings) {
       const Finding& f = l.finding;
@@ -30,8 +31,9 @@ void writeText(std::ostream& out, const std::vector<FileReport>& reports, const 
       std::string label = f.suppressed ? "suppressed:" : std::string(severityName(f.severity)) + ":";
       const char* colour = f.suppressed ? kGrey : f.severity == Severity::Error ? kRed : kYellow;
       out << paint(kBold, where(fileOf(r, l), l.line, l.column)) << " " << paint(colour, label) << " "
-          << l.object.display() << ": " << f.fieldError() << " " << paint(kGrey, "[" + f.rule + "]");
-      if (f.suppressed) out << " (" << f.suppressionReason << ")";
+          << printable(l.object.display()) << ": " << printable(f.fieldError()) << " "
+          << paint(kGrey, "[" + f.rule + "]");
+      if (f.suppressed) out << " (" << printable(f.suppressionReason) << ")";
       out << "\n";
     }
   }

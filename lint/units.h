@@ -16,6 +16,7 @@ namespace gpuguard::lint {
 struct Renderers {
   std::optional<RenderCommand> kustomize;  // none: kustomizations are not rendered
   std::optional<std::string> helm;         // none: charts are not rendered
+  RenderSettings settings;                 // how long they may run, whether kustomize may fetch
 };
 
 struct Plan {

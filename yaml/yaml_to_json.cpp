@@ -178,6 +178,16 @@ ParseResult parseStream(std::string_view text, const Limits& limits) {
       converted = utf16ToUtf8(src.substr(2), src[0] == '\xFE');
       src = converted;
     }
+    // Lone CRs are line breaks to kubectl's YAML parser: each one becomes
+    // LF, so lines, comments and positions are where go-yaml sees them.
+    // (kubectl's YAMLReader cuts documents at "\n---" only, so a "---"
+    // between CR-only lines ends kubectl's first document, and the rest is
+    // ignored; it is judged here as the next document.)
+    std::string withLineFeeds;
+    if (std::optional<std::string> lf = loneCrAsLf(src)) {
+      withLineFeeds = std::move(*lf);
+      src = withLineFeeds;
+    }
     if (looksLikeJsonStream(src)) return parseJsonStream(src, limits);
     const std::vector<Section> sections = splitSections(src, limits);
     const std::unique_ptr<SectionParser> parser = makeSectionParser(limits);
@@ -186,6 +196,12 @@ ParseResult parseStream(std::string_view text, const Limits& limits) {
       if (sec.error) {
         noteError(result, *sec.error);
         continue;
+      }
+      if (limits.refuseFlowSequenceDocuments) {
+        if (auto err = flowSequenceDocument(src, sec)) {
+          noteError(result, std::move(*err));
+          continue;
+        }
       }
       Document doc;
       doc.index = i;  // counts the sections that failed too: the stream's numbering

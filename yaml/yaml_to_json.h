@@ -126,6 +126,12 @@ struct Limits {
   std::size_t maxFlowBytes = 8u << 20;      // one [..] / {..} collection: yaml-cpp buffers
                                             // ~100 bytes of tokens per byte of flow text
   bool rejectDuplicateKeys = false;         // true: a duplicate key is an error (go-yaml v3)
+  // true: a YAML document written as a flow sequence ("[...]", a JSON
+  // array) is an error, found from its first character without parsing it.
+  // kubectl refuses such a file ("error validating data: invalid object to
+  // validate"), and yaml-cpp takes time quadratic in the size of one large
+  // flow collection.
+  bool refuseFlowSequenceDocuments = false;
 };
 
 struct ParseResult {

@@ -65,6 +65,12 @@ TextProblem firstTextProblem(std::string_view s);
 // UTF-16 (after its BOM) -> UTF-8; unpaired surrogates become U+FFFD, as
 // kubectl's unicode.BOMOverride decoder does.
 std::string utf16ToUtf8(std::string_view s, bool bigEndian);
+// `s` with each CR that is not followed by LF turned into LF, or nullopt
+// when it has none. go-yaml (v2 and v3) takes a lone CR for a line break,
+// as YAML 1.1 and 1.2 say; yaml-cpp and the line-based stages here do not,
+// so a file with CR-only line breaks (classic Mac OS) is one long line to
+// them: one that starts with a comment read as empty.
+std::optional<std::string> loneCrAsLf(std::string_view s);
 // Replaces invalid UTF-8 with U+FFFD, byte by byte (what Go's json.Marshal
 // does to a !!binary string before kubectl sends it).
 std::string sanitizeUtf8(std::string_view s);
@@ -84,6 +90,11 @@ struct Section {
 // section with a problem carries its error, and splitting goes on at the
 // next separator, so the sections after it are still parsed.
 std::vector<Section> splitSections(std::string_view s, const Limits& limits);
+
+// The error for a section whose first token (after blank lines, comments
+// and directives) is '[': a document that is a flow sequence, for
+// Limits::refuseFlowSequenceDocuments. nullopt for any other section.
+std::optional<ParseError> flowSequenceDocument(std::string_view s, const Section& section);
 
 // ---------------------------------------------------------------------------
 // 4a. Scalar resolution (yaml_to_json_scalars.cpp): go-yaml v2.4 resolve()

@@ -87,16 +87,27 @@ class Prescan {
   bool blankOrEnd(std::size_t p, std::size_t le) const { return p >= le || isBlank(s_[p]); }
   int column(std::size_t p) const { return static_cast<int>(p - lb_); }
   Position positionOf(std::size_t p) const { return {line_, 1 + countChars(s_.substr(lb_, p - lb_))}; }
+  // Where a scalar or collection starts, its column counted only if it is
+  // reported: counting at every quote of a long line (a JSON array on one
+  // line) took time quadratic in the line.
+  struct Mark {
+    int line = 0;
+    std::size_t lineBase = 0, offset = 0;
+  };
+  Mark markOf(std::size_t p) const { return {line_, lb_, p}; }
+  Position positionOf(const Mark& m) const {
+    return {m.line, 1 + countChars(s_.substr(m.lineBase, m.offset - m.lineBase))};
+  }
 
   [[noreturn]] void fail(Position at, std::string message) const { throw PrescanFailure{at, std::move(message)}; }
 
-  void checkScalar(std::size_t start, std::size_t end, Position at) const {
+  void checkScalar(std::size_t start, std::size_t end, const Mark& at) const {
     if (end - start > lim_.maxScalarBytes)
-      fail(at, "scalar is larger than the limit of " + std::to_string(lim_.maxScalarBytes) + " bytes");
+      fail(positionOf(at), "scalar is larger than the limit of " + std::to_string(lim_.maxScalarBytes) + " bytes");
   }
   void checkFlow(std::size_t end) const {
     if (end - flowStart_ > lim_.maxFlowBytes)
-      fail(flowPos_, "flow collection ([...] or {...}) is larger than the limit of " + std::to_string(lim_.maxFlowBytes) +
+      fail(positionOf(flowPos_), "flow collection ([...] or {...}) is larger than the limit of " + std::to_string(lim_.maxFlowBytes) +
                          " bytes");
   }
 
@@ -121,7 +132,7 @@ class Prescan {
   void startQuote(std::size_t p, bool inFlow) {
     quote_ = s_[p];
     quoteStart_ = p;
-    quotePos_ = positionOf(p);
+    quotePos_ = markOf(p);
     quoteColumn_ = column(p);
     quoteInFlow_ = inFlow;
   }
@@ -171,7 +182,7 @@ class Prescan {
           bsOwner_ = owner_;
           bsIndent_ = -1;
           bsStart_ = p;
-          bsPos_ = positionOf(p);
+          bsPos_ = markOf(p);
           for (std::size_t h = p + 1; h < le && !isBlank(s_[h]) && s_[h] != '#'; ++h)
             if (s_[h] >= '1' && s_[h] <= '9') bsIndent_ = (owner_ >= 0 ? owner_ : 0) + (s_[h] - '0');
           return;
@@ -187,7 +198,7 @@ class Prescan {
           mode_ = Mode::PlainContinuation;
           plainOwner_ = owner_;
           plainStart_ = start;
-          plainPos_ = positionOf(start);
+          plainPos_ = markOf(start);
           return checkScalar(start, le, plainPos_);
         }
         const char d = s_[p];
@@ -229,7 +240,7 @@ class Prescan {
         case '{':
           if (flowDepth_ == 0) {
             flowStart_ = p;
-            flowPos_ = positionOf(p);
+            flowPos_ = markOf(p);
           }
           if (static_cast<std::size_t>(++flowDepth_) > lim_.maxDepth)
             fail(positionOf(p), "flow collections nested deeper than the limit of " + std::to_string(lim_.maxDepth) +
@@ -283,21 +294,21 @@ class Prescan {
   // block scalar
   int bsOwner_ = -1, bsIndent_ = -1;
   std::size_t bsStart_ = 0;
-  Position bsPos_;
+  Mark bsPos_;
   // plain multi-line scalar
   int plainOwner_ = -1;
   std::size_t plainStart_ = 0;
-  Position plainPos_;
+  Mark plainPos_;
   // quoted scalar
   char quote_ = '"';
   std::size_t quoteStart_ = 0;
-  Position quotePos_;
+  Mark quotePos_;
   int quoteColumn_ = 0;
   bool quoteInFlow_ = false;
   // flow collection
   int flowDepth_ = 0;
   std::size_t flowStart_ = 0;
-  Position flowPos_;
+  Mark flowPos_;
   int flowColumn_ = 0;
   char lastSignificant_ = '[';
 };
@@ -382,6 +393,28 @@ std::vector<Section> splitSections(std::string_view s, const Limits& limits) {
   }
   if (!curEmpty) close(s.size());
   return sections;
+}
+
+std::optional<ParseError> flowSequenceDocument(std::string_view s, const Section& section) {
+  int line = section.firstLine;
+  std::size_t lineStart = section.begin;
+  for (std::size_t i = section.begin; i < section.end; ++i) {
+    const char c = s[i];
+    if (c == '\n') {
+      ++line;
+      lineStart = i + 1;
+    } else if (c == '#' || (c == '%' && i == lineStart)) {  // a comment, a directive: to the end of the line
+      while (i + 1 < section.end && s[i + 1] != '\n') ++i;
+    } else if (c != ' ' && c != '\t' && c != '\r') {
+      if (c != '[') return std::nullopt;
+      const int column = countChars(s.substr(lineStart, i - lineStart)) + 1;
+      return ParseError{{line, column},
+                        "the document is a list ([...], a JSON array), not a Kubernetes object: kubectl refuses it "
+                        "(error validating data: invalid object to validate); write the objects one after another "
+                        "(a JSON stream, or YAML documents separated by ---) or as the items of a kind: List"};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuguard::yaml::detail

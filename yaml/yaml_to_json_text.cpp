@@ -120,4 +120,15 @@ std::string sanitizeUtf8(std::string_view s) {
   return out;
 }
 
+std::optional<std::string> loneCrAsLf(std::string_view s) {
+  std::size_t cr = s.find('\r');
+  while (cr != npos && cr + 1 < s.size() && s[cr + 1] == '\n') cr = s.find('\r', cr + 2);
+  if (cr == npos) return std::nullopt;
+  std::string out(s);
+  for (std::size_t i = cr; i < out.size(); ++i) {
+    if (out[i] == '\r' && (i + 1 == out.size() || out[i + 1] != '\n')) out[i] = '\n';
+  }
+  return out;
+}
+
 }  // namespace gpuguard::yaml::detail

@@ -1,0 +1,188 @@
+#include "lint/lint_list.h"
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "rules/engine.h"
+#include "rules/object_ref.h"
+
+namespace gpuguard::lint {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kItems = "/items/";
+
+// The item a pointer of the List lies in, and where the item's part of the
+// pointer starts ("/items/12/spec" -> 12, at "/spec"); nullopt outside the items.
+std::optional<std::pair<std::size_t, std::size_t>> itemOf(std::string_view pointer) {
+  if (!pointer.starts_with(kItems)) return std::nullopt;
+  const char* first = pointer.data() + kItems.size();
+  const char* last = pointer.data() + pointer.size();
+  std::size_t index = 0;
+  const auto [end, ec] = std::from_chars(first, last, index);
+  if (ec != std::errc() || end == first || (end != last && *end != '/')) return std::nullopt;
+  return std::pair(index, static_cast<std::size_t>(end - pointer.data()));
+}
+
+// The List itself as the object of a finding outside its items: what
+// ObjectLocator says of it, without walking the items.
+ObjectRef listRef(const json& list, std::string_view pointer) {
+  json shell = json::object();
+  for (const char* key : {"apiVersion", "kind", "metadata"}) {
+    if (const auto it = list.find(key); it != list.end()) shell[key] = *it;
+  }
+  return ObjectLocator(shell).at(pointer);
+}
+
+// The List's own ignore.gpuguard.io/<rule> annotation with a reason, if any.
+const std::string* listSuppression(const json& list, const std::string& rule) {
+  const auto metadata = list.find("metadata");
+  if (metadata == list.end() || !metadata->is_object()) return nullptr;
+  const auto annotations = metadata->find("annotations");
+  if (annotations == metadata->end() || !annotations->is_object()) return nullptr;
+  const auto reason = annotations->find(kSuppressionPrefix + rule);
+  if (reason == annotations->end() || !reason->is_string() || reason->get_ref<const std::string&>().empty()) {
+    return nullptr;
+  }
+  return &reason->get_ref<const std::string&>();
+}
+
+// Findings of one item, in the order lintText emits a document's: the
+// engine's, the loader's warnings, the ineffective suppressions.
+struct ItemFindings {
+  std::vector<Located> engine, warnings, suppressions;
+};
+
+void judgeItem(yaml::Document& item, std::size_t i, const std::vector<yaml::ParseWarning>& warnings,
+               const json& list, const LintPolicy& policy, const LintOptions& options, const InputFacts* facts,
+               FileReport& report, ItemFindings& out) {
+  const std::string prefix = std::string(kItems) + std::to_string(i);
+  const bool fragment = options.fragment || looksLikeFragment(item.value);
+  report.fragments += fragment;
+  std::vector<Finding> findings = judgeDocument(item, policy, fragment, facts);
+  const ObjectLocator objects(item.value);
+  for (ObjectRef& ref : objects.objects()) {
+    ref.pointer = prefix + ref.pointer;
+    report.objects.push_back({item.index, std::move(ref)});
+  }
+  auto located = [&](Finding f, yaml::Position pos) {
+    ObjectRef object = objects.at(f.pointer());
+    object.pointer = prefix + object.pointer;
+    f.path = itemPath(i, f.path);
+    return Located{std::move(f), pos.line, pos.column, item.index, "", std::move(object)};
+  };
+  for (Finding& f : findings) {
+    if (const std::string* reason = policy.allowSuppressions && !f.suppressed ? listSuppression(list, f.rule) : nullptr) {
+      f.suppressed = true;
+      f.suppressionReason = *reason;
+    }
+    const yaml::Position pos = item.sources.locate(f.pointer());
+    out.engine.push_back(located(std::move(f), pos));
+  }
+  for (const yaml::ParseWarning& w : warnings) out.warnings.push_back(located(sourceFinding(w, item.value), w.position));
+  if (!policy.allowSuppressions) return;
+  for (Finding& f : ineffectiveSuppressions(item.value)) {
+    const yaml::Position pos = item.sources.locate(f.pointer());
+    out.suppressions.push_back(located(std::move(f), pos));
+  }
+}
+
+}  // namespace
+
+bool isItemList(const json& v) {
+  if (!v.is_object()) return false;
+  const auto kind = v.find("kind");
+  const auto items = v.find("items");
+  return kind != v.end() && kind->is_string() && kind->get_ref<const std::string&>() == "List" && items != v.end() &&
+         items->is_array();
+}
+
+FieldPath itemPath(std::size_t i, const FieldPath& inside) {
+  FieldPath path = FieldPath{}.field("items").index(i);
+  for (const FieldPath::Step& step : inside.segments()) {
+    switch (step.kind) {
+      case FieldPath::Step::Kind::Field: path = path.field(step.name); break;
+      case FieldPath::Step::Kind::Index: path = path.index(step.index); break;
+      case FieldPath::Step::Kind::Key: path = path.key(step.name); break;
+    }
+  }
+  return path;
+}
+
+ListItems::ListItems(yaml::Document& list) : list_(list) {
+  const std::size_t count = list.value["items"].size();
+  itemEntries_.resize(count);
+  itemWarnings_.resize(count);
+  const auto& entries = list.sources.entries();
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    if (const auto item = itemOf(entries[e].pointer); item && item->first < count) {
+      itemEntries_[item->first].push_back(static_cast<std::uint32_t>(e));
+    }
+  }
+  for (std::size_t w = 0; w < list.warnings.size(); ++w) {
+    const auto item = itemOf(list.warnings[w].pointer);
+    if (item && item->first < count) itemWarnings_[item->first].push_back(static_cast<std::uint32_t>(w));
+    else listWarnings_.push_back(list.warnings[w]);
+  }
+}
+
+yaml::Document ListItems::take(std::size_t i) {
+  yaml::Document item;
+  item.index = list_.index;
+  item.value = std::move(list_.value["items"][i]);
+  std::vector<yaml::SourceMap::Entry> entries;
+  entries.reserve(itemEntries_[i].size());
+  const auto& all = list_.sources.entries();
+  for (std::uint32_t e : itemEntries_[i]) {
+    entries.push_back({all[e].pointer.substr(itemOf(all[e].pointer)->second), all[e].origin});
+  }
+  item.sources = yaml::SourceMap::fromEntries(std::move(entries));
+  if (const yaml::NodeOrigin* root = item.sources.find("")) item.start = root->position;
+  std::vector<std::uint32_t>().swap(itemEntries_[i]);
+  return item;
+}
+
+std::vector<yaml::ParseWarning> ListItems::warningsOf(std::size_t i) const {
+  std::vector<yaml::ParseWarning> out;
+  for (std::uint32_t w : itemWarnings_[i]) {
+    out.push_back(list_.warnings[w]);
+    out.back().pointer = out.back().pointer.substr(itemOf(out.back().pointer)->second);
+  }
+  return out;
+}
+
+void lintListDocument(yaml::Document& list, const LintPolicy& policy, const LintOptions& options,
+                      const InputFacts* facts, FileReport& report) {
+  ++report.documents;
+  const std::size_t fragmentsBefore = report.fragments;
+  ListItems items(list);
+  ItemFindings found;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    yaml::Document item = items.take(i);
+    judgeItem(item, i, items.warningsOf(i), list.value, policy, options, facts, report, found);
+  }
+  // One List counts once, as a fragment when any item was one.
+  report.fragments = fragmentsBefore + (report.fragments > fragmentsBefore ? 1 : 0);
+  for (const yaml::ParseWarning& w : items.listWarnings()) {
+    found.warnings.push_back(Located{sourceFinding(w, list.value), w.position.line, w.position.column, list.index, "",
+                                     listRef(list.value, w.pointer)});
+  }
+  if (policy.allowSuppressions) {
+    json shell = json::object();
+    if (const auto metadata = list.value.find("metadata"); metadata != list.value.end()) shell["metadata"] = *metadata;
+    for (Finding& f : ineffectiveSuppressions(shell)) {
+      const yaml::Position pos = list.sources.locate(f.pointer());
+      ObjectRef object = listRef(list.value, f.pointer());
+      found.suppressions.push_back(Located{std::move(f), pos.line, pos.column, list.index, "", std::move(object)});
+    }
+  }
+  for (auto* part : {&found.engine, &found.warnings, &found.suppressions}) {
+    for (Located& l : *part) report.findings.push_back(std::move(l));
+  }
+}
+
+}  // namespace gpuguard::lint

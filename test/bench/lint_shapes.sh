@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# How gpuguard-lint's work grows with the size of one input, shape by shape:
+# each shape is generated at N and at 10N objects and linted (or fixed), and
+# the growth of CPU time (user + sys, from /usr/bin/time -v: elapsed time on
+# a shared machine says more about the neighbours than about the linter) and
+# the peak RSS are printed. Linear work grows ~10x; quadratic ~100x.
+#
+#   test/bench/lint_shapes.sh [-n N] [-c] [-l LIMIT] [-s SHAPES] [BUILD_DIR]
+#     -n N       objects at the small size (default 1000; 10N at the large)
+#     -c         check: exit 1 when a shape grows more than LIMIT times
+#                (default 25) from N to 10N, or does not end as it should
+#                (ctest lint.shapes runs -c with a small N)
+#     -s SHAPES  the shapes to run, comma-separated (default: all)
+#
+# Shapes: list (one kind: List of N pods), multidoc (N YAML documents),
+# jsonstream (N JSON objects one after another), jsonarray (a JSON array of
+# N objects: an input error, exit 2), fix (--fix on one pod with N
+# containers, each a fix: N edits in one file, the file rewritten).
+# CPU times below 50 ms count as 50 ms, so that timer resolution cannot
+# fake a ratio.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+N=1000 CHECK=0 LIMIT=25 SHAPES=list,multidoc,jsonstream,jsonarray,fix
+while getopts "n:cl:s:h" o; do
+  case $o in
+    n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; s) SHAPES=$OPTARG ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+LINT=$BUILD/gpuguard-lint
+[[ -x $LINT ]] || { echo "FAIL: $LINT is not built"; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "SKIP: /usr/bin/time not installed (apt-get install time)"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+generate() {  # generate SHAPE COUNT > file
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+shape, n = sys.argv[1], int(sys.argv[2])
+image = "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04"
+def pod_yaml(i, indent=""):
+    lines = ["apiVersion: v1", "kind: Pod", "metadata:", f"  name: train-{i}", "  namespace: ml", "spec:",
+             "  containers:", "  - name: cuda", f"    image: {image}", "    resources:", "      requests:",
+             "        nvidia.com/gpu: 1"]
+    return "".join(indent + l + "\n" for l in lines)
+def pod_json(i):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"train-{i}", "namespace": "ml"},
+            "spec": {"containers": [{"name": "cuda", "image": image,
+                                     "resources": {"limits": {"nvidia.com/gpu": "0.5"}}}]}}
+out = sys.stdout
+if shape == "list":
+    out.write("apiVersion: v1\nkind: List\nitems:\n")
+    for i in range(n):
+        out.write("- " + pod_yaml(i, "  ")[2:])
+elif shape == "multidoc":
+    for i in range(n):
+        out.write("---\n" + pod_yaml(i))
+elif shape == "jsonstream":
+    for i in range(n):
+        out.write(json.dumps(pod_json(i), indent=1) + "\n")
+elif shape == "jsonarray":
+    out.write(json.dumps([pod_json(i) for i in range(n)]) + "\n")
+elif shape == "fix":
+    out.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  containers:\n")
+    for i in range(n):
+        out.write(f"  - name: c{i}\n    image: {image}\n    resources:\n      requests:\n        nvidia.com/gpu: 1\n")
+PY
+}
+
+# measure SHAPE FILE -> "cpu_seconds peak_kb exit_status"
+measure() {
+  local shape=$1 file=$2 args=(--fail-on none -f json)
+  [[ $shape == fix ]] && args=(--fix --fail-on none)
+  /usr/bin/time -v -o "$WORK/time" timeout 600 "$LINT" "${args[@]}" "$file" >/dev/null 2>"$WORK/stderr"
+  local status=$?
+  awk -v s="$status" -F': ' '/User time/ {u=$2} /System time/ {y=$2} /Maximum resident/ {m=$2}
+      END {printf "%.2f %d %d\n", u + y, m, s}' "$WORK/time"
+}
+
+expected_status() { [[ $1 == jsonarray ]] && echo 2 || echo 0; }
+
+echo "gpuguard-lint input shapes, N=$N and 10N (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+printf '%-11s %10s %10s %9s %9s %7s %11s %9s\n' shape "bytes(N)" "bytes(10N)" "cpu(N)" "cpu(10N)" ratio "RSS(10N)" "RSS/bytes"
+failures=0
+IFS=, read -ra shapes <<<"$SHAPES"
+for shape in "${shapes[@]}"; do
+  small=$WORK/$shape-small.yaml large=$WORK/$shape-large.yaml
+  generate "$shape" "$N" >"$small"
+  generate "$shape" $((N * 10)) >"$large"
+  # The smaller of two runs at each size: a neighbour's burst only adds time.
+  read -r c1 _ s1 < <(measure "$shape" "$small")
+  [[ $shape == fix ]] && generate "$shape" "$N" >"$small"
+  read -r c2 _ _ < <(measure "$shape" "$small")
+  read -r d1 m1 s2 < <(measure "$shape" "$large")
+  [[ $shape == fix ]] && generate "$shape" $((N * 10)) >"$large"
+  read -r d2 m2 _ < <(measure "$shape" "$large")
+  read -r ratio cpuN cpu10 peak perByte < <(python3 - "$c1" "$c2" "$d1" "$d2" "$m1" "$m2" "$(stat -c %s "$large")" <<'PY'
+import sys
+c1, c2, d1, d2, m1, m2, size = sys.argv[1:]
+small, large = min(float(c1), float(c2)), min(float(d1), float(d2))
+peak = min(int(m1), int(m2))
+print(f"{max(large, 0.05) / max(small, 0.05):.1f} {small:.2f} {large:.2f} {peak} {peak * 1024 / int(size):.1f}")
+PY
+)
+  printf '%-11s %10s %10s %8ss %8ss %6sx %8s KB %8sx\n' "$shape" "$(stat -c %s "$small")" "$(stat -c %s "$large")" \
+    "$cpuN" "$cpu10" "$ratio" "$peak" "$perByte"
+  want=$(expected_status "$shape")
+  if [[ $s1 != "$want" || $s2 != "$want" ]]; then
+    echo "  $shape: exit status $s1 / $s2, expected $want: $(head -c 300 "$WORK/stderr")"
+    failures=$((failures + 1))
+  fi
+  if python3 -c "import sys; sys.exit(0 if float('$ratio') > float('$LIMIT') else 1)"; then
+    echo "  $shape: 10N took ${ratio}x the CPU time of N (limit ${LIMIT}x): super-linear"
+    failures=$((failures + 1))
+  fi
+done
+if [[ $CHECK == 1 && $failures -gt 0 ]]; then
+  echo "FAIL: $failures shape(s)"
+  exit 1
+fi
+exit 0
