@@ -31,7 +31,7 @@ constexpr int kExitUsage = 2;
 
 int checkPolicy(const std::string& path) {
   try {
-    const AdmissionPolicy p = AdmissionPolicy::from(yaml::loadPolicyFile(path));
+    const AdmissionPolicy p = *loadPolicy(path).policy;  // as the webhook loads it: an empty file is an error
     auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
     std::cout << path << ": ok (" << count(p.engine.rules.size(), "rule override") << ", "
               << count(p.exemptNamespaces.size(), "exempt namespace") << ", " << count(p.exemptions.size(), "exemption")

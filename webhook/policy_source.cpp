@@ -66,13 +66,17 @@ LoadedPolicy parsePolicyText(const std::string& text, const std::string& source)
   return {std::make_shared<const AdmissionPolicy>(AdmissionPolicy::from(yaml::parsePolicy(text, source))), sha256(text)};
 }
 
+LoadedPolicy loadPolicy(const std::string& path) {
+  std::string bytes, error;
+  if (readWhole(path, bytes, error) == ReadOutcome::Unreadable) throw PolicyError(path + ": " + error);
+  return parsePolicyText(bytes, path);
+}
+
 PolicySource::PolicySource(std::optional<std::string> path, const Logger& logger)
     : path_(std::move(path)), logger_(logger) {
   if (path_) {
     seen_ = identify();
-    std::string bytes, error;
-    if (readWhole(*path_, bytes, error) == ReadOutcome::Unreadable) throw PolicyError(*path_ + ": " + error);
-    LoadedPolicy loaded = parsePolicyText(bytes, *path_);
+    LoadedPolicy loaded = loadPolicy(*path_);
     policy_.store(std::move(loaded.policy), std::memory_order_release);
     activeDigest_ = std::move(loaded.digest);
   } else {

@@ -51,6 +51,10 @@ struct LoadedPolicy {
 // does not parse, and a policy that does not validate.
 LoadedPolicy parsePolicyText(const std::string& text, const std::string& source);
 
+// Reads the policy file at `path` whole and parses it: what the webhook
+// loads at start and what --check-policy checks. Throws PolicyError.
+LoadedPolicy loadPolicy(const std::string& path);
+
 class PolicySource {
  public:
   // Loads the policy at `path` (the built-in defaults when nullopt). Throws

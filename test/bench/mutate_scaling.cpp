@@ -55,17 +55,20 @@ struct Timing {
   std::size_t patchOperations = 0;
 };
 
+// The best of three runs after a warm-up one (the first run pays for
+// page faults and cold caches).
 template <typename Review>
 Timing timeOf(Review review, const std::string& body) {
   static const AdmissionPolicy policy;
-  Timing t;
-  const double wall = seconds(CLOCK_MONOTONIC), cpu = seconds(CLOCK_THREAD_CPUTIME_ID);
-  const AdmissionResult r = review(body, policy, {});
-  t.wall = seconds(CLOCK_MONOTONIC) - wall;
-  t.cpu = seconds(CLOCK_THREAD_CPUTIME_ID) - cpu;
-  t.patchOperations = r.patchOperations;
-  if (r.httpStatus != 200) std::fprintf(stderr, "unexpected status %d\n", r.httpStatus);
-  return t;
+  Timing best;
+  for (int run = 0; run < 4; ++run) {
+    const double wall = seconds(CLOCK_MONOTONIC), cpu = seconds(CLOCK_THREAD_CPUTIME_ID);
+    const AdmissionResult r = review(body, policy, {});
+    const double wallTaken = seconds(CLOCK_MONOTONIC) - wall, cpuTaken = seconds(CLOCK_THREAD_CPUTIME_ID) - cpu;
+    if (r.httpStatus != 200) std::fprintf(stderr, "unexpected status %d\n", r.httpStatus);
+    if (run == 1 || (run > 1 && cpuTaken < best.cpu)) best = {wallTaken, cpuTaken, r.patchOperations};
+  }
+  return best;
 }
 
 }  // namespace

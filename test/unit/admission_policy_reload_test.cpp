@@ -5,6 +5,7 @@
 // defaults").
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -108,6 +109,18 @@ TEST(PolicySource, AnEmptyFileDoesNotStartTheWebhook) {
   const PolicyDir dir;
   const Logger logger(LogLevel::Error, [](std::string_view) {});
   EXPECT_THROW(PolicySource(dir.write(""), logger), PolicyError);
+}
+
+TEST(PolicySource, CheckPolicyRejectsAnEmptyFileAsTheWebhookDoes) {
+  const PolicyDir dir;
+  EXPECT_THROW(loadPolicy(dir.write("# nothing yet\n")), PolicyError);
+  EXPECT_TRUE(allowsTheBarePod(*loadPolicy(dir.write(kPolicy)).policy));
+  const std::string binary = std::string(GPUGUARD_BINARY_DIR) + "/gpuguard-webhook";
+  if (!std::filesystem::exists(binary)) GTEST_SKIP() << "no " << binary;
+  const std::string command = binary + " --check-policy --policy=" + dir.write("") + " >/dev/null 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "gpuguard-webhook --check-policy on an empty file";
 }
 
 TEST(PolicySource, AnEmptyFileOnReloadKeepsTheActivePolicy) {
