@@ -71,6 +71,42 @@ TEST(LintFixWriteBack, AWriteThatFailsHalfwayLeavesTheOriginalWhole) {
   EXPECT_THAT(temporaries(dir.path()), ::testing::IsEmpty());
 }
 
+// A 64 KiB tmpfs, mounted for the test (root only), unmounted whatever happens.
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(const fs::path& at) : at_(at) {
+    fs::create_directories(at);
+    mounted_ = ::geteuid() == 0 && runCommand({"mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", at.string()}).exitCode == 0;
+  }
+  ~SmallTmpfs() {
+    if (mounted_) runCommand({"umount", at_.string()});
+  }
+  bool mounted() const { return mounted_; }
+
+ private:
+  fs::path at_;
+  bool mounted_ = false;
+};
+
+TEST(LintFixWriteBack, AFullDiskLeavesTheOriginalWhole) {
+  TempDir dir;
+  const SmallTmpfs disk(dir.path() / "disk");
+  if (!disk.mounted()) GTEST_SKIP() << "needs root to mount a 64 KiB tmpfs";
+  // A pod the fix makes longer (a toleration block), then the disk filled.
+  const std::string pod =
+      "# " + std::string(3900, 'x') +
+      "\napiVersion: v1\nkind: Pod\nmetadata:\n  name: t\nspec:\n  nodeSelector:\n"
+      "    nvidia.com/cuda.driver-version.major: \"550\"\n  containers:\n  - name: c\n"
+      "    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+  const fs::path file = dir.write("disk/pod.yaml", pod);
+  runCommand({"dd", "if=/dev/zero", "of=" + (dir.path() / "disk/fill").string(), "bs=1k", "count=128"});
+  const RunResult r = runLint({"--fix", "pod.yaml"}, "", (dir.path() / "disk").string());
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("No space left on device; the file was left as it was"));
+  EXPECT_EQ(readFile(file), pod);
+  EXPECT_THAT(temporaries(dir.path() / "disk"), ::testing::IsEmpty());
+}
+
 TEST(LintFixWriteBack, ALinkThatLeadsOutOfTheTreeIsNotWrittenUnlessAsked) {
   TempDir dir;
   const fs::path outside = dir.write("outside/pod.yaml", kFixablePod);
