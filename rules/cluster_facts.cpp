@@ -31,7 +31,41 @@ auto* lookup(const Map& map, std::string_view key) {
   return it == map.end() ? nullptr : it->second.get();
 }
 
+// What a node is, without its name: the key of its node group.
+std::string groupKey(const NodeFacts& n) {
+  std::string key;
+  const auto field = [&](std::string_view s) {
+    key += std::to_string(s.size());
+    key += ':';
+    key += s;
+  };
+  for (const auto& [k, v] : n.labels) {
+    if (isPerNodeLabel(k)) continue;
+    field(k);
+    field(v);
+  }
+  key += '|';
+  for (const Taint& t : n.taints) {
+    field(t.key);
+    field(t.value.value_or(""));
+    field(t.effect);
+  }
+  key += n.unschedulable ? "|u|" : "|s|";
+  for (const auto* list : {&n.capacity, &n.allocatable}) {
+    for (const auto& [name, amount] : *list) {
+      field(name);
+      field(amount.str());
+    }
+    key += '|';
+  }
+  return key;
+}
+
 }  // namespace
+
+bool isPerNodeLabel(std::string_view key) {
+  return key == "kubernetes.io/hostname" || key == "nvidia.com/gfd.timestamp";
+}
 
 std::string_view factKindName(FactKind kind) {
   switch (kind) {
@@ -173,7 +207,13 @@ std::shared_ptr<const ClusterFacts> ClusterFactsBuilder::build() const {
   facts->listed_ = listed_;
   facts->nodeByName_ = nodes_;
   facts->nodes_.reserve(nodes_.size());
-  for (const auto& [name, node] : nodes_) facts->nodes_.push_back(node);
+  std::map<std::string, std::size_t> groupOf;
+  for (const auto& [name, node] : nodes_) {
+    facts->nodes_.push_back(node);
+    auto [it, added] = groupOf.emplace(groupKey(*node), facts->groups_.size());
+    if (added) facts->groups_.push_back(NodeGroup{node.get(), {}});
+    facts->groups_[it->second].members.push_back(node.get());
+  }
   facts->nodePools_.reserve(nodePools_.size());
   for (const auto& [name, pool] : nodePools_) facts->nodePools_.push_back(pool);
   facts->namespaces_ = namespaces_;

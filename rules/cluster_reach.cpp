@@ -107,6 +107,21 @@ std::map<std::string, std::string, std::less<>> draBacked(const ResourceList& re
   return out;
 }
 
+// The pod's placement tells nodes apart by name: judge each node, not one
+// per group.
+bool namesNodes(const PlacementPod& pod, const std::vector<NodeTerm>& terms) {
+  if (!pod.nodeName.empty()) return true;
+  for (const NodeTerm& term : terms) {
+    for (const NodeRequirement& r : term.requirements) {
+      if (isPerNodeLabel(r.key)) return true;
+    }
+  }
+  for (const RequiredAffinity::Term& term : pod.affinity.terms) {
+    if (!term.fields.empty()) return true;
+  }
+  return false;
+}
+
 PoolReach judgePool(const NodePoolFacts& pool, const PlacementPod& pod, const std::vector<NodeTerm>& terms,
                     const std::vector<std::string>& gpuResources) {
   PoolReach p;
@@ -174,8 +189,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMaj
     const std::optional<std::string> major = driverMajorOf(*n.node);
     if (!major) continue;
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == *major; });
-    if (it == out.end()) out.push_back({*major, {n.node->name}});
-    else it->second.push_back(n.node->name);
+    if (it == out.end()) it = out.insert(out.end(), {*major, {}});
+    for (const NodeFacts* member : n.nodes) it->second.push_back(member->name);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     const auto ia = parseGoInt(a.first), ib = parseGoInt(b.first);
@@ -187,13 +202,23 @@ std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMaj
 
 std::string describeDriverMajors(const std::vector<std::pair<std::string, std::vector<std::string>>>& majors) {
   std::vector<std::string> parts;
-  for (const auto& [major, nodes] : majors) {
+  for (auto [major, nodes] : majors) {
+    std::sort(nodes.begin(), nodes.end());
     std::vector<std::string> names(nodes.begin(), nodes.begin() + static_cast<long>(std::min<std::size_t>(nodes.size(), 3)));
     if (nodes.size() > 3) names.back() += ", ...";
     parts.push_back(major + " (" + std::to_string(nodes.size()) + (nodes.size() == 1 ? " node: " : " nodes: ") +
                     joined(names) + ")");
   }
   return joined(parts);
+}
+
+const PodReach& ReachMemo::of(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu,
+                              std::string_view ns) {
+  for (const auto& [known, reach] : done_) {
+    if (known == &site) return reach;
+  }
+  done_.emplace_back(&site, reachOf(site, cluster, gpu, ns));
+  return done_.back().second;
 }
 
 bool PodReach::schedulableOnSomeNode() const {
@@ -203,6 +228,12 @@ bool PodReach::schedulableOnSomeNode() const {
 bool PodReach::reachableSomewhere() const {
   return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.reachable; }) ||
          std::any_of(pools.begin(), pools.end(), [](const PoolReach& p) { return p.reachable; });
+}
+
+std::size_t PodReach::nodeCount() const {
+  std::size_t n = 0;
+  for (const NodeReach& r : nodes) n += r.nodes.size();
+  return n;
 }
 
 std::vector<const NodeReach*> PodReach::reachableNodes() const {
@@ -227,11 +258,19 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   pod.draBacked = draBacked(requests, cluster, gpu);
 
   PodReach reach;
-  std::vector<NodeVerdict> verdicts;
+  std::map<std::string, std::size_t> reasons;
+  std::size_t available = 0;
   static const std::vector<BoundPod> kNoPods;
-  for (const auto& node : cluster.nodes()) {
+  const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
+  std::vector<NodeGroup> singles;
+  if (namesNodes(pod, terms)) {
+    for (const auto& node : cluster.nodes()) singles.push_back(NodeGroup{node.get(), {node.get()}});
+  }
+  for (const NodeGroup& group : singles.empty() ? cluster.nodeGroups() : singles) {
+    const NodeFacts* node = group.representative;
     NodeReach n;
-    n.node = node.get();
+    n.node = node;
+    n.nodes = group.members;
     n.verdict = judgeNode(pod, *node, kNoPods, policy);
     n.gpuNode = isGpuNode(*node, gpuResources, policy);
     // A cordoned node comes back: its unschedulable taint does not make it unreachable.
@@ -239,11 +278,11 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
                                         [](const Taint& t) { return t.key == "node.kubernetes.io/unschedulable"; });
     n.reachable = n.gpuNode && !n.verdict.nodeNameMismatch && taintsPass && n.verdict.selectorFailures.empty() &&
                   n.verdict.affinityMatches;
-    verdicts.push_back(n.verdict);
+    for (const std::string& r : n.verdict.reasons) reasons[r] += n.nodes.size();
+    if (n.verdict.schedulable) available += n.nodes.size();
     reach.nodes.push_back(std::move(n));
   }
-  reach.verdict = schedulerSummary(verdicts);
-  const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
+  reach.verdict = schedulerSummary(reasons, available, cluster.nodes().size());
   for (const auto& pool : cluster.nodePools()) reach.pools.push_back(judgePool(*pool, pod, terms, gpuResources));
   return reach;
 }

@@ -26,8 +26,11 @@
 
 namespace gpuguard {
 
+// One node group (ClusterFacts::nodeGroups), or one node when the pod's
+// placement names nodes (spec.nodeName, matchFields, kubernetes.io/hostname).
 struct NodeReach {
-  const NodeFacts* node = nullptr;
+  const NodeFacts* node = nullptr;       // the one judged
+  std::vector<const NodeFacts*> nodes;   // every node it stands for, `node` among them
   NodeVerdict verdict;     // the static filters, no bound pods
   bool gpuNode = false;    // offers GPUs: a GPU resource in allocatable, or GFD's nvidia.com/gpu.present
   bool reachable = false;  // placement admits it (selector, affinity, nodeName, taints) and it is a GPU node
@@ -45,19 +48,30 @@ struct PoolReach {
 };
 
 struct PodReach {
-  std::vector<NodeReach> nodes;  // the facts' order (by name)
+  std::vector<NodeReach> nodes;  // node groups, or nodes (NodeReach)
   std::vector<PoolReach> pools;
   std::string verdict;           // "0/12 nodes are available: ..." (schedulerSummary)
 
   bool schedulableOnSomeNode() const;
   bool reachableSomewhere() const;  // a reachable GPU node or NodePool
   std::vector<const NodeReach*> reachableNodes() const;
+  std::size_t nodeCount() const;
 };
 
 // The pod of `site` against `cluster`. `namespaceName` adds that namespace's
 // default tolerations (PodTolerationRestriction adds them to every pod
 // created there; a Deployment's template does not carry them).
 PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu, std::string_view namespaceName);
+
+// reachOf, once per pod site of one judge() call: the rules that read it
+// (driver pin, GPU count, gpu-unschedulable) share one pass over the nodes.
+class ReachMemo {
+ public:
+  const PodReach& of(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu, std::string_view ns);
+
+ private:
+  std::vector<std::pair<const PodSite*, PodReach>> done_;
+};
 
 // The CUDA driver major a node runs, from GPU Feature Discovery's labels:
 // nvidia.com/cuda.driver-version.major, the deprecated

@@ -92,7 +92,9 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   std::string ns(options.namespaceName);
   if (ns.empty() && metadata) ns = stringOr(*metadata, "namespace");
   if (ns.empty()) ns = "default";
-  const CheckContext ctx{object, sites, policy, options.hints, options.facts ? *options.facts : own, options.cluster, ns};
+  ReachMemo reachMemo;
+  const CheckContext ctx{object,          sites, policy, options.hints, options.facts ? *options.facts : own,
+                         options.cluster, ns,    options.cluster ? &reachMemo : nullptr};
   const bool anyExemptions = options.exemptions && !options.exemptions->empty();
   const ExemptionSubject subject = anyExemptions ? exemptionSubject(object, sites, options.namespaceName) : ExemptionSubject{};
   for (const Rule* rule : allRules()) {

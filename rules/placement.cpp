@@ -463,17 +463,22 @@ PlacementPod placementPod(const PodSite& site, const ResourceList& requests, con
 }
 
 std::string schedulerSummary(const std::vector<NodeVerdict>& nodes) {
-  if (nodes.empty()) return "0/0 nodes are available: no nodes available to schedule pods.";
   std::size_t available = 0;
   std::map<std::string, std::size_t> histogram;
   for (const NodeVerdict& v : nodes) {
     available += v.schedulable;
     for (const std::string& r : v.reasons) ++histogram[r];
   }
+  return schedulerSummary(histogram, available, nodes.size());
+}
+
+std::string schedulerSummary(const std::map<std::string, std::size_t>& histogram, std::size_t available,
+                             std::size_t total) {
+  if (total == 0) return "0/0 nodes are available: no nodes available to schedule pods.";
   std::vector<std::string> reasons;
   for (const auto& [reason, count] : histogram) reasons.push_back(std::to_string(count) + " " + reason);
   std::sort(reasons.begin(), reasons.end());  // FitError.Error(): sort.Strings
-  return std::to_string(available) + "/" + std::to_string(nodes.size()) + " nodes are available: " + joined(reasons) + ".";
+  return std::to_string(available) + "/" + std::to_string(total) + " nodes are available: " + joined(reasons) + ".";
 }
 
 }  // namespace gpuguard

@@ -168,5 +168,8 @@ NodeVerdict judgeNode(const PlacementPod& pod, const NodeFacts& node, const std:
 // sorted like FitError.Error() does, e.g. "0/5 nodes are available: 2 node(s)
 // had untolerated taint(s), 3 Insufficient nvidia.com/gpu."
 std::string schedulerSummary(const std::vector<NodeVerdict>& nodes);
+// The same from counted reasons: reason -> nodes that gave it.
+std::string schedulerSummary(const std::map<std::string, std::size_t>& reasons, std::size_t available,
+                             std::size_t total);
 
 }  // namespace gpuguard

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/cluster_facts.h"
+#include "rules/cluster_reach.h"
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/field_path.h"
 #include "rules/finding.h"
@@ -55,10 +56,18 @@ struct CheckContext {
   // The object's namespace (the request's, else metadata.namespace, else
   // "default"): where its claims and namespace defaults are looked up.
   std::string_view namespaceName = "default";
+  // Where each pod site can go in the cluster (null without facts).
+  ReachMemo* reachMemo = nullptr;
 
   // What counts as a GPU here: the policy's names, the input's classes and
   // the cluster's.
   GpuFacts gpu() const { return GpuFacts{policy, facts, cluster, namespaceName}; }
+
+  // Where the pod of `site` can go in the cluster, computed once per site
+  // (rules/cluster_reach.h). Only with facts: `cluster` must not be null.
+  const PodReach& reach(const PodSite& site) const {
+    return reachMemo->of(site, *cluster, gpu(), namespaceName);
+  }
 
   const std::string* writtenText(const FieldPath& path) const {
     return hints ? hints->writtenText(path.jsonPointer()) : nullptr;

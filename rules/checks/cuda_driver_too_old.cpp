@@ -9,6 +9,8 @@
 
 #include "rules/checks/checks.h"
 #include "rules/checks/nvidia_require.h"
+#include "rules/cluster_reach.h"
+#include "rules/k8s/json_access.h"
 #include "rules/gfd_labels.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/node_selection.h"
@@ -57,6 +59,9 @@ constexpr RuleDoc kDoc{
         "applies again). The image's own NVIDIA_REQUIRE_CUDA is not in the manifest: for an image the floor "
         "applies, the lenient reading (nvidia/cuda images admit older drivers only on listed data-center "
         "branches, and a newer floor on consumer GPUs). "
+        "With the cluster's facts (gpuguard-lint --facts or --cluster, the webhook's cache), a pod whose node "
+        "selection does not pin the driver is judged against the drivers of the GPU nodes it can reach "
+        "(nvidia.com/cuda.driver-version.major): one below the floor is an error that names those nodes. "
         "No finding when the CUDA version is unknown, or when some ORed term does not bound the driver from "
         "below (the pod may land anywhere). "
         "CUDA 13 and GPUs below compute capability 7.5: CUDA 13.0 dropped Maxwell, Pascal and Volta (V100, P100, "
@@ -738,6 +743,7 @@ class CudaDriverTooOld final : public Rule {
         const auto pinned = [&] { return selectionPinsDriver(nodeTerms(), ctx.policy); };
         if (requirements.empty()) {
           if (cuda && pinned()) checkDriverFloor(*cuda, nodeTerms, out);
+          else if (cuda && withFacts(ctx, site)) checkReachableDrivers(*cuda, ctx.reach(site), ctx, out);
         } else if (pinned()) {
           // What the runtime checks decides: an alternative may admit an
           // older driver branch (forward compatibility on data-center GPUs).
@@ -753,6 +759,39 @@ class CudaDriverTooOld final : public Rule {
   }
 
  private:
+  // Cluster facts for a pod the scheduler places (not bound by spec.nodeName).
+  static bool withFacts(const CheckContext& ctx, const PodSite& site) {
+    return ctx.cluster && ctx.cluster->listed(FactKind::Node) && !(site.spec && !stringOr(*site.spec, "nodeName").empty());
+  }
+
+  // Without a pin, the drivers of the GPU nodes the pod can reach decide:
+  // one older than the CUDA floor is where the container fails.
+  static void checkReachableDrivers(const CudaVersion& cuda, const PodReach& reach, const CheckContext& ctx,
+                                    Reporter& out) {
+    const auto floor = floorFor(cuda);
+    if (!floor) return;
+    std::vector<std::pair<std::string, std::vector<std::string>>> old;
+    for (const auto& [major, nodes] : reachableDriverMajors(reach)) {
+      const std::optional<long long> m = parseGoInt(major);
+      if (m && *m < floor->version[0]) old.push_back({major, nodes});
+    }
+    if (old.empty()) return;
+    std::string what = "CUDA " + cuda.text();
+    if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
+    const long long gt = floor->version[0] - 1;
+    out.report(cuda.path,
+               FieldError::invalid(
+                   renderValue(json(cuda.value)),
+                   what + " needs an NVIDIA driver >= " + std::string(floor->text) + " (" + std::string(floor->why) +
+                       "), but GPU nodes this pod can reach run driver " + describeDriverMajors(old) + " (" +
+                       ctx.cluster->source() +
+                       "), where the container fails with \"CUDA driver version is insufficient for CUDA runtime "
+                       "version\"; select nodes with driver >= " + std::to_string(floor->version[0]) +
+                       " (nvidia.com/cuda.driver-version.major Gt \"" + std::to_string(gt) +
+                       "\") or use an image built for an older CUDA"),
+               renderValue(json(cuda.value)));
+  }
+
   template <typename Terms>
   static void checkDriverFloor(const CudaVersion& cuda, Terms& nodeTerms, Reporter& out) {
     const auto floor = floorFor(cuda);

@@ -68,12 +68,9 @@ class GpuCountExceedsNode final : public Rule {
       return isWholeGpu(ctx.policy, name);
     };
     for (const PodSite& site : ctx.sites) {
-      std::optional<PodReach> reach;
+      const bool withFacts = ctx.cluster && ctx.cluster->listed(FactKind::Node);
       for (const ResourceUnits& u : podRequestUnitsByName(site, wholeGpu)) {
-        if (ctx.cluster && ctx.cluster->listed(FactKind::Node) && !reach) {
-          reach = reachOf(site, *ctx.cluster, gpu, ctx.namespaceName);
-        }
-        const NodeLimit limit = reach ? limitOf(*reach, u.name, ctx) : policyLimit(ctx.policy);
+        const NodeLimit limit = withFacts ? limitOf(ctx.reach(site), u.name, ctx) : policyLimit(ctx.policy);
         if (u.units > limit.most) report(site, u.name, u.units, limit, out);
       }
       reportClaims(site, gpu, out);
@@ -100,19 +97,26 @@ class GpuCountExceedsNode final : public Rule {
   static NodeLimit limitOf(const PodReach& reach, const std::string& resource, const CheckContext& ctx) {
     long long most = -1;
     std::vector<std::string> where;
+    const bool draBacked = ctx.gpu().isDraBacked(resource) || resource.starts_with(kDeviceClassResourcePrefix);
     for (const NodeReach* n : reach.reachableNodes()) {
       auto it = n->node->allocatable.find(resource);
+      // KEP-5004: a DRA driver serves it where the node does not advertise
+      // it; its devices (ResourceSlices) are not in the facts.
+      if (it == n->node->allocatable.end() && draBacked) continue;
       const long long units = it == n->node->allocatable.end() ? 0 : it->second.floorUnits();
       if (units > most) most = units, where.clear();
-      if (units == most && where.size() < 3) where.push_back(n->node->name);
+      if (units != most) continue;
+      for (const NodeFacts* member : n->nodes) where.push_back(member->name);
     }
     for (const PoolReach& p : reach.pools) {
       if (!p.reachable) continue;
       const long long units = p.maxGpus.value_or(ctx.policy.maxGpusPerNode);
       if (units > most) most = units, where.clear();
-      if (units == most && where.size() < 3) where.push_back("NodePool " + p.pool->name);
+      if (units == most) where.push_back("NodePool " + p.pool->name);
     }
     if (most < 0) return policyLimit(ctx.policy);
+    std::sort(where.begin(), where.end());
+    if (where.size() > 3) where.resize(3), where.back() += ", ...";
     const std::string max = std::to_string(most);
     return {most,
             "more than any node it can reach holds (at most " + max + ": " + joined(where) + "; " +

@@ -90,7 +90,7 @@ class GpuMissingDriverPin final : public Rule {
   // The reachable GPU nodes' drivers, in words, and the severity they make:
   // an error for more than one driver major, a warning for one (or none known).
   static std::string whatTheClusterSays(const CheckContext& ctx, const PodSite& site, Severity& severity) {
-    const PodReach reach = reachOf(site, *ctx.cluster, ctx.gpu(), ctx.namespaceName);
+    const PodReach& reach = ctx.reach(site);
     const auto majors = reachableDriverMajors(reach);
     const std::string source = " (" + ctx.cluster->source() + ")";
     if (majors.size() > 1) {

@@ -63,8 +63,10 @@ std::string largestOffer(const PodReach& reach, const std::string& resource) {
       most = it->second;
       holders.clear();
     }
-    if (it->second == most) holders.push_back(n.node->name);
+    if (it->second != most) continue;
+    for (const NodeFacts* member : n.nodes) holders.push_back(member->name);
   }
+  std::sort(holders.begin(), holders.end());
   if (holders.empty()) return "no node offers " + resource;
   if (holders.size() > 3) holders.resize(3), holders.back() += "...";
   return "the most a node offers is " + most.strFor(resource) + " (" + joined(holders) + ")";
@@ -77,17 +79,25 @@ std::vector<std::string> advice(const PodReach& reach) {
   std::set<std::string> insufficient, observed;
   std::size_t cordoned = 0;
   for (const NodeReach& n : reach.nodes) {
+    // Only the filter that failed first: what the scheduler reports.
     const NodeVerdict& v = n.verdict;
-    if (v.cordoned) ++cordoned;
-    for (const Taint& t : v.untoleratedTaints) {
-      if (t.key != kCordonTaint) ++taints[describeTaint(t)];  // said as "cordoned" below
+    const auto said = [&](const std::string& reason) {
+      return std::find(v.reasons.begin(), v.reasons.end(), reason) != v.reasons.end();
+    };
+    if (v.cordoned) cordoned += n.nodes.size();
+    if (said("node(s) had untolerated taint(s)")) {
+      for (const Taint& t : v.untoleratedTaints) {
+        if (t.key != kCordonTaint) taints[describeTaint(t)] += n.nodes.size();  // said as "cordoned" below
+      }
     }
-    for (const LabelCheck& c : v.selectorFailures) observed.insert(c.requirement);
-    for (const TermCheck& t : v.terms) {
-      for (const LabelCheck& c : t.failing) observed.insert(c.requirement);
+    if (said("node(s) didn't match Pod's node affinity/selector")) {
+      for (const LabelCheck& c : v.selectorFailures) observed.insert(c.requirement);
+      for (const TermCheck& t : v.terms) {
+        for (const LabelCheck& c : t.failing) observed.insert(c.requirement);
+      }
     }
     for (const ResourceFit& f : v.resources) {
-      if (!f.fits && !f.viaDra) insufficient.insert(f.name);
+      if (!f.fits && !f.viaDra && said("Insufficient " + f.name)) insufficient.insert(f.name);
     }
   }
   for (const std::string& r : insufficient) out.push_back("Insufficient " + r + ": " + largestOffer(reach, r));
@@ -116,7 +126,7 @@ std::string poolsText(const PodReach& reach, long long gpus) {
 FieldPath whereToChange(const PodSite& site, const PodReach& reach, const GpuFacts& gpu) {
   std::map<std::string, std::size_t> reasons;
   for (const NodeReach& n : reach.nodes) {
-    for (const std::string& r : n.verdict.reasons) ++reasons[r];
+    for (const std::string& r : n.verdict.reasons) reasons[r] += n.nodes.size();
   }
   std::string top;
   std::size_t most = 0;
@@ -203,7 +213,7 @@ class GpuUnschedulable final : public Rule {
                  missing->deviceClass);
       return;
     }
-    const PodReach reach = reachOf(site, cluster, gpu, ctx.namespaceName);
+    const PodReach& reach = ctx.reach(site);
     if (reach.schedulableOnSomeNode()) return;
     const long long gpus = podGpus(site, ctx.policy);
     for (const PoolReach& p : reach.pools) {

@@ -13,7 +13,11 @@ For every case of scheduler/cases.yaml, alone on the cluster:
          scheduler leaves the pod Pending, a rule the case names under `judge` must say so;
      (b) `gpuguard-lint --nodes nodes.json` where nodes.json is `kubectl get nodes,deviceclasses -o json` of
          the very same nodes: schedulable or not, on which nodes, and the verdict line (the
-         scheduler's message up to " preemption:").
+         scheduler's message up to " preemption:");
+     (c) admission with the cluster's facts: `gpuguard-lint --facts nodes.json` (the same file, which
+         also holds the namespaces): gpu-unschedulable or gpu-count-exceeds-node must fire exactly
+         when the scheduler leaves the pod Pending (printed as "admission scheduler oracle: N of M
+         cases agree"; M counts the GPU pods the scheduler decided on).
 
 Differences explained in docs/e2e-oracle.md are listed in scheduler/known.tsv and count as
 agreeing ("documented"); anything else is a failure.
@@ -76,6 +80,8 @@ for _labels in GFD.values():
 PENDING_CLAIM = re.compile(r"Pending|cannot schedule|matches no node|never matches|no node (?:carries|offers|"
                            r"advertises|has)|Insufficient|no device plugin advertises|not a MIG profile the device "
                            r"plugin advertises")
+# With the cluster's facts: the rules that say no node can take the pod.
+ADMISSION_RULES = {"gpu-unschedulable", "gpu-count-exceeds-node"}
 # The rules whose findings can make such a claim (the rest never speak about scheduling).
 SCHEDULING_RULES = {"gpu-missing-toleration", "gpu-count-exceeds-node", "gpu-label-value", "node-affinity-gt-lt",
                     "dra-with-device-plugin", "gpu-resource-name", "mig-resource-name"}
@@ -233,6 +239,7 @@ class Case:
         self.verdict = None      # ("bound", node) | ("pending", message) | ("rejected", message) | ("error", why)
         self.findings = []       # gpuguard-lint findings on the pod and objects
         self.diag = None         # gpuguard-lint --nodes: the pod's diagnosis
+        self.admission = []      # gpuguard-lint --facts findings (the cluster facts of the same nodes)
         self.results = {}        # side -> (status, detail)
 
 
@@ -301,7 +308,8 @@ def lint_case(lint, work, case):
         else:
             f.write("# the default policy\n")
     # the DeviceClasses beside the nodes say which extended resources DRA serves (KEP-5004)
-    rc, out, err = run(["kubectl", "--request-timeout=30s", "get", "nodes,deviceclasses", "-o", "json"])
+    # the namespaces too: the cluster facts of --facts (their default tolerations); --nodes skips them
+    rc, out, err = run(["kubectl", "--request-timeout=30s", "get", "nodes,deviceclasses,namespaces", "-o", "json"])
     nodes = os.path.join(d, "nodes.json")
     with open(nodes, "w") as f:
         f.write(out)
@@ -312,6 +320,12 @@ def lint_case(lint, work, case):
     except ValueError:
         case.findings = None
         case.lint_error = "gpuguard-lint exit %d: %s" % (rc, (err or out)[:300])
+    rc, out, err = run([lint, "--format", "json", "-c", policy, "--facts", nodes, manifest])
+    try:
+        case.admission = [x for x in json.loads(out).get("findings", []) if not x.get("suppressed")]
+    except ValueError:
+        case.admission = None
+        case.admission_error = "gpuguard-lint --facts exit %d: %s" % (rc, (err or out)[:300])
     rc, out, err = run([lint, "--format", "json", "-c", policy, "--nodes", nodes, manifest])
     try:
         pods = json.loads(out).get("pods", [])
@@ -385,6 +399,27 @@ def compare_nodes(case):
     return ("n/a", "the API server rejected the pod")
 
 
+def compare_admission(case):
+    """gpu-unschedulable / gpu-count-exceeds-node with the facts of the same nodes."""
+    kind, what = case.verdict
+    if case.admission is None:
+        return ("fail", case.admission_error)
+    gpu_pod = case.diag is not None or case.pod["spec"].get("resourceClaims")
+    said = [f for f in case.admission if f.get("rule") in ADMISSION_RULES]
+    if not gpu_pod and not said:
+        return ("n/a", "not a GPU pod: the facts' rules do not judge it")
+    if kind == "bound":
+        if said:
+            return ("disagree", "%s says it cannot schedule, the scheduler bound it to %s: %s"
+                    % (said[0]["rule"], what, said[0]["message"][:200]))
+        return ("agree", "schedulable (no finding)")
+    if kind == "pending":
+        if not said:
+            return ("disagree", "no finding, the scheduler: %s" % scheduler_message(what))
+        return ("agree", "%s: cannot schedule" % ", ".join(sorted({f["rule"] for f in said})))
+    return ("n/a", "the API server rejected the pod")
+
+
 def load_known(path):
     known = {}
     if path and os.path.exists(path):
@@ -397,7 +432,7 @@ def load_known(path):
 
 
 def judge(case, known):
-    for side, fn in (("rules", compare_rules), ("nodes", compare_nodes)):
+    for side, fn in (("rules", compare_rules), ("nodes", compare_nodes), ("admission", compare_admission)):
         if case.verdict[0] == "error":
             case.results[side] = ("fail", case.verdict[1])
             continue
@@ -406,7 +441,7 @@ def judge(case, known):
             st, detail = "documented", known[(case.name, side)] + " (" + detail + ")"
         case.results[side] = (st, detail)
     # a documented difference that no longer happens must be taken out of known.tsv
-    for side in ("rules", "nodes"):
+    for side in ("rules", "nodes", "admission"):
         if (case.name, side) in known and case.results[side][0] not in ("documented",):
             case.results[side + "-known"] = ("stale", "scheduler/known.tsv lists a difference that did not happen")
 
@@ -435,12 +470,16 @@ def report(cases, versions, elapsed):
              "below the table and in `test/e2e/scheduler/known.tsv`), *n/a* (not judged: no GPU pod for "
              "`--nodes`, or the API server rejected the pod).",
              "",
-             "| # | case | kube-scheduler | rules | --nodes |",
-             "|---:|---|---|---|---|"]
+             "*admission*: `gpuguard-lint --facts` on the same file (the cluster facts): gpu-unschedulable or "
+             "gpu-count-exceeds-node fire exactly when the scheduler leaves the pod Pending.",
+             "",
+             "| # | case | kube-scheduler | rules | --nodes | admission |",
+             "|---:|---|---|---|---|---|"]
     for c in cases:
         r, n = c.results.get("rules", ("-", "")), c.results.get("nodes", ("-", ""))
-        lines.append("| %d | `%s`: %s | %s | %s: %s | %s: %s |" % (
-            c.n, c.name, md(c.about), md(verdict_text(c.verdict)), r[0], md(r[1]), n[0], md(n[1])))
+        a = c.results.get("admission", ("-", ""))
+        lines.append("| %d | `%s`: %s | %s | %s: %s | %s: %s | %s: %s |" % (
+            c.n, c.name, md(c.about), md(verdict_text(c.verdict)), r[0], md(r[1]), n[0], md(n[1]), a[0], md(a[1])))
     return "\n".join(lines) + "\n", n_ok
 
 
@@ -499,6 +538,9 @@ def main():
         with open(args.report, "w") as f:
             f.write(text)
     subprocess.run(["rm", "-rf", work])
+    judged = [c for c in cases if c.results.get("admission", ("n/a",))[0] != "n/a"]
+    a_ok = sum(c.results["admission"][0] in ("agree", "documented") for c in judged)
+    print("admission scheduler oracle: %d of %d cases agree" % (a_ok, len(judged)))
     print("scheduler oracle: %d of %d cases agree" % (n_ok, len(cases)))
     print("SCHED_COUNTS %d %d" % (n_ok, len(cases) - n_ok))
     return 0 if n_ok == len(cases) else 1

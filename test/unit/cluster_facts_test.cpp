@@ -167,6 +167,22 @@ spec:
   EXPECT_EQ(facts->claimTemplate("default", "one-gpu"), nullptr);
 }
 
+TEST(ClusterFactsBuilder, NodesThatDifferOnlyInTheirNamesFormOneGroup) {
+  ClusterFactsBuilder builder;
+  for (const char* name : {"h100-a", "h100-b", "h100-c"}) {
+    json node = gpuNode(name, "570", 8);
+    node["metadata"]["labels"]["kubernetes.io/hostname"] = name;
+    node["metadata"]["labels"]["nvidia.com/gfd.timestamp"] = std::string("17000") + name;
+    builder.add(node);
+  }
+  builder.add(gpuNode("h100-old", "535", 8));
+  const auto facts = builder.build();
+  ASSERT_EQ(facts->nodeGroups().size(), 2u);
+  EXPECT_EQ(facts->nodeGroups()[0].members.size(), 3u);
+  EXPECT_EQ(facts->nodeGroups()[0].representative->name, "h100-a");
+  EXPECT_EQ(facts->nodeGroups()[1].members.size(), 1u);
+}
+
 TEST(ClusterFactsBuilder, ObjectsWithoutANameAreSkippedWithAWarning) {
   ClusterFactsBuilder builder;
   EXPECT_EQ(builder.add(json{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", json::object()}}), 0u);

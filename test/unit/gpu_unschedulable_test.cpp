@@ -88,6 +88,20 @@ TEST(GpuUnschedulable, AProductNoNodeCarriesAndACordonedNode) {
   EXPECT_THAT(cordoned[0].message(), HasSubstr("0/1 nodes are available: 1 node(s) were unschedulable."));
 }
 
+TEST(GpuUnschedulable, NodesOfOneGroupCountEachAndAHostnameSelectorJudgesEachNode) {
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 4) + gpuNode("gpu-b", "570", 4) + gpuNode("gpu-c", "570", 4));
+  ASSERT_EQ(cluster->nodeGroups().size(), 1u);
+  const auto findings = judgeWithCluster(gpuPod(8), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
+  EXPECT_THAT(findings[0].message(), HasSubstr("0/3 nodes are available: 3 Insufficient nvidia.com/gpu."));
+  EXPECT_THAT(findings[0].message(), HasSubstr("the most a node offers is 4 (gpu-a, gpu-b, gpu-c)"));
+  const auto hostname = judgeWithCluster(
+      gpuPod(1, "  nodeSelector: {kubernetes.io/hostname: gpu-z}\n  tolerations: [{operator: Exists}]\n"), *cluster,
+      kUnschedulable);
+  ASSERT_THAT(rulesHit(hostname), ElementsAre("gpu-unschedulable"));
+  EXPECT_THAT(hostname[0].message(), HasSubstr("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."));
+}
+
 TEST(GpuUnschedulable, ANodeNameTheClusterDoesNotHave) {
   const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8));
   const auto findings = judgeWithCluster(gpuPod(1, "  nodeName: gpu-z\n"), *cluster, kUnschedulable);
@@ -160,6 +174,28 @@ TEST(GpuCountExceedsNodeWithFacts, TheLargestReachableNodeIsTheLimit) {
   EXPECT_THAT(judgeInput(gpuPod(6), kCount), IsEmpty());  // without facts: the policy's 8
   const auto big = clusterOf(gpuNode("gpu-a", "570", 16));
   EXPECT_THAT(judgeWithCluster(gpuPod(12), *big, kCount), IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpuguard
+
+namespace gpuguard {
+namespace {
+
+TEST(CudaDriverTooOldWithFacts, AnUnpinnedPodIsJudgedAgainstTheDriversItCanReach) {
+  const Policy cuda = testing::onlyRules({"cuda-driver-too-old"});
+  const std::string pod =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
+      "  containers:\n  - name: app\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+      "    resources:\n      limits: {nvidia.com/gpu: 1}\n";
+  EXPECT_THAT(testing::judgeInput(pod, cuda), ::testing::IsEmpty());  // no pin, no facts: nothing to judge
+  const auto old = testing::clusterOf(gpuNode("gpu-old", "470", 8) + gpuNode("gpu-new", "570", 8));
+  const auto findings = testing::judgeWithCluster(pod, *old, cuda);
+  ASSERT_THAT(testing::rulesHit(findings), ::testing::ElementsAre("cuda-driver-too-old"));
+  EXPECT_EQ(findings[0].severity, Severity::Error);
+  EXPECT_THAT(findings[0].message(), ::testing::HasSubstr("GPU nodes this pod can reach run driver 470 (1 node: gpu-old)"));
+  const auto recent = testing::clusterOf(gpuNode("gpu-new", "570", 8));
+  EXPECT_THAT(testing::judgeWithCluster(pod, *recent, cuda), ::testing::IsEmpty());
 }
 
 }  // namespace
