@@ -39,6 +39,7 @@ std::vector<Registered> makeAll() {
   add(rules, checks::makeGpuInPodLevelResources(), Judges::WhatIsWritten);
   add(rules, checks::makeGpuCountExceedsNode(), Judges::WholeObject);
   add(rules, checks::makeDraWithDevicePlugin(), Judges::WholeObject);
+  add(rules, checks::makeDraClaimWithNodeName(), Judges::WholeObject);
   add(rules, checks::makeDevicePluginConfig(), Judges::WholeObject);
   add(rules, checks::makeGpuNodepoolTaint(), Judges::WholeObject);
   // CUDA compatibility, node affinity traps, GPU squatting and tensor parallelism.
@@ -48,6 +49,9 @@ std::vector<Registered> makeAll() {
   add(rules, checks::makeGpuTolerationWithoutRequest(), Judges::WholeObject);
   add(rules, checks::makeTensorParallelGpuCount(), Judges::WholeObject);
   add(rules, checks::makeTensorParallelWithoutNvlink(), Judges::WholeObject);
+  // GPU isolation: what the NVIDIA runtime and CUDA are told through the environment.
+  add(rules, checks::makeNvidiaVisibleDevicesEnv(), Judges::WholeObject);
+  add(rules, checks::makeCudaVisibleDevicesIndex(), Judges::WholeObject);
   return rules;
 }
 

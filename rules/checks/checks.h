@@ -21,6 +21,7 @@ std::unique_ptr<Rule> makeMigResourceName();
 std::unique_ptr<Rule> makeGpuInPodLevelResources();
 std::unique_ptr<Rule> makeGpuCountExceedsNode();
 std::unique_ptr<Rule> makeDraWithDevicePlugin();
+std::unique_ptr<Rule> makeDraClaimWithNodeName();
 std::unique_ptr<Rule> makeDevicePluginConfig();
 std::unique_ptr<Rule> makeGpuNodepoolTaint();
 
@@ -30,5 +31,7 @@ std::unique_ptr<Rule> makeGpuLabelValue();
 std::unique_ptr<Rule> makeGpuTolerationWithoutRequest();
 std::unique_ptr<Rule> makeTensorParallelGpuCount();
 std::unique_ptr<Rule> makeTensorParallelWithoutNvlink();
+std::unique_ptr<Rule> makeNvidiaVisibleDevicesEnv();
+std::unique_ptr<Rule> makeCudaVisibleDevicesIndex();
 
 }  // namespace gpuguard::checks
