@@ -41,6 +41,7 @@ std::vector<Registered> makeAll() {
   add(rules, checks::makeDraWithDevicePlugin(), Judges::WholeObject);
   add(rules, checks::makeDraClaimWithNodeName(), Judges::WholeObject);
   add(rules, checks::makeDevicePluginConfig(), Judges::WholeObject);
+  add(rules, checks::makeLimitRangeGpuDefault(), Judges::WhatIsWritten);
   add(rules, checks::makeGpuNodepoolTaint(), Judges::WholeObject);
   // CUDA compatibility, node affinity traps, GPU squatting and tensor parallelism.
   add(rules, checks::makeCudaDriverTooOld(), Judges::WholeObject);

@@ -23,6 +23,7 @@ std::unique_ptr<Rule> makeGpuCountExceedsNode();
 std::unique_ptr<Rule> makeDraWithDevicePlugin();
 std::unique_ptr<Rule> makeDraClaimWithNodeName();
 std::unique_ptr<Rule> makeDevicePluginConfig();
+std::unique_ptr<Rule> makeLimitRangeGpuDefault();
 std::unique_ptr<Rule> makeGpuNodepoolTaint();
 
 std::unique_ptr<Rule> makeCudaDriverTooOld();
