@@ -132,7 +132,15 @@ for p in $PEERS; do
       POLICIES=$HERE/peers/policies
       if [ "$p" = kyverno ] && [ -x "$ADMISSION_PEERS/kyverno-v1.19.1/bin/kyverno" ]; then
         VERSION[$p]=1.19.1
-        CMD[$p]="$ADMISSION_PEERS/kyverno-v1.19.1/bin/kyverno apply $POLICIES/kyverno-gpu-seed-rules.yaml --resource"
+        # kyverno apply reads the files of one directory, not of its subdirectories: every file
+        # of the tree is named with --resource, in one process, as a script of its users would
+        cat >"$WORK/kyverno-tree" <<EOF
+#!/usr/bin/env bash
+mapfile -t files < <(find "\$1" -name '*.yaml' | sort)
+exec "$ADMISSION_PEERS/kyverno-v1.19.1/bin/kyverno" apply "$POLICIES/kyverno-gpu-seed-rules.yaml" "\${files[@]/#/--resource=}"
+EOF
+        chmod +x "$WORK/kyverno-tree"
+        CMD[$p]="$WORK/kyverno-tree"
       elif [ "$p" = gator ] && [ -x "$ADMISSION_PEERS/gatekeeper-v3.23.1/bin/gator" ]; then
         VERSION[$p]=3.23.1
         CMD[$p]="$ADMISSION_PEERS/gatekeeper-v3.23.1/bin/gator test -f $POLICIES/gatekeeper-gpu-seed-rules.yaml -f"

@@ -24,21 +24,37 @@ fi
 # --- one-time installs: what each tool's install manifest creates, without the Deployments
 # (nothing runs them here: the processes run on this machine) and, for Gatekeeper, without its
 # webhook configurations, which name a Service; ours name the process by URL.
-without_kinds() {  # without_kinds KIND... < multi-document YAML
+without_kinds() {  # without_kinds FILE KIND... : the multi-document YAML FILE without those kinds
   "$PYTHON" - "$@" <<'PY'
 import sys, yaml
-drop = set(sys.argv[1:])
-docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d.get("kind") not in drop]
+drop = set(sys.argv[2:])
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") not in drop]
 yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)
 PY
 }
 install_peer_manifests() {
-  without_kinds Deployment <"$KYVERNO_MODULE/config/install-latest-testing.yaml" >"$E2E_WORK/kyverno-install.yaml"
+  without_kinds "$KYVERNO_MODULE/config/install-latest-testing.yaml" Deployment >"$E2E_WORK/kyverno-install.yaml"
   e2e_kubectl apply --server-side --force-conflicts -f "$E2E_WORK/kyverno-install.yaml" >"$E2E_WORK/kyverno-install.log" 2>&1 ||
     { tail -5 "$E2E_WORK/kyverno-install.log"; return 1; }
-  without_kinds Deployment ValidatingWebhookConfiguration MutatingWebhookConfiguration \
-    <"$GATEKEEPER_MODULE/deploy/gatekeeper.yaml" >"$E2E_WORK/gatekeeper-install.yaml"
+  without_kinds "$GATEKEEPER_MODULE/deploy/gatekeeper.yaml" Deployment ValidatingWebhookConfiguration \
+    MutatingWebhookConfiguration >"$E2E_WORK/gatekeeper-install.yaml"
   e2e_kubectl apply --server-side --force-conflicts -f "$E2E_WORK/gatekeeper-install.yaml" >"$E2E_WORK/gatekeeper-install.log" 2>&1 ||
+    { tail -5 "$E2E_WORK/gatekeeper-install.log"; return 1; }
+  # Gatekeeper owns its status objects by its own Pod (POD_NAME): a Pod of that name must exist
+  # (and its namespace the default ServiceAccount that no controller-manager creates here).
+  e2e_ns_prepare gatekeeper-system || return 1
+  cat >"$E2E_WORK/gatekeeper-pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: gatekeeper-bench, namespace: gatekeeper-system}
+spec:
+  securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: manager
+    image: openpolicyagent/gatekeeper:v3.23.1
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+EOF
+  e2e_kubectl apply -f "$E2E_WORK/gatekeeper-pod.yaml" >>"$E2E_WORK/gatekeeper-install.log" 2>&1 ||
     { tail -5 "$E2E_WORK/gatekeeper-install.log"; return 1; }
 }
 if [[ -n $ONLY ]]; then
@@ -124,12 +140,16 @@ configure() {  # configure CONFIG : up, and in effect (the GPU pod without toler
     gatekeeper)
       start_process gatekeeper "http://127.0.0.1:$((GATEKEEPER_PORT + 1))/healthz" env POD_NAMESPACE=gatekeeper-system \
         POD_NAME=gatekeeper-bench "$GATEKEEPER" --kubeconfig="$KUBECONFIG" --port="$GATEKEEPER_PORT" --host=127.0.0.1 \
-        --cert-dir="$WH/gatekeeper" --disable-cert-rotation --operation=webhook \
+        --cert-dir="$WH/gatekeeper" --disable-cert-rotation --operation=webhook --operation=generate \
+        --exempt-namespace=gatekeeper-system '--disable-opa-builtin={http.send}' \
         --health-addr="127.0.0.1:$((GATEKEEPER_PORT + 1))" --metrics-addr=0 --log-level=WARNING || return 1
       e2e_kubectl apply -f "$E2E_WORK/gatekeeper-vwc.yaml" >/dev/null || return 1
-      e2e_kubectl apply -f <(sed '/^---$/,$d' "$POLICIES/gatekeeper-gpu-seed-rules.yaml") >/dev/null || return 1
+      sed '/^---$/,$d' "$POLICIES/gatekeeper-gpu-seed-rules.yaml" >"$E2E_WORK/gatekeeper-template.yaml"
+      e2e_kubectl apply -f "$E2E_WORK/gatekeeper-template.yaml" >/dev/null || return 1
+      sed '1,/^---$/d' "$POLICIES/gatekeeper-gpu-seed-rules.yaml" >"$E2E_WORK/gatekeeper-constraint.yaml"
       e2e_wait_for "the K8sGpuSeedRules constraint kind" 120 \
-        e2e_kubectl apply -f <(sed '1,/^---$/d' "$POLICIES/gatekeeper-gpu-seed-rules.yaml") || return 1 ;;
+        e2e_kubectl apply -f "$E2E_WORK/gatekeeper-constraint.yaml" ||
+        { e2e_kubectl apply -f "$E2E_WORK/gatekeeper-constraint.yaml"; e2e_kubectl get crd -o name; return 1; } ;;
   esac
   e2e_wait_for "$1 in effect" 120 probe_denied
 }
