@@ -86,6 +86,12 @@ Why is my GPU pod Pending? (docs/pending.md)
                          --format json; exit 1 if one fits on no node
       --pods FILE        with --nodes: the pods holding resources (kubectl get pods -A -o json)
 
+Judge against a cluster's facts (docs/cluster-facts.md)
+      --facts FILE       the rules see the nodes, NodePools, DeviceClasses and namespaces
+                         of FILE (kubectl get nodes,nodepools,deviceclasses,namespaces -o json):
+                         the GPU nodes a pod can reach decide its driver pin, its GPU count,
+                         whether it can schedule at all (gpu-unschedulable)
+
 Exit status: 0 no finding at the --fail-on level, 1 at least one, 2 unreadable input,
 a kustomization or chart that does not render, nothing linted with --fail-on-empty, or
 bad usage. A chart whose dependencies are not fetched (helm dependency build) is a note,
@@ -249,6 +255,9 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
     } else if (is(a, nullptr, "--nodes")) {  // lint/pending.h
       takeValue(args, i, "--nodes", value, error);
       o.nodes = value;
+    } else if (is(a, nullptr, "--facts")) {  // lint/facts_file.h
+      takeValue(args, i, "--facts", value, error);
+      o.facts = value;
     } else if (is(a, nullptr, "--pods")) {
       takeValue(args, i, "--pods", value, error);
       o.pods = value;

@@ -39,11 +39,11 @@ bool isNvidiaGpuDriver(std::string_view driver) { return driver == "gpu.nvidia.c
 bool isSliceResource(std::string_view name) { return contains(name, "/mig-") || name.ends_with(".shared"); }
 
 // The claim or template a pod claim entry names (also the alpha `source:` shape).
-const ClaimFacts* claimFactsOf(const json& podClaim, const InputFacts& input) {
+const ClaimFacts* claimFactsOf(const json& podClaim, const GpuFacts& facts) {
   for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
     if (!holder) continue;
-    if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return input.claimTemplate(*t);
-    if (const std::string* c = stringAt(*holder, "resourceClaimName")) return input.claim(*c);
+    if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return facts.claimTemplate(*t);
+    if (const std::string* c = stringAt(*holder, "resourceClaimName")) return facts.claim(*c);
   }
   return nullptr;
 }
@@ -83,23 +83,48 @@ FieldPath firstEntryOf(const PodSite& site, std::string_view resource) {
 
 }  // namespace
 
+const DeviceClassFacts* GpuFacts::deviceClass(std::string_view name) const {
+  if (const DeviceClassFacts* c = input.deviceClass(name)) return c;
+  return cluster ? cluster->deviceClass(name) : nullptr;
+}
+
+const ClaimFacts* GpuFacts::claimTemplate(std::string_view name) const {
+  if (const ClaimFacts* c = input.claimTemplate(name)) return c;
+  return cluster ? cluster->claimTemplate(ns, name) : nullptr;
+}
+
+const ClaimFacts* GpuFacts::claim(std::string_view name) const {
+  if (const ClaimFacts* c = input.claim(name)) return c;
+  return cluster ? cluster->claim(ns, name) : nullptr;
+}
+
+const std::string* GpuFacts::classServing(std::string_view resource) const {
+  if (const std::string* c = input.classServing(resource)) return c;
+  return cluster ? cluster->classServing(resource) : nullptr;
+}
+
 bool GpuFacts::isGpuClass(std::string_view className) const {
-  if (const DeviceClassFacts* c = input.deviceClass(className)) {
+  if (const DeviceClassFacts* c = deviceClass(className)) {
     if (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName)) return true;
     // The selectors name the driver: that decides, whatever the class's name.
     if (!c->drivers.empty()) return std::any_of(c->drivers.begin(), c->drivers.end(), isNvidiaGpuDriver);
+    if (cluster && cluster->listed(FactKind::DeviceClass)) return false;  // the cluster's class says what it is
   }
   return namedLikeGpuClass(className);
 }
 
 bool GpuFacts::isGuessedClass(std::string_view className) const {
-  const DeviceClassFacts* c = input.deviceClass(className);
-  return !c || (c->drivers.empty() && !(!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName)));
+  const DeviceClassFacts* c = deviceClass(className);
+  if (!c) return true;
+  if (!c->drivers.empty() || (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName))) {
+    return false;
+  }
+  return !(cluster && cluster->listed(FactKind::DeviceClass));
 }
 
 bool GpuFacts::isWholeGpuClass(std::string_view className) const {
   if (!isGpuClass(className)) return false;
-  const DeviceClassFacts* c = input.deviceClass(className);
+  const DeviceClassFacts* c = deviceClass(className);
   if (!c) return !className.starts_with("mig.") && !className.starts_with("mig-");
   const bool migDriver = std::find(c->drivers.begin(), c->drivers.end(), "mig.nvidia.com") != c->drivers.end();
   return !migDriver && !isSliceResource(c->extendedResourceName) && !contains(c->selectorText, "'mig'") &&
@@ -107,7 +132,7 @@ bool GpuFacts::isWholeGpuClass(std::string_view className) const {
 }
 
 bool GpuFacts::isDraBacked(std::string_view resource) const {
-  return policy.isDraExtendedResource(resource) || input.classServing(resource) != nullptr;
+  return policy.isDraExtendedResource(resource) || classServing(resource) != nullptr;
 }
 
 bool GpuFacts::isGpuResource(std::string_view resource) const {
@@ -115,7 +140,7 @@ bool GpuFacts::isGpuResource(std::string_view resource) const {
   if (resource.starts_with(kDeviceClassResourcePrefix)) {
     return isGpuClass(resource.substr(kDeviceClassResourcePrefix.size()));
   }
-  const std::string* served = input.classServing(resource);
+  const std::string* served = classServing(resource);
   return served && isGpuClass(*served);
 }
 
@@ -143,7 +168,7 @@ bool claimNamedLikeGpu(const json& podClaim) {
 
 // A GPU claim recognised by a name, not by a class the input defines.
 bool isGuessedClaim(const json& podClaim, const GpuFacts& facts) {
-  const ClaimFacts* claim = claimFactsOf(podClaim, facts.input);
+  const ClaimFacts* claim = claimFactsOf(podClaim, facts);
   if (!claim) return true;
   for (const auto& alternatives : claim->requests) {
     for (const DeviceRequestFacts& r : alternatives) {
@@ -157,7 +182,7 @@ bool isGuessedClaim(const json& podClaim, const GpuFacts& facts) {
 
 bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
   if (!podClaim.is_object()) return false;
-  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts.input)) return claimAsksGpuClass(*claim, facts);
+  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts)) return claimAsksGpuClass(*claim, facts);
   if (isComputeDomainChannel(podClaim, facts.input)) return false;
   return claimNamedLikeGpu(podClaim);
 }
@@ -182,7 +207,7 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
   for (const ResourceUnits& u : podRequestUnitsByName(site, gpuResource)) {
     if (u.units <= 0) continue;
     GpuSource s{GpuSourceKind::ExtendedResource, u.name, firstEntryOf(site, u.name), facts.isDraBacked(u.name), {}};
-    if (const std::string* served = facts.input.classServing(u.name); served && !facts.policy.isGpuResource(u.name)) {
+    if (const std::string* served = facts.classServing(u.name); served && !facts.policy.isGpuResource(u.name)) {
       s.guessed = facts.isGuessedClass(*served);
     }
     if (u.name.starts_with(kDeviceClassResourcePrefix)) {
@@ -203,7 +228,7 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
     if (!isGpuClaim(claim, facts)) continue;
     GpuSource s{GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true, {}};
     s.guessed = isGuessedClaim(claim, facts);
-    if (const ClaimFacts* known = claimFactsOf(claim, facts.input)) s.wholeGpus = claimWholeGpus(*known, facts);
+    if (const ClaimFacts* known = claimFactsOf(claim, facts)) s.wholeGpus = claimWholeGpus(*known, facts);
     out.push_back(std::move(s));
   }
   return out;
