@@ -203,6 +203,9 @@ class GpuUnschedulable final : public Rule {
                  nodeName);
       return;
     }
+    // A pod bound by spec.nodeName skips the scheduler: the kubelet checks
+    // resources and NoExecute taints, not what the filters judge.
+    if (!nodeName.empty()) return;
     if (const std::optional<MissingClass> missing = missingDeviceClass(site, gpu, cluster)) {
       out.report(missing->path,
                  FieldError::notFound(missing->deviceClass,

@@ -108,6 +108,8 @@ TEST(GpuUnschedulable, ANodeNameTheClusterDoesNotHave) {
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
   EXPECT_EQ(findings[0].field(), "spec.nodeName");
   EXPECT_THAT(findings[0].message(), HasSubstr("the cluster has no node gpu-z"));
+  // A node it does have: the kubelet runs it, NoSchedule taints and all (no scheduler).
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, "  nodeName: gpu-a\n"), *cluster, kUnschedulable), IsEmpty());
 }
 
 TEST(GpuUnschedulable, AKarpenterNodePoolThatCanLaunchANodeIsEnough) {
