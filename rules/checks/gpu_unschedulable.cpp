@@ -185,12 +185,26 @@ class GpuUnschedulable final : public Rule {
     if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return;
     const GpuFacts gpu = ctx.gpu();
     for (const PodSite& site : ctx.sites) {
-      if (!usesGpus(site, gpu)) continue;
+      // A claim of a DeviceClass the cluster lacks never schedules, GPU or not.
+      if (reportMissingClass(ctx, site, gpu, out) || !usesGpus(site, gpu)) continue;
       checkSite(ctx, site, gpu, out);
     }
   }
 
  private:
+  static bool reportMissingClass(const CheckContext& ctx, const PodSite& site, const GpuFacts& gpu, Reporter& out) {
+    const std::optional<MissingClass> missing = missingDeviceClass(site, gpu, *ctx.cluster);
+    if (!missing) return false;
+    out.report(missing->path,
+               FieldError::notFound(missing->deviceClass,
+                                    "claim " + missing->claim + " asks for DeviceClass " + missing->deviceClass +
+                                        ", which the cluster does not have (" + ctx.cluster->source() +
+                                        "): the scheduler cannot allocate the claim on any node and the pod stays "
+                                        "Pending; use a DeviceClass the cluster has (kubectl get deviceclasses)"),
+               missing->deviceClass);
+    return true;
+  }
+
   static void checkSite(const CheckContext& ctx, const PodSite& site, const GpuFacts& gpu, Reporter& out) {
     const ClusterFacts& cluster = *ctx.cluster;
     const std::string nodeName = site.spec ? stringOr(*site.spec, "nodeName") : std::string();
@@ -206,16 +220,6 @@ class GpuUnschedulable final : public Rule {
     // A pod bound by spec.nodeName skips the scheduler: the kubelet checks
     // resources and NoExecute taints, not what the filters judge.
     if (!nodeName.empty()) return;
-    if (const std::optional<MissingClass> missing = missingDeviceClass(site, gpu, cluster)) {
-      out.report(missing->path,
-                 FieldError::notFound(missing->deviceClass,
-                                      "claim " + missing->claim + " asks for DeviceClass " + missing->deviceClass +
-                                          ", which the cluster does not have (" + cluster.source() +
-                                          "): the scheduler cannot allocate the claim on any node and the pod "
-                                          "stays Pending; use a DeviceClass the cluster has (kubectl get deviceclasses)"),
-                 missing->deviceClass);
-      return;
-    }
     const PodReach& reach = ctx.reach(site);
     if (reach.schedulableOnSomeNode()) return;
     const long long gpus = podGpus(site, ctx.policy);
