@@ -18,6 +18,7 @@
 #include "lint/fix.h"
 #include "lint/fix_write.h"
 #include "lint/helm.h"
+#include "lint/cluster_list.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
 #include "lint/pending.h"
@@ -382,6 +383,10 @@ bool reportTargetsAreNotInputs(const Options& o, const ExpandedInputs& inputs) {
 int run(const Options& o) {
   std::optional<RunConfig> config = loadRunConfig(o, std::cerr);
   if (!config || !applyRuleSwitches(o, config->policy.engine)) return kExitTrouble;
+  if (o.cluster) {  // lint/cluster_list.h: one list through the API
+    config->policy.cluster = listClusterFactsFor(o, std::cerr);
+    if (!config->policy.cluster) return kExitTrouble;
+  }
   // --nodes: why is my GPU pod Pending? (lint/pending.h)
   if (o.nodes) return runPending(o, *config);
 

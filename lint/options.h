@@ -58,6 +58,10 @@ struct Options {
   // --nodes / --pods: "Why is my GPU pod Pending?" (lint/pending.h)
   std::optional<std::string> nodes;    // --nodes FILE: kubectl get nodes -o json
   std::optional<std::string> pods;     // --pods FILE: kubectl get pods -A -o json
+  // --cluster: judge against a live cluster's facts, one list of each resource (lint/cluster_list.h)
+  bool cluster = false;
+  std::optional<std::string> kubeconfig;  // --kubeconfig FILE (with --cluster)
+  std::optional<std::string> kubeContext; // --context NAME (with --cluster)
 };
 
 struct ParsedOptions {
