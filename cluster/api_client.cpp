@@ -89,6 +89,7 @@ ListResult ApiClient::list(const Resource& resource, const std::function<void(js
       request.pathAndQuery = resource.path(version) + "?limit=" + std::to_string(pageSize);
       if (!continueToken.empty()) request.pathAndQuery += "&continue=" + queryEscape(continueToken);
       request.cancel = cancel;
+      request.cancelCheck = cancelCheck_;
       request.idleTimeout = std::chrono::seconds(60);
       HttpResponse page = get(std::move(request));
       result.status = page.status;
@@ -138,6 +139,7 @@ WatchResult ApiClient::watch(const Resource& resource, const std::string& versio
   request.pathAndQuery = resource.path(version) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
                          queryEscape(resourceVersion) + "&timeoutSeconds=" + std::to_string(timeoutSeconds);
   request.cancel = cancel;
+  request.cancelCheck = cancelCheck_;
   request.onStatus = onOpen;
   // Bookmarks come about once a minute; silence longer than the watch's own timeout is a dead peer.
   request.idleTimeout = std::chrono::seconds(timeoutSeconds + 30);

@@ -68,6 +68,8 @@ class ApiClient {
   // to `onItem` as soon as its page is parsed: no whole list is held.
   ListResult list(const Resource& resource, const std::function<void(nlohmann::json&&)>& onItem,
                   std::size_t pageSize = 500, const std::atomic<bool>* cancel = nullptr);
+  // How often a request waiting on the server looks at its cancel flag.
+  void setCancelCheck(std::chrono::milliseconds every) { cancelCheck_ = every; }
 
   // A watch from `resourceVersion` with bookmarks, ended by the server after
   // `timeoutSeconds`, by `cancel`, or by `onEvent` returning false.
@@ -83,6 +85,7 @@ class ApiClient {
   std::mutex mutex_;
   std::shared_ptr<HttpClient> client_;
   std::string clientCertPem_;  // the certificate client_ was built with
+  std::chrono::milliseconds cancelCheck_{250};
 };
 
 // "limit=500&continue=..." with the value percent-encoded.

@@ -38,6 +38,7 @@ struct FactsCache::Reflector {
 FactsCache::FactsCache(ClientConfig config, CacheOptions options)
     : api_(std::move(config)), options_(std::move(options)) {
   builder_.setSource("cluster " + api_.config().server);
+  api_.setCancelCheck(options_.cancelCheck);
   for (const Resource& resource : options_.resources) {
     const std::optional<FactKind> kind = kindOf(resource);
     if (!kind) continue;

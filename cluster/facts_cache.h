@@ -41,6 +41,8 @@ struct CacheOptions {
   std::chrono::milliseconds backoffMax{30000};
   std::chrono::milliseconds notServedRetry{300000};  // look again for a resource that was 404 (a CRD installed later)
   std::vector<Resource> resources = factResources();
+  // How often a thread waiting on the API server looks at stop(): its latency.
+  std::chrono::milliseconds cancelCheck{250};
   // One line per state change (info) or failure (warn); never per event.
   std::function<void(bool warning, const std::string& message)> log;
 };
@@ -48,7 +50,7 @@ struct CacheOptions {
 class FactsCache {
  public:
   FactsCache(ClientConfig config, CacheOptions options);
-  ~FactsCache();  // stops the threads (each notices within 250 ms)
+  ~FactsCache();  // stops the threads (each notices within CacheOptions::cancelCheck)
   FactsCache(const FactsCache&) = delete;
   FactsCache& operator=(const FactsCache&) = delete;
 

@@ -207,6 +207,7 @@ HttpResponse HttpClient::get(const HttpRequest& request) const {
   const int fd = connectTo(server_, connectTimeout_, response.error);
   if (fd < 0) return response;
   Transport transport(fd);
+  transport.cancelCheck = request.cancelCheck;
   if (server_.tls) {
     const std::string& name = settings_.serverName.empty() ? server_.host : settings_.serverName;
     if (std::string error = transport.startTls(tls_->ctx, name, isIpAddress(name), !settings_.insecureSkipVerify,

@@ -59,8 +59,9 @@ struct HttpRequest {
   std::function<void(int status)> onStatus;
   // No byte for this long: the request fails with a timeout.
   std::chrono::milliseconds idleTimeout{30000};
-  // Checked at least every 250 ms while waiting: true ends the request.
+  // Checked at least every `cancelCheck` while waiting: true ends the request.
   const std::atomic<bool>* cancel = nullptr;
+  std::chrono::milliseconds cancelCheck{250};
 };
 
 class HttpClient {

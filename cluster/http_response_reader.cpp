@@ -199,7 +199,7 @@ bool Transport::wait(short events, Clock::time_point deadline, const std::atomic
       return false;
     }
     pollfd p{fd_, events, 0};
-    const int rc = poll(&p, 1, static_cast<int>(std::min<long long>(left, 250)));
+    const int rc = poll(&p, 1, static_cast<int>(std::min<long long>(left, cancelCheck.count())));
     if (rc > 0) return true;
     if (rc < 0 && errno != EINTR) {
       error = std::string("poll: ") + std::strerror(errno);

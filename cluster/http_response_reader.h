@@ -21,6 +21,8 @@ class Transport {
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
+  std::chrono::milliseconds cancelCheck{250};  // see HttpRequest::cancelCheck
+
   // The TLS handshake; "" on success, else why it failed.
   std::string startTls(SSL_CTX* ctx, const std::string& name, bool nameIsIp, bool verify,
                        std::chrono::milliseconds timeout, const std::atomic<bool>* cancel);
@@ -30,7 +32,7 @@ class Transport {
             std::string& error);
 
  private:
-  // Waits for the socket (POLLIN or POLLOUT) in 250 ms steps; false on timeout or cancel.
+  // Waits for the socket (POLLIN or POLLOUT) in `cancelCheck` steps; false on timeout or cancel.
   bool wait(short events, std::chrono::steady_clock::time_point deadline, const std::atomic<bool>* cancel,
             std::string& error);
   int fd_;

@@ -65,7 +65,7 @@ spec:
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 EOF
-until_true 30 kc get nodepools.karpenter.sh || { bad "setup: the NodePool CRD is not served"; finish; }
+until_true 30 kc get nodepools.karpenter.sh -o name >/dev/null 2>&1 || { bad "setup: the NodePool CRD is not served"; finish; }
 kc apply -f - >/dev/null <<'EOF' || { bad "setup: NodePool, namespace"; finish; }
 apiVersion: karpenter.sh/v1
 kind: NodePool

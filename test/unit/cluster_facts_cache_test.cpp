@@ -51,6 +51,7 @@ struct Harness {
     options.publishInterval = std::chrono::milliseconds(5);
     options.backoffInitial = std::chrono::milliseconds(5);
     options.backoffMax = std::chrono::milliseconds(20);
+    options.cancelCheck = std::chrono::milliseconds(5);
     options.log = [this](bool warning, const std::string& line) {
       std::lock_guard lock(logMutex);
       logs.push_back((warning ? "W " : "I ") + line);
@@ -197,10 +198,10 @@ TEST(FactsCacheTest, AnApiServerThatGoesAwayWithdrawsTheFacts) {
   h.start();
   ASSERT_TRUE(h.eventually([&] { return h.cache->snapshot() != nullptr; }));
   h.api.stop();
-  EXPECT_TRUE(h.eventually([&] { return h.cache->snapshot() == nullptr; }));
   FactsStatus s;
-  EXPECT_EQ(h.status("nodes", s).state, ResourceState::Unreachable);
-  EXPECT_FALSE(s.synced);
+  EXPECT_TRUE(h.eventually([&] { return h.status("nodes", s).state == ResourceState::Unreachable; }));
+  EXPECT_TRUE(h.eventually([&] { return h.cache->snapshot() == nullptr; }));
+  EXPECT_FALSE(h.cache->status().synced);
 }
 
 }  // namespace
