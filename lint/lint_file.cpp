@@ -154,6 +154,7 @@ std::vector<Finding> judgeDocument(const yaml::Document& doc, const LintPolicy& 
   options.fragment = fragment;
   options.exemptions = &policy.exemptions;
   options.facts = facts;
+  options.cluster = policy.cluster.get();
   std::vector<Finding> findings = judge(doc.value, policy.engine, options);
   if (!policy.allowSuppressions) forgetSuppressions(findings);
   return findings;

@@ -2,9 +2,11 @@
 // linter's own keys (include/exclude globs, whether annotations count).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "rules/cluster_facts.h"
 #include "rules/exemptions.h"
 #include "rules/policy.h"
 #include "yaml/policy_file.h"
@@ -19,6 +21,9 @@ struct LintPolicy {
   // other line, and --show-suppressed lists them.
   bool allowSuppressions = true;
   std::vector<std::string> include = {}, exclude = {};
+  // The cluster's facts the rules judge against (--facts FILE), or null:
+  // judged without them. Not part of the policy file; the run sets it.
+  std::shared_ptr<const ClusterFacts> cluster = {};
 
   static LintPolicy from(yaml::PolicyDocument doc);
 };

@@ -21,6 +21,7 @@
 #include "lint/cluster_list.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
+#include "lint/facts_file.h"
 #include "lint/pending.h"
 #include "lint/report.h"
 #include "lint/report_output.h"
@@ -383,6 +384,10 @@ bool reportTargetsAreNotInputs(const Options& o, const ExpandedInputs& inputs) {
 int run(const Options& o) {
   std::optional<RunConfig> config = loadRunConfig(o, std::cerr);
   if (!config || !applyRuleSwitches(o, config->policy.engine)) return kExitTrouble;
+  if (o.facts) {  // lint/facts_file.h
+    config->policy.cluster = loadFactsFile(*o.facts, std::cerr);
+    if (!config->policy.cluster) return kExitTrouble;
+  }
   if (o.cluster) {  // lint/cluster_list.h: one list through the API
     config->policy.cluster = listClusterFactsFor(o, std::cerr);
     if (!config->policy.cluster) return kExitTrouble;

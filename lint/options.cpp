@@ -86,6 +86,12 @@ Why is my GPU pod Pending? (docs/pending.md)
                          --format json; exit 1 if one fits on no node
       --pods FILE        with --nodes: the pods holding resources (kubectl get pods -A -o json)
 
+Judge against a cluster's facts (docs/cluster-facts.md)
+      --facts FILE       the rules see the nodes, NodePools, DeviceClasses and namespaces
+                         of FILE (kubectl get nodes,nodepools,deviceclasses,namespaces -o json):
+                         the GPU nodes a pod can reach decide its driver pin, its GPU count,
+                         whether it can schedule at all (gpu-unschedulable)
+
 Judge against a live cluster (docs/cluster-facts.md)
       --cluster          list the cluster's nodes, namespaces, DeviceClasses, ResourceClaim(Template)s
                          and Karpenter NodePools once (get/list, no watch) and judge against them;
@@ -256,6 +262,9 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
     } else if (is(a, nullptr, "--nodes")) {  // lint/pending.h
       takeValue(args, i, "--nodes", value, error);
       o.nodes = value;
+    } else if (is(a, nullptr, "--facts")) {  // lint/facts_file.h
+      takeValue(args, i, "--facts", value, error);
+      o.facts = value;
     } else if (is(a, nullptr, "--pods")) {
       takeValue(args, i, "--pods", value, error);
       o.pods = value;
@@ -279,6 +288,7 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
   if (error.empty() && !informational && o.paths.empty()) error = "no PATH given (use - for stdin)";
   if (error.empty() && o.pods && !o.nodes) error = "--pods only goes with --nodes";
   if (error.empty() && (o.kubeconfig || o.kubeContext) && !o.cluster) error = "--kubeconfig and --context go with --cluster";
+  if (error.empty() && o.cluster && o.facts) error = "--cluster and --facts are two sources of the same facts: give one";
   if (error.empty() && o.dryRun && !o.fix) error = "--dry-run only goes with --fix";
   if (error.empty() && o.fixFollowSymlinks && !o.fix) error = "--fix-follow-symlinks only goes with --fix";
   if (error.empty() && o.output && !o.bareFormat && !o.fileFormats.empty())

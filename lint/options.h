@@ -58,6 +58,8 @@ struct Options {
   // --nodes / --pods: "Why is my GPU pod Pending?" (lint/pending.h)
   std::optional<std::string> nodes;    // --nodes FILE: kubectl get nodes -o json
   std::optional<std::string> pods;     // --pods FILE: kubectl get pods -A -o json
+  // --facts FILE: judge against a cluster snapshot's facts (lint/facts_file.h)
+  std::optional<std::string> facts;
   // --cluster: judge against a live cluster's facts, one list of each resource (lint/cluster_list.h)
   bool cluster = false;
   std::optional<std::string> kubeconfig;  // --kubeconfig FILE (with --cluster)

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lint/exit_codes.h"
+#include "lint/facts_file.h"
 #include "lint/driver.h"
 #include "lint/lint_file.h"
 #include "lint/report_output.h"
@@ -14,37 +15,8 @@
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
-namespace {
 
 using nlohmann::json;
-
-// kubectl -o json output; -o yaml works too.
-bool readDocument(const std::string& path, json& doc, std::string& error) {
-  InputText in = readInput(path);
-  if (!in.error.empty()) {
-    error = in.error;
-    return false;
-  }
-  const std::string& text = in.text;
-  doc = json::parse(text, nullptr, false);
-  if (!doc.is_discarded()) return true;
-  yaml::ParseResult parsed = yaml::parseStream(text);
-  if (parsed.error) {
-    error = std::to_string(parsed.error->position.line) + ":" + std::to_string(parsed.error->position.column) + ": " +
-            parsed.error->message;
-    return false;
-  }
-  for (yaml::Document& d : parsed.documents) {
-    if (!d.value.is_null()) {
-      doc = std::move(d.value);
-      return true;
-    }
-  }
-  error = "empty document";
-  return false;
-}
-
-}  // namespace
 
 int runPending(const Options& o, const RunConfig& config) {
   const Policy& policy = config.policy.engine;
@@ -54,11 +26,11 @@ int runPending(const Options& o, const RunConfig& config) {
   }
   json nodesDoc, podsDoc;
   std::string error;
-  if (!readDocument(*o.nodes, nodesDoc, error)) {
+  if (!readKubectlDocument(*o.nodes, nodesDoc, error)) {
     std::cerr << "gpuguard-lint: " << *o.nodes << ": " << error << "\n";
     return kExitTrouble;
   }
-  if (o.pods && !readDocument(*o.pods, podsDoc, error)) {
+  if (o.pods && !readKubectlDocument(*o.pods, podsDoc, error)) {
     std::cerr << "gpuguard-lint: " << *o.pods << ": " << error << "\n";
     return kExitTrouble;
   }

@@ -88,7 +88,11 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   const std::vector<PodSite> sites = findPodSites(object);
   InputFacts own;
   if (!options.facts) own.add(object);
-  const CheckContext ctx{object, sites, policy, options.hints, options.facts ? *options.facts : own};
+  const json* metadata = objectAt(object, "metadata");
+  std::string ns(options.namespaceName);
+  if (ns.empty() && metadata) ns = stringOr(*metadata, "namespace");
+  if (ns.empty()) ns = "default";
+  const CheckContext ctx{object, sites, policy, options.hints, options.facts ? *options.facts : own, options.cluster, ns};
   const bool anyExemptions = options.exemptions && !options.exemptions->empty();
   const ExemptionSubject subject = anyExemptions ? exemptionSubject(object, sites, options.namespaceName) : ExemptionSubject{};
   for (const Rule* rule : allRules()) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/cluster_facts.h"
 #include "rules/exemptions.h"
 #include "rules/finding.h"
 #include "rules/input_facts.h"
@@ -29,6 +30,10 @@ struct JudgeOptions {
   // What the whole input defines (InputFacts::add over every object of a
   // file or stream). Null: only what `object` itself holds.
   const InputFacts* facts = nullptr;
+  // What the cluster says (rules/cluster_facts.h): its nodes, NodePools,
+  // namespaces and DRA objects. Null: no facts, every rule judges as if
+  // there were no cluster to ask.
+  const ClusterFacts* cluster = nullptr;
 };
 
 // Runs every enabled rule on `object`. Findings come in rule order, then in

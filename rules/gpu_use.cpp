@@ -29,11 +29,11 @@ bool namedLikeGpuClass(std::string_view name) {
 bool isSliceResource(std::string_view name) { return contains(name, "/mig-") || name.ends_with(".shared"); }
 
 // The claim or template a pod claim entry names (also the alpha `source:` shape).
-const ClaimFacts* claimFactsOf(const json& podClaim, const InputFacts& input) {
+const ClaimFacts* claimFactsOf(const json& podClaim, const GpuFacts& facts) {
   for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
     if (!holder) continue;
-    if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return input.claimTemplate(*t);
-    if (const std::string* c = stringAt(*holder, "resourceClaimName")) return input.claim(*c);
+    if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return facts.claimTemplate(*t);
+    if (const std::string* c = stringAt(*holder, "resourceClaimName")) return facts.claim(*c);
   }
   return nullptr;
 }
@@ -73,22 +73,43 @@ FieldPath firstEntryOf(const PodSite& site, std::string_view resource) {
 
 }  // namespace
 
+const DeviceClassFacts* GpuFacts::deviceClass(std::string_view name) const {
+  if (const DeviceClassFacts* c = input.deviceClass(name)) return c;
+  return cluster ? cluster->deviceClass(name) : nullptr;
+}
+
+const ClaimFacts* GpuFacts::claimTemplate(std::string_view name) const {
+  if (const ClaimFacts* c = input.claimTemplate(name)) return c;
+  return cluster ? cluster->claimTemplate(ns, name) : nullptr;
+}
+
+const ClaimFacts* GpuFacts::claim(std::string_view name) const {
+  if (const ClaimFacts* c = input.claim(name)) return c;
+  return cluster ? cluster->claim(ns, name) : nullptr;
+}
+
+const std::string* GpuFacts::classServing(std::string_view resource) const {
+  if (const std::string* c = input.classServing(resource)) return c;
+  return cluster ? cluster->classServing(resource) : nullptr;
+}
+
 bool GpuFacts::isGpuClass(std::string_view className) const {
-  if (const DeviceClassFacts* c = input.deviceClass(className)) {
+  if (const DeviceClassFacts* c = deviceClass(className)) {
     if (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName)) return true;
     if (contains(c->selectorText, "'gpu.nvidia.com'") || contains(c->selectorText, "\"gpu.nvidia.com\"")) return true;
+    if (cluster && cluster->listed(FactKind::DeviceClass)) return false;  // the cluster's class says what it is
   }
   return namedLikeGpuClass(className);
 }
 
 bool GpuFacts::isWholeGpuClass(std::string_view className) const {
   if (!isGpuClass(className) || className.starts_with("mig.")) return false;
-  const DeviceClassFacts* c = input.deviceClass(className);
+  const DeviceClassFacts* c = deviceClass(className);
   return !c || (!isSliceResource(c->extendedResourceName) && !contains(c->selectorText, "'mig'"));
 }
 
 bool GpuFacts::isDraBacked(std::string_view resource) const {
-  return policy.isDraExtendedResource(resource) || input.classServing(resource) != nullptr;
+  return policy.isDraExtendedResource(resource) || classServing(resource) != nullptr;
 }
 
 bool GpuFacts::isGpuResource(std::string_view resource) const {
@@ -96,13 +117,13 @@ bool GpuFacts::isGpuResource(std::string_view resource) const {
   if (resource.starts_with(kDeviceClassResourcePrefix)) {
     return isGpuClass(resource.substr(kDeviceClassResourcePrefix.size()));
   }
-  const std::string* served = input.classServing(resource);
+  const std::string* served = classServing(resource);
   return served && isGpuClass(*served);
 }
 
 bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
   if (!podClaim.is_object()) return false;
-  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts.input)) return claimAsksGpuClass(*claim, facts);
+  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts)) return claimAsksGpuClass(*claim, facts);
   for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
     if (!holder) continue;
     for (const char* key : {"name", "resourceClaimTemplateName", "resourceClaimName"}) {
@@ -133,7 +154,7 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
     const json& claim = (*claims)[i];
     if (!isGpuClaim(claim, facts)) continue;
     GpuSource s{GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true, {}};
-    if (const ClaimFacts* known = claimFactsOf(claim, facts.input)) s.wholeGpus = claimWholeGpus(*known, facts);
+    if (const ClaimFacts* known = claimFactsOf(claim, facts)) s.wholeGpus = claimWholeGpus(*known, facts);
     out.push_back(std::move(s));
   }
   return out;

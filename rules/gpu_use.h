@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rules/cluster_facts.h"
 #include "rules/k8s/field_path.h"
 #include "rules/input_facts.h"
 #include "rules/pod_specs.h"
@@ -29,9 +30,20 @@ namespace gpuguard {
 inline constexpr std::string_view kDeviceClassResourcePrefix = "deviceclass.resource.kubernetes.io/";
 
 // The policy and what the input says: together they tell what is a GPU.
+// With cluster facts, the cluster's DRA objects count after the input's,
+// and a cluster that lists its DeviceClasses decides which are GPUs (no
+// guessing by name).
 struct GpuFacts {
   const Policy& policy;
   const InputFacts& input;
+  const ClusterFacts* cluster = nullptr;
+  std::string_view ns = {};  // the pod's namespace: where the cluster's claims are looked up
+
+  // The input's object of that name, else the cluster's.
+  const DeviceClassFacts* deviceClass(std::string_view name) const;
+  const ClaimFacts* claimTemplate(std::string_view name) const;
+  const ClaimFacts* claim(std::string_view name) const;
+  const std::string* classServing(std::string_view resource) const;
 
   // A DeviceClass of GPUs (whole, MIG or passthrough). Known from the input
   // when it defines the class: its extendedResourceName is a GPU resource or

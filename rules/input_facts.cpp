@@ -58,6 +58,15 @@ DeviceClassFacts deviceClassFacts(const json* spec) {
 
 }  // namespace
 
+DeviceClassFacts reduceDeviceClass(const json& deviceClass) { return deviceClassFacts(member(deviceClass, "spec")); }
+
+ClaimFacts reduceClaimTemplate(const json& claimTemplate) {
+  const json* spec = member(claimTemplate, "spec");
+  return claimFacts(spec ? member(*spec, "spec") : nullptr);
+}
+
+ClaimFacts reduceClaim(const json& claim) { return claimFacts(member(claim, "spec")); }
+
 void InputFacts::add(const json& object) {
   addOne(object);
   if (stringOr(object, "kind") != "List") return;
@@ -72,15 +81,14 @@ void InputFacts::addOne(const json& object) {
   const std::string name = metadata ? stringOr(*metadata, "name") : std::string();
   if (name.empty()) return;
   const std::string kind = stringOr(object, "kind");
-  const json* spec = member(object, "spec");
   if (kind == "DeviceClass") {
-    DeviceClassFacts facts = deviceClassFacts(spec);
+    DeviceClassFacts facts = reduceDeviceClass(object);
     if (!facts.extendedResourceName.empty()) servedBy_[facts.extendedResourceName] = name;
     classes_[name] = std::move(facts);
   } else if (kind == "ResourceClaimTemplate") {
-    templates_[name] = claimFacts(spec ? member(*spec, "spec") : nullptr);
+    templates_[name] = reduceClaimTemplate(object);
   } else if (kind == "ResourceClaim") {
-    claims_[name] = claimFacts(spec);
+    claims_[name] = reduceClaim(object);
   }
 }
 

@@ -39,6 +39,12 @@ struct ClaimFacts {
   std::vector<std::vector<DeviceRequestFacts>> requests;
 };
 
+// The record of one object of each DRA kind (the cluster facts reduce with
+// these too, rules/cluster_facts.h).
+DeviceClassFacts reduceDeviceClass(const nlohmann::json& deviceClass);
+ClaimFacts reduceClaimTemplate(const nlohmann::json& claimTemplate);
+ClaimFacts reduceClaim(const nlohmann::json& claim);
+
 class InputFacts {
  public:
   // Takes what `object` (or, for a `kind: List`, each item) defines. Objects

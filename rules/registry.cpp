@@ -48,6 +48,7 @@ std::vector<Registered> makeAll() {
   add(rules, checks::makeGpuTolerationWithoutRequest(), Judges::WholeObject);
   add(rules, checks::makeTensorParallelGpuCount(), Judges::WholeObject);
   add(rules, checks::makeTensorParallelWithoutNvlink(), Judges::WholeObject);
+  add(rules, checks::makeGpuUnschedulable(), Judges::WholeObject);
   return rules;
 }
 

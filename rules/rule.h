@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/cluster_facts.h"
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/field_path.h"
 #include "rules/finding.h"
@@ -49,9 +50,15 @@ struct CheckContext {
   const SourceHints* hints = nullptr;  // may be null
   // What the rest of the input defines (DeviceClasses, claim templates).
   const InputFacts& facts;
+  // The cluster's facts (rules/cluster_facts.h), or null: judge without them.
+  const ClusterFacts* cluster = nullptr;
+  // The object's namespace (the request's, else metadata.namespace, else
+  // "default"): where its claims and namespace defaults are looked up.
+  std::string_view namespaceName = "default";
 
-  // What counts as a GPU here: the policy's names and the input's classes.
-  GpuFacts gpu() const { return GpuFacts{policy, facts}; }
+  // What counts as a GPU here: the policy's names, the input's classes and
+  // the cluster's.
+  GpuFacts gpu() const { return GpuFacts{policy, facts, cluster, namespaceName}; }
 
   const std::string* writtenText(const FieldPath& path) const {
     return hints ? hints->writtenText(path.jsonPointer()) : nullptr;

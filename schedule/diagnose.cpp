@@ -17,385 +17,11 @@ namespace {
 
 using nlohmann::json;
 
-// The scheduler's reason strings (k8s.io/kubernetes pkg/scheduler/framework/plugins).
-constexpr const char* kReasonUnschedulable = "node(s) were unschedulable";
-constexpr const char* kReasonNodeName = "node(s) didn't match the requested node name";
-constexpr const char* kReasonAffinity = "node(s) didn't match Pod's node affinity/selector";
-// kube-scheduler 1.37 (tainttoleration.Filter) no longer names the taint; the
-// node table's TAINTS column and the node's cause do.
-constexpr const char* kReasonTaint = "node(s) had untolerated taint(s)";
-constexpr const char* kReasonTooManyPods = "Too many pods";
-constexpr const char* kTaintUnschedulable = "node.kubernetes.io/unschedulable";
-
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-bool isDeviceResource(std::string_view name) { return isExtendedResourceName(name); }
-
-std::optional<std::string> labelOf(const NodeInfo& node, const std::string& key) {
-  auto it = node.labels.find(key);
-  if (it == node.labels.end()) return std::nullopt;
-  return it->second;
-}
-
-std::string presentValue(const std::optional<std::string>& v) {
-  return v ? "node has " + (v->empty() ? std::string("\"\"") : *v) : "label absent";
-}
-
-// --- node affinity -----------------------------------------------------------
-
-struct Expression {
-  std::string key;
-  std::string op;
-  std::vector<std::string> values;
-  std::string invalid;  // why the scheduler cannot parse it (the term never matches)
-};
-
-Expression parseExpression(const json& e, bool field) {
-  Expression x;
-  x.key = stringOr(e, "key");
-  x.op = stringOr(e, "operator");
-  if (const json* vs = member(e, "values"); vs && vs->is_array()) {
-    for (const json& v : *vs) x.values.push_back(valueText(v));
-  }
-  if (field) {  // matchFields: metadata.name In/NotIn one value
-    if (x.key != "metadata.name") x.invalid = "\"" + x.key + "\" is not a valid field selector key";
-    else if (x.op != "In" && x.op != "NotIn") x.invalid = "\"" + x.op + "\" is not a valid field selector operator";
-    else if (x.values.size() != 1) x.invalid = "matchFields " + x.op + " needs exactly one value";
-    return x;
-  }
-  if (!isQualifiedName(x.key)) {
-    x.invalid = "\"" + x.key + "\" is not a valid label key";
-  } else if (x.op == "In" || x.op == "NotIn") {
-    if (x.values.empty()) x.invalid = x.op + " needs at least one value";
-  } else if (x.op == "Exists" || x.op == "DoesNotExist") {
-    if (!x.values.empty()) x.invalid = x.op + " takes no values";
-  } else if (x.op == "Gt" || x.op == "Lt") {
-    if (x.values.size() != 1) x.invalid = x.op + " needs exactly one value";
-    else if (!parseGoInt(x.values[0])) {
-      x.invalid = x.op + " needs an integer, \"" + x.values[0] + "\" is not one";
-    }
-  } else {
-    x.invalid = "\"" + x.op + "\" is not a valid node selector operator";
-  }
-  if (x.invalid.empty()) {
-    for (const std::string& v : x.values) {
-      if (!isValidLabelValue(v)) x.invalid = "\"" + v + "\" is not a valid label value";
-    }
-  }
-  return x;
-}
-
-std::string describe(const Expression& x) {
-  std::string s = x.key + " " + x.op;
-  if (x.op == "Gt" || x.op == "Lt") return s + " " + (x.values.empty() ? std::string() : x.values[0]);
-  if (x.op == "Exists" || x.op == "DoesNotExist") return s;
-  return s + " [" + joined(x.values) + "]";
-}
-
-// labels.Requirement.Matches / the node field selector.
-LabelCheck evaluate(const Expression& x, const NodeInfo& node, bool field) {
-  LabelCheck c;
-  c.requirement = describe(x);
-  c.key = x.key;
-  c.nodeValue = field ? std::optional<std::string>(node.name) : labelOf(node, x.key);
-  const auto& v = c.nodeValue;
-  c.matches = requirementMatches(x.op, x.values, v);
-  const bool integerOperator = x.op == "Gt" || x.op == "Lt";
-  if (x.op == "Exists" || (integerOperator && !v)) c.why = "label absent";
-  else if (integerOperator && !parseGoInt(*v)) c.why = "node has " + *v + ", not an integer";
-  else c.why = presentValue(v);
-  if (field) c.why = "node is " + node.name;
-  c.observed = c.key + (v ? " is " + (v->empty() ? std::string("\"\"") : *v) : std::string(" absent"));
-  if ((x.op == "Gt" || x.op == "Lt") && v && !parseGoInt(*v)) c.observed += ", not an integer";
-  return c;
-}
-
-struct Affinity {
-  bool required = false;  // requiredDuringSchedulingIgnoredDuringExecution is set
-  struct Term {
-    std::vector<Expression> expressions;
-    std::vector<Expression> fields;
-    std::string invalid;
-  };
-  std::vector<Term> terms;
-};
-
-Affinity parseAffinity(const PodSite& site) {
-  Affinity a;
-  if (!site.affinity.value) return a;
-  const json* na = member(*site.affinity.value, "nodeAffinity");
-  const json* req = na ? member(*na, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
-  if (!req || !req->is_object()) return a;
-  a.required = true;
-  const json* terms = member(*req, "nodeSelectorTerms");
-  if (!terms || !terms->is_array()) return a;
-  for (const json& t : *terms) {
-    Affinity::Term term;
-    if (const json* exprs = member(t, "matchExpressions"); exprs && exprs->is_array()) {
-      for (const json& e : *exprs) term.expressions.push_back(parseExpression(e, false));
-    }
-    if (const json* fields = member(t, "matchFields"); fields && fields->is_array()) {
-      for (const json& e : *fields) term.fields.push_back(parseExpression(e, true));
-    }
-    for (const auto* list : {&term.expressions, &term.fields}) {
-      for (const Expression& x : *list) {
-        if (term.invalid.empty() && !x.invalid.empty()) term.invalid = describe(x) + ": " + x.invalid;
-      }
-    }
-    if (term.expressions.empty() && term.fields.empty()) term.invalid = "an empty term matches no node";
-    a.terms.push_back(std::move(term));
-  }
-  return a;
-}
-
-// --- tolerations -------------------------------------------------------------
-
-// The pod's tolerations plus those the API server and controllers add:
-// DefaultTolerationSeconds (not-ready and unreachable NoExecute, every pod),
-// the DaemonSet controller's, and ExtendedResourceToleration's when the
-// policy says the plugin is on.
-json effectiveTolerations(const PodSite& site, const ResourceList& requests, const Policy& policy) {
-  json out = json::array();
-  if (site.tolerations.value && site.tolerations.value->is_array()) out = *site.tolerations.value;
-  auto add = [&](const char* key, const char* effect) {
-    out.push_back({{"key", key}, {"operator", "Exists"}, {"effect", effect}});
-  };
-  add("node.kubernetes.io/not-ready", "NoExecute");
-  add("node.kubernetes.io/unreachable", "NoExecute");
-  if (site.ownerKind == "DaemonSet") {
-    add("node.kubernetes.io/disk-pressure", "NoSchedule");
-    add("node.kubernetes.io/memory-pressure", "NoSchedule");
-    add("node.kubernetes.io/pid-pressure", "NoSchedule");
-    add(kTaintUnschedulable, "NoSchedule");
-    if (const json* hn = site.spec ? member(*site.spec, "hostNetwork") : nullptr; hn && hn->is_boolean() && hn->get<bool>()) {
-      add("node.kubernetes.io/network-unavailable", "NoSchedule");
-    }
-  }
-  if (policy.assumeExtendedResourceToleration) {
-    for (const auto& [name, amount] : requests) {
-      if (isExtendedResourceName(name)) out.push_back({{"key", name}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
-    }
-  }
-  return out;
-}
-
-bool tolerated(const json& tolerations, const Taint& taint) {
-  return std::any_of(tolerations.begin(), tolerations.end(), [&](const json& t) { return toleratesTaint(t, taint); });
-}
-
-// --- resources ---------------------------------------------------------------
-
-// NodeResourcesFit checks pods, cpu, memory, ephemeral-storage, then the rest.
-int resourceOrder(std::string_view name) {
-  if (name == "cpu") return 0;
-  if (name == "memory") return 1;
-  if (name == "ephemeral-storage") return 2;
-  return 3;
-}
-
-struct PodFacts {
-  const PodSite* site = nullptr;
-  ResourceList requests;
-  json tolerations;
-  std::vector<std::pair<std::string, std::string>> selector;  // nodeSelector, in order
-  Affinity affinity;
-  std::string nodeName;  // spec.nodeName
-  std::optional<BoundPod> self;  // the Pod's identity, to leave its own requests out of `used`
-  // Requested extended resources a DRA driver serves (KEP-5004), with where
-  // that is said: "DeviceClass gpu.nvidia.com", "policy draExtendedResources".
-  std::map<std::string, std::string, std::less<>> draBacked;
-};
-
-ResourceFit fitOf(const std::string& name, const Amount& requested, const NodeInfo& node, const PodFacts& pod,
-                  const Policy& policy) {
-  const BoundPod* self = pod.self ? &*pod.self : nullptr;
-  ResourceFit f;
-  f.name = name;
-  f.gpu = policy.isGpuResource(name);
-  f.requested = requested;
-  auto cap = node.capacity.find(name);
-  f.advertised = cap != node.capacity.end();
-  // KEP-5004: on a node whose allocatable lacks the resource, NodeResourcesFit
-  // leaves it to the DynamicResources filter, which allocates ResourceSlice
-  // devices of the DeviceClass; the snapshot has no slices to count.
-  if (auto dra = pod.draBacked.find(name); dra != pod.draBacked.end() && !f.advertised) {
-    f.viaDra = true;
-    f.cause = "served by DRA (" + dra->second + "): ResourceSlice devices are not counted";
-    return f;
-  }
-  if (f.advertised) f.capacity = cap->second;
-  if (auto a = node.allocatable.find(name); a != node.allocatable.end()) f.allocatable = a->second;
-  f.used = node.used(name, self);
-  for (const BoundPod& p : node.pods) {
-    if (self && p.ns == self->ns && p.name == self->name) continue;
-    if (p.requests.count(name)) ++f.holders;
-  }
-  f.free = f.allocatable - f.used;
-  f.fits = requested <= f.free;
-  if (f.fits) return f;
-
-  const std::string need = "needs " + requested.strFor(name);
-  const bool device = isDeviceResource(name);
-  const Amount unhealthy = f.capacity - f.allocatable;
-  const std::string gap = "allocatable " + f.allocatable.strFor(name) + " < capacity " + f.capacity.strFor(name);
-  std::string unhealthyText = device ? gap + ": " + unhealthy.strFor(name) + " device(s) reported Unhealthy" : gap;
-  if (!f.advertised) {
-    f.cause = device ? "device plugin not registered on this node" : "the node does not report " + name;
-  } else if (f.capacity.isZero() && device) {
-    f.cause = "the device plugin advertises 0 " + name;
-  } else if (requested > f.allocatable) {
-    if (f.allocatable < f.capacity && requested <= f.capacity) f.cause = need + ", " + unhealthyText;
-    else if (f.allocatable < f.capacity) f.cause = need + ", the node has " + f.capacity.strFor(name) + " (" + unhealthyText + ")";
-    else f.cause = need + ", the node has " + f.allocatable.strFor(name);
-  } else {
-    f.cause = need + ", " + (f.free.isNegative() ? Amount() : f.free).strFor(name) + " free: " + f.used.strFor(name) +
-              " of " + f.allocatable.strFor(name) + " held by " + plural(f.holders, "bound pod", "bound pods");
-    if (f.allocatable < f.capacity) f.cause += " (" + unhealthyText + ")";
-  }
-  return f;
-}
-
-// --- one node ------------------------------------------------------------------
-
-// The node's side of the failed terms: "nvidia.com/gpu.product is Tesla-T4,
-// nvidia.com/cuda.driver-version.major is 535" (one term) or
-// "term 0: ... | term 1: invalid: ..." (several).
-std::string observedTerms(const NodeVerdict& v) {
-  std::vector<std::string> parts;
-  for (const TermCheck& t : v.terms) {
-    std::string s = v.terms.size() > 1 ? "term " + std::to_string(t.index) + ": " : std::string();
-    if (!t.invalid.empty()) {
-      s += "invalid: " + t.invalid;
-    } else {
-      std::vector<std::string> fails;
-      for (const LabelCheck& c : t.failing) fails.push_back(c.observed);
-      s += joined(fails, ", ");
-    }
-    parts.push_back(std::move(s));
-  }
-  return parts.empty() ? "no nodeSelectorTerms" : joined(parts, " | ");
-}
-
-NodeVerdict judgeNode(const PodFacts& pod, const NodeInfo& node, const Policy& policy) {
-  NodeVerdict v;
-  v.node = node.name;
-  const BoundPod* self = pod.self ? &*pod.self : nullptr;
-
-  // NodeUnschedulable
-  v.cordoned = node.unschedulable && !tolerated(pod.tolerations, Taint{kTaintUnschedulable, "", "NoSchedule"});
-  // NodeName
-  v.nodeNameMismatch = !pod.nodeName.empty() && pod.nodeName != node.name;
-  // TaintToleration: NoSchedule and NoExecute; PreferNoSchedule only scores.
-  for (const Taint& t : node.taints) {
-    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
-    ++v.filteringTaints;
-    if (!tolerated(pod.tolerations, t)) v.untoleratedTaints.push_back(t);
-  }
-  // NodeAffinity: nodeSelector AND required affinity (terms ORed).
-  for (const auto& [key, want] : pod.selector) {
-    LabelCheck c;
-    c.requirement = key + "=" + want;
-    c.key = key;
-    c.nodeValue = labelOf(node, key);
-    c.matches = c.nodeValue && *c.nodeValue == want;
-    c.why = presentValue(c.nodeValue);
-    c.observed = key + (c.nodeValue ? " is " + (c.nodeValue->empty() ? std::string("\"\"") : *c.nodeValue)
-                                    : std::string(" absent"));
-    if (!c.matches) v.selectorFailures.push_back(std::move(c));
-  }
-  if (pod.affinity.required) {
-    v.affinityMatches = false;
-    std::vector<TermCheck> terms;
-    for (std::size_t i = 0; i < pod.affinity.terms.size(); ++i) {
-      const Affinity::Term& term = pod.affinity.terms[i];
-      TermCheck t;
-      t.index = i;
-      t.invalid = term.invalid;
-      if (t.invalid.empty()) {
-        for (const Expression& x : term.expressions) {
-          LabelCheck c = evaluate(x, node, false);
-          if (!c.matches) t.failing.push_back(std::move(c));
-        }
-        for (const Expression& x : term.fields) {
-          LabelCheck c = evaluate(x, node, true);
-          if (!c.matches) t.failing.push_back(std::move(c));
-        }
-        t.matches = t.failing.empty();
-      }
-      if (t.matches) v.affinityMatches = true;
-      terms.push_back(std::move(t));
-    }
-    if (!v.affinityMatches) v.terms = std::move(terms);
-  }
-  // NodeResourcesFit
-  std::vector<const std::pair<const std::string, Amount>*> order;
-  for (const auto& entry : pod.requests) order.push_back(&entry);
-  std::stable_sort(order.begin(), order.end(),
-                   [](auto* a, auto* b) { return resourceOrder(a->first) < resourceOrder(b->first); });
-  for (const auto* entry : order) v.resources.push_back(fitOf(entry->first, entry->second, node, pod, policy));
-  if (auto pods = node.allocatable.find("pods"); pods != node.allocatable.end()) {
-    std::size_t bound = 0;
-    for (const BoundPod& p : node.pods) bound += !(self && p.ns == self->ns && p.name == self->name);
-    v.tooManyPods = Amount::units(static_cast<long long>(bound) + 1) > pods->second;
-  }
-
-  // The first filter that fails decides what the scheduler reports.
-  if (v.cordoned) {
-    v.reasons = {kReasonUnschedulable};
-    v.cause = "cordoned (spec.unschedulable)";
-    v.verdict = "cordoned";
-  } else if (v.nodeNameMismatch) {
-    v.reasons = {kReasonNodeName};
-    v.cause = "the pod names node " + pod.nodeName + " (spec.nodeName)";
-    v.verdict = "spec.nodeName is " + pod.nodeName;
-  } else if (!v.untoleratedTaints.empty()) {
-    v.reasons = {kReasonTaint};
-    std::vector<std::string> names;
-    for (const Taint& u : v.untoleratedTaints) names.push_back(describeTaint(u));
-    v.cause = std::string(v.untoleratedTaints.size() == 1 ? "untolerated taint " : "untolerated taints ") + joined(names);
-    v.verdict = v.untoleratedTaints.size() == 1 ? "untolerated taint" : "untolerated taints";
-  } else if (!v.selectorFailures.empty() || !v.affinityMatches) {
-    v.reasons = {kReasonAffinity};
-    std::vector<std::string> parts, observed;
-    for (const LabelCheck& c : v.selectorFailures) observed.push_back(c.observed);
-    if (!observed.empty()) parts.push_back("nodeSelector: " + joined(observed));
-    if (!v.affinityMatches) parts.push_back("affinity: " + observedTerms(v));
-    v.cause = joined(parts, "; ");
-    v.verdict = !v.selectorFailures.empty() && !v.affinityMatches ? "nodeSelector and affinity mismatch"
-                : !v.selectorFailures.empty()                    ? "nodeSelector mismatch"
-                                                                 : "affinity mismatch";
-  } else {
-    std::vector<std::string> causes;
-    if (v.tooManyPods) {
-      v.reasons.push_back(kReasonTooManyPods);
-      causes.push_back("too many pods: " + std::to_string(node.pods.size()) + " bound, allocatable pods " +
-                       node.allocatable.at("pods").str());
-    }
-    for (const ResourceFit& f : v.resources) {
-      if (f.fits) continue;
-      v.reasons.push_back("Insufficient " + f.name);
-      causes.push_back(f.name + ": " + f.cause);
-    }
-    v.schedulable = v.reasons.empty();
-    v.cause = v.schedulable ? "fits" : joined(causes, "; ");
-    v.verdict = v.cause;
-  }
-  return v;
-}
-
-// --- the pod -------------------------------------------------------------------
-
-std::vector<std::pair<std::string, std::string>> nodeSelectorOf(const PodSite& site) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (site.nodeSelector.value && site.nodeSelector.value->is_object()) {
-    for (const auto& [k, v] : site.nodeSelector.value->items()) out.emplace_back(k, valueText(v));
-  }
-  return out;
-}
-
-std::optional<DriverPin> driverPin(const PodFacts& pod, const Snapshot& snapshot) {
+std::optional<DriverPin> driverPin(const PlacementPod& pod, const Snapshot& snapshot) {
   DriverPin pin;
   std::vector<std::string> where;
   for (const auto& [key, value] : pod.selector) {
@@ -405,7 +31,7 @@ std::optional<DriverPin> driverPin(const PodFacts& pod, const Snapshot& snapshot
     where.push_back("nodeSelector");
   }
   for (std::size_t i = 0; i < pod.affinity.terms.size(); ++i) {
-    for (const Expression& x : pod.affinity.terms[i].expressions) {
+    for (const NodeExpression& x : pod.affinity.terms[i].expressions) {
       if (x.op != "In" || !isDriverMajorLabel(x.key) || (!pin.label.empty() && x.key != pin.label)) continue;
       pin.label = x.key;
       for (const std::string& v : x.values) {
@@ -458,11 +84,11 @@ std::string driverPinNote(const DriverPin& pin, const Snapshot& snapshot) {
 // values no node has: "no node has nvidia.com/gpu.product=NVIDIA-T4; the
 // nodes have Tesla-T4 (1 node), NVIDIA-L4 (2 nodes)". Driver majors have
 // their own note (driverPin).
-std::vector<std::string> unknownValueNotes(const PodFacts& pod, const Snapshot& snapshot) {
+std::vector<std::string> unknownValueNotes(const PlacementPod& pod, const Snapshot& snapshot) {
   std::vector<std::pair<std::string, std::vector<std::string>>> asks;  // key, accepted values
   for (const auto& [key, value] : pod.selector) asks.push_back({key, {value}});
-  for (const Affinity::Term& term : pod.affinity.terms) {
-    for (const Expression& x : term.expressions) {
+  for (const RequiredAffinity::Term& term : pod.affinity.terms) {
+    for (const NodeExpression& x : term.expressions) {
       if (x.op == "In" && x.invalid.empty()) asks.push_back({x.key, x.values});
     }
   }
@@ -562,24 +188,18 @@ PodDiagnosis diagnoseSite(const PodSite& site, const json& object, const Snapsho
   }
   d.gpus = podGpus(site, policy);
 
-  PodFacts facts;
-  facts.site = &site;
-  facts.requests = d.requests;
-  facts.tolerations = effectiveTolerations(site, d.requests, policy);
-  facts.selector = nodeSelectorOf(site);
-  facts.affinity = parseAffinity(site);
-  if (site.spec) facts.nodeName = stringOr(*site.spec, "nodeName");
+  PlacementPod facts = placementPod(site, d.requests, policy);
   if (site.isPod && d.kind == "Pod" && !d.name.empty()) facts.self = BoundPod{d.ns.empty() ? "default" : d.ns, d.name, {}};
   facts.draBacked = draBackedRequests(d.requests, snapshot, policy);
 
-  for (const NodeInfo& node : snapshot.nodes) d.nodes.push_back(judgeNode(facts, node, policy));
+  for (const NodeInfo& node : snapshot.nodes) d.nodes.push_back(judgeNode(facts, node, node.pods, policy));
   d.hasNodeSelector = !facts.selector.empty();
   d.hasRequiredAffinity = facts.affinity.required;
   for (const auto& [key, value] : facts.selector) d.selectorText.push_back(key + "=" + value);
-  for (const Affinity::Term& term : facts.affinity.terms) {
+  for (const RequiredAffinity::Term& term : facts.affinity.terms) {
     std::vector<std::string> parts;
-    for (const Expression& x : term.expressions) parts.push_back(describe(x));
-    for (const Expression& x : term.fields) parts.push_back(describe(x));
+    for (const NodeExpression& x : term.expressions) parts.push_back(describeExpression(x));
+    for (const NodeExpression& x : term.fields) parts.push_back(describeExpression(x));
     d.affinityText.push_back(parts.empty() ? "(empty)" : joined(parts));
   }
   conclude(d);
@@ -640,20 +260,6 @@ std::string PodDiagnosis::title() const {
   s += ns.empty() ? name : ns + "/" + name;
   if (name.empty()) s += "(unnamed)";
   return s + " (" + (specPath.empty() ? "." : specPath) + ")";
-}
-
-std::string schedulerSummary(const std::vector<NodeVerdict>& nodes) {
-  if (nodes.empty()) return "0/0 nodes are available: no nodes available to schedule pods.";
-  std::size_t available = 0;
-  std::map<std::string, std::size_t> histogram;
-  for (const NodeVerdict& v : nodes) {
-    available += v.schedulable;
-    for (const std::string& r : v.reasons) ++histogram[r];
-  }
-  std::vector<std::string> reasons;
-  for (const auto& [reason, count] : histogram) reasons.push_back(std::to_string(count) + " " + reason);
-  std::sort(reasons.begin(), reasons.end());  // FitError.Error(): sort.Strings
-  return std::to_string(available) + "/" + std::to_string(nodes.size()) + " nodes are available: " + joined(reasons) + ".";
 }
 
 std::vector<PodDiagnosis> diagnoseObject(const json& object, const Snapshot& snapshot, const Policy& policy) {

@@ -19,64 +19,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/placement.h"
 #include "rules/policy.h"
-#include "schedule/amount.h"
 #include "schedule/node_snapshot.h"
 
 namespace gpuguard::schedule {
 
-// One requested resource on one node (NodeResourcesFit).
-struct ResourceFit {
-  std::string name;
-  bool gpu = false;            // a GPU resource of the policy (nvidia.com/gpu, mig-*, gpu.shared...)
-  Amount requested;
-  bool advertised = false;     // named in status.capacity
-  bool viaDra = false;         // not advertised, served by a DRA driver (KEP-5004): not counted, not failed
-  Amount capacity;             // status.capacity (0 when not advertised)
-  Amount allocatable;          // status.allocatable
-  Amount used;                 // Σ requests of the pods bound to the node
-  Amount free;                 // allocatable - used
-  std::size_t holders = 0;     // bound pods requesting it
-  bool fits = true;
-  std::string cause;           // why not, in words ("" when it fits)
-};
+// The filters and their verdicts live in rules/placement.h (one copy for the
+// replay and the rules); these names stay where the replay's users find them.
+using gpuguard::LabelCheck;
+using gpuguard::NodeVerdict;
+using gpuguard::ResourceFit;
+using gpuguard::schedulerSummary;
+using gpuguard::TermCheck;
 
-// One nodeSelector pair, affinity expression or field against one node.
-struct LabelCheck {
-  std::string requirement;               // "nvidia.com/gpu.product=NVIDIA-T4", "nvidia.com/cuda.driver-version.major Gt 560"
-  std::string key;
-  std::optional<std::string> nodeValue;  // nullopt: the node has no such label
-  bool matches = false;
-  std::string why;                       // when it fails: "node has Tesla-T4", "label absent"...
-  std::string observed;                  // the node's side: "nvidia.com/gpu.product is Tesla-T4",
-                                         // "nvidia.com/gpu.product absent"
-};
 
-// One term of the required node affinity (terms are ORed, its parts ANDed).
-struct TermCheck {
-  std::size_t index = 0;
-  bool matches = false;
-  std::string invalid;                   // non-empty: the term can never match (empty term, Gt "12.4"...)
-  std::vector<LabelCheck> failing;       // its expressions and fields that fail here
-};
 
-struct NodeVerdict {
-  std::string node;
-  bool cordoned = false;                 // spec.unschedulable and the pod does not tolerate it
-  bool nodeNameMismatch = false;         // the pod names another node (spec.nodeName)
-  std::size_t filteringTaints = 0;       // NoSchedule / NoExecute taints on the node
-  std::vector<Taint> untoleratedTaints;  // those no toleration matches
-  std::vector<LabelCheck> selectorFailures;
-  bool affinityMatches = true;           // required node affinity (true when there is none)
-  std::vector<TermCheck> terms;          // when it does not match: every term
-  std::vector<ResourceFit> resources;    // every resource the pod requests
-  bool tooManyPods = false;
-  bool schedulable = false;
-  std::vector<std::string> reasons;      // the scheduler's words for the first filter that fails
-  std::string cause;                     // that filter's failure, explained ("fits" when none fails)
-  std::string verdict;                   // the same in a few words, for the table ("fits", "cordoned",
-                                         // "untolerated taint", "nodeSelector mismatch", resource causes)
-};
+
 
 // A driver major the pod pins (nodeSelector or required affinity In) that no
 // node of the snapshot has.
@@ -119,9 +78,5 @@ struct PodDiagnosis {
 // file itself can be diagnosed for its Pending pods.
 std::vector<PodDiagnosis> diagnoseObject(const nlohmann::json& object, const Snapshot& snapshot, const Policy& policy);
 
-// The scheduler's summary: reasons counted over nodes, as "N reason" strings
-// sorted like FitError.Error() does, e.g. "0/5 nodes are available: 2 node(s)
-// had untolerated taint(s), 3 Insufficient nvidia.com/gpu."
-std::string schedulerSummary(const std::vector<NodeVerdict>& nodes);
 
 }  // namespace gpuguard::schedule

@@ -15,41 +15,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/amount.h"
+#include "rules/cluster_facts.h"
+#include "rules/placement.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"
-#include "schedule/amount.h"
 
 namespace gpuguard::schedule {
 
-using ResourceList = std::map<std::string, Amount, std::less<>>;
+// podRequests, BoundPod: rules/placement.h (the filters' own).
+using gpuguard::BoundPod;
+using gpuguard::podRequests;
+using gpuguard::PodRequests;
 
-// A pod's requests as the scheduler adds them up (k8s.io/component-helpers
-// resource.PodRequests): per resource, the larger of the sum over app
-// containers and sidecars and the peak of any init container running beside
-// the sidecars started before it; limits stand in for missing requests (the
-// API server's defaulting) and every value is rounded up to milli as
-// SetDefaults_ResourceList does; pod-level spec.resources (cpu, memory,
-// hugepages) replace the containers' sum; spec.overhead is added. Ephemeral
-// containers count nothing.
-struct PodRequests {
-  ResourceList resources;             // only resources with a non-zero request
-  std::vector<std::string> problems;  // values that do not parse or are negative (counted as 0)
-};
-PodRequests podRequests(const PodSite& site);
-
-struct BoundPod {
-  std::string ns;
-  std::string name;
-  ResourceList requests;
-};
-
-struct NodeInfo {
-  std::string name;
-  std::map<std::string, std::string, std::less<>> labels;
-  std::vector<Taint> taints;      // spec.taints in order; a missing value is "" (never nullopt)
-  bool unschedulable = false;     // spec.unschedulable: cordoned
-  ResourceList capacity;          // status.capacity
-  ResourceList allocatable;       // status.allocatable (capacity when the node has none)
+// A node of the snapshot: what the cluster facts hold of it (the same
+// reducer, rules/cluster_reduce.h) and the pods bound to it.
+struct NodeInfo : NodeFacts {
   std::vector<BoundPod> pods;     // bound here (spec.nodeName), not Succeeded or Failed
 
   // Σ requests of the bound pods for one resource, optionally leaving out

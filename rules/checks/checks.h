@@ -30,5 +30,6 @@ std::unique_ptr<Rule> makeGpuLabelValue();
 std::unique_ptr<Rule> makeGpuTolerationWithoutRequest();
 std::unique_ptr<Rule> makeTensorParallelGpuCount();
 std::unique_ptr<Rule> makeTensorParallelWithoutNvlink();
+std::unique_ptr<Rule> makeGpuUnschedulable();
 
 }  // namespace gpuguard::checks

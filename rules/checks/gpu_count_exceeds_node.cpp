@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "rules/checks/checks.h"
+#include "rules/cluster_reach.h"
 #include "rules/semantics.h"
 
 namespace gpuguard::checks {
@@ -26,7 +27,12 @@ constexpr RuleDoc kDoc{
         "raise maxGpusPerNode. GPUs from DRA count too: a deviceclass.resource.kubernetes.io/<class> resource of a "
         "whole-GPU DeviceClass on its own, like a GPU resource, and the resourceClaims of the pod together, all "
         "allocated on its node, when the input holds their templates (per request ExactCount's count, default 1; "
-        "firstAvailable counts its smallest alternative; allocationMode All and MIG classes are not counted).",
+        "firstAvailable counts its smallest alternative; allocationMode All and MIG classes are not counted). "
+        "With the cluster's facts (gpuguard-lint --facts or --cluster, the webhook's watched cache) the limit is "
+        "the largest status.allocatable of the resource among the nodes the pod can reach (nodeSelector, "
+        "required node affinity, tolerations against taints) and the GPUs per node of the Karpenter NodePools it "
+        "can reach (karpenter.k8s.aws/instance-gpu-count, spec.limits; maxGpusPerNode when a pool does not "
+        "say), instead of maxGpusPerNode; the finding names those nodes.",
     .remediation =
         "Ask for at most maxGpusPerNode GPUs per pod and spread the work over several pods (a multi-node "
         "PyTorchJob, JobSet, LeaderWorkerSet or RayCluster with more workers), or set maxGpusPerNode in the "
@@ -62,14 +68,58 @@ class GpuCountExceedsNode final : public Rule {
       return isWholeGpu(ctx.policy, name);
     };
     for (const PodSite& site : ctx.sites) {
+      std::optional<PodReach> reach;
       for (const ResourceUnits& u : podRequestUnitsByName(site, wholeGpu)) {
-        if (u.units > ctx.policy.maxGpusPerNode) report(site, u.name, u.units, ctx.policy, out);
+        if (ctx.cluster && ctx.cluster->listed(FactKind::Node) && !reach) {
+          reach = reachOf(site, *ctx.cluster, gpu, ctx.namespaceName);
+        }
+        const NodeLimit limit = reach ? limitOf(*reach, u.name, ctx) : policyLimit(ctx.policy);
+        if (u.units > limit.most) report(site, u.name, u.units, limit, out);
       }
       reportClaims(site, gpu, out);
     }
   }
 
  private:
+  struct NodeLimit {
+    long long most = 0;
+    std::string text;  // "policy maxGpusPerNode: 8", "the nodes it can reach hold at most 4 (a, b; snapshot x)"
+    std::string remedy;
+  };
+
+  static NodeLimit policyLimit(const Policy& policy) {
+    const std::string max = std::to_string(policy.maxGpusPerNode);
+    return {policy.maxGpusPerNode, "more than any node holds (policy maxGpusPerNode: " + max + ")",
+            "ask for at most " + max + " per pod and spread the work over more pods, or raise maxGpusPerNode if "
+            "your nodes hold more"};
+  }
+
+  // The most any reachable node offers, or a reachable NodePool's nodes hold
+  // (maxGpusPerNode when the pool does not say); the policy's limit when
+  // nothing is reachable (gpu-unschedulable says that).
+  static NodeLimit limitOf(const PodReach& reach, const std::string& resource, const CheckContext& ctx) {
+    long long most = -1;
+    std::vector<std::string> where;
+    for (const NodeReach* n : reach.reachableNodes()) {
+      auto it = n->node->allocatable.find(resource);
+      const long long units = it == n->node->allocatable.end() ? 0 : it->second.floorUnits();
+      if (units > most) most = units, where.clear();
+      if (units == most && where.size() < 3) where.push_back(n->node->name);
+    }
+    for (const PoolReach& p : reach.pools) {
+      if (!p.reachable) continue;
+      const long long units = p.maxGpus.value_or(ctx.policy.maxGpusPerNode);
+      if (units > most) most = units, where.clear();
+      if (units == most && where.size() < 3) where.push_back("NodePool " + p.pool->name);
+    }
+    if (most < 0) return policyLimit(ctx.policy);
+    const std::string max = std::to_string(most);
+    return {most,
+            "more than any node it can reach holds (at most " + max + ": " + joined(where) + "; " +
+                ctx.cluster->source() + ")",
+            "ask for at most " + max + " per pod and spread the work over more pods, or select nodes that hold more"};
+  }
+
   // The devices of all the pod's claims are allocated on its node: their
   // whole GPUs add up (known when the input holds the templates).
   static void reportClaims(const PodSite& site, const GpuFacts& gpu, Reporter& out) {
@@ -95,7 +145,7 @@ class GpuCountExceedsNode final : public Rule {
                std::to_string(total));
   }
 
-  static void report(const PodSite& site, const std::string& name, long long total, const Policy& policy,
+  static void report(const PodSite& site, const std::string& name, long long total, const NodeLimit& limit,
                      Reporter& out) {
     // Report on the biggest request: the line to change.
     std::optional<FieldPath> biggest;
@@ -117,10 +167,7 @@ class GpuCountExceedsNode final : public Rule {
     if (!biggest) return;
     std::string detail = "the pod needs " + std::to_string(total) + " " + name + " at once";
     if (contributors > 1) detail += " (" + parts + ")";
-    detail += ", more than any node holds (policy maxGpusPerNode: " + std::to_string(policy.maxGpusPerNode) +
-               "), so it stays Pending with \"Insufficient " + name + "\"; ask for at most " +
-               std::to_string(policy.maxGpusPerNode) +
-               " per pod and spread the work over more pods, or raise maxGpusPerNode if your nodes hold more";
+    detail += ", " + limit.text + ", so it stays Pending with \"Insufficient " + name + "\"; " + limit.remedy;
     out.report(*biggest, FieldError::invalid(std::to_string(total), detail), std::to_string(total));
   }
 };

@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "rules/checks/checks.h"
+#include "rules/cluster_reach.h"
+#include "rules/k8s/json_access.h"
 #include "rules/gfd_labels.h"
 #include "rules/k8s/node_selection.h"
 #include "rules/semantics.h"
@@ -33,7 +35,13 @@ constexpr RuleDoc kDoc{
         "Preferred affinity is not a pin. The label keys come from the policy (driverPinLabels). "
         "A warning by default: a pod without a pin runs wherever every GPU node has a new enough driver (one driver "
         "per node pool, as managed platforms install it), so a denial would refuse pods that work; where GPU nodes "
-        "run mixed drivers, raise it to error in the policy (rules: {gpu-missing-driver-pin: error}).",
+        "run mixed drivers, raise it to error in the policy (rules: {gpu-missing-driver-pin: error}). "
+        "With the cluster's facts (gpuguard-lint --facts or --cluster, the webhook's watched cache) the rule "
+        "knows: an error when the GPU nodes the pod can reach (its GPU resources, nodeSelector, required node "
+        "affinity, tolerations against the nodes' taints) run more than one driver major, the very case the pin "
+        "exists for, so the webhook denies it; a warning when they all run one driver (the pin still protects "
+        "against the next node group); no finding for a pod bound by spec.nodeName, which skips the scheduler. "
+        "The finding names the nodes and drivers it used.",
     .remediation =
         "Add nodeSelector nvidia.com/cuda.driver-version.major: \"550\", or a required node affinity "
         "{key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"534\"]} (Gt 534 means >= 535).",
@@ -55,20 +63,46 @@ class GpuMissingDriverPin final : public Rule {
     for (const PodSite& site : ctx.sites) {
       if (!usesGpus(site, ctx.gpu())) continue;
       if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
+      std::string clusterSays;
+      Severity severity = Severity::Warning;
+      if (ctx.cluster && ctx.cluster->listed(FactKind::Node)) {
+        if (site.spec && !stringOr(*site.spec, "nodeName").empty()) continue;  // bound: no scheduler, no choice
+        clusterSays = whatTheClusterSays(ctx, site, severity);
+      }
       const std::string& label = ctx.policy.driverPinLabels.front();
       // A GFD driver label holds the driver's major version; a platform's
       // pin label (karpenter.sh/nodepool) names the nodes that share a driver.
       const bool versionLabel = label.starts_with("nvidia.com/cuda.");
-      out.report(site.nodeSelector.path,
-                 FieldError::required("no nodeSelector or required node affinity on a CUDA driver label (" + label +
+      out.reportWithDefault(site.nodeSelector.path,
+                 FieldError::required(clusterSays + "no nodeSelector or required node affinity on a CUDA driver label (" + label +
                                           "), so the pod may land on a node whose driver is older than its CUDA "
                                           "runtime and fail with "
                                           "\"CUDA driver version is insufficient\"; add nodeSelector " + label +
                                           (versionLabel ? ": \"<major>\" or a required node affinity with operator Gt" : ": \"<value>\" or a required node affinity on it") +
                                           misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
                                           misplacedNote(site.misplaced.affinity, site.affinity) +
-                                          std::string(site.placementHint)));
+                                          std::string(site.placementHint)),
+                 "", severity);
     }
+  }
+
+ private:
+  // The reachable GPU nodes' drivers, in words, and the severity they make:
+  // an error for more than one driver major, a warning for one (or none known).
+  static std::string whatTheClusterSays(const CheckContext& ctx, const PodSite& site, Severity& severity) {
+    const PodReach reach = reachOf(site, *ctx.cluster, ctx.gpu(), ctx.namespaceName);
+    const auto majors = reachableDriverMajors(reach);
+    const std::string source = " (" + ctx.cluster->source() + ")";
+    if (majors.size() > 1) {
+      severity = Severity::Error;
+      return "the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
+             " CUDA driver majors: " + describeDriverMajors(majors) + source + "; ";
+    }
+    if (majors.size() == 1) {
+      return "the GPU nodes this pod can reach all run CUDA driver " + describeDriverMajors(majors) + source +
+             ", but the next node group may not; ";
+    }
+    return "";
   }
 };
 

@@ -47,6 +47,36 @@ inline std::vector<Finding> judgeInput(const std::string& text, const Policy& po
   return all;
 }
 
+// The cluster facts of a YAML stream of Nodes, NodePools, Namespaces and DRA
+// objects, as a snapshot file gives them (rules/cluster_facts.h).
+inline std::shared_ptr<const ClusterFacts> clusterOf(const std::string& text) {
+  yaml::ParseResult parsed = yaml::parseStream(text);
+  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
+  ClusterFactsBuilder builder;
+  builder.setSource("snapshot test");
+  builder.markListed(FactKind::Node);
+  for (const yaml::Document& doc : parsed.documents) builder.add(doc.value);
+  return builder.build();
+}
+
+// Judges every document of `text` with the cluster facts of `cluster`
+// (clusterOf). The findings of all documents, in document order.
+inline std::vector<Finding> judgeWithCluster(const std::string& text, const ClusterFacts& cluster,
+                                             const Policy& policy = {}) {
+  yaml::ParseResult parsed = yaml::parseStream(text);
+  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
+  InputFacts facts;
+  for (const yaml::Document& doc : parsed.documents) facts.add(doc.value);
+  std::vector<Finding> all;
+  for (const yaml::Document& doc : parsed.documents) {
+    JudgeOptions options;
+    options.facts = &facts;
+    options.cluster = &cluster;
+    for (Finding& f : judge(doc.value, policy, options)) all.push_back(std::move(f));
+  }
+  return all;
+}
+
 // The rule ids of the findings, in order (suppressed ones excluded).
 inline std::vector<std::string> rulesHit(const std::vector<Finding>& findings) {
   std::vector<std::string> ids;

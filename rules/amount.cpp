@@ -1,10 +1,11 @@
-#include "schedule/amount.h"
+#include "rules/amount.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "rules/semantics.h"
 
-namespace gpuguard::schedule {
+namespace gpuguard {
 namespace {
 
 constexpr Int128 kNano = 1'000'000'000;
@@ -145,4 +146,13 @@ std::string Amount::strFor(std::string_view name) const {
   return str(binary);
 }
 
-}  // namespace gpuguard::schedule
+long long Amount::floorUnits() const {
+  constexpr Int128 kNano = 1'000'000'000;
+  Int128 units = nano_ / kNano;
+  if (nano_ < 0 && units * kNano != nano_) --units;
+  if (units > std::numeric_limits<long long>::max()) return std::numeric_limits<long long>::max();
+  if (units < std::numeric_limits<long long>::min()) return std::numeric_limits<long long>::min();
+  return static_cast<long long>(units);
+}
+
+}  // namespace gpuguard

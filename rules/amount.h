@@ -1,5 +1,6 @@
-// Exact resource amounts for the scheduling diagnosis: requests summed over
-// containers and pods, subtracted from a node's allocatable. rules/k8s/quantity.h
+// Exact resource amounts for the scheduler's filters (NodeResourcesFit) and
+// the cluster facts: requests summed over containers and pods, compared with
+// and subtracted from a node's allocatable. rules/k8s/quantity.h
 // parses and compares exactly but has no arithmetic; an Amount holds a
 // Quantity's value in nano units (Quantity values are exact down to 10^-9) in
 // a 128-bit integer, so "500m" + "1.5" is exactly "2" and 2^63 bytes of
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <compare>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +18,7 @@
 
 #include "rules/k8s/quantity.h"
 
-namespace gpuguard::schedule {
+namespace gpuguard {
 
 // -Wpedantic: __int128 is a GCC/Clang extension.
 __extension__ typedef __int128 Int128;
@@ -39,6 +41,8 @@ class Amount {
 
   bool isZero() const { return nano_ == 0; }
   bool isNegative() const { return nano_ < 0; }
+  // Whole units, rounded down, saturating at the range of long long.
+  long long floorUnits() const;
 
   // "2", "1500m", "250u"; with `binary`, whole multiples of 1024 use
   // Ki..Ei ("16Gi"), the way memory is usually written.
@@ -51,4 +55,7 @@ class Amount {
   Int128 nano_ = 0;
 };
 
-}  // namespace gpuguard::schedule
+// Resource name -> amount (status.allocatable, a pod's requests).
+using ResourceList = std::map<std::string, Amount, std::less<>>;
+
+}  // namespace gpuguard

@@ -1,0 +1,224 @@
+// gpu-unschedulable: with the cluster's facts, a GPU pod that no node and no
+// NodePool can ever take.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "rules/checks/checks.h"
+#include "rules/cluster_reach.h"
+#include "rules/k8s/json_access.h"
+#include "rules/semantics.h"
+
+namespace gpuguard::checks {
+namespace {
+
+constexpr RuleDoc kDoc{
+    .id = "gpu-unschedulable",
+    // A warning: a cluster may scale from node groups the API does not show
+    // (Cluster Autoscaler's, a managed pool at zero), which can take the pod.
+    .defaultSeverity = Severity::Warning,
+    .summary = "A GPU pod that no node of the cluster and no Karpenter NodePool can ever take (needs cluster facts).",
+    .description =
+        "Judged only with the cluster's facts (gpuguard-lint --facts, --cluster; the webhook's watched cache): "
+        "the GPU pod is held against every Node with the default scheduler's static filters, in its order - "
+        "NodeUnschedulable (cordoned), NodeName, TaintToleration (NoSchedule and NoExecute taints against the "
+        "pod's tolerations, the namespace's scheduler.alpha.kubernetes.io/defaultTolerations and those the API "
+        "server adds), NodeAffinity (nodeSelector and the required node affinity) and NodeResourcesFit against "
+        "status.allocatable - and against every Karpenter NodePool as the nodes it may launch (its taints, its "
+        "requirements and template labels; a label the pool neither sets nor requires is absent on its nodes, "
+        "and karpenter.k8s.aws/instance-gpu-count or spec.limits bound its GPUs per node). Only what can never "
+        "change counts: allocatable, not what other pods hold, so the finding means the pod stays Pending "
+        "whatever else runs, with the scheduler's own FailedScheduling message (\"0/12 nodes are available: 4 "
+        "Insufficient nvidia.com/gpu, 8 node(s) had untolerated taint(s).\"). A DRA-backed extended resource "
+        "(KEP-5004) on a node that does not advertise it is left to the DRA allocator, as --nodes does. "
+        "A warning by default: a cluster that scales from node groups the API does not show (Cluster "
+        "Autoscaler's node groups, a managed pool scaled to zero) may still take it.",
+    .remediation =
+        "Change what the message names: ask for at most as many GPUs as a node offers, tolerate the GPU nodes' "
+        "taint, select a gpu.product or driver the nodes carry, or add the node group the pod needs.",
+    .wrongExample =
+        "# the cluster's GPU nodes hold 8 GPUs each\nspec:\n  containers:\n  - name: train\n"
+        "    image: nvcr.io/nvidia/pytorch:24.05-py3\n    resources:\n      limits:\n        nvidia.com/gpu: 16\n",
+    .rightExample =
+        "spec:\n  containers:\n  - name: train\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    resources:\n"
+        "      limits:\n        nvidia.com/gpu: 8\n",
+};
+
+// The taint the node controller puts on a cordoned node.
+constexpr std::string_view kCordonTaint = "node.kubernetes.io/unschedulable";
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// The most any node offers of `resource`, and the nodes that offer it.
+std::string largestOffer(const PodReach& reach, const std::string& resource) {
+  Amount most;
+  std::vector<std::string> holders;
+  for (const NodeReach& n : reach.nodes) {
+    auto it = n.node->allocatable.find(resource);
+    if (it == n.node->allocatable.end() || it->second.isZero()) continue;
+    if (it->second > most) {
+      most = it->second;
+      holders.clear();
+    }
+    if (it->second == most) holders.push_back(n.node->name);
+  }
+  if (holders.empty()) return "no node offers " + resource;
+  if (holders.size() > 3) holders.resize(3), holders.back() += "...";
+  return "the most a node offers is " + most.strFor(resource) + " (" + joined(holders) + ")";
+}
+
+// What to change, from the reasons the nodes gave.
+std::vector<std::string> advice(const PodReach& reach) {
+  std::vector<std::string> out;
+  std::map<std::string, std::size_t> taints;
+  std::set<std::string> insufficient, observed;
+  std::size_t cordoned = 0;
+  for (const NodeReach& n : reach.nodes) {
+    const NodeVerdict& v = n.verdict;
+    if (v.cordoned) ++cordoned;
+    for (const Taint& t : v.untoleratedTaints) {
+      if (t.key != kCordonTaint) ++taints[describeTaint(t)];  // said as "cordoned" below
+    }
+    for (const LabelCheck& c : v.selectorFailures) observed.insert(c.requirement);
+    for (const TermCheck& t : v.terms) {
+      for (const LabelCheck& c : t.failing) observed.insert(c.requirement);
+    }
+    for (const ResourceFit& f : v.resources) {
+      if (!f.fits && !f.viaDra) insufficient.insert(f.name);
+    }
+  }
+  for (const std::string& r : insufficient) out.push_back("Insufficient " + r + ": " + largestOffer(reach, r));
+  for (const auto& [taint, count] : taints) {
+    out.push_back("tolerate " + taint + " (on " + plural(count, "node", "nodes") + ")");
+  }
+  if (!observed.empty()) {
+    out.push_back("no node matches " + joined({observed.begin(), observed.end()}) +
+                  "; select labels the GPU nodes carry (kubectl get nodes -L <key>)");
+  }
+  if (cordoned > 0) out.push_back(plural(cordoned, "node is", "nodes are") + " cordoned (spec.unschedulable)");
+  return out;
+}
+
+std::string poolsText(const PodReach& reach, long long gpus) {
+  if (reach.pools.empty()) return "";
+  std::vector<std::string> parts;
+  for (const PoolReach& p : reach.pools) {
+    if (!p.reachable) parts.push_back(p.pool->name + ": " + p.why);
+    else if (p.maxGpus && *p.maxGpus < gpus) parts.push_back(p.pool->name + ": its nodes hold at most " + std::to_string(*p.maxGpus) + " GPUs");
+  }
+  return " No NodePool can launch a node for it: " + joined(parts, "; ") + ".";
+}
+
+// The field a user would change for the first failing filter.
+FieldPath whereToChange(const PodSite& site, const PodReach& reach, const GpuFacts& gpu) {
+  std::map<std::string, std::size_t> reasons;
+  for (const NodeReach& n : reach.nodes) {
+    for (const std::string& r : n.verdict.reasons) ++reasons[r];
+  }
+  std::string top;
+  std::size_t most = 0;
+  for (const auto& [r, count] : reasons) {
+    if (count > most) top = r, most = count;
+  }
+  if (top.find("taint") != std::string::npos) return site.tolerations.path;
+  if (top.find("affinity/selector") != std::string::npos) {
+    return site.nodeSelector.value || !site.affinity.value ? site.nodeSelector.path : site.affinity.path;
+  }
+  if (top.starts_with("Insufficient ")) {
+    for (const GpuSource& s : gpuSources(site, gpu)) {
+      if (s.name == top.substr(13)) return s.path;
+    }
+  }
+  return site.specPath;
+}
+
+// A pod claim whose request asks only for DeviceClasses the cluster does not
+// have: the scheduler cannot allocate it on any node.
+struct MissingClass {
+  FieldPath path;
+  std::string claim;
+  std::string deviceClass;
+};
+
+std::optional<MissingClass> missingDeviceClass(const PodSite& site, const GpuFacts& gpu, const ClusterFacts& cluster) {
+  if (!cluster.listed(FactKind::DeviceClass) || !site.resourceClaims.value || !site.resourceClaims.value->is_array()) {
+    return std::nullopt;
+  }
+  const nlohmann::json& claims = *site.resourceClaims.value;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    const nlohmann::json& entry = claims[i];
+    if (!entry.is_object()) continue;
+    const ClaimFacts* facts = nullptr;
+    if (const std::string* t = stringAt(entry, "resourceClaimTemplateName")) facts = gpu.claimTemplate(*t);
+    else if (const std::string* c = stringAt(entry, "resourceClaimName")) facts = gpu.claim(*c);
+    if (!facts) continue;
+    for (const auto& alternatives : facts->requests) {
+      const bool anyExists = std::any_of(alternatives.begin(), alternatives.end(), [&](const DeviceRequestFacts& r) {
+        return gpu.deviceClass(r.deviceClassName) != nullptr;
+      });
+      if (!anyExists && !alternatives.empty()) {
+        return MissingClass{site.resourceClaims.path.index(i), stringOr(entry, "name"), alternatives.front().deviceClassName};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+class GpuUnschedulable final : public Rule {
+ public:
+  const RuleDoc& doc() const override { return kDoc; }
+
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return;
+    const GpuFacts gpu = ctx.gpu();
+    for (const PodSite& site : ctx.sites) {
+      if (!usesGpus(site, gpu)) continue;
+      checkSite(ctx, site, gpu, out);
+    }
+  }
+
+ private:
+  static void checkSite(const CheckContext& ctx, const PodSite& site, const GpuFacts& gpu, Reporter& out) {
+    const ClusterFacts& cluster = *ctx.cluster;
+    const std::string nodeName = site.spec ? stringOr(*site.spec, "nodeName") : std::string();
+    if (!nodeName.empty() && !cluster.node(nodeName)) {
+      out.report(site.specPath.field("nodeName"),
+                 FieldError::notFound(nodeName, "the cluster has no node " + nodeName + " (" + cluster.source() +
+                                                    "): a pod bound by spec.nodeName skips the scheduler and stays "
+                                                    "Pending until such a node exists; drop spec.nodeName and select "
+                                                    "the node by labels (nodeSelector) instead"),
+                 nodeName);
+      return;
+    }
+    if (const std::optional<MissingClass> missing = missingDeviceClass(site, gpu, cluster)) {
+      out.report(missing->path,
+                 FieldError::notFound(missing->deviceClass,
+                                      "claim " + missing->claim + " asks for DeviceClass " + missing->deviceClass +
+                                          ", which the cluster does not have (" + cluster.source() +
+                                          "): the scheduler cannot allocate the claim on any node and the pod "
+                                          "stays Pending; use a DeviceClass the cluster has (kubectl get deviceclasses)"),
+                 missing->deviceClass);
+      return;
+    }
+    const PodReach reach = reachOf(site, cluster, gpu, ctx.namespaceName);
+    if (reach.schedulableOnSomeNode()) return;
+    const long long gpus = podGpus(site, ctx.policy);
+    for (const PoolReach& p : reach.pools) {
+      if (p.reachable && (!p.maxGpus || *p.maxGpus >= gpus)) return;
+    }
+    std::string detail = "no node of the cluster can ever take this pod (" + cluster.source() + "): " + reach.verdict +
+                         poolsText(reach, gpus);
+    const std::vector<std::string> changes = advice(reach);
+    if (!changes.empty()) detail += " To change: " + joined(changes, "; ") + ".";
+    out.report(whereToChange(site, reach, gpu), FieldError::note(std::move(detail)));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeGpuUnschedulable() { return std::make_unique<GpuUnschedulable>(); }
+
+}  // namespace gpuguard::checks

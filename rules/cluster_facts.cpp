@@ -1,0 +1,189 @@
+#include "rules/cluster_facts.h"
+
+#include <algorithm>
+
+#include "rules/cluster_reduce.h"
+#include "rules/k8s/json_access.h"
+
+namespace gpuguard {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxWarnings = 100;
+
+std::string group(const json& object) {
+  const std::string apiVersion = stringOr(object, "apiVersion");
+  const std::size_t slash = apiVersion.find('/');
+  return slash == std::string::npos ? std::string() : apiVersion.substr(0, slash);
+}
+
+std::string qualified(std::string_view ns, std::string_view name) {
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
+}
+
+template <typename Map>
+auto* lookup(const Map& map, std::string_view key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : it->second.get();
+}
+
+}  // namespace
+
+std::string_view factKindName(FactKind kind) {
+  switch (kind) {
+    case FactKind::Node: return "nodes";
+    case FactKind::NodePool: return "nodepools";
+    case FactKind::Namespace: return "namespaces";
+    case FactKind::DeviceClass: return "deviceclasses";
+    case FactKind::ResourceClaimTemplate: return "resourceclaimtemplates";
+    case FactKind::ResourceClaim: return "resourceclaims";
+  }
+  return "";
+}
+
+std::optional<FactKind> factKindOf(const json& object) {
+  if (!object.is_object()) return std::nullopt;
+  const std::string kind = stringOr(object, "kind");
+  const std::string g = group(object);
+  if (g.empty() && stringOr(object, "apiVersion") == "v1") {
+    if (kind == "Node") return FactKind::Node;
+    if (kind == "Namespace") return FactKind::Namespace;
+  } else if (g == "resource.k8s.io") {
+    if (kind == "DeviceClass") return FactKind::DeviceClass;
+    if (kind == "ResourceClaimTemplate") return FactKind::ResourceClaimTemplate;
+    if (kind == "ResourceClaim") return FactKind::ResourceClaim;
+  } else if (g == "karpenter.sh" && kind == "NodePool") {
+    return FactKind::NodePool;
+  }
+  return std::nullopt;
+}
+
+const std::string* NodeFacts::label(std::string_view key) const {
+  auto it = labels.find(key);
+  return it == labels.end() ? nullptr : &it->second;
+}
+
+const NodeFacts* ClusterFacts::node(std::string_view name) const { return lookup(nodeByName_, name); }
+const NamespaceFacts* ClusterFacts::namespaceFacts(std::string_view name) const { return lookup(namespaces_, name); }
+const DeviceClassFacts* ClusterFacts::deviceClass(std::string_view name) const { return lookup(classes_, name); }
+
+const ClaimFacts* ClusterFacts::claimTemplate(std::string_view ns, std::string_view name) const {
+  return lookup(templates_, qualified(ns, name));
+}
+
+const ClaimFacts* ClusterFacts::claim(std::string_view ns, std::string_view name) const {
+  return lookup(claims_, qualified(ns, name));
+}
+
+const std::string* ClusterFacts::classServing(std::string_view resource) const {
+  auto it = servedBy_.find(resource);
+  return it == servedBy_.end() ? nullptr : &it->second;
+}
+
+std::size_t ClusterFactsBuilder::add(const json& object) {
+  std::size_t taken = 0;
+  const json* items = arrayAt(object, "items");
+  if (items && stringOr(object, "kind").ends_with("List")) {
+    for (const json& item : *items) addOne(item, taken);
+  } else {
+    addOne(object, taken);
+  }
+  return taken;
+}
+
+void ClusterFactsBuilder::addOne(const json& object, std::size_t& taken) {
+  const std::optional<FactKind> kind = factKindOf(object);
+  if (!kind) return;
+  const json* metadata = objectAt(object, "metadata");
+  const std::string name = metadata ? stringOr(*metadata, "name") : std::string();
+  if (name.empty()) {
+    warn({std::string(factKindName(*kind)) + ": an object without metadata.name was skipped"});
+    return;
+  }
+  const std::string key = qualified(metadata ? stringOr(*metadata, "namespace") : std::string(), name);
+  std::vector<std::string> warnings;
+  switch (*kind) {
+    case FactKind::Node: nodes_[name] = std::make_shared<const NodeFacts>(reduceNode(object, warnings)); break;
+    case FactKind::NodePool:
+      nodePools_[name] = std::make_shared<const NodePoolFacts>(reduceNodePool(object, warnings));
+      break;
+    case FactKind::Namespace:
+      namespaces_[name] = std::make_shared<const NamespaceFacts>(reduceNamespace(object, warnings));
+      break;
+    case FactKind::DeviceClass: classes_[name] = std::make_shared<const DeviceClassFacts>(reduceDeviceClass(object)); break;
+    case FactKind::ResourceClaimTemplate:
+      templates_[key] = std::make_shared<const ClaimFacts>(reduceClaimTemplate(object));
+      break;
+    case FactKind::ResourceClaim: claims_[key] = std::make_shared<const ClaimFacts>(reduceClaim(object)); break;
+  }
+  listed_.insert(*kind);
+  ++taken;
+  warn(std::move(warnings));
+}
+
+bool ClusterFactsBuilder::remove(FactKind kind, std::string_view ns, std::string_view name) {
+  const std::string key = qualified(ns, name);
+  switch (kind) {
+    case FactKind::Node: return nodes_.erase(std::string(name)) > 0;
+    case FactKind::NodePool: return nodePools_.erase(std::string(name)) > 0;
+    case FactKind::Namespace: return namespaces_.erase(std::string(name)) > 0;
+    case FactKind::DeviceClass: return classes_.erase(std::string(name)) > 0;
+    case FactKind::ResourceClaimTemplate: return templates_.erase(key) > 0;
+    case FactKind::ResourceClaim: return claims_.erase(key) > 0;
+  }
+  return false;
+}
+
+void ClusterFactsBuilder::clear(FactKind kind) {
+  switch (kind) {
+    case FactKind::Node: nodes_.clear(); break;
+    case FactKind::NodePool: nodePools_.clear(); break;
+    case FactKind::Namespace: namespaces_.clear(); break;
+    case FactKind::DeviceClass: classes_.clear(); break;
+    case FactKind::ResourceClaimTemplate: templates_.clear(); break;
+    case FactKind::ResourceClaim: claims_.clear(); break;
+  }
+}
+
+std::size_t ClusterFactsBuilder::size(FactKind kind) const {
+  switch (kind) {
+    case FactKind::Node: return nodes_.size();
+    case FactKind::NodePool: return nodePools_.size();
+    case FactKind::Namespace: return namespaces_.size();
+    case FactKind::DeviceClass: return classes_.size();
+    case FactKind::ResourceClaimTemplate: return templates_.size();
+    case FactKind::ResourceClaim: return claims_.size();
+  }
+  return 0;
+}
+
+void ClusterFactsBuilder::warn(std::vector<std::string> lines) {
+  for (std::string& line : lines) {
+    if (warnings_.size() < kMaxWarnings) warnings_.push_back(std::move(line));
+  }
+}
+
+std::shared_ptr<const ClusterFacts> ClusterFactsBuilder::build() const {
+  auto facts = std::make_shared<ClusterFacts>();
+  facts->source_ = source_;
+  facts->listed_ = listed_;
+  facts->nodeByName_ = nodes_;
+  facts->nodes_.reserve(nodes_.size());
+  for (const auto& [name, node] : nodes_) facts->nodes_.push_back(node);
+  facts->nodePools_.reserve(nodePools_.size());
+  for (const auto& [name, pool] : nodePools_) facts->nodePools_.push_back(pool);
+  facts->namespaces_ = namespaces_;
+  facts->classes_ = classes_;
+  facts->templates_ = templates_;
+  facts->claims_ = claims_;
+  for (const auto& [name, deviceClass] : classes_) {
+    if (!deviceClass->extendedResourceName.empty()) facts->servedBy_[deviceClass->extendedResourceName] = name;
+  }
+  return facts;
+}
+
+}  // namespace gpuguard

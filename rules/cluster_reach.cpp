@@ -1,0 +1,251 @@
+#include "rules/cluster_reach.h"
+
+#include <algorithm>
+#include <array>
+
+#include "rules/k8s/go_strconv.h"
+#include "rules/k8s/node_selection.h"
+#include "rules/semantics.h"
+
+namespace gpuguard {
+namespace {
+
+using nlohmann::json;
+
+// Labels Karpenter gives a node from the instance type it picks (its
+// well-known labels): a pool that does not constrain them may still set any
+// value. Any other label a pool neither sets nor requires is absent on its
+// nodes, and Karpenter does not launch for a pod that requires it.
+bool karpenterWellKnown(std::string_view key) {
+  static constexpr std::array<std::string_view, 11> kKeys = {
+      "topology.kubernetes.io/zone",     "topology.kubernetes.io/region", "node.kubernetes.io/instance-type",
+      "beta.kubernetes.io/instance-type", "kubernetes.io/arch",            "beta.kubernetes.io/arch",
+      "kubernetes.io/os",                "beta.kubernetes.io/os",         "karpenter.sh/capacity-type",
+      "kubernetes.io/hostname",          "node.kubernetes.io/windows-build"};
+  if (std::find(kKeys.begin(), kKeys.end(), key) != kKeys.end()) return true;
+  return key.starts_with("karpenter.k8s.aws/") || key.starts_with("karpenter.azure.com/") ||
+         key.starts_with("karpenter.k8s.gcp/");
+}
+
+// Whether some node of the pool can satisfy one requirement of the pod.
+bool poolAdmits(const NodePoolFacts& pool, const NodeRequirement& want) {
+  if (auto it = pool.labels.find(want.key); it != pool.labels.end()) {
+    return requirementMatches(want.op, want.values, it->second);
+  }
+  if (want.key == "karpenter.sh/nodepool") return requirementMatches(want.op, want.values, pool.name);
+  std::vector<const NodeRequirement*> own;
+  for (const NodeRequirement& r : pool.requirements) {
+    if (r.key == want.key) own.push_back(&r);
+  }
+  if (own.empty()) {
+    if (karpenterWellKnown(want.key)) return true;
+    return requirementMatches(want.op, want.values, std::nullopt);
+  }
+  const auto poolAllows = [&](const std::optional<std::string>& value) {
+    return std::all_of(own.begin(), own.end(),
+                       [&](const NodeRequirement* r) { return requirementMatches(r->op, r->values, value); });
+  };
+  // Candidate values: the pod's own (In), the pool's (In), or "absent".
+  std::vector<std::optional<std::string>> candidates = {std::nullopt};
+  for (const std::string& v : want.values) candidates.emplace_back(v);
+  for (const NodeRequirement* r : own) {
+    for (const std::string& v : r->values) candidates.emplace_back(v);
+  }
+  for (const auto& value : candidates) {
+    if (poolAllows(value) && requirementMatches(want.op, want.values, value)) return true;
+  }
+  // Open sets on both sides (NotIn, Exists, Gt, Lt): some other value may do.
+  const bool podOpen = want.op == "NotIn" || want.op == "Exists" || want.op == "Gt" || want.op == "Lt";
+  const bool poolOpen = std::all_of(own.begin(), own.end(), [](const NodeRequirement* r) {
+    return r->op == "NotIn" || r->op == "Exists" || r->op == "Gt" || r->op == "Lt";
+  });
+  return podOpen && poolOpen;
+}
+
+std::string poolSelectionMismatch(const std::vector<NodeTerm>& terms, const NodePoolFacts& pool) {
+  std::string first;
+  for (const NodeTerm& term : terms) {
+    if (term.matchesNothing) continue;
+    const NodeRequirement* failing = nullptr;
+    for (const NodeRequirement& r : term.requirements) {
+      if (!poolAdmits(pool, r)) {
+        failing = &r;
+        break;
+      }
+    }
+    if (!failing) return "";
+    if (first.empty()) first = "its nodes cannot satisfy " + describeRequirement(*failing, term);
+  }
+  return first.empty() ? "no node selector term can match" : first;
+}
+
+bool isGpuNode(const NodeFacts& node, const std::vector<std::string>& gpuResources, const Policy& policy) {
+  if (const std::string* present = node.label("nvidia.com/gpu.present"); present && *present == "true") return true;
+  for (const auto& [name, amount] : node.allocatable) {
+    if (amount.isZero()) continue;
+    const bool wanted = gpuResources.empty() ? policy.isGpuResource(name)
+                                             : std::find(gpuResources.begin(), gpuResources.end(), name) != gpuResources.end();
+    if (wanted) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string, std::less<>> draBacked(const ResourceList& requests, const ClusterFacts& cluster,
+                                                         const GpuFacts& gpu) {
+  std::map<std::string, std::string, std::less<>> out;
+  for (const auto& [name, amount] : requests) {
+    if (const std::string* c = gpu.classServing(name)) {
+      out.emplace(name, "DeviceClass " + *c);
+    } else if (name.starts_with(kDeviceClassResourcePrefix)) {
+      const std::string className = name.substr(kDeviceClassResourcePrefix.size());
+      // A class the cluster does not have serves nothing.
+      if (!cluster.listed(FactKind::DeviceClass) || gpu.deviceClass(className)) out.emplace(name, "DeviceClass " + className);
+    } else if (gpu.policy.isDraExtendedResource(name)) {
+      out.emplace(name, "policy draExtendedResources");
+    }
+  }
+  return out;
+}
+
+PoolReach judgePool(const NodePoolFacts& pool, const PlacementPod& pod, const std::vector<NodeTerm>& terms,
+                    const std::vector<std::string>& gpuResources) {
+  PoolReach p;
+  p.pool = &pool;
+  if (!pod.nodeName.empty()) {
+    p.why = "the pod names node " + pod.nodeName + " (spec.nodeName)";
+    return p;
+  }
+  for (const Taint& t : pool.taints) {
+    if ((t.effect == "NoSchedule" || t.effect == "NoExecute") && !tolerated(pod.tolerations, t)) {
+      p.why = "untolerated taint " + describeTaint(t);
+      return p;
+    }
+  }
+  p.why = poolSelectionMismatch(terms, pool);
+  if (!p.why.empty()) return p;
+  for (const std::string& resource : gpuResources) {
+    const std::optional<long long> max = poolMaxGpus(pool, resource);
+    if (max && (!p.maxGpus || *max > *p.maxGpus)) p.maxGpus = max;
+  }
+  p.reachable = true;
+  return p;
+}
+
+}  // namespace
+
+std::optional<long long> poolMaxGpus(const NodePoolFacts& pool, std::string_view resource) {
+  std::optional<long long> max;
+  const auto bound = [&](long long n) { max = max ? std::min(*max, n) : n; };
+  for (const char* key : {"karpenter.k8s.aws/instance-gpu-count", "karpenter.azure.com/sku-gpu-count"}) {
+    if (auto it = pool.labels.find(key); it != pool.labels.end()) {
+      if (auto n = parseGoInt(it->second)) bound(*n);
+    }
+    for (const NodeRequirement& r : pool.requirements) {
+      if (r.key != key) continue;
+      if (r.op == "In" && !r.values.empty()) {
+        long long most = -1;
+        for (const std::string& v : r.values) most = std::max(most, parseGoInt(v).value_or(-1));
+        if (most >= 0) bound(most);
+      } else if (r.op == "Lt" && r.values.size() == 1) {
+        if (auto n = parseGoInt(r.values[0])) bound(*n - 1);
+      }
+    }
+  }
+  if (auto it = pool.limits.find(resource); it != pool.limits.end()) {
+    bound(it->second.floorUnits());
+  }
+  return max;
+}
+
+std::optional<std::string> driverMajorOf(const NodeFacts& node) {
+  for (const char* key : {"nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver.major"}) {
+    if (const std::string* v = node.label(key); v && !v->empty()) return *v;
+  }
+  if (const std::string* full = node.label("nvidia.com/cuda.driver-version.full"); full && !full->empty()) {
+    return full->substr(0, full->find('.'));
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMajors(const PodReach& reach) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const NodeReach& n : reach.nodes) {
+    if (!n.reachable) continue;
+    const std::optional<std::string> major = driverMajorOf(*n.node);
+    if (!major) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == *major; });
+    if (it == out.end()) out.push_back({*major, {n.node->name}});
+    else it->second.push_back(n.node->name);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    const auto ia = parseGoInt(a.first), ib = parseGoInt(b.first);
+    if (ia && ib && *ia != *ib) return *ia < *ib;
+    return a.first < b.first;
+  });
+  return out;
+}
+
+std::string describeDriverMajors(const std::vector<std::pair<std::string, std::vector<std::string>>>& majors) {
+  std::vector<std::string> parts;
+  for (const auto& [major, nodes] : majors) {
+    std::vector<std::string> names(nodes.begin(), nodes.begin() + static_cast<long>(std::min<std::size_t>(nodes.size(), 3)));
+    if (nodes.size() > 3) names.back() += ", ...";
+    parts.push_back(major + " (" + std::to_string(nodes.size()) + (nodes.size() == 1 ? " node: " : " nodes: ") +
+                    joined(names) + ")");
+  }
+  return joined(parts);
+}
+
+bool PodReach::schedulableOnSomeNode() const {
+  return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.verdict.schedulable; });
+}
+
+bool PodReach::reachableSomewhere() const {
+  return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.reachable; }) ||
+         std::any_of(pools.begin(), pools.end(), [](const PoolReach& p) { return p.reachable; });
+}
+
+std::vector<const NodeReach*> PodReach::reachableNodes() const {
+  std::vector<const NodeReach*> out;
+  for (const NodeReach& n : nodes) {
+    if (n.reachable) out.push_back(&n);
+  }
+  return out;
+}
+
+PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu, std::string_view namespaceName) {
+  const Policy& policy = gpu.policy;
+  const ResourceList requests = podRequests(site).resources;
+  std::vector<std::string> gpuResources;
+  for (const auto& [name, amount] : requests) {
+    if (gpu.isGpuResource(name)) gpuResources.push_back(name);
+  }
+  PlacementPod pod = placementPod(site, requests, policy);
+  if (const NamespaceFacts* ns = cluster.namespaceFacts(namespaceName)) {
+    for (const json& t : ns->defaultTolerations) pod.tolerations.push_back(t);
+  }
+  pod.draBacked = draBacked(requests, cluster, gpu);
+
+  PodReach reach;
+  std::vector<NodeVerdict> verdicts;
+  static const std::vector<BoundPod> kNoPods;
+  for (const auto& node : cluster.nodes()) {
+    NodeReach n;
+    n.node = node.get();
+    n.verdict = judgeNode(pod, *node, kNoPods, policy);
+    n.gpuNode = isGpuNode(*node, gpuResources, policy);
+    // A cordoned node comes back: its unschedulable taint does not make it unreachable.
+    const bool taintsPass = std::all_of(n.verdict.untoleratedTaints.begin(), n.verdict.untoleratedTaints.end(),
+                                        [](const Taint& t) { return t.key == "node.kubernetes.io/unschedulable"; });
+    n.reachable = n.gpuNode && !n.verdict.nodeNameMismatch && taintsPass && n.verdict.selectorFailures.empty() &&
+                  n.verdict.affinityMatches;
+    verdicts.push_back(n.verdict);
+    reach.nodes.push_back(std::move(n));
+  }
+  reach.verdict = schedulerSummary(verdicts);
+  const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
+  for (const auto& pool : cluster.nodePools()) reach.pools.push_back(judgePool(*pool, pod, terms, gpuResources));
+  return reach;
+}
+
+}  // namespace gpuguard

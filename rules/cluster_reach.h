@@ -1,0 +1,79 @@
+// Where a GPU pod can go in the cluster the facts describe: the default
+// scheduler's static filters (rules/placement.h) over every Node, with
+// allocatable and no bound pods (what can never fit, whatever else runs),
+// and Karpenter NodePools as nodes that may yet exist. The rules that judge
+// a pod against the cluster (gpu-unschedulable, gpu-missing-driver-pin,
+// cuda-driver-too-old, gpu-count-exceeds-node) all read this one answer.
+//
+// Two notions:
+//   - schedulable: every filter passes (the scheduler could bind it today,
+//     were the node empty);
+//   - reachable: the node is one the pod's placement admits, whatever its
+//     GPU count: nodeSelector, required affinity, spec.nodeName and taints
+//     pass, and the node offers GPUs at all. Cordoned nodes count (they come
+//     back); the GPU count and driver rules are about these.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/cluster_facts.h"
+#include "rules/gpu_use.h"
+#include "rules/placement.h"
+
+namespace gpuguard {
+
+struct NodeReach {
+  const NodeFacts* node = nullptr;
+  NodeVerdict verdict;     // the static filters, no bound pods
+  bool gpuNode = false;    // offers GPUs: a GPU resource in allocatable, or GFD's nvidia.com/gpu.present
+  bool reachable = false;  // placement admits it (selector, affinity, nodeName, taints) and it is a GPU node
+};
+
+// A NodePool as a node it may launch: its template's labels and
+// requirements, its taints (startupTaints are not filters: Karpenter expects
+// them gone once the node is ready) and how many GPUs one of its nodes holds
+// at most.
+struct PoolReach {
+  const NodePoolFacts* pool = nullptr;
+  bool reachable = false;               // the pod's placement is compatible with the pool
+  std::string why;                      // when not: "untolerated taint nvidia.com/gpu=true:NoSchedule"...
+  std::optional<long long> maxGpus;     // per node, when the pool bounds it (instance-gpu-count, limits)
+};
+
+struct PodReach {
+  std::vector<NodeReach> nodes;  // the facts' order (by name)
+  std::vector<PoolReach> pools;
+  std::string verdict;           // "0/12 nodes are available: ..." (schedulerSummary)
+
+  bool schedulableOnSomeNode() const;
+  bool reachableSomewhere() const;  // a reachable GPU node or NodePool
+  std::vector<const NodeReach*> reachableNodes() const;
+};
+
+// The pod of `site` against `cluster`. `namespaceName` adds that namespace's
+// default tolerations (PodTolerationRestriction adds them to every pod
+// created there; a Deployment's template does not carry them).
+PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu, std::string_view namespaceName);
+
+// The CUDA driver major a node runs, from GPU Feature Discovery's labels:
+// nvidia.com/cuda.driver-version.major, the deprecated
+// nvidia.com/cuda.driver.major, or the major of nvidia.com/cuda.driver-version.full.
+std::optional<std::string> driverMajorOf(const NodeFacts& node);
+
+// The driver majors of the reachable GPU nodes, each with its nodes (by
+// name), majors in numeric order; nodes without a driver label are left out.
+std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMajors(const PodReach& reach);
+
+// "535 (2 nodes: a, b), 570 (1 node: c)", at most 3 names per major.
+std::string describeDriverMajors(const std::vector<std::pair<std::string, std::vector<std::string>>>& majors);
+
+// The whole GPUs one node of the pool holds at most, or nullopt when its
+// requirements and limits do not say (karpenter.k8s.aws/instance-gpu-count
+// In/Lt, spec.limits[nvidia.com/gpu]).
+std::optional<long long> poolMaxGpus(const NodePoolFacts& pool, std::string_view resource);
+
+}  // namespace gpuguard

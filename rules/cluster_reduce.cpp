@@ -1,0 +1,119 @@
+#include "rules/cluster_reduce.h"
+
+#include "rules/k8s/json_access.h"
+#include "rules/semantics.h"
+
+namespace gpuguard {
+namespace {
+
+using nlohmann::json;
+
+std::string nameOf(const json& object) {
+  const json* metadata = objectAt(object, "metadata");
+  return metadata ? stringOr(*metadata, "name") : std::string();
+}
+
+LabelMap labelsIn(const json* metadata) {
+  LabelMap out;
+  const json* labels = metadata ? objectAt(*metadata, "labels") : nullptr;
+  if (!labels) return out;
+  for (const auto& [key, value] : labels->items()) out.emplace(key, valueText(value));
+  return out;
+}
+
+void readResources(const json* list, ResourceList& out, const std::string& where, std::vector<std::string>& warnings) {
+  if (!list || !list->is_object()) return;
+  for (const auto& [name, value] : list->items()) {
+    std::optional<Amount> a = Amount::fromJson(value);
+    if (!a) {
+      warnings.push_back(where + ": " + name + " " + renderValue(value) + " is not a quantity; ignored");
+      continue;
+    }
+    out[name] = *a;
+  }
+}
+
+// Taints as the API stores them: a missing value is "" (the node's value is
+// known to be empty), never "any value".
+std::vector<Taint> taintsIn(const json* list) {
+  std::vector<Taint> out;
+  if (!list || !list->is_array()) return out;
+  for (const json& t : *list) {
+    if (t.is_object()) out.push_back({stringOr(t, "key"), stringOr(t, "value"), stringOr(t, "effect")});
+  }
+  return out;
+}
+
+std::vector<NodeRequirement> requirementsIn(const json* list) {
+  std::vector<NodeRequirement> out;
+  if (!list || !list->is_array()) return out;
+  for (const json& r : *list) {
+    if (!r.is_object()) continue;
+    NodeRequirement req;
+    req.key = stringOr(r, "key");
+    req.op = stringOr(r, "operator");
+    if (const json* values = arrayAt(r, "values")) {
+      for (const json& v : *values) req.values.push_back(valueText(v));
+    }
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+}  // namespace
+
+NodeFacts reduceNode(const json& node, std::vector<std::string>& warnings) {
+  NodeFacts n;
+  n.name = nameOf(node);
+  n.labels = labelsIn(objectAt(node, "metadata"));
+  if (const json* spec = objectAt(node, "spec")) {
+    if (const json* u = member(*spec, "unschedulable"); u && u->is_boolean()) n.unschedulable = u->get<bool>();
+    n.taints = taintsIn(member(*spec, "taints"));
+  }
+  const json* status = objectAt(node, "status");
+  const std::string where = "node " + n.name;
+  readResources(status ? member(*status, "capacity") : nullptr, n.capacity, where + " status.capacity", warnings);
+  const json* allocatable = status ? member(*status, "allocatable") : nullptr;
+  if (allocatable) readResources(allocatable, n.allocatable, where + " status.allocatable", warnings);
+  else n.allocatable = n.capacity;
+  return n;
+}
+
+NodePoolFacts reduceNodePool(const json& nodePool, std::vector<std::string>& warnings) {
+  NodePoolFacts p;
+  p.name = nameOf(nodePool);
+  const json* spec = objectAt(nodePool, "spec");
+  const json* tmpl = spec ? objectAt(*spec, "template") : nullptr;
+  p.labels = labelsIn(tmpl ? objectAt(*tmpl, "metadata") : nullptr);
+  if (const json* tspec = tmpl ? objectAt(*tmpl, "spec") : nullptr) {
+    p.requirements = requirementsIn(member(*tspec, "requirements"));
+    p.taints = taintsIn(member(*tspec, "taints"));
+    p.startupTaints = taintsIn(member(*tspec, "startupTaints"));
+  }
+  readResources(spec ? member(*spec, "limits") : nullptr, p.limits, "nodepool " + p.name + " spec.limits", warnings);
+  return p;
+}
+
+NamespaceFacts reduceNamespace(const json& ns, std::vector<std::string>& warnings) {
+  NamespaceFacts n;
+  n.name = nameOf(ns);
+  const json* metadata = objectAt(ns, "metadata");
+  n.labels = labelsIn(metadata);
+  const json* annotations = metadata ? objectAt(*metadata, "annotations") : nullptr;
+  const std::string* text = annotations ? stringAt(*annotations, kDefaultTolerationsAnnotation) : nullptr;
+  if (!text) return n;
+  // PodTolerationRestriction reads the annotation as a JSON list of tolerations.
+  json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_array()) {
+    n.defaultTolerationsError = std::string(kDefaultTolerationsAnnotation) + " is not a JSON list of tolerations";
+  } else {
+    for (const json& t : parsed) {
+      if (t.is_object()) n.defaultTolerations.push_back(t);
+      else n.defaultTolerationsError = std::string(kDefaultTolerationsAnnotation) + " holds an entry that is not a toleration";
+    }
+  }
+  if (!n.defaultTolerationsError.empty()) warnings.push_back("namespace " + n.name + ": " + n.defaultTolerationsError);
+  return n;
+}
+
+}  // namespace gpuguard

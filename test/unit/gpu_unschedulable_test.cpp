@@ -1,0 +1,166 @@
+// gpu-unschedulable, and what the cluster's facts change in the driver pin
+// and the GPU count (rules/cluster_reach.h): the pod against the nodes of a
+// snapshot with kube-scheduler's static filters, and Karpenter NodePools as
+// the nodes they may launch. Without facts every rule judges as before.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/unit/test_support.h"
+
+namespace gpuguard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::clusterOf;
+using testing::judgeInput;
+using testing::judgeWithCluster;
+using testing::onlyRules;
+using testing::rulesHit;
+
+std::string gpuNode(const std::string& name, const std::string& driver, int gpus, const std::string& extra = "") {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+         "\n  labels: {nvidia.com/gpu.present: \"true\", nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, "
+         "nvidia.com/cuda.driver-version.major: \"" + driver + "\"}\nspec:\n  taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n" +
+         extra + "status:\n  capacity: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"" + std::to_string(gpus) +
+         "\"}\n  allocatable: {cpu: \"95\", memory: 1000Gi, pods: \"110\", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}\n---\n";
+}
+
+const std::string kCpuNode =
+    "apiVersion: v1\nkind: Node\nmetadata: {name: cpu-1}\nstatus:\n  allocatable: {cpu: \"8\", memory: 32Gi, pods: \"110\"}\n---\n";
+
+std::string gpuPod(int gpus, const std::string& podLines = "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: ml}\nspec:\n" + podLines +
+         "  containers:\n  - name: app\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    resources:\n      limits: {nvidia.com/gpu: " +
+         std::to_string(gpus) + "}\n";
+}
+
+const Policy kUnschedulable = onlyRules({"gpu-unschedulable"});
+
+TEST(GpuUnschedulable, SaysNothingWithoutClusterFacts) {
+  EXPECT_THAT(judgeInput(gpuPod(64), kUnschedulable), IsEmpty());
+}
+
+TEST(GpuUnschedulable, TooManyGpusForEveryNodeInTheSchedulersWords) {
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 4) + kCpuNode);
+  const auto findings = judgeWithCluster(gpuPod(16), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
+  EXPECT_EQ(findings[0].severity, Severity::Warning);
+  EXPECT_EQ(findings[0].field(), "spec.containers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_THAT(findings[0].message(), HasSubstr("0/3 nodes are available: 3 Insufficient nvidia.com/gpu."));
+  EXPECT_THAT(findings[0].message(), HasSubstr("the most a node offers is 8 (gpu-a)"));
+  EXPECT_THAT(findings[0].message(), HasSubstr("snapshot test"));
+  EXPECT_THAT(judgeWithCluster(gpuPod(8), *cluster, kUnschedulable), IsEmpty());
+}
+
+TEST(GpuUnschedulable, AnUntoleratedTaintIsNamedAndPointsAtTheTolerations) {
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8) + kCpuNode);
+  const auto findings = judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
+  EXPECT_EQ(findings[0].field(), "spec.tolerations");
+  EXPECT_THAT(findings[0].message(),
+              HasSubstr("0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint(s)."));
+  EXPECT_THAT(findings[0].message(), HasSubstr("tolerate nvidia.com/gpu:NoSchedule (on 2 nodes)"));
+}
+
+TEST(GpuUnschedulable, TheNamespacesDefaultTolerationsCount) {
+  const std::string ns =
+      "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  annotations:\n"
+      "    scheduler.alpha.kubernetes.io/defaultTolerations: '[{\"key\": \"nvidia.com/gpu\", \"operator\": \"Exists\"}]'\n---\n";
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + ns);
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable), IsEmpty());
+}
+
+TEST(GpuUnschedulable, AProductNoNodeCarriesAndACordonedNode) {
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8, "  unschedulable: true\n"));
+  const auto product = judgeWithCluster(
+      gpuPod(1, "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-B200}\n  tolerations: [{operator: Exists}]\n"), *cluster,
+      kUnschedulable);
+  ASSERT_THAT(rulesHit(product), ElementsAre("gpu-unschedulable"));
+  EXPECT_EQ(product[0].field(), "spec.nodeSelector");
+  EXPECT_THAT(product[0].message(), HasSubstr("2 node(s) didn't match Pod's node affinity/selector"));
+  EXPECT_THAT(product[0].message(), HasSubstr("no node matches nvidia.com/gpu.product=NVIDIA-B200"));
+
+  const auto cordon = clusterOf(gpuNode("gpu-b", "570", 8, "  unschedulable: true\n"));
+  const auto cordoned = judgeWithCluster(gpuPod(1), *cordon, kUnschedulable);
+  ASSERT_THAT(rulesHit(cordoned), ElementsAre("gpu-unschedulable"));
+  EXPECT_THAT(cordoned[0].message(), HasSubstr("0/1 nodes are available: 1 node(s) were unschedulable."));
+}
+
+TEST(GpuUnschedulable, ANodeNameTheClusterDoesNotHave) {
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8));
+  const auto findings = judgeWithCluster(gpuPod(1, "  nodeName: gpu-z\n"), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
+  EXPECT_EQ(findings[0].field(), "spec.nodeName");
+  EXPECT_THAT(findings[0].message(), HasSubstr("the cluster has no node gpu-z"));
+}
+
+TEST(GpuUnschedulable, AKarpenterNodePoolThatCanLaunchANodeIsEnough) {
+  const std::string pool =
+      "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n"
+      "      requirements:\n      - {key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"8\"]}\n"
+      "      taints: [{key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}]\n  limits: {nvidia.com/gpu: 64}\n---\n";
+  const auto cluster = clusterOf(kCpuNode + pool);
+  EXPECT_THAT(judgeWithCluster(gpuPod(8), *cluster, kUnschedulable), IsEmpty());
+  const auto tooMany = judgeWithCluster(gpuPod(16), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(tooMany), ElementsAre("gpu-unschedulable"));
+  EXPECT_THAT(tooMany[0].message(), HasSubstr("No NodePool can launch a node for it: gpu: its nodes hold at most 8 GPUs."));
+  // A label the pool neither sets nor requires is absent on its nodes.
+  const auto product = judgeWithCluster(gpuPod(1, "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+                                                  "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"),
+                                        *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(product), ElementsAre("gpu-unschedulable"));
+  EXPECT_THAT(product[0].message(), HasSubstr("gpu: its nodes cannot satisfy nodeSelector nvidia.com/gpu.product=NVIDIA-L4"));
+  const auto untolerated = judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(untolerated), ElementsAre("gpu-unschedulable"));
+  EXPECT_THAT(untolerated[0].message(), HasSubstr("gpu: untolerated taint nvidia.com/gpu=true:NoSchedule"));
+}
+
+const Policy kPin = onlyRules({"gpu-missing-driver-pin"});
+
+TEST(GpuMissingDriverPinWithFacts, MixedDriversAmongTheReachableNodesAreAnError) {
+  const auto mixed = clusterOf(gpuNode("gpu-a", "535", 8) + gpuNode("gpu-b", "570", 8) + gpuNode("gpu-c", "570", 8));
+  const auto findings = judgeWithCluster(gpuPod(1), *mixed, kPin);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
+  EXPECT_EQ(findings[0].severity, Severity::Error);
+  EXPECT_THAT(findings[0].message(), HasSubstr("run 2 CUDA driver majors: 535 (1 node: gpu-a), 570 (2 nodes: gpu-b, gpu-c)"));
+  EXPECT_THAT(findings[0].message(), HasSubstr("(snapshot test)"));
+  // The policy still decides.
+  Policy warningOnly = kPin;
+  warningOnly.rules["gpu-missing-driver-pin"] = RuleSetting::Warning;
+  EXPECT_EQ(judgeWithCluster(gpuPod(1), *mixed, warningOnly).at(0).severity, Severity::Warning);
+}
+
+TEST(GpuMissingDriverPinWithFacts, OneDriverIsAWarningAndABoundPodNothing) {
+  const auto one = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8));
+  const auto findings = judgeWithCluster(gpuPod(1), *one, kPin);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
+  EXPECT_EQ(findings[0].severity, Severity::Warning);
+  EXPECT_THAT(findings[0].message(), HasSubstr("all run CUDA driver 570 (2 nodes: gpu-a, gpu-b)"));
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, "  nodeName: gpu-a\n"), *one, kPin), IsEmpty());
+}
+
+TEST(GpuMissingDriverPinWithFacts, OnlyTheNodesThePodCanReachCount) {
+  // The 535 node is tainted for another team: the pod cannot land there.
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) +
+                                 gpuNode("team-b", "535", 8, "  taints: [{key: team, value: b, effect: NoSchedule}]\n"));
+  const auto findings = judgeWithCluster(gpuPod(1, "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"), *cluster, kPin);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
+  EXPECT_EQ(findings[0].severity, Severity::Warning);
+}
+
+const Policy kCount = onlyRules({"gpu-count-exceeds-node"});
+
+TEST(GpuCountExceedsNodeWithFacts, TheLargestReachableNodeIsTheLimit) {
+  const auto small = clusterOf(gpuNode("gpu-a", "570", 4) + gpuNode("gpu-b", "570", 4));
+  const auto findings = judgeWithCluster(gpuPod(6), *small, kCount);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-count-exceeds-node"));
+  EXPECT_THAT(findings[0].message(), HasSubstr("more than any node it can reach holds (at most 4: gpu-a, gpu-b; snapshot test)"));
+  EXPECT_THAT(judgeInput(gpuPod(6), kCount), IsEmpty());  // without facts: the policy's 8
+  const auto big = clusterOf(gpuNode("gpu-a", "570", 16));
+  EXPECT_THAT(judgeWithCluster(gpuPod(12), *big, kCount), IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpuguard
