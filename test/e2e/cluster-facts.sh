@@ -46,11 +46,18 @@ gpu_node() {  # gpu_node NAME DRIVER_MAJOR
  "nvidia.com/cuda.driver.major":"$2","nvidia.com/cuda.driver.minor":"54","nvidia.com/cuda.driver.rev":"15"}},
  "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
  "status":{"capacity":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
-           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"}}}
+           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
+           "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}
 EOF
 }
-gpu_node gpu-a 550 | kc create -f - >/dev/null && gpu_node gpu-b 550 | kc create -f - >/dev/null ||
-    { bad "setup: GPU nodes"; finish; }
+# The API server's TaintNodesByCondition taints a new node node.kubernetes.io/not-ready until
+# the node lifecycle controller (not run here) sees it Ready: no pod could reach it (which the
+# facts then say, rightly), so the taint goes as the controller would remove it.
+add_node() {  # add_node NAME DRIVER_MAJOR
+    gpu_node "$1" "$2" | kc create -f - >/dev/null &&
+        kc taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+}
+add_node gpu-a 550 && add_node gpu-b 550 || { bad "setup: GPU nodes"; finish; }
 kc apply -f - >/dev/null <<'EOF' || { bad "setup: the NodePool CRD"; finish; }
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -86,6 +93,8 @@ metadata:
   annotations:
     scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]'
 EOF
+
+e2e_ns_prepare ml || { bad "setup: namespace ml"; finish; }
 
 # ---- a least-privilege ServiceAccount (the shipped ClusterRole) and one with no RBAC at all ----------
 kc create namespace gpuguard-system >/dev/null
@@ -164,12 +173,56 @@ else
 fi
 
 t=$SECONDS
-gpu_node gpu-c 570 | kc create -f - >/dev/null
+add_node gpu-c 570
 if until_true 10 metric_is "$PORT" 'gpuguard_cluster_facts_objects{resource="nodes"}' 3; then
     ok "a node created is in the facts $((SECONDS - t)) s later (the watch)"
 else
     bad "node gpu-c never reached the facts"
 fi
+
+# The driver pin enforced with facts: the API server sends pod creates in namespace ml to the
+# webhook; while the GPU nodes run drivers 550 and 570 an unpinned pod is denied, after gpu-c is
+# relabelled to 550 it is allowed (with a warning), without a restart.
+cat >"$W/vwc.yaml" <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: gpuguard-facts-e2e}
+webhooks:
+- name: validate.facts.gpuguard.e2e
+  clientConfig: {url: "https://127.0.0.1:$PORT/validate", caBundle: "$(base64 -w0 "$W/ca.crt")"}
+  rules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ml}}
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: 10
+EOF
+cat >"$W/unpinned.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: unpinned, namespace: ml}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: c
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources: {limits: {nvidia.com/gpu: "1"}}
+EOF
+create_unpinned() { e2e_kubectl create --dry-run=server -f "$W/unpinned.yaml" >"$W/create.out" 2>&1; }
+denied_for_drivers() { ! create_unpinned && grep -q 'gpu-missing-driver-pin' "$W/create.out"; }
+if kc apply -f "$W/vwc.yaml" >/dev/null && until_true 20 denied_for_drivers; then
+    denial=$(grep -o 'run 2 CUDA driver majors[^;]*' "$W/create.out" | head -1)
+    kc label node gpu-c nvidia.com/cuda.driver.major=550 --overwrite >/dev/null
+    t=$SECONDS
+    if until_true 20 create_unpinned; then
+        ok "mixed drivers deny an unpinned GPU pod (${denial:-$(head -c 200 "$W/create.out")}); relabelled to one driver, it is allowed $((SECONDS - t)) s later, without a restart"
+    else
+        bad "after the relabel to one driver the unpinned pod is still refused: $(cat "$W/create.out")"
+    fi
+else
+    bad "mixed drivers: the unpinned pod was not denied for its driver pin: $(cat "$W/create.out")"
+fi
+kc delete validatingwebhookconfiguration gpuguard-facts-e2e >/dev/null
 
 # kube-apiserver restarted mid-run: the webhook answers throughout, then reconnects and resyncs.
 before=$(restarts_of "$PORT" nodes)
