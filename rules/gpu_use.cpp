@@ -16,14 +16,24 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-// A class named for GPUs: the NVIDIA DRA driver's (gpu.nvidia.com,
-// mig.nvidia.com, vfio.gpu.nvidia.com; not its ComputeDomain or IMEX
-// channel classes) and any other with "gpu" in its name, as claims are
-// recognised without their template: the webhook, which never sees the
-// template, and the linter, which may, then decide alike.
+// The last resort, when the input does not define the class: a class named
+// for GPUs. The NVIDIA DRA driver's (gpu.nvidia.com, mig.nvidia.com,
+// vfio.gpu.nvidia.com; not its ComputeDomain or IMEX channel classes) and any
+// other with "gpu" in its name, as claims are recognised without their
+// template: the webhook, which never sees the template, and the linter, which
+// may, then decide alike. Other vendors' drivers (gpu.amd.com, gpu.intel.com)
+// and the DRA example driver (gpu.example.com) serve no NVIDIA GPU.
 bool namedLikeGpuClass(std::string_view name) {
+  for (std::string_view foreign : {".amd.com", ".intel.com", "example.com"}) {
+    if (name.ends_with(foreign)) return false;
+  }
   return contains(name, "gpu") || name.starts_with("mig.") || name.starts_with("mig-");
 }
+
+// The NVIDIA DRA driver's names: gpu.nvidia.com serves whole GPUs, MIG
+// devices and VFIO passthrough; mig.nvidia.com as a driver name appears in
+// older examples.
+bool isNvidiaGpuDriver(std::string_view driver) { return driver == "gpu.nvidia.com" || driver == "mig.nvidia.com"; }
 
 // MIG slices are not whole GPUs; neither are time-sliced *.shared ones.
 bool isSliceResource(std::string_view name) { return contains(name, "/mig-") || name.ends_with(".shared"); }
@@ -96,16 +106,29 @@ const std::string* GpuFacts::classServing(std::string_view resource) const {
 bool GpuFacts::isGpuClass(std::string_view className) const {
   if (const DeviceClassFacts* c = deviceClass(className)) {
     if (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName)) return true;
-    if (contains(c->selectorText, "'gpu.nvidia.com'") || contains(c->selectorText, "\"gpu.nvidia.com\"")) return true;
+    // The selectors name the driver: that decides, whatever the class's name.
+    if (!c->drivers.empty()) return std::any_of(c->drivers.begin(), c->drivers.end(), isNvidiaGpuDriver);
     if (cluster && cluster->listed(FactKind::DeviceClass)) return false;  // the cluster's class says what it is
   }
   return namedLikeGpuClass(className);
 }
 
-bool GpuFacts::isWholeGpuClass(std::string_view className) const {
-  if (!isGpuClass(className) || className.starts_with("mig.")) return false;
+bool GpuFacts::isGuessedClass(std::string_view className) const {
   const DeviceClassFacts* c = deviceClass(className);
-  return !c || (!isSliceResource(c->extendedResourceName) && !contains(c->selectorText, "'mig'"));
+  if (!c) return true;
+  if (!c->drivers.empty() || (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName))) {
+    return false;
+  }
+  return !(cluster && cluster->listed(FactKind::DeviceClass));
+}
+
+bool GpuFacts::isWholeGpuClass(std::string_view className) const {
+  if (!isGpuClass(className)) return false;
+  const DeviceClassFacts* c = deviceClass(className);
+  if (!c) return !className.starts_with("mig.") && !className.starts_with("mig-");
+  const bool migDriver = std::find(c->drivers.begin(), c->drivers.end(), "mig.nvidia.com") != c->drivers.end();
+  return !migDriver && !isSliceResource(c->extendedResourceName) && !contains(c->selectorText, "'mig'") &&
+         !contains(c->selectorText, "\"mig\"");
 }
 
 bool GpuFacts::isDraBacked(std::string_view resource) const {
@@ -121,9 +144,19 @@ bool GpuFacts::isGpuResource(std::string_view resource) const {
   return served && isGpuClass(*served);
 }
 
-bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
-  if (!podClaim.is_object()) return false;
-  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts)) return claimAsksGpuClass(*claim, facts);
+namespace {
+
+// The claim template a pod claim entry names, when a ComputeDomain of the
+// input creates it: an IMEX channel.
+bool isComputeDomainChannel(const json& podClaim, const InputFacts& input) {
+  for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
+    if (!holder) continue;
+    if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return input.isComputeDomainChannel(*t);
+  }
+  return false;
+}
+
+bool claimNamedLikeGpu(const json& podClaim) {
   for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
     if (!holder) continue;
     for (const char* key : {"name", "resourceClaimTemplateName", "resourceClaimName"}) {
@@ -133,16 +166,56 @@ bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
   return false;
 }
 
+// A GPU claim recognised by a name, not by a class the input defines.
+bool isGuessedClaim(const json& podClaim, const GpuFacts& facts) {
+  const ClaimFacts* claim = claimFactsOf(podClaim, facts);
+  if (!claim) return true;
+  for (const auto& alternatives : claim->requests) {
+    for (const DeviceRequestFacts& r : alternatives) {
+      if (facts.isGpuClass(r.deviceClassName) && !facts.isGuessedClass(r.deviceClassName)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
+  if (!podClaim.is_object()) return false;
+  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts)) return claimAsksGpuClass(*claim, facts);
+  if (isComputeDomainChannel(podClaim, facts.input)) return false;
+  return claimNamedLikeGpu(podClaim);
+}
+
+std::string guessNote(const std::vector<GpuSource>& sources) {
+  std::vector<std::string> names;
+  for (const GpuSource& s : sources) {
+    if (!s.guessed) return "";
+    names.push_back(s.name);
+  }
+  if (names.empty()) return "";
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return "; a guess: the input defines no DeviceClass (or claim template) that says what " + list +
+         " selects, so GPUs were inferred from the name; lint the DeviceClass and ResourceClaimTemplate with the "
+         "workload to judge by their selectors";
+}
+
 std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
   std::vector<GpuSource> out;
   const auto gpuResource = [&](std::string_view name) { return facts.isGpuResource(name); };
   for (const ResourceUnits& u : podRequestUnitsByName(site, gpuResource)) {
     if (u.units <= 0) continue;
     GpuSource s{GpuSourceKind::ExtendedResource, u.name, firstEntryOf(site, u.name), facts.isDraBacked(u.name), {}};
+    if (const std::string* served = facts.classServing(u.name); served && !facts.policy.isGpuResource(u.name)) {
+      s.guessed = facts.isGuessedClass(*served);
+    }
     if (u.name.starts_with(kDeviceClassResourcePrefix)) {
+      const std::string_view className = std::string_view(u.name).substr(kDeviceClassResourcePrefix.size());
       s.kind = GpuSourceKind::DeviceClassResource;
       s.draBacked = true;
-      if (facts.isWholeGpuClass(std::string_view(u.name).substr(kDeviceClassResourcePrefix.size()))) s.wholeGpus = u.units;
+      s.guessed = facts.isGuessedClass(className);
+      if (facts.isWholeGpuClass(className)) s.wholeGpus = u.units;
     } else if (!isSliceResource(u.name)) {
       s.wholeGpus = u.units;
     }
@@ -154,6 +227,7 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
     const json& claim = (*claims)[i];
     if (!isGpuClaim(claim, facts)) continue;
     GpuSource s{GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true, {}};
+    s.guessed = isGuessedClaim(claim, facts);
     if (const ClaimFacts* known = claimFactsOf(claim, facts)) s.wholeGpus = claimWholeGpus(*known, facts);
     out.push_back(std::move(s));
   }

@@ -45,12 +45,18 @@ struct GpuFacts {
   const ClaimFacts* claim(std::string_view name) const;
   const std::string* classServing(std::string_view resource) const;
 
-  // A DeviceClass of GPUs (whole, MIG or passthrough). Known from the input
-  // when it defines the class: its extendedResourceName is a GPU resource or
-  // a selector names the NVIDIA GPU driver (gpu.nvidia.com). Otherwise by
-  // name, as claims are: "gpu" in it (gpu.nvidia.com, vfio.gpu.nvidia.com,
-  // gpu.example.com) or mig.* (mig.nvidia.com).
+  // A DeviceClass of NVIDIA GPUs (whole, MIG or passthrough). Known from the
+  // input when it defines the class: its extendedResourceName is a GPU
+  // resource, or its selectors name a driver, which decides (gpu.nvidia.com
+  // is NVIDIA's; gpu.amd.com, gpu.intel.com, gpu.example.com are not,
+  // whatever the class is called). Otherwise, as the last resort, by name as
+  // claims are: "gpu" in it (gpu.nvidia.com, vfio.gpu.nvidia.com) or mig.*
+  // (mig.nvidia.com), unless it ends with another vendor's domain
+  // (.amd.com, .intel.com) or example.com.
   bool isGpuClass(std::string_view className) const;
+  // Whether isGpuClass had to go by the class's name: the input does not
+  // define it, or defines it without naming a driver or a GPU resource.
+  bool isGuessedClass(std::string_view className) const;
   // A GPU class whose devices are whole GPUs (not MIG slices).
   bool isWholeGpuClass(std::string_view className) const;
   // An extended resource served by a DRA driver: listed in the policy's
@@ -79,7 +85,14 @@ struct GpuSource {
   // template the input holds. nullopt for MIG slices, shared GPUs, and
   // claims the input does not define.
   std::optional<long long> wholeGpus;
+  // Recognised by a name (the claim's, its template's or its class's) for
+  // want of the DeviceClass that says what it selects.
+  bool guessed = false;
 };
+
+// For a finding about a GPU pod: "" when any of its GPU sources is known from
+// the input; else a note that the pod was judged a GPU pod by names only.
+std::string guessNote(const std::vector<GpuSource>& sources);
 
 // Every way the pod asks for GPUs, in the order: extended resources and
 // implicit names (by first appearance), then claims.
@@ -89,8 +102,9 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts);
 bool usesGpus(const PodSite& site, const GpuFacts& facts);
 
 // Whether a spec.resourceClaims entry asks for GPUs: from the claim or
-// template the input defines, else by name (its name, resourceClaimName or
-// resourceClaimTemplateName contains "gpu" or starts with "mig-").
+// template the input defines; not when a ComputeDomain of the input creates
+// its template (an IMEX channel); else by name (its name, resourceClaimName
+// or resourceClaimTemplateName contains "gpu" or starts with "mig-").
 bool isGpuClaim(const nlohmann::json& podClaim, const GpuFacts& facts);
 
 }  // namespace gpuguard

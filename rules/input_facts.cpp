@@ -51,9 +51,20 @@ DeviceClassFacts deviceClassFacts(const json* spec) {
   if (!selectors || !selectors->is_array()) return out;
   for (const json& s : *selectors) {
     const json* cel = member(s, "cel");
-    if (cel) out.selectorText += stringOr(*cel, "expression") + "\n";
+    if (!cel) continue;
+    const std::string expression = stringOr(*cel, "expression");
+    out.selectorText += expression + "\n";
+    for (std::string& driver : celDriverNames(expression)) out.drivers.push_back(std::move(driver));
   }
   return out;
+}
+
+// A ComputeDomain (resource.nvidia.com) names the claim template it creates.
+std::string computeDomainChannelTemplate(const json& object) {
+  const json* spec = member(object, "spec");
+  const json* channel = spec ? objectAt(*spec, "channel") : nullptr;
+  const json* rct = channel ? objectAt(*channel, "resourceClaimTemplate") : nullptr;
+  return rct ? stringOr(*rct, "name") : std::string();
 }
 
 }  // namespace
@@ -75,8 +86,34 @@ void InputFacts::add(const json& object) {
   for (const json& item : *items) addOne(item);
 }
 
+std::vector<std::string> celDriverNames(std::string_view cel) {
+  std::vector<std::string> out;
+  constexpr std::string_view kDriver = "device.driver";
+  const auto skipSpaces = [&](std::size_t i) {
+    while (i < cel.size() && (cel[i] == ' ' || cel[i] == '\t' || cel[i] == '\n' || cel[i] == '\r')) ++i;
+    return i;
+  };
+  for (std::size_t at = cel.find(kDriver); at != std::string_view::npos; at = cel.find(kDriver, at + 1)) {
+    std::size_t i = skipSpaces(at + kDriver.size());
+    if (cel.substr(i, 2) != "==") continue;
+    i = skipSpaces(i + 2);
+    if (i >= cel.size() || (cel[i] != '\'' && cel[i] != '"')) continue;
+    const std::size_t end = cel.find(cel[i], i + 1);
+    if (end == std::string_view::npos) continue;
+    out.emplace_back(cel.substr(i + 1, end - i - 1));
+  }
+  return out;
+}
+
 void InputFacts::addOne(const json& object) {
-  if (!stringOr(object, "apiVersion").starts_with("resource.k8s.io/")) return;
+  const std::string apiVersion = stringOr(object, "apiVersion");
+  if (apiVersion.starts_with("resource.nvidia.com/") && stringOr(object, "kind") == "ComputeDomain") {
+    if (std::string channel = computeDomainChannelTemplate(object); !channel.empty()) {
+      channelTemplates_[std::move(channel)] = true;
+    }
+    return;
+  }
+  if (!apiVersion.starts_with("resource.k8s.io/")) return;
   const json* metadata = member(object, "metadata");
   const std::string name = metadata ? stringOr(*metadata, "name") : std::string();
   if (name.empty()) return;
@@ -110,6 +147,10 @@ const ClaimFacts* InputFacts::claim(std::string_view name) const {
 const std::string* InputFacts::classServing(std::string_view resource) const {
   auto it = servedBy_.find(resource);
   return it == servedBy_.end() ? nullptr : &it->second;
+}
+
+bool InputFacts::isComputeDomainChannel(std::string_view templateName) const {
+  return channelTemplates_.find(templateName) != channelTemplates_.end();
 }
 
 }  // namespace gpuguard

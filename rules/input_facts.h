@@ -25,7 +25,13 @@ namespace gpuguard {
 struct DeviceClassFacts {
   std::string extendedResourceName;  // spec.extendedResourceName, "" when not set
   std::string selectorText;          // the CEL expressions of spec.selectors, joined
+  // The drivers the selectors name (device.driver == 'gpu.nvidia.com'), in order.
+  std::vector<std::string> drivers;
 };
+
+// The drivers a CEL expression compares device.driver with (== '<name>' or
+// == "<name>"), in order of appearance.
+std::vector<std::string> celDriverNames(std::string_view cel);
 
 // One device request of a claim, or one alternative of a firstAvailable list.
 struct DeviceRequestFacts {
@@ -57,6 +63,9 @@ class InputFacts {
   // The DeviceClass whose extendedResourceName is `resource`, or nullptr.
   // Several: the last one read (KEP-5004: only one class maps a name at a time).
   const std::string* classServing(std::string_view resource) const;
+  // A ResourceClaimTemplate a ComputeDomain of the input creates
+  // (spec.channel.resourceClaimTemplate.name): an IMEX channel, not a GPU.
+  bool isComputeDomainChannel(std::string_view templateName) const;
 
  private:
   void addOne(const nlohmann::json& object);
@@ -65,6 +74,7 @@ class InputFacts {
   std::map<std::string, ClaimFacts, std::less<>> templates_;
   std::map<std::string, ClaimFacts, std::less<>> claims_;
   std::map<std::string, std::string, std::less<>> servedBy_;  // extended resource -> class
+  std::map<std::string, bool, std::less<>> channelTemplates_;  // ComputeDomain channel templates
 };
 
 }  // namespace gpuguard

@@ -349,13 +349,19 @@ NodeVerdict judgeNode(const PlacementPod& pod, const NodeFacts& node, const std:
   v.node = node.name;
   const BoundPod* self = pod.self ? &*pod.self : nullptr;
 
+  // A pod that names its node never meets the scheduler: the kubelet admits
+  // it against NoExecute taints only, and not against a cordon
+  // (lifecycle/predicate.go generalFilter; kubernetes-gpu-semantics.md §15.1).
+  const bool kubeletOnly = !pod.nodeName.empty();
   // NodeUnschedulable
-  v.cordoned = node.unschedulable && !tolerated(pod.tolerations, Taint{kTaintUnschedulable, "", "NoSchedule"});
+  v.cordoned = !kubeletOnly && node.unschedulable &&
+               !tolerated(pod.tolerations, Taint{kTaintUnschedulable, "", "NoSchedule"});
   // NodeName
   v.nodeNameMismatch = !pod.nodeName.empty() && pod.nodeName != node.name;
   // TaintToleration: NoSchedule and NoExecute; PreferNoSchedule only scores.
   for (const Taint& t : node.taints) {
     if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
+    if (kubeletOnly && t.effect != "NoExecute") continue;
     ++v.filteringTaints;
     if (!tolerated(pod.tolerations, t)) v.untoleratedTaints.push_back(t);
   }

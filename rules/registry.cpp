@@ -39,7 +39,11 @@ std::vector<Registered> makeAll() {
   add(rules, checks::makeGpuInPodLevelResources(), Judges::WhatIsWritten);
   add(rules, checks::makeGpuCountExceedsNode(), Judges::WholeObject);
   add(rules, checks::makeDraWithDevicePlugin(), Judges::WholeObject);
+  add(rules, checks::makeDraClaimWithNodeName(), Judges::WholeObject);
+  add(rules, checks::makeDraSharedClaimReplicated(), Judges::WholeObject);
   add(rules, checks::makeDevicePluginConfig(), Judges::WholeObject);
+  add(rules, checks::makeLimitRangeGpuDefault(), Judges::WhatIsWritten);
+  add(rules, checks::makeGpuResizePolicy(), Judges::WhatIsWritten);
   add(rules, checks::makeGpuNodepoolTaint(), Judges::WholeObject);
   // CUDA compatibility, node affinity traps, GPU squatting and tensor parallelism.
   add(rules, checks::makeCudaDriverTooOld(), Judges::WholeObject);
@@ -49,6 +53,9 @@ std::vector<Registered> makeAll() {
   add(rules, checks::makeTensorParallelGpuCount(), Judges::WholeObject);
   add(rules, checks::makeTensorParallelWithoutNvlink(), Judges::WholeObject);
   add(rules, checks::makeGpuUnschedulable(), Judges::WholeObject);
+  // GPU isolation: what the NVIDIA runtime and CUDA are told through the environment.
+  add(rules, checks::makeNvidiaVisibleDevicesEnv(), Judges::WholeObject);
+  add(rules, checks::makeCudaVisibleDevicesIndex(), Judges::WholeObject);
   return rules;
 }
 

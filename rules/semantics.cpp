@@ -221,11 +221,21 @@ bool requestsGpu(const PodSite& site, const Policy& policy) {
   });
 }
 
+bool bypassesScheduler(const PodSite& site) {
+  if (!site.spec || !site.spec->is_object()) return false;
+  const auto nodeName = site.spec->find("nodeName");
+  return nodeName != site.spec->end() && nodeName->is_string() && !nodeName->get_ref<const std::string&>().empty();
+}
+
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy) {
   std::vector<Taint> missing;
+  // The kubelet admits a pod with spec.nodeName against NoExecute taints only
+  // (lifecycle/predicate.go generalFilter): NoSchedule is the scheduler's.
+  const bool kubeletOnly = bypassesScheduler(site);
   for (const Taint& taint : policy.gpuTaints) {
     // The TaintToleration filter skips PreferNoSchedule: it only scores.
     if (taint.effect == "PreferNoSchedule") continue;
+    if (kubeletOnly && taint.effect != "NoExecute") continue;
     bool tolerated = false;
     if (site.tolerations.value && site.tolerations.value->is_array()) {
       for (const json& t : *site.tolerations.value) tolerated = tolerated || toleratesTaint(t, taint);

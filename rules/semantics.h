@@ -132,10 +132,16 @@ long long podGpus(const PodSite& site, const Policy& policy);
 // True when any container asks for more than zero of a GPU resource.
 bool requestsGpu(const PodSite& site, const Policy& policy);
 
+// A pod spec that names its node (a non-empty spec.nodeName): kube-scheduler
+// never sees its pods. The kubelet admits them against NoExecute taints only
+// and checks their nodeSelector and affinity, but nothing allocates their DRA
+// claims (kubernetes-gpu-semantics.md §15.1).
+bool bypassesScheduler(const PodSite& site);
+
 // The GPU taints (from the policy) that keep the pod off a GPU node and that no
 // toleration of the site tolerates. PreferNoSchedule taints keep no pod off
 // (the scheduler's TaintToleration filter ignores them), so they are never in
-// the list.
+// the list; for a pod that bypasses the scheduler only NoExecute taints do.
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy);
 
 // For a finding on a pod-level field (`proper`) whose like is written inside

@@ -21,7 +21,11 @@ std::unique_ptr<Rule> makeMigResourceName();
 std::unique_ptr<Rule> makeGpuInPodLevelResources();
 std::unique_ptr<Rule> makeGpuCountExceedsNode();
 std::unique_ptr<Rule> makeDraWithDevicePlugin();
+std::unique_ptr<Rule> makeDraClaimWithNodeName();
+std::unique_ptr<Rule> makeDraSharedClaimReplicated();
 std::unique_ptr<Rule> makeDevicePluginConfig();
+std::unique_ptr<Rule> makeLimitRangeGpuDefault();
+std::unique_ptr<Rule> makeGpuResizePolicy();
 std::unique_ptr<Rule> makeGpuNodepoolTaint();
 
 std::unique_ptr<Rule> makeCudaDriverTooOld();
@@ -31,5 +35,7 @@ std::unique_ptr<Rule> makeGpuTolerationWithoutRequest();
 std::unique_ptr<Rule> makeTensorParallelGpuCount();
 std::unique_ptr<Rule> makeTensorParallelWithoutNvlink();
 std::unique_ptr<Rule> makeGpuUnschedulable();
+std::unique_ptr<Rule> makeNvidiaVisibleDevicesEnv();
+std::unique_ptr<Rule> makeCudaVisibleDevicesIndex();
 
 }  // namespace gpuguard::checks

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "rules/checks/checks.h"
+#include "rules/checks/gpu_operator_config.h"
 #include "rules/checks/k8s_objects.h"
 #include "rules/checks/toleration_near_miss.h"
 #include "rules/semantics.h"
@@ -46,7 +47,12 @@ constexpr RuleDoc kDoc{
         "gpu-feature-discovery, or the program gpu-feature-discovery in the plugin's image; without it the nodes "
         "carry no GFD labels and pods selecting on them stay Pending), the MIG manager (image *mig-manager*; MIG "
         "layouts are never applied), the DCGM exporter (image *dcgm-exporter*; no GPU metrics) and the NVIDIA DRA "
-        "driver's kubelet plugin (image *k8s-dra-driver*; no ResourceSlices, so claims are never allocated). A "
+        "driver's kubelet plugin (image *k8s-dra-driver*; no ResourceSlices, so claims are never allocated). "
+        "A GPU Operator ClusterPolicy whose spec.daemonsets.tolerations (when set, it replaces the tolerations of "
+        "every operand DaemonSet; the chart default is {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}) "
+        "does not tolerate the GPU taint keeps the driver, toolkit, device plugin and the rest off the GPU nodes. "
+        "A ConfigMap holding a device plugin sharing config (timeSlicing or mps) with replicas below 2 makes the "
+        "plugin fail its config load (\"number of replicas must be >= 2\"), so the nodes using it advertise no GPUs. A "
         "missing toleration names the closest one written, as gpu-missing-toleration does.",
     .remediation =
         "Mount hostPath /var/lib/kubelet/device-plugins at /var/lib/kubelet/device-plugins, use the documented "
@@ -219,7 +225,11 @@ class DevicePluginConfig final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    forEachObject(ctx.object, [&](const json& obj, const FieldPath& base) { checkDaemonSet(ctx, obj, base, out); });
+    forEachObject(ctx.object, [&](const json& obj, const FieldPath& base) {
+      checkDaemonSet(ctx, obj, base, out);
+      checkClusterPolicy(ctx, obj, base, out);
+      checkSharingConfigMap(obj, base, out);
+    });
   }
 
  private:

@@ -17,7 +17,10 @@ constexpr RuleDoc kDoc{
         "(\"must be an integer\"), but not a custom resource that embeds one: RayCluster, PyTorchJob, JobSet and "
         "friends are accepted and fail when their operator creates the pods. Values within a thousandth below "
         "a whole number (0.9999) are rounded up and admitted by the API server; gpuguard still flags them, "
-        "because nobody means 0.9999 GPUs.",
+        "because nobody means 0.9999 GPUs. A DeviceClass's implicit extended resource "
+        "(deviceclass.resource.kubernetes.io/<class>, KEP-5004) is native to core validation, so the API server "
+        "accepts a fraction there; kube-scheduler takes the request as a device count and fails at PreBind on a "
+        "non-integer one, forever (checked on v1.37.2), so it is reported too.",
     .remediation =
         "Ask for whole GPUs (1, 2, 1000m). To share a GPU, use a MIG profile (nvidia.com/mig-1g.10gb) or "
         "time-slicing/MPS (nvidia.com/gpu.shared), configured in the device plugin.",
@@ -37,6 +40,10 @@ class GpuFractional final : public Rule {
 
  private:
   static void checkEntry(const CheckContext& ctx, const ResourceEntry& e, Reporter& out) {
+    if (e.name.starts_with(kDeviceClassResourcePrefix)) {
+      checkDeviceClassEntry(e, out);
+      return;
+    }
     if (!isJudgedResource(e.name, ctx.policy)) return;
     const QuantityValue q = decodeQuantity(*e.value);
     if (!q.quantity || q.quantity->isNegative() || q.quantity->isWholeNumber()) return;
@@ -52,6 +59,24 @@ class GpuFractional final : public Rule {
                  " and admits it)";
     }
     out.report(e.path, FieldError::invalid(shown, detail), shown);
+  }
+
+  // deviceclass.resource.kubernetes.io/<class> counts as a native resource
+  // name: the API server accepts a fraction, but kube-scheduler takes the
+  // request as a device count and fails at PreBind, forever (§15.2).
+  static void checkDeviceClassEntry(const ResourceEntry& e, Reporter& out) {
+    const QuantityValue q = decodeQuantity(*e.value);
+    if (!q.quantity || q.quantity->isNegative() || q.quantity->isIntegerAfterDefaulting()) return;
+    const std::string shown = renderValue(nlohmann::json(q.text));
+    out.report(e.path,
+               FieldError::invalid(shown, "a DeviceClass's implicit extended resource counts devices: the API server "
+                                          "accepts " + q.text +
+                                          " (the name is native to core validation), but kube-scheduler takes the "
+                                          "request as a device count and fails at PreBind (\"DynamicResources\": "
+                                          "nil or empty request mappings), so the pod never binds; ask for " +
+                                          std::to_string(std::max<long long>(1, q.quantity->ceilToInt64())) +
+                                          " whole device(s)"),
+               shown);
   }
 };
 

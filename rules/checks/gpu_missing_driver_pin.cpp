@@ -32,7 +32,8 @@ constexpr RuleDoc kDoc{
         "pins. GPU pods are those gpu-missing-toleration names, DRA claims of GPU classes and "
         "deviceclass.resource.kubernetes.io names included. An empty term (no matchExpressions, no matchFields) "
         "matches no node, so it needs no pin. "
-        "Preferred affinity is not a pin. The label keys come from the policy (driverPinLabels). "
+        "Preferred affinity is not a pin. A pod that sets spec.nodeName is not judged: its author chose the node, "
+        "and the scheduler never sees it. The label keys come from the policy (driverPinLabels). "
         "A warning by default: a pod without a pin runs wherever every GPU node has a new enough driver (one driver "
         "per node pool, as managed platforms install it), so a denial would refuse pods that work; where GPU nodes "
         "run mixed drivers, raise it to error in the policy (rules: {gpu-missing-driver-pin: error}). "
@@ -61,7 +62,10 @@ class GpuMissingDriverPin final : public Rule {
   void check(const CheckContext& ctx, Reporter& out) const override {
     if (ctx.policy.driverPinLabels.empty()) return;
     for (const PodSite& site : ctx.sites) {
-      if (!usesGpus(site, ctx.gpu())) continue;
+      const std::vector<GpuSource> sources = gpuSources(site, ctx.gpu());
+      if (sources.empty()) continue;
+      // spec.nodeName: the author chose the node, whose driver they know.
+      if (bypassesScheduler(site)) continue;
       if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
       std::string clusterSays;
       Severity severity = Severity::Warning;
@@ -81,7 +85,7 @@ class GpuMissingDriverPin final : public Rule {
                                           (versionLabel ? ": \"<major>\" or a required node affinity with operator Gt" : ": \"<value>\" or a required node affinity on it") +
                                           misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
                                           misplacedNote(site.misplaced.affinity, site.affinity) +
-                                          std::string(site.placementHint)),
+                                          std::string(site.placementHint) + guessNote(sources)),
                  "", severity);
     }
   }

@@ -44,7 +44,8 @@ constexpr RuleDoc kDoc{
         "(gpuTaints); clusters running the ExtendedResourceToleration admission plugin can set "
         "assumeExtendedResourceToleration. A PreferNoSchedule taint in gpuTaints is never reported: the "
         "scheduler's TaintToleration filter ignores it (it only lowers a node's score), so it keeps no pod off "
-        "the GPU nodes. A toleration that bears on a GPU taint (its key, or an empty key) is also checked the "
+        "the GPU nodes. A pod that sets spec.nodeName bypasses the scheduler: the kubelet admits it against NoExecute "
+        "taints only (lifecycle/predicate.go), so for it only a NoExecute GPU taint is reported. A toleration that bears on a GPU taint (its key, or an empty key) is also checked the "
         "way the API server's ValidateTolerations does, because a toleration that would match is worthless "
         "when the pod is rejected: \"value must be empty when `operator` is 'Exists'\", \"effect must be "
         "'NoExecute' when `tolerationSeconds` is set\", \"operator must be Exists when `key` is empty\", an Equal "
@@ -153,7 +154,8 @@ class GpuMissingToleration final : public Rule {
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
-      if (!usesGpus(site, ctx.gpu())) continue;
+      const std::vector<GpuSource> sources = gpuSources(site, ctx.gpu());
+      if (sources.empty()) continue;
       // A rejected toleration that would match still counts as tolerating:
       // its own finding says what to fix, and the fix keeps it tolerating.
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
@@ -163,7 +165,7 @@ class GpuMissingToleration final : public Rule {
                                                ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
                                                nearMissNote(site, taint) +
                                                misplacedNote(site.misplaced.tolerations, site.tolerations) +
-                                               std::string(site.placementHint)),
+                                               std::string(site.placementHint) + guessNote(sources)),
                           "", tolerationFix(ctx.object, site, taint));
       }
       const json* tolerations = site.tolerations.value;

@@ -6,7 +6,7 @@
 #     BUILD_DIR  where gpuguard-lint was built (default build). Nothing is built.
 #     -n FILES   generated manifests (default 3000, gen_manifests.py: one document each)
 #     -r REPS    runs of each pair, gpuguard-lint and the peer alternated; medians (default 1)
-#     -p PEERS   which peers (default "yamllint kubeconform checkov kube-linter")
+#     -p PEERS   which peers (default "yamllint kubeconform checkov kube-linter kyverno gator")
 #
 # Peers are installed, pinned, into a cache outside the tree
 # (GPUGUARD_PEERS_CACHE, default ~/.cache/gpuguard-bench-peers), once:
@@ -18,6 +18,10 @@
 #                                   unknown fields are errors, with its references made local)
 #   kube-linter                     Go module proxy, where it is served (it is not, at the time of
 #                                   writing: the line says so and the peer is skipped)
+#   kyverno, gator                  the Kyverno CLI and Gatekeeper's gator, built by
+#                                   test/bench/peers/build-peers.sh (Go module proxy), run with
+#                                   gpuguard's seed rules as their users write them
+#                                   (test/bench/peers/policies): kyverno apply, gator test
 # A peer that cannot be installed is reported and left out; the others still run.
 #
 # Each tool runs as its users run it on a directory, with its defaults on all
@@ -30,7 +34,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/test/bench"
-N=3000 REPS=1 PEERS="yamllint kubeconform checkov kube-linter"
+N=3000 REPS=1 PEERS="yamllint kubeconform checkov kube-linter kyverno gator"
 while getopts "n:r:p:h" o; do
   case $o in
     n) N=$OPTARG ;; r) REPS=$OPTARG ;; p) PEERS=$OPTARG ;;
@@ -120,6 +124,26 @@ for p in $PEERS; do
     kube-linter)
       if go_install kube-linter "$KUBE_LINTER_MODULE" "$KUBE_LINTER_VERSION"; then
         VERSION[$p]=$KUBE_LINTER_VERSION CMD[$p]="$CACHE/bin/kube-linter lint"
+      fi ;;
+    kyverno|gator)
+      if [ -z "${ADMISSION_PEERS:-}" ]; then
+        ADMISSION_PEERS=$("$HERE/peers/build-peers.sh" 2>"$CACHE/logs/build-peers.log") || ADMISSION_PEERS=none
+      fi
+      POLICIES=$HERE/peers/policies
+      if [ "$p" = kyverno ] && [ -x "$ADMISSION_PEERS/kyverno-v1.19.1/bin/kyverno" ]; then
+        VERSION[$p]=1.19.1
+        # kyverno apply reads the files of one directory, not of its subdirectories: every file
+        # of the tree is named with --resource, in one process, as a script of its users would
+        cat >"$WORK/kyverno-tree" <<EOF
+#!/usr/bin/env bash
+mapfile -t files < <(find "\$1" -name '*.yaml' | sort)
+exec "$ADMISSION_PEERS/kyverno-v1.19.1/bin/kyverno" apply "$POLICIES/kyverno-gpu-seed-rules.yaml" "\${files[@]/#/--resource=}"
+EOF
+        chmod +x "$WORK/kyverno-tree"
+        CMD[$p]="$WORK/kyverno-tree"
+      elif [ "$p" = gator ] && [ -x "$ADMISSION_PEERS/gatekeeper-v3.23.1/bin/gator" ]; then
+        VERSION[$p]=3.23.1
+        CMD[$p]="$ADMISSION_PEERS/gatekeeper-v3.23.1/bin/gator test -f $POLICIES/gatekeeper-gpu-seed-rules.yaml -f"
       fi ;;
     *) echo "lint_vs_peers.sh: unknown peer $p" >&2; exit 2 ;;
   esac

@@ -63,7 +63,7 @@ PARSE = "(unparseable YAML)"
 # resources: each must be the API server's cause on the same field, word for word (gpuguard may
 # add advice after "; ")
 QUOTE = "(quoted API messages)"
-QUOTE_RULES = {"gpu-in-pod-level-resources", "dra-with-device-plugin"}
+QUOTE_RULES = {"gpu-in-pod-level-resources", "dra-with-device-plugin", "gpu-resize-policy"}
 # findings of those rules that say what happens *instead of* a rejection
 NOT_A_REJECTION = re.compile(r"the API server defaults|stays Pending")
 CRASH = "(gpuguard-lint crashed)"   # kubectl cannot parse the document vs gpuguard-lint reports an input error

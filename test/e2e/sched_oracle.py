@@ -230,6 +230,8 @@ class Case:
         self.objects = [plain(o) for o in raw.get("objects") or []]
         self.pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": self.name, "namespace": NS},
                     "spec": plain(raw["pod"])}
+        if self.pod["spec"].get("nodeName"):  # a node shorthand name, like the nodes' own
+            self.pod["spec"]["nodeName"] = "%s-%s" % (self.prefix, self.pod["spec"]["nodeName"])
         self.verdict = None      # ("bound", node) | ("pending", message) | ("rejected", message) | ("error", why)
         self.findings = []       # gpuguard-lint findings on the pod and objects
         self.diag = None         # gpuguard-lint --nodes: the pod's diagnosis

@@ -228,6 +228,16 @@ TEST(Diagnose, UntoleratedTaintIsNamedInTheCauseAndPreferNoScheduleIsIgnored) {
   EXPECT_EQ(bareH100.cause, "untolerated taints nvidia.com/gpu=present:NoSchedule, dedicated=inference:NoSchedule");
 }
 
+TEST(Diagnose, APodNamingItsNodeMeetsOnlyTheKubeletsNoExecuteCheck) {
+  // spec.nodeName: kube-scheduler never sees the pod; the kubelet admits it
+  // against NoExecute taints only, and a cordon does not stop it (§15.1).
+  const PodDiagnosis d = one(pod("{nvidia.com/gpu: 1}", "  nodeName: gpu-h100-1\n", ""));
+  const NodeVerdict& h100 = on(d, "gpu-h100-1");
+  EXPECT_THAT(h100.untoleratedTaints, IsEmpty());
+  EXPECT_THAT(d.schedulableNodes, ElementsAre("gpu-h100-1"));
+  EXPECT_FALSE(on(one(pod("{nvidia.com/gpu: 1}", "  nodeName: gpu-a100-2\n", "")), "gpu-a100-2").cordoned);
+}
+
 TEST(Diagnose, CordonedNode) {
   const PodDiagnosis d = one(pod("{nvidia.com/gpu: 1}"));
   const NodeVerdict& a100 = on(d, "gpu-a100-2");

@@ -31,9 +31,13 @@ TEST_P(DocumentedExamples, TheWrongExampleFiresAndTheRightOneDoesNot) {
 
 INSTANTIATE_TEST_SUITE_P(PodSpecRules, DocumentedExamples,
                          ::testing::Values("cuda-driver-too-old",
+                                           "cuda-visible-devices-index",
+                                           "dra-claim-with-node-name",
                                            "gpu-label-value",
+                                           "gpu-resize-policy",
                                            "gpu-toleration-without-request",
                                            "node-affinity-gt-lt",
+                                           "nvidia-visible-devices-env",
                                            "tensor-parallel-gpu-count",
                                            "tensor-parallel-without-nvlink"),
                          [](const auto& info) {

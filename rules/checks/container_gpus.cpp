@@ -1,0 +1,98 @@
+#include "rules/checks/container_gpus.h"
+
+#include <algorithm>
+
+#include "rules/k8s/json_access.h"
+#include "rules/semantics.h"
+#include "text/ascii.h"
+
+namespace gpuguard::checks {
+
+using nlohmann::json;
+
+namespace {
+
+bool isSliceResource(std::string_view name) {
+  return name.find("/mig-") != std::string_view::npos || name.ends_with(".shared");
+}
+
+// The GPU claim sources of the pod the container lists by name.
+void addClaims(const PodSite& site, const ContainerRef& container, const GpuFacts& facts, ContainerGpus& out) {
+  const json* resources = objectAt(*container.container, container.resourcesKey);
+  const json* claims = resources ? arrayAt(*resources, "claims") : nullptr;
+  if (!claims) return;
+  const std::vector<GpuSource> sources = gpuSources(site, facts);
+  for (const json& listed : *claims) {
+    const std::string* name = stringAt(listed, "name");
+    if (!name) continue;
+    for (const GpuSource& s : sources) {
+      if (s.kind != GpuSourceKind::Claim || s.name != *name) continue;
+      out.asksGpu = true;
+      if (!s.wholeGpus) {
+        out.devices.reset();
+      } else if (*s.wholeGpus == 0) {
+        out.mig = true;  // a GPU claim of no whole GPU: MIG devices
+        if (out.devices) *out.devices += 1;
+      } else if (out.devices) {
+        *out.devices += *s.wholeGpus;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ContainerGpus containerGpus(const PodSite& site, const ContainerRef& container, const GpuFacts& facts) {
+  ContainerGpus out;
+  out.devices = 0;
+  if (!container.container || !container.container->is_object()) return out;
+  const ContainerResources& r = resourcesOf(container, site.isPod);
+  forEachRequestedResource(r, [&](const ResourceEntry& e) {
+    if (!facts.isGpuResource(e.name)) return;
+    const long long units = requestedUnits(r, e.name);
+    if (units <= 0) return;
+    out.asksGpu = true;
+    if (isSliceResource(e.name)) out.mig = out.mig || e.name.find("/mig-") != std::string::npos;
+    if (out.devices) *out.devices += units;
+  });
+  addClaims(site, container, facts, out);
+  return out;
+}
+
+std::optional<LiteralEnv> literalEnv(const ContainerRef& container, std::string_view name) {
+  if (!container.container || !container.container->is_object()) return std::nullopt;
+  const json* env = arrayAt(*container.container, "env");
+  if (!env) return std::nullopt;
+  std::optional<LiteralEnv> found;
+  for (std::size_t i = 0; i < env->size(); ++i) {
+    const json& e = (*env)[i];
+    const std::string* n = stringAt(e, "name");
+    if (!n || *n != name) continue;
+    const std::string* v = stringAt(e, "value");
+    if (!v) {
+      found.reset();  // valueFrom (or no value): what it holds is unknown here
+      continue;
+    }
+    found = LiteralEnv{*v, container.path.field("env").index(i).field("value")};
+  }
+  return found;
+}
+
+bool isNvidiaNodeAgentImage(std::string_view image) {
+  // The repository's last path segment, without tag or digest.
+  std::string_view repo = image.substr(0, image.find('@'));
+  const std::size_t slash = repo.rfind('/');
+  const std::size_t colon = repo.rfind(':');
+  if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) repo = repo.substr(0, colon);
+  const std::string lower = text::asciiLowercase(repo);
+  const std::string_view last = std::string_view(lower).substr(lower.rfind('/') + 1);
+  static constexpr std::string_view kAgents[] = {
+      "k8s-device-plugin", "gpu-feature-discovery", "dcgm-exporter", "dcgm", "k8s-mig-manager",
+      "k8s-dra-driver-gpu", "k8s-dra-driver", "gpu-operator", "gpu-operator-validator", "container-toolkit",
+      "k8s-driver-manager", "driver", "vgpu-device-manager", "k8s-kata-manager", "k8s-cc-manager"};
+  const bool nvidia = lower.find("nvidia") != std::string::npos;
+  if (!nvidia) return false;  // AMD's rocm/k8s-device-plugin, AWS's EFA plugin: not NVIDIA's
+  return std::find(std::begin(kAgents), std::end(kAgents), last) != std::end(kAgents);
+}
+
+}  // namespace gpuguard::checks
