@@ -1,5 +1,9 @@
 #include "cluster/facts_cache.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace gpuguard::cluster {
 
 namespace {
@@ -130,6 +134,11 @@ bool FactsCache::listOnce(Reflector& r) {
   }
   r.version = result.version;
   r.resourceVersion = result.resourceVersion;
+#ifdef __GLIBC__
+  // The list's pages (500 whole objects each) are freed; give their memory back, or the
+  // process keeps the peak of the largest page set for good.
+  if (result.items > options_.pageSize) malloc_trim(0);
+#endif
   {
     std::lock_guard lock(mutex_);
     builder_.markListed(r.kind);
