@@ -201,6 +201,30 @@ std::string guessNote(const std::vector<GpuSource>& sources) {
          "workload to judge by their selectors";
 }
 
+namespace {
+
+// A GPU resource whose quantity does not parse ("{{ .Values.gpus }}", "1 GPU")
+// is still a GPU ask: the pod is a GPU pod for the other rules, whatever
+// count gpu-invalid-quantity makes the author write (§15.9). Its count is unknown.
+void addUnparseableAsks(const PodSite& site, const GpuFacts& facts, std::vector<GpuSource>& out) {
+  for (const ContainerRef& c : site.containers) {
+    // A lone container-like object is taken for one by its resources alone:
+    // without a count that parses, too little says it is a container at all.
+    if (c.kind == ContainerKind::Ephemeral || c.kind == ContainerKind::Lone) continue;
+    const ContainerResources& r = resourcesOf(c, false);
+    forEachRequestedResource(r, [&](const ResourceEntry& e) {
+      if (!facts.isGpuResource(e.name) || decodeQuantity(*e.value).quantity) return;
+      const bool known = std::any_of(out.begin(), out.end(), [&](const GpuSource& s) { return s.name == e.name; });
+      if (known) return;
+      const bool implicit = e.name.starts_with(kDeviceClassResourcePrefix);
+      out.push_back(GpuSource{implicit ? GpuSourceKind::DeviceClassResource : GpuSourceKind::ExtendedResource,
+                              e.name, e.path, implicit || facts.isDraBacked(e.name), std::nullopt});
+    });
+  }
+}
+
+}  // namespace
+
 std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
   std::vector<GpuSource> out;
   const auto gpuResource = [&](std::string_view name) { return facts.isGpuResource(name); };
@@ -221,6 +245,7 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
     }
     out.push_back(std::move(s));
   }
+  addUnparseableAsks(site, facts, out);
   const json* claims = site.resourceClaims.value;
   if (!claims || !claims->is_array()) return out;
   for (std::size_t i = 0; i < claims->size(); ++i) {

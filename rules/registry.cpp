@@ -44,6 +44,7 @@ std::vector<Registered> makeAll() {
   add(rules, checks::makeDevicePluginConfig(), Judges::WholeObject);
   add(rules, checks::makeLimitRangeGpuDefault(), Judges::WhatIsWritten);
   add(rules, checks::makeGpuResizePolicy(), Judges::WhatIsWritten);
+  add(rules, checks::makeSharedGpuRequestGtOne(), Judges::WholeObject);
   add(rules, checks::makeGpuNodepoolTaint(), Judges::WholeObject);
   // CUDA compatibility, node affinity traps, GPU squatting and tensor parallelism.
   add(rules, checks::makeCudaDriverTooOld(), Judges::WholeObject);

@@ -26,6 +26,7 @@ std::unique_ptr<Rule> makeDraSharedClaimReplicated();
 std::unique_ptr<Rule> makeDevicePluginConfig();
 std::unique_ptr<Rule> makeLimitRangeGpuDefault();
 std::unique_ptr<Rule> makeGpuResizePolicy();
+std::unique_ptr<Rule> makeSharedGpuRequestGtOne();
 std::unique_ptr<Rule> makeGpuNodepoolTaint();
 
 std::unique_ptr<Rule> makeCudaDriverTooOld();

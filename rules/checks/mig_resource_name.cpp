@@ -35,7 +35,10 @@ constexpr RuleDoc kDoc{
         "plugin's config. A container that asks for both nvidia.com/gpu and a MIG slice needs a node whose "
         "plugin runs strategy mixed and has both a MIG-disabled GPU and a free slice; with strategy single the "
         "slices are advertised as nvidia.com/gpu and no node has nvidia.com/mig-* at all. gpuguard cannot know "
-        "the node's strategy and reports the mix: a container should get whole GPUs or MIG slices.",
+        "the node's strategy and reports the mix: a container should get whole GPUs or MIG slices. GKE exposes "
+        "its MIG partitions as nvidia.com/gpu (one per partition; GKE docs, \"Running multi-instance GPUs\"): a "
+        "pod whose every node-selection term requires cloud.google.com/gke-gpu-partition-size and that asks for "
+        "nvidia.com/mig-* stays Pending, and is reported.",
     .remediation =
         "Use the profile name the device plugin advertises (kubectl describe node, Allocatable): "
         "nvidia.com/mig-1g.10gb, nvidia.com/mig-1g.10gb.me, nvidia.com/mig-3g.40gb... Ask for whole GPUs or MIG "
@@ -221,18 +224,47 @@ std::optional<std::string> problem(std::string_view name) {
   return "not a MIG profile the device plugin advertises: " + std::string(kGrammar);
 }
 
+// GKE MIG nodes: the partition size the pod's node selection requires in
+// every term (cloud.google.com/gke-gpu-partition-size), when it does.
+std::optional<std::string> gkePartitionSelected(const PodSite& site) {
+  std::optional<std::string> size;
+  bool anyTerm = false;
+  for (const NodeTerm& term : nodeSelectionTerms(site)) {
+    if (term.matchesNothing) continue;
+    anyTerm = true;
+    std::optional<std::string> here;
+    for (const NodeRequirement& req : term.requirements) {
+      if (req.key == "cloud.google.com/gke-gpu-partition-size" && (req.op == "In" || req.op == "Exists")) {
+        here = req.values.empty() ? std::string("any") : joined(req.values, "/");
+      }
+    }
+    if (!here) return std::nullopt;
+    if (!size) size = here;
+  }
+  return anyTerm ? size : std::nullopt;
+}
+
 class MigResourceName final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
+      const std::optional<std::string> gkePartition = gkePartitionSelected(site);
       for (const ContainerRef& c : site.containers) {
         const ContainerResources& r = resourcesOf(c, false);
         for (const auto* list : {&r.limits, &r.requests}) {
           for (const ResourceEntry& e : *list) {
             if (!lowercase(e.name).starts_with("nvidia.com/mig") || namedExactlyInPolicy(ctx.policy, e.name)) continue;
-            if (auto why = problem(e.name)) {
+            if (gkePartition) {
+              out.report(e.path,
+                         FieldError::invalid(quotedValue(e.name),
+                                             "GKE exposes MIG partitions (cloud.google.com/gke-gpu-partition-size: " +
+                                                 *gkePartition +
+                                                 ") as nvidia.com/gpu, one per partition; no GKE node offers " +
+                                                 e.name + ", so the pod stays Pending; ask for nvidia.com/gpu"),
+                         e.name);
+            } else if (auto why = problem(e.name)) {
               out.report(e.path, FieldError::invalid(quotedValue(e.name), *why), e.name);
             } else if (auto unoffered = unofferedProfile(*parseProfile(e.name.substr(kPrefix.size())))) {
               // A warning: a GPU newer than the profile list may offer it.

@@ -38,6 +38,7 @@ INSTANTIATE_TEST_SUITE_P(PodSpecRules, DocumentedExamples,
                                            "gpu-toleration-without-request",
                                            "node-affinity-gt-lt",
                                            "nvidia-visible-devices-env",
+                                           "shared-gpu-request-gt-one",
                                            "tensor-parallel-gpu-count",
                                            "tensor-parallel-without-nvlink"),
                          [](const auto& info) {
