@@ -1,8 +1,10 @@
 # GPUGUARD_STATIC=ON: gpuguard-lint and gpuguard-webhook linked fully statically (glibc,
 # libstdc++, OpenSSL, yaml-cpp, RE2 from Debian 12's lib*.a), so one file runs on any x86_64
 # Linux kernel without a library installed: a scratch image, an old or new distribution, a
-# Python wheel. Neither binary resolves names (no getaddrinfo, getpwnam, dlopen: the webhook
-# binds numeric addresses, the linter opens files), so a static glibc has no NSS caveat here.
+# Python wheel. One caveat: the cluster facts' API client (cluster/http_client.cpp) resolves a
+# kubeconfig's host name with getaddrinfo, which a static glibc can do only through the NSS
+# modules of its own version at run time (the link warns); IP addresses (the in-cluster
+# service account's) need none (docs/cluster-facts.md).
 # tools/release.sh builds this way; test/ship/release_test.sh checks the result.
 # Included after the find_package() calls: it points their imported targets at the static
 # archives (their own configs name the shared objects by full path, which -static cannot undo).

@@ -18,6 +18,7 @@
 #include "lint/fix.h"
 #include "lint/fix_write.h"
 #include "lint/helm.h"
+#include "lint/cluster_list.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
 #include "lint/facts_file.h"
@@ -385,6 +386,10 @@ int run(const Options& o) {
   if (!config || !applyRuleSwitches(o, config->policy.engine)) return kExitTrouble;
   if (o.facts) {  // lint/facts_file.h
     config->policy.cluster = loadFactsFile(*o.facts, std::cerr);
+    if (!config->policy.cluster) return kExitTrouble;
+  }
+  if (o.cluster) {  // lint/cluster_list.h: one list through the API
+    config->policy.cluster = listClusterFactsFor(o, std::cerr);
     if (!config->policy.cluster) return kExitTrouble;
   }
   // --nodes: why is my GPU pod Pending? (lint/pending.h)

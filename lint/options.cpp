@@ -92,6 +92,13 @@ Judge against a cluster's facts (docs/cluster-facts.md)
                          the GPU nodes a pod can reach decide its driver pin, its GPU count,
                          whether it can schedule at all (gpu-unschedulable)
 
+Judge against a live cluster (docs/cluster-facts.md)
+      --cluster          list the cluster's nodes, namespaces, DeviceClasses, ResourceClaim(Template)s
+                         and Karpenter NodePools once (get/list, no watch) and judge against them;
+                         exit 2 when the API server cannot be reached
+      --kubeconfig FILE  with --cluster: the kubeconfig (default $KUBECONFIG, ~/.kube/config)
+      --context NAME     with --cluster: the kubeconfig context (default current-context)
+
 Exit status: 0 no finding at the --fail-on level, 1 at least one, 2 unreadable input,
 a kustomization or chart that does not render, nothing linted with --fail-on-empty, or
 bad usage. A chart whose dependencies are not fetched (helm dependency build) is a note,
@@ -261,6 +268,14 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
     } else if (is(a, nullptr, "--pods")) {
       takeValue(args, i, "--pods", value, error);
       o.pods = value;
+    } else if (a == "--cluster") {  // lint/cluster_list.h
+      o.cluster = true;
+    } else if (is(a, nullptr, "--kubeconfig")) {
+      takeValue(args, i, "--kubeconfig", value, error);
+      o.kubeconfig = value;
+    } else if (is(a, nullptr, "--context")) {
+      takeValue(args, i, "--context", value, error);
+      o.kubeContext = value;
     } else if (a == "--version") {
       o.version = true;
     } else if (a == "-h" || a == "--help") {
@@ -272,6 +287,8 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
   const bool informational = o.help || o.version || o.listRules || o.explain || o.rulesMarkdown || o.rulesTable;
   if (error.empty() && !informational && o.paths.empty()) error = "no PATH given (use - for stdin)";
   if (error.empty() && o.pods && !o.nodes) error = "--pods only goes with --nodes";
+  if (error.empty() && (o.kubeconfig || o.kubeContext) && !o.cluster) error = "--kubeconfig and --context go with --cluster";
+  if (error.empty() && o.cluster && o.facts) error = "--cluster and --facts are two sources of the same facts: give one";
   if (error.empty() && o.dryRun && !o.fix) error = "--dry-run only goes with --fix";
   if (error.empty() && o.fixFollowSymlinks && !o.fix) error = "--fix-follow-symlinks only goes with --fix";
   if (error.empty() && o.output && !o.bareFormat && !o.fileFormats.empty())

@@ -60,6 +60,10 @@ struct Options {
   std::optional<std::string> pods;     // --pods FILE: kubectl get pods -A -o json
   // --facts FILE: judge against a cluster snapshot's facts (lint/facts_file.h)
   std::optional<std::string> facts;
+  // --cluster: judge against a live cluster's facts, one list of each resource (lint/cluster_list.h)
+  bool cluster = false;
+  std::optional<std::string> kubeconfig;  // --kubeconfig FILE (with --cluster)
+  std::optional<std::string> kubeContext; // --context NAME (with --cluster)
 };
 
 struct ParsedOptions {

@@ -106,8 +106,10 @@ std::string stringOr(const std::string* s) { return s ? *s : std::string(); }
 
 // The engine on one object of the request, with the policy's exemptions
 // matched against the request's namespace.
-std::vector<Finding> judgeAdmitted(const json& object, std::string_view namespaceName, const AdmissionPolicy& policy) {
+std::vector<Finding> judgeAdmitted(const json& object, std::string_view namespaceName, const AdmissionPolicy& policy,
+                                   const ClusterFacts* cluster) {
   JudgeOptions options;
+  options.cluster = cluster;
   options.exemptions = &policy.exemptions;
   options.namespaceName = namespaceName;
   std::vector<Finding> findings = judge(object, policy.engine, options);
@@ -332,17 +334,18 @@ namespace {
 // object's unsuppressed findings; empty when nothing needs fixing. On UPDATE
 // only the findings the update introduced are fixed, and never in a field the
 // API server makes immutable for the kind (webhook/admission_update.h).
-json patchFor(const json& object, const json* oldObject, const AdmissionResult& r, const AdmissionPolicy& policy) {
+json patchFor(const json& object, const json* oldObject, const AdmissionResult& r, const AdmissionPolicy& policy,
+              const ClusterFacts* cluster) {
   const bool update = r.operation == "UPDATE";
   const std::unordered_set<std::string_view> fixable(policy.mutate.begin(), policy.mutate.end());
   std::vector<const Finding*> toFix;
-  const std::vector<Finding> findings = judgeAdmitted(object, r.namespaceName, policy);
+  const std::vector<Finding> findings = judgeAdmitted(object, r.namespaceName, policy, cluster);
   for (const Finding& f : findings) {
     if (!f.suppressed && f.fix && !f.fix->edits.empty() && fixable.count(f.rule)) toFix.push_back(&f);
   }
   std::unordered_set<std::string> preexisting;
   if (update && oldObject && !toFix.empty()) {
-    preexisting = preexistingIdentities(judgeAdmitted(*oldObject, r.namespaceName, policy), *oldObject);
+    preexisting = preexistingIdentities(judgeAdmitted(*oldObject, r.namespaceName, policy, cluster), *oldObject);
   }
   FindingIdentities identities(object);
   std::vector<JsonEdit> edits;
@@ -433,13 +436,15 @@ std::string skipReason(const AdmissionResult& r, const json* object, const Admis
 }
 
 // POST /validate's verdict on a request that is judged.
-void validate(const Objects& objects, const AdmissionPolicy& policy, const AdmissionLimits& limits, AdmissionResult& r) {
+void validate(const Objects& objects, const AdmissionPolicy& policy, const AdmissionLimits& limits, AdmissionResult& r,
+              const ClusterFacts* cluster) {
   const bool update = r.operation == "UPDATE";
-  const std::vector<Finding> findings = judgeAdmitted(*objects.object, r.namespaceName, policy);
+  const std::vector<Finding> findings = judgeAdmitted(*objects.object, r.namespaceName, policy, cluster);
   // On UPDATE, errors the old object already had are not the update's doing.
   std::unordered_set<std::string> preexisting;
   if (update && hasErrors(findings) && objects.oldObject) {
-    preexisting = preexistingIdentities(judgeAdmitted(*objects.oldObject, r.namespaceName, policy), *objects.oldObject);
+    preexisting =
+        preexistingIdentities(judgeAdmitted(*objects.oldObject, r.namespaceName, policy, cluster), *objects.oldObject);
   }
   FindingIdentities identities(*objects.object);
 
@@ -466,7 +471,8 @@ void validate(const Objects& objects, const AdmissionPolicy& policy, const Admis
   }
 }
 
-AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode) {
+AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode,
+                      const ClusterFacts* cluster) {
   AdmissionResult r;
   try {
     json review;
@@ -483,11 +489,11 @@ AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, cons
       r.body = responseBody(r, {}, nullptr);
     } else if (mode == Mode::Mutate) {
       // Always allowed: the validating webhook decides; this one only fixes.
-      const json patch = patchFor(*objects.object, objects.oldObject, r, policy);
+      const json patch = patchFor(*objects.object, objects.oldObject, r, policy, cluster);
       r.patchOperations = patch.size();
       r.body = responseBody(r, {}, nullptr, &patch);
     } else {
-      validate(objects, policy, limits, r);
+      validate(objects, policy, limits, r, cluster);
     }
     return r;
   } catch (const BadRequest& e) {
@@ -502,12 +508,14 @@ AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, cons
 
 }  // namespace
 
-AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits) {
-  return admit(body, policy, limits, Mode::Validate);
+AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
+                       const ClusterFacts* cluster) {
+  return admit(body, policy, limits, Mode::Validate, cluster);
 }
 
-AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits) {
-  return admit(body, policy, limits, Mode::Mutate);
+AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
+                       const ClusterFacts* cluster) {
+  return admit(body, policy, limits, Mode::Mutate, cluster);
 }
 
 }  // namespace gpuguard::webhook

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rules/cluster_facts.h"
 #include "rules/finding.h"
 #include "webhook/admission_policy.h"
 
@@ -79,14 +80,18 @@ struct AdmissionResult {
 // malformed JSON, a review without `request`, fields of the wrong type, an
 // unknown apiVersion or nesting deeper than the limit give HTTP 400 with a
 // metav1.Status-shaped JSON body naming the problem.
-AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {});
+// `cluster`: the cluster's facts to judge with (rules/cluster_facts.h); null:
+// judged without them.
+AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {},
+                       const ClusterFacts* cluster = nullptr);
 
 // Answers one AdmissionReview for POST /mutate: the same request checks and
 // skips as review(), then always allowed, with a JSONPatch (patchType
 // JSONPatch, base64 in response.patch) made of the fixes (rules/fix.h) of the
 // rules the policy lists under `mutate:`; no patch when nothing needs fixing.
 // Exemptions and suppression annotations count as in review().
-AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {});
+AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {},
+                       const ClusterFacts* cluster = nullptr);
 
 // ---- building blocks, exposed for tests ----
 

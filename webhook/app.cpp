@@ -67,6 +67,7 @@ HttpResponse WebhookApp::handle(const HttpRequest& request) {
     }
     external.policyReloadSuccesses = policy_.reloadSuccesses();
     external.policyReloadFailures = policy_.reloadFailures();
+    if (const cluster::FactsCache* facts = facts_.load(std::memory_order_acquire)) external.clusterFacts = facts->status();
     HttpResponse r = text(200, metrics_.render(external));
     r.contentType = "text/plain; version=0.0.4; charset=utf-8";
     return r;
@@ -77,11 +78,14 @@ HttpResponse WebhookApp::handle(const HttpRequest& request) {
 HttpResponse WebhookApp::admit(const HttpRequest& request, bool mutating) {
   const auto start = std::chrono::steady_clock::now();
   const std::shared_ptr<const AdmissionPolicy> policy = policy_.current();
-  AdmissionResult result =
-      mutating ? mutate(request.body, *policy, limits_) : review(request.body, *policy, limits_);
+  // The facts as they are now: an immutable snapshot, no I/O, no lock.
+  const cluster::FactsCache* cache = facts_.load(std::memory_order_acquire);
+  const std::shared_ptr<const ClusterFacts> facts = cache ? cache->snapshot() : nullptr;
+  AdmissionResult result = mutating ? mutate(request.body, *policy, limits_, facts.get())
+                                    : review(request.body, *policy, limits_, facts.get());
   const auto elapsed = std::chrono::steady_clock::now() - start;
   metrics_.observe(result, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
-  logReview(result, std::chrono::duration<double, std::milli>(elapsed).count(), request);
+  logReview(result, std::chrono::duration<double, std::milli>(elapsed).count(), request, facts != nullptr);
   // The tree of a large object is freed by now; without this the process
   // would keep its peak size (the manifests limit memory to 256 MiB).
   if (request.body.size() >= kReleaseMemoryAfterBytes) releaseFreedMemory();
@@ -93,7 +97,7 @@ HttpResponse WebhookApp::admit(const HttpRequest& request, bool mutating) {
   return response;
 }
 
-void WebhookApp::logReview(const AdmissionResult& r, double millis, const HttpRequest& request) const {
+void WebhookApp::logReview(const AdmissionResult& r, double millis, const HttpRequest& request, bool withFacts) const {
   LogLevel level = LogLevel::Debug;
   if (r.decision == Decision::Invalid) level = r.httpStatus >= 500 ? LogLevel::Error : LogLevel::Warn;
   else if (r.decision == Decision::Denied || r.warnings > 0) level = LogLevel::Info;
@@ -107,7 +111,7 @@ void WebhookApp::logReview(const AdmissionResult& r, double millis, const HttpRe
       .str("name", r.name)
       .str("operation", r.operation);
   if (!r.subResource.empty()) line.str("subResource", r.subResource);
-  line.flag("dryRun", r.dryRun).str("decision", decisionName(r.decision));
+  line.flag("dryRun", r.dryRun).str("decision", decisionName(r.decision)).flag("clusterFacts", withFacts);
   if (!r.skipped.empty()) line.str("skipped", r.skipped);
   if (!r.error.empty()) line.str("error", r.error).str("peer", request.peer);
   line.strings("rules", uniqueRules(r.hits, false))

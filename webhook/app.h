@@ -11,6 +11,7 @@
 
 #include <atomic>
 
+#include "cluster/facts_cache.h"
 #include "webhook/admission.h"
 #include "webhook/https_server.h"
 #include "webhook/log.h"
@@ -30,17 +31,22 @@ class WebhookApp {
   // start() until shutdown begins.
   void attach(const HttpsServer* server) { server_.store(server, std::memory_order_release); }
   void setServing(bool serving) { serving_.store(serving, std::memory_order_release); }
+  // The watched cluster facts each review is judged with (their snapshot at
+  // the time; null before they are synced), and whose state /metrics shows.
+  // Unset: --cluster-facts=off or no configuration, judged without them.
+  void attachClusterFacts(const cluster::FactsCache* facts) { facts_.store(facts, std::memory_order_release); }
   bool ready() const;
 
  private:
   HttpResponse admit(const HttpRequest& request, bool mutating);
-  void logReview(const AdmissionResult& r, double millis, const HttpRequest& request) const;
+  void logReview(const AdmissionResult& r, double millis, const HttpRequest& request, bool withFacts) const;
 
   const PolicySource& policy_;
   Metrics& metrics_;
   const Logger& logger_;
   AdmissionLimits limits_;
   std::atomic<const HttpsServer*> server_{nullptr};
+  std::atomic<const cluster::FactsCache*> facts_{nullptr};
   std::atomic<bool> serving_{false};
 };
 

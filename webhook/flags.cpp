@@ -80,6 +80,19 @@ Policy:
   --check-policy                Load --policy, print what is wrong with it (if
                                 anything) and exit: 0 valid, 1 invalid.
 
+Cluster facts (docs/cluster-facts.md):
+  --cluster-facts=on|off|auto   Read the cluster's nodes, namespaces, DeviceClasses,
+                                ResourceClaim(Template)s and Karpenter NodePools
+                                (list, then watch) and judge with them (default
+                                auto: on when a configuration is found). Until
+                                they are synced, or while the API server is
+                                unreachable or RBAC refuses them, pods are
+                                judged without them, as with off.
+  --kubeconfig=FILE             The API server and credentials, as kubectl reads
+                                them. Default: $KUBECONFIG, else the pod's
+                                service account, else ~/.kube/config.
+  --context=NAME                The kubeconfig context (default: current-context).
+
 Logging:
   --log-level=LEVEL             debug, info, warn or error (default info). Info
                                 logs every denial and every request that got
@@ -177,6 +190,26 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
          auto n = parseByteSize(v);
          if (!n || *n < 1024) return "must be a byte size of at least 1024, like 3Mi";
          f.maxRequestBytes = *n;
+         return "";
+       }},
+      {"kubeconfig",
+       [&f](const std::string& v) -> std::string {
+         if (v.empty()) return "must name a file";
+         f.kubeconfig = v;
+         return "";
+       }},
+      {"context",
+       [&f](const std::string& v) -> std::string {
+         if (v.empty()) return "must name a context";
+         f.kubeContext = v;
+         return "";
+       }},
+      {"cluster-facts",
+       [&f](const std::string& v) -> std::string {
+         if (v == "on" || v == "true") f.clusterFacts = Flags::ClusterFacts::On;
+         else if (v == "off" || v == "false") f.clusterFacts = Flags::ClusterFacts::Off;
+         else if (v == "auto") f.clusterFacts = Flags::ClusterFacts::Auto;
+         else return "must be on, off or auto";
          return "";
        }},
       {"log-level",

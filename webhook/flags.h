@@ -39,6 +39,11 @@ struct Flags {
   // The container's memory limit (the chart passes limits.memory); without
   // it, the cgroup's. The connection and handshake caps are derived from it.
   std::optional<std::uint64_t> memoryLimit;
+  // Cluster facts (docs/cluster-facts.md): --kubeconfig, --context, else the
+  // pod's service account; --cluster-facts=off judges without them.
+  std::optional<std::string> kubeconfig;
+  std::optional<std::string> kubeContext;
+  enum class ClusterFacts { Auto, On, Off } clusterFacts = ClusterFacts::Auto;
   bool help = false;
   bool version = false;
   bool checkPolicy = false;  // load --policy, report, exit

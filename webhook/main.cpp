@@ -11,6 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include "cluster/client_config.h"
+#include "cluster/facts_cache.h"
 #include "gpuguard_version.h"
 #include "webhook/app.h"
 #include "webhook/flags.h"
@@ -55,6 +57,39 @@ void exitIfStillJudging(const HttpsServer& server, const Logger& logger) {
   std::_Exit(kExitOk);  // no destructors: the judging threads still use the handler's objects
 }
 
+// The watched cluster facts (docs/cluster-facts.md), or null: judged without
+// them. `failed` is set when an explicit --kubeconfig/--context cannot be read.
+std::unique_ptr<cluster::FactsCache> startClusterFacts(const Flags& flags, const Logger& logger, bool& failed) {
+  if (flags.clusterFacts == Flags::ClusterFacts::Off) {
+    logger.info("cluster facts off (--cluster-facts=off): judging without them");
+    return nullptr;
+  }
+  std::optional<cluster::ClientConfig> config;
+  try {
+    config = cluster::findClientConfig({flags.kubeconfig, flags.kubeContext}, cluster::Environment::process());
+  } catch (const cluster::ConfigError& e) {
+    const bool explicitly = flags.kubeconfig || flags.kubeContext;
+    logger.error(explicitly ? "cannot read the cluster configuration"
+                            : "cannot read the cluster configuration: judging without cluster facts")
+        .str("error", e.what());
+    failed = explicitly;
+    return nullptr;
+  }
+  if (!config) {
+    logger.log(flags.clusterFacts == Flags::ClusterFacts::On ? LogLevel::Warn : LogLevel::Info,
+               "no kubeconfig and no service account: judging without cluster facts");
+    return nullptr;
+  }
+  cluster::CacheOptions options;
+  options.log = [&logger](bool warning, const std::string& message) {
+    logger.log(warning ? LogLevel::Warn : LogLevel::Info, message);
+  };
+  logger.info("cluster facts: listing and watching").str("from", config->describe);
+  auto cache = std::make_unique<cluster::FactsCache>(std::move(*config), std::move(options));
+  cache->start();
+  return cache;
+}
+
 int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   std::unique_ptr<PolicySource> policy;
   try {
@@ -64,8 +99,13 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
     return kExitFailure;
   }
 
+  bool factsFailed = false;
+  std::unique_ptr<cluster::FactsCache> facts = startClusterFacts(flags, logger, factsFailed);
+  if (factsFailed) return kExitFailure;
+
   Metrics metrics(GPUGUARD_VERSION);
   WebhookApp app(*policy, metrics, logger);
+  app.attachClusterFacts(facts.get());
   const MemoryLimit memory = memoryLimit(flags, cgroupMemoryLimit());
   ServerConfig config = serverConfig(flags, memory.bytes);
   const std::size_t maxConnections = config.maxConnections, maxHandshakes = config.maxHandshakes;
@@ -122,6 +162,7 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   waiter.join();
   app.setServing(false);
   policy->stop();
+  if (facts) facts->stop();
   if (!signalled.load()) {
     logger.error("the HTTPS server stopped unexpectedly");
     return kExitFailure;

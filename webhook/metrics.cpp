@@ -167,6 +167,42 @@ void Metrics::observe(const AdmissionResult& result, std::chrono::nanoseconds du
   durationCount_.fetch_add(1, kRelaxed);
 }
 
+namespace {
+
+void renderClusterFacts(std::string& out, const cluster::FactsStatus& facts) {
+  using cluster::ResourceState;
+  header(out, "gpuguard_cluster_facts_in_use", "gauge",
+         "1 while admission judges with the cluster's facts; 0: judged without them (not synced, refused or unreachable).");
+  sample(out, "gpuguard_cluster_facts_in_use", "", facts.synced ? 1 : 0);
+  header(out, "gpuguard_cluster_facts_synced", "gauge",
+         "1 when the resource is listed and watched (or the API server does not serve it), by resource.");
+  for (const cluster::ResourceStatus& r : facts.resources) {
+    const bool synced = r.state == ResourceState::Synced || r.state == ResourceState::NotServed;
+    sample(out, "gpuguard_cluster_facts_synced", "resource=\"" + escapeLabelValue(r.resource) + "\"", synced ? 1 : 0);
+  }
+  if (facts.ageSeconds >= 0) {
+    header(out, "gpuguard_cluster_facts_age_seconds", "gauge",
+           "Seconds since the facts were last known current (0 while every watch is open).");
+    out += "gpuguard_cluster_facts_age_seconds " + formatDouble(facts.ageSeconds) + "\n";
+  }
+  header(out, "gpuguard_cluster_facts_objects", "gauge", "Fact records held (reduced objects), by resource.");
+  for (const cluster::ResourceStatus& r : facts.resources) {
+    sample(out, "gpuguard_cluster_facts_objects", "resource=\"" + escapeLabelValue(r.resource) + "\"", r.objects);
+  }
+  header(out, "gpuguard_cluster_facts_watch_restarts_total", "counter",
+         "Watches opened again after they ended or dropped, by resource.");
+  for (const cluster::ResourceStatus& r : facts.resources) {
+    sample(out, "gpuguard_cluster_facts_watch_restarts_total", "resource=\"" + escapeLabelValue(r.resource) + "\"",
+           r.watchRestarts);
+  }
+  header(out, "gpuguard_cluster_facts_relists_total", "counter", "Lists again after 410 Gone, by resource.");
+  for (const cluster::ResourceStatus& r : facts.resources) {
+    sample(out, "gpuguard_cluster_facts_relists_total", "resource=\"" + escapeLabelValue(r.resource) + "\"", r.relists);
+  }
+}
+
+}  // namespace
+
 std::string Metrics::render(const ExternalCounters& external) const {
   std::string out;
   out.reserve(4096);
@@ -241,6 +277,7 @@ std::string Metrics::render(const ExternalCounters& external) const {
   }
 
   if (external.certificateNotAfter) renderCertificateExpiry(out, *external.certificateNotAfter);
+  if (external.clusterFacts) renderClusterFacts(out, *external.clusterFacts);
 
   header(out, "gpuguard_build_info", "gauge", "Always 1; the version is a label.");
   sample(out, "gpuguard_build_info", "version=\"" + escapeLabelValue(version_) + "\"", 1);

@@ -9,6 +9,12 @@
 //   gpuguard_policy_reloads_total{result}                      counter
 //   gpuguard_https_*                                           connection counters, event-loop wake-ups,
 //                                                              the judging pool (queue, rejected, dropped)
+//   gpuguard_cluster_facts_synced{resource}                    gauge 0/1 (1: listed and watched, or not served)
+//   gpuguard_cluster_facts_in_use                              gauge 0/1: admission judges with cluster facts
+//   gpuguard_cluster_facts_age_seconds                         gauge, since the facts were last known current
+//   gpuguard_cluster_facts_objects{resource}                   gauge, fact records held
+//   gpuguard_cluster_facts_watch_restarts_total{resource}      counter
+//   gpuguard_cluster_facts_relists_total{resource}             counter (410 Gone)
 //   gpuguard_build_info{version}                               gauge, always 1
 //   gpuguard_serving_certificate_expiration_timestamp_seconds  gauge, the served leaf's notAfter
 //   gpuguard_serving_certificate_expiry_seconds                gauge, notAfter - now (< 0: expired)
@@ -33,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/facts_status.h"
 #include "webhook/admission.h"
 #include "webhook/https_server.h"
 
@@ -45,6 +52,8 @@ struct ExternalCounters {
   std::optional<std::int64_t> certificateNotAfter;
   std::uint64_t policyReloadSuccesses = 0;
   std::uint64_t policyReloadFailures = 0;
+  // The watched cluster facts (--cluster-facts); unset when they are off.
+  std::optional<cluster::FactsStatus> clusterFacts;
 };
 
 class Metrics {

@@ -258,26 +258,10 @@ e2e_etcd_healthy() {
     curl -sS --max-time 2 "http://127.0.0.1:$E2E_ETCD_PORT/health" 2>/dev/null | grep -q '"health":"true"'
 }
 
-e2e_start_cluster() {
-    local t0=$SECONDS p=$E2E_WORK/pki port
-    # another run on the same machine may hold the default ports: move up in steps of 10
-    E2E_ETCD_PORT=$(e2e_pick_port "$E2E_ETCD_PORT" 2) || return 1
-    E2E_APISERVER_PORT=$(e2e_pick_port "$E2E_APISERVER_PORT" 1) || return 1
-    e2e_make_pki
-    e2e_write_kubeconfig
-
-    e2e_bg etcd "$ETCD" --name e2e --data-dir "$E2E_WORK/etcd-data" \
-        --listen-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
-        --advertise-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
-        --listen-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
-        --initial-advertise-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
-        --initial-cluster "e2e=http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
-        --log-level warn
-    E2E_ETCD_PID=$E2E_LAST_PID
-    if ! e2e_wait_for "etcd /health" 60 e2e_etcd_healthy; then
-        tail -n 30 "$E2E_WORK/etcd.log" >&2; return 1
-    fi
-
+# e2e_start_apiserver : kube-apiserver on $E2E_APISERVER_PORT against the running etcd, waits
+# for /readyz (120 s). Also restarts it after e2e_stop_pid "$E2E_APISERVER_PID".
+e2e_start_apiserver() {
+    local p=$E2E_WORK/pki
     e2e_bg kube-apiserver "$KUBE_APISERVER" \
         --etcd-servers="http://127.0.0.1:$E2E_ETCD_PORT" \
         --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
@@ -307,6 +291,29 @@ e2e_start_cluster() {
         fi
         sleep 0.25
     done
+}
+
+e2e_start_cluster() {
+    local t0=$SECONDS p=$E2E_WORK/pki port
+    # another run on the same machine may hold the default ports: move up in steps of 10
+    E2E_ETCD_PORT=$(e2e_pick_port "$E2E_ETCD_PORT" 2) || return 1
+    E2E_APISERVER_PORT=$(e2e_pick_port "$E2E_APISERVER_PORT" 1) || return 1
+    e2e_make_pki
+    e2e_write_kubeconfig
+
+    e2e_bg etcd "$ETCD" --name e2e --data-dir "$E2E_WORK/etcd-data" \
+        --listen-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
+        --advertise-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
+        --listen-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
+        --initial-cluster "e2e=http://127.0.0.1:$((E2E_ETCD_PORT + 1))" \
+        --log-level warn
+    E2E_ETCD_PID=$E2E_LAST_PID
+    if ! e2e_wait_for "etcd /health" 60 e2e_etcd_healthy; then
+        tail -n 30 "$E2E_WORK/etcd.log" >&2; return 1
+    fi
+
+    e2e_start_apiserver || return 1
     # the "default" namespace is created by the apiserver's own bootstrap controller
     e2e_wait_for "namespace default" 60 e2e_kubectl get namespace default || return 1
     e2e_ns_prepare default || return 1

@@ -13,6 +13,7 @@
 #   E2E_KEEP=1            keep the work dir (logs, certs) even on success
 #   E2E_ORACLE=0          skip the API-server oracle (see oracle.sh); GPUGUARD_LINT, GPUGUARD_CORPUS as there
 #   E2E_SCHED_ORACLE=0    skip the scheduler oracle (see sched-oracle.sh)
+#   E2E_CLUSTER_FACTS=0   skip the cluster facts cases (see cluster-facts.sh)
 #
 # Prints "control plane: kube-apiserver vX.Y.Z, kube-scheduler vX.Y.Z, etcd vA.B.C" first, one
 # line per case ("ok - ..." / "FAIL - ..."), the time taken, and finally
@@ -136,8 +137,10 @@ webhook_healthy() {         # webhook_healthy PORT : TLS verified against the we
 start_webhook() {           # start_webhook NAME PORT CERT KEY [extra args]
     local name=$1 port=$2 cert=$3 key=$4; shift 4
     e2e_port_free "$port" || { e2e_log "port $port in use"; return 1; }
+    # --cluster-facts=off: these cases judge blind, as before (the KUBECONFIG exported here is
+    # the admin's); cluster-facts.sh runs the webhook with facts, as a least-privilege account.
     e2e_bg "webhook-$name" "$WEBHOOK" --tls-cert-file="$cert" --tls-private-key-file="$key" \
-        --port="$port" --bind-address=127.0.0.1 "$@"
+        --port="$port" --bind-address=127.0.0.1 --cluster-facts=off "$@"
     eval "PID_$name=$E2E_LAST_PID"
     local pid=$E2E_LAST_PID deadline=$((SECONDS + 30))
     until webhook_healthy "$port"; do
@@ -846,6 +849,25 @@ start_webhook strict "$WH_PORT" "$WH/strict/tls.crt" "$WH/strict/tls.key" || pro
 poll_until "denial after restart" 30 strict_denies || problem "no denial after restart"
 note_output
 case_end
+
+# ======================================================================================
+# cluster facts: the webhook and gpuguard-lint --cluster as a least-privilege ServiceAccount,
+# an API server restart, 410 Gone, RBAC refused (cluster-facts.sh, on its own control plane)
+# ======================================================================================
+if [[ ${E2E_CLUSTER_FACTS:-1} == 1 ]]; then
+    facts_lint=${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}
+    [[ $facts_lint == /* ]] || facts_lint=$ROOT/$facts_lint
+    facts_out=$(GPUGUARD_WEBHOOK=$WEBHOOK GPUGUARD_LINT=$facts_lint timeout 600 bash "$HERE/cluster-facts.sh" 2>&1)
+    grep -E '^(ok|FAIL) - ' <<<"$facts_out" | sed 's/^/cluster facts: /; s/^cluster facts: \(ok\|FAIL\) - /\1 - cluster facts: /'
+    read -r fp ff < <(tail -n 1 <<<"$facts_out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+    if [[ -z ${fp:-} ]]; then
+        echo "FAIL - cluster facts: cluster-facts.sh did not finish: $(tail -n 3 <<<"$facts_out" | tr '\n' ' ')"
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("cluster facts: did not finish")
+    else
+        PASSED=$((PASSED + fp)); FAILED=$((FAILED + ff))
+        ((ff == 0)) || FAILED_NAMES+=("cluster facts: $ff cases")
+    fi
+fi
 
 # ======================================================================================
 # oracle: the API server judges the built-in kinds itself; gpuguard-lint must agree

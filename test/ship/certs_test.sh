@@ -250,9 +250,13 @@ ns = "gpu-admission"
 names = [o["metadata"]["name"] for o in objs if o["kind"] == "Namespace"]
 check(names == [ns], f"--namespace: the Namespace object is {ns} (got {names})")
 wrong = [f'{o["kind"]}/{o["metadata"]["name"]}' for o in objs
-         if o["kind"] not in ("Namespace", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+         if o["kind"] not in ("Namespace", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+                              "ClusterRole", "ClusterRoleBinding")
          and o["metadata"].get("namespace") != ns]
 check(not wrong, f"--namespace: every namespaced object is in {ns} (not: {wrong})")
+subjects = [s for o in objs if o["kind"] == "ClusterRoleBinding" for s in o.get("subjects", [])]
+check(subjects and all(s.get("namespace") == ns for s in subjects),
+      f"--namespace: the cluster facts' ClusterRoleBinding names the ServiceAccount in {ns} (got {subjects})")
 for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):  # enforce ships both
     found = [o for o in objs if o["kind"] == kind]
     check(len(found) == 1, f"--namespace: one {kind}")

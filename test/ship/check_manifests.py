@@ -77,7 +77,36 @@ def chart_expectations(files):
         "monitoring": values["serviceMonitor"]["enabled"],
         "rule": values["serviceMonitor"]["enabled"] and values["serviceMonitor"]["prometheusRule"]["enabled"],
         "dashboard": values["grafanaDashboard"]["enabled"],
+        "cluster_facts": values["clusterFacts"]["enabled"],
     }
+
+
+# Cluster facts (docs/cluster-facts.md): exactly get/list/watch on what the webhook reads.
+FACT_RESOURCES = {("", "nodes"), ("", "namespaces"), ("resource.k8s.io", "deviceclasses"),
+                  ("resource.k8s.io", "resourceclaimtemplates"), ("resource.k8s.io", "resourceclaims"),
+                  ("karpenter.sh", "nodepools")}
+
+
+def check_cluster_facts_rbac(objs, rbac, ns):
+    roles = [o for o in rbac if o["kind"] == "ClusterRole"]
+    bindings = [o for o in rbac if o["kind"] == "ClusterRoleBinding"]
+    check(len(roles) == 1 and len(bindings) == 1 and len(rbac) == 2,
+          f"one ClusterRole and one ClusterRoleBinding, nothing else (got {[o['kind'] for o in rbac]})")
+    if len(roles) != 1 or len(bindings) != 1:
+        return
+    granted = set()
+    verbs_ok = True
+    for rule in roles[0].get("rules", []):
+        verbs_ok = verbs_ok and sorted(rule.get("verbs", [])) == ["get", "list", "watch"]
+        verbs_ok = verbs_ok and not rule.get("resourceNames") and not rule.get("nonResourceURLs")
+        granted |= {(g, r) for g in rule.get("apiGroups", []) for r in rule.get("resources", [])}
+    check(verbs_ok, "the ClusterRole grants get, list and watch only")
+    check(granted == FACT_RESOURCES, f"the ClusterRole covers exactly the fact resources (got {sorted(granted)})")
+    b = bindings[0]
+    check(b.get("roleRef", {}).get("name") == roles[0]["metadata"]["name"] and
+          b.get("roleRef", {}).get("kind") == "ClusterRole", "the binding refers to that ClusterRole")
+    check(b.get("subjects") == [{"kind": "ServiceAccount", "name": "gpuguard-webhook", "namespace": ns}],
+          "the binding's only subject is the webhook's ServiceAccount")
 
 
 def one(objs, kind, name=None):
@@ -105,7 +134,7 @@ def main():
                "priority_class": "system-cluster-critical" if args.priority_class else None,
                "mutate": args.mode == "enforce",  # manifests/base ships it; the audit component leaves it out
                "object_selector": False, "network_policy": args.monitoring, "monitoring": args.monitoring,
-               "rule": args.monitoring, "dashboard": False}
+               "rule": args.monitoring, "dashboard": False, "cluster_facts": True}
     args.mode = exp["mode"]
     args.cert_manager = exp["cert_manager"]
 
@@ -117,7 +146,8 @@ def main():
               "the namespace enforces the restricted Pod Security Standard")
     else:
         check(not [o for o in objs if o["kind"] == "Namespace"], "the chart creates no Namespace (helm -n, --create-namespace)")
-    cluster_scoped = {"Namespace", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "PriorityClass"}
+    cluster_scoped = {"Namespace", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "PriorityClass",
+                      "ClusterRole", "ClusterRoleBinding"}
     dashboard_ns = (exp.get("values", {}).get("grafanaDashboard", {}).get("namespace") or NS)
     stray = [f'{o["kind"]}/{o["metadata"]["name"]}' for o in objs
              if o["kind"] not in cluster_scoped and o["metadata"].get("namespace") != NS
@@ -127,9 +157,12 @@ def main():
 
     # ---- ServiceAccount ---------------------------------------------------------------
     sa = one(objs, "ServiceAccount", "gpuguard-webhook")
-    check(sa.get("automountServiceAccountToken") is False, "the ServiceAccount mounts no API token")
-    check(not [o for o in objs if o["kind"] in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")],
-          "no RBAC: the webhook never calls the API server")
+    check(sa.get("automountServiceAccountToken") is False, "the ServiceAccount mounts no API token by default")
+    rbac = [o for o in objs if o["kind"] in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")]
+    if exp["cluster_facts"]:
+        check_cluster_facts_rbac(objs, rbac, NS)
+    else:
+        check(not rbac, "no RBAC: without cluster facts the webhook never calls the API server")
 
     # ---- Deployment --------------------------------------------------------------------
     dep = one(objs, "Deployment", "gpuguard-webhook")
@@ -158,7 +191,10 @@ def main():
     check(psc.get("runAsUser") == 65532 and psc.get("runAsGroup") == 65532,
           "pod runs as 65532:65532, the Dockerfile's USER")
     check(psc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "pod seccompProfile RuntimeDefault")
-    check(pod.get("automountServiceAccountToken") is False, "the pod mounts no API token")
+    if exp["cluster_facts"]:
+        check(pod.get("automountServiceAccountToken") is True, "the pod mounts its API token (to read the cluster facts)")
+    else:
+        check(pod.get("automountServiceAccountToken") is False, "the pod mounts no API token (cluster facts off)")
     check(pod.get("serviceAccountName") == "gpuguard-webhook", "the pod runs as ServiceAccount gpuguard-webhook")
     check(not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC"), "no host namespaces")
     if exp["priority_class"]:
@@ -193,6 +229,8 @@ def main():
     check("--tls-cert-file=/etc/gpuguard/tls/tls.crt" in argv, "--tls-cert-file in the Secret volume")
     check("--tls-private-key-file=/etc/gpuguard/tls/tls.key" in argv, "--tls-private-key-file in the Secret volume")
     check("--policy=/etc/gpuguard/policy/policy.yaml" in argv, "--policy in the ConfigMap volume")
+    facts_flag = "--cluster-facts=" + ("on" if exp["cluster_facts"] else "off")
+    check(facts_flag in argv, f"{facts_flag} (clusterFacts.enabled)")
     check("--port=8443" in argv, "--port=8443")
     env = {e["name"]: e for e in c.get("env", [])}
     check("--memory-limit=$(GPUGUARD_MEMORY_LIMIT)" in argv and
@@ -336,8 +374,14 @@ def main():
     if exp["network_policy"]:
         np_ = one(objs, "NetworkPolicy", "gpuguard-webhook").get("spec", {})
         check(np_.get("podSelector", {}).get("matchLabels") == APP, "the NetworkPolicy selects the webhook pods")
-        check(sorted(np_.get("policyTypes", [])) == ["Egress", "Ingress"] and not np_.get("egress"),
-              "no egress at all (the webhook calls nothing)")
+        egress = np_.get("egress")
+        if exp["cluster_facts"]:
+            eports = sorted(p.get("port") for r in egress or [] for p in r.get("ports", []))
+            check(sorted(np_.get("policyTypes", [])) == ["Egress", "Ingress"] and eports == [443, 6443] and
+                  all(r.get("ports") for r in egress or []), "egress only to HTTPS ports 443 and 6443 (the API server)")
+        else:
+            check(sorted(np_.get("policyTypes", [])) == ["Egress", "Ingress"] and not egress,
+                  "no egress at all (the webhook calls nothing)")
         ports = [p for r in np_.get("ingress", []) for p in r.get("ports", [])]
         check(ports and all(p.get("port") in ("https", 8443) for p in ports) and
               all(r.get("ports") for r in np_.get("ingress", [])), "ingress only to the webhook port")

@@ -21,8 +21,9 @@ declare -A allowed=(
   [rules/checks]="rules rules/k8s text"
   [schedule]="rules rules/k8s"
   [yaml]="rules rules/k8s text"
-  [lint]="rules rules/k8s schedule yaml text"
-  [webhook]="rules rules/k8s yaml text"
+  [cluster]="rules rules/k8s yaml"
+  [lint]="rules rules/k8s cluster schedule yaml text"
+  [webhook]="rules rules/k8s cluster yaml text"
 )
 
 # The module of a path (rules/k8s/x.h -> rules/k8s, rules/x.h -> rules).
@@ -51,7 +52,7 @@ for from in "${!allowed[@]}"; do
 done
 
 if ((${#broken[@]} == 0)); then
-  ok "every include follows an arrow: text, rules/k8s <- rules <- {schedule, yaml} <- lint; yaml <- webhook"
+  ok "every include follows an arrow: text, rules/k8s <- rules <- {schedule, yaml} <- cluster <- {lint, webhook}"
 else
   for b in "${broken[@]}"; do fail "$b"; done
 fi

@@ -1,0 +1,305 @@
+#include "cluster/credentials.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace gpuguard::cluster {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxPluginOutput = 1u << 20;
+
+std::string encodeBase64(std::string_view data) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned value = 0;
+  int bits = 0;
+  for (unsigned char c : data) {
+    value = (value << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kDigits[(value >> bits) & 63]);
+    }
+  }
+  if (bits > 0) out.push_back(kDigits[(value << (6 - bits)) & 63]);
+  while (out.size() % 4 != 0) out.push_back('=');
+  return out;
+}
+
+std::string execInfo(const ExecConfig& exec, const ClientConfig& cluster) {
+  json info = {{"kind", "ExecCredential"}, {"apiVersion", exec.apiVersion}, {"spec", {{"interactive", false}}}};
+  if (exec.provideClusterInfo) {
+    json c = {{"server", cluster.server}};
+    if (!cluster.tls.caPem.empty()) c["certificate-authority-data"] = encodeBase64(cluster.tls.caPem);
+    if (cluster.tls.insecureSkipVerify) c["insecure-skip-tls-verify"] = true;
+    if (!cluster.tls.serverName.empty()) c["tls-server-name"] = cluster.tls.serverName;
+    info["spec"]["cluster"] = std::move(c);
+  }
+  return info.dump();
+}
+
+// The environment of the plugin: ours, then the kubeconfig's env entries, then KUBERNETES_EXEC_INFO.
+std::vector<std::string> pluginEnvironment(const ExecConfig& exec, const ClientConfig& cluster) {
+  std::vector<std::pair<std::string, std::string>> added = exec.env;
+  added.emplace_back("KUBERNETES_EXEC_INFO", execInfo(exec, cluster));
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [n, v] : added) replaced = replaced || n == name;
+    if (!replaced) out.emplace_back(entry);
+  }
+  for (const auto& [n, v] : added) out.push_back(n + "=" + v);
+  return out;
+}
+
+// Reads stdout and stderr until both close, the caps or the deadline.
+bool drain(int outFd, int errFd, std::string& out, std::string& err, Clock::time_point deadline) {
+  pollfd fds[2] = {{outFd, POLLIN, 0}, {errFd, POLLIN, 0}};
+  std::string* sinks[2] = {&out, &err};
+  int open = 2;
+  while (open > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) return false;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buffer[8192];
+      const long n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n <= 0) {
+        fds[i].fd = -1;
+        --open;
+      } else if (sinks[i]->size() < kMaxPluginOutput) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  return true;
+}
+
+int waitChild(pid_t pid, bool kill) {
+  if (kill) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+std::string firstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+}  // namespace
+
+std::optional<std::chrono::system_clock::time_point> parseRfc3339(std::string_view text) {
+  int y, mo, d, h, mi, s;
+  if (text.size() < 20 || std::sscanf(std::string(text.substr(0, 19)).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h,
+                                      &mi, &s) != 6 ||
+      text[4] != '-' || text[7] != '-' || (text[10] != 'T' && text[10] != 't')) {
+    return std::nullopt;
+  }
+  std::string_view rest = text.substr(19);
+  if (!rest.empty() && rest.front() == '.') {
+    rest.remove_prefix(1);
+    while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') rest.remove_prefix(1);
+  }
+  long offset = 0;
+  if (rest == "Z" || rest == "z") {
+  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
+    int oh = 0, om = 0;
+    std::from_chars(rest.data() + 1, rest.data() + 3, oh);
+    std::from_chars(rest.data() + 4, rest.data() + 6, om);
+    offset = (rest[0] == '+' ? 1 : -1) * (oh * 3600L + om * 60L);
+  } else {
+    return std::nullopt;
+  }
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits: it ends in 2262. Later is "never".
+  if (y >= 2262) return std::chrono::system_clock::time_point::max();
+  return std::chrono::system_clock::from_time_t(timegm(&tm) - offset);
+}
+
+std::optional<Credential> parseExecCredential(std::string_view output, const std::string& apiVersion, std::string& error) {
+  const json doc = json::parse(output, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    error = "the plugin did not print a JSON ExecCredential";
+    return std::nullopt;
+  }
+  if (doc.value("kind", "") != "ExecCredential") {
+    error = "the plugin printed kind \"" + doc.value("kind", "") + "\", want ExecCredential";
+    return std::nullopt;
+  }
+  if (doc.value("apiVersion", "") != apiVersion) {
+    error = "the plugin printed apiVersion \"" + doc.value("apiVersion", "") + "\", the kubeconfig asks for " + apiVersion;
+    return std::nullopt;
+  }
+  const auto status = doc.find("status");
+  if (status == doc.end() || !status->is_object()) {
+    error = "the plugin's ExecCredential has no status";
+    return std::nullopt;
+  }
+  Credential c;
+  auto text = [&](const char* key) {
+    auto it = status->find(key);
+    return it != status->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  c.token = text("token");
+  c.clientCertPem = text("clientCertificateData");
+  c.clientKeyPem = text("clientKeyData");
+  if (c.clientCertPem.empty() != c.clientKeyPem.empty()) {
+    error = "the plugin's ExecCredential has only one of status.clientCertificateData and status.clientKeyData";
+    return std::nullopt;
+  }
+  if (c.token.empty() && c.clientCertPem.empty()) {
+    error = "the plugin's ExecCredential has neither status.token nor status.clientCertificateData";
+    return std::nullopt;
+  }
+  if (const std::string expiry = text("expirationTimestamp"); !expiry.empty()) {
+    c.expires = parseRfc3339(expiry);
+    if (!c.expires) {
+      error = "status.expirationTimestamp: Invalid value: \"" + expiry + "\": want RFC 3339";
+      return std::nullopt;
+    }
+  }
+  return c;
+}
+
+std::optional<Credential> runExecPlugin(const ExecConfig& exec, const ClientConfig& cluster,
+                                        std::chrono::milliseconds timeout, std::string& error) {
+  if (exec.interactiveMode == "Always") {
+    error = "exec plugin " + exec.command + ": interactiveMode Always needs a terminal, which gpuguard never has";
+    return std::nullopt;
+  }
+  std::vector<std::string> env = pluginEnvironment(exec, cluster);
+  std::vector<char*> envp, argv;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string command = exec.command;
+  std::vector<std::string> args = exec.args;
+  argv.push_back(command.data());
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    error = std::string("pipe: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, command.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  close(err[1]);
+  std::string stdoutText, stderrText;
+  const bool finished = spawned == 0 && drain(out[0], err[0], stdoutText, stderrText, Clock::now() + timeout);
+  close(out[0]);
+  close(err[0]);
+  if (spawned != 0) {
+    error = "exec plugin " + exec.command + ": " + std::strerror(spawned) +
+            (exec.installHint.empty() ? "" : " (" + exec.installHint + ")");
+    return std::nullopt;
+  }
+  const int status = waitChild(pid, !finished);
+  if (!finished) {
+    error = "exec plugin " + exec.command + ": no answer within " +
+            (timeout.count() % 1000 == 0 ? std::to_string(timeout.count() / 1000) + " s" : std::to_string(timeout.count()) + " ms") +
+            " (killed)";
+    return std::nullopt;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    error = "exec plugin " + exec.command + " failed (" +
+            (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) : std::string("killed by a signal")) +
+            ")" + (stderrText.empty() ? "" : ": " + firstLine(stderrText));
+    return std::nullopt;
+  }
+  std::optional<Credential> credential = parseExecCredential(stdoutText, exec.apiVersion, error);
+  if (!credential) error = "exec plugin " + exec.command + ": " + error;
+  return credential;
+}
+
+Authenticator::Authenticator(ClientConfig config, std::chrono::milliseconds execTimeout)
+    : config_(std::move(config)), execTimeout_(execTimeout) {}
+
+Authenticator::Current Authenticator::current() {
+  Current out;
+  out.clientCertPem = config_.tls.clientCertPem;
+  out.clientKeyPem = config_.tls.clientKeyPem;
+  std::string token = config_.credentials.token;
+  if (token.empty() && !config_.credentials.tokenFile.empty()) {
+    std::ifstream in(config_.credentials.tokenFile);
+    std::getline(in, token, '\0');
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (token.empty()) out.error = "cannot read the token file " + config_.credentials.tokenFile;
+  }
+  if (config_.credentials.exec && token.empty()) {
+    std::lock_guard lock(mutex_);
+    const bool expired = cached_ && cached_->expires && *cached_->expires <= std::chrono::system_clock::now();
+    if (!cached_ || expired) {
+      cached_.reset();
+      ++execRuns_;
+      std::string error;
+      cached_ = runExecPlugin(*config_.credentials.exec, config_, execTimeout_, error);
+      if (!cached_) out.error = error;
+    }
+    if (cached_) {
+      token = cached_->token;
+      if (!cached_->clientCertPem.empty()) {
+        out.clientCertPem = cached_->clientCertPem;
+        out.clientKeyPem = cached_->clientKeyPem;
+      }
+    }
+  }
+  if (!token.empty()) out.authorization = "Bearer " + token;
+  return out;
+}
+
+void Authenticator::unauthorized() {
+  std::lock_guard lock(mutex_);
+  cached_.reset();
+}
+
+int Authenticator::execRuns() const {
+  std::lock_guard lock(mutex_);
+  return execRuns_;
+}
+
+}  // namespace gpuguard::cluster

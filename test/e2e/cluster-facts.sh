@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# The cluster facts (docs/cluster-facts.md) on the real control plane: gpuguard-webhook with a
+# kubeconfig holding a least-privilege ServiceAccount token (the shipped ClusterRole,
+# manifests/base/rbac.yaml) lists and watches nodes, namespaces, DRA objects and Karpenter
+# NodePools; keeps answering while kube-apiserver restarts and resyncs after; relists after
+# 410 Gone (etcd compacted while the API server was down); judges without facts when RBAC
+# refuses them, and says so; gpuguard-lint --cluster lists them once.
+#
+#   bash test/e2e/cluster-facts.sh      (run.sh runs it too)
+#
+#   GPUGUARD_WEBHOOK, GPUGUARD_LINT   binaries (default <repo>/build/...)
+#   E2E_FACTS_PORT                    first webhook port (default 20560; two are used)
+# Prints one "ok - ..." / "FAIL - ..." line per case and "N passed, M failed".
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
+T0=$SECONDS
+WEBHOOK=${GPUGUARD_WEBHOOK:-$ROOT/build/gpuguard-webhook}
+LINT=${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}
+PASSED=0 FAILED=0
+
+ok() { echo "ok - $*"; PASSED=$((PASSED + 1)); }
+bad() { echo "FAIL - $*"; FAILED=$((FAILED + 1)); }
+finish() { echo "cluster-facts: took $((SECONDS - T0)) s"; echo "$PASSED passed, $FAILED failed"; exit $((FAILED > 0)); }
+# until_true TIMEOUT_S CMD... : poll CMD every 0.2 s
+until_true() {
+    local deadline=$((SECONDS + $1)); shift
+    until "$@"; do ((SECONDS < deadline)) || return 1; sleep 0.2; done
+}
+
+[[ -x $WEBHOOK && -x $LINT ]] || { bad "setup: no $WEBHOOK or $LINT"; finish; }
+e2e_prepare_tools || { bad "setup: building the control plane"; finish; }
+e2e_init
+e2e_start_cluster || { bad "setup: cluster did not start"; finish; }
+W=$E2E_WORK/facts
+mkdir -p "$W"
+kc() { e2e_kubectl "$@"; }
+
+# ---- objects: GPU nodes, a namespace, a NodePool CRD and NodePool ------------------------------
+gpu_node() {  # gpu_node NAME DRIVER_MAJOR
+    cat <<EOF
+{"apiVersion":"v1","kind":"Node","metadata":{"name":"$1","labels":{"kubernetes.io/hostname":"$1",
+ "nvidia.com/gpu.present":"true","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3",
+ "nvidia.com/cuda.driver.major":"$2","nvidia.com/cuda.driver.minor":"54","nvidia.com/cuda.driver.rev":"15"}},
+ "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
+ "status":{"capacity":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
+           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
+           "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}
+EOF
+}
+# The API server's TaintNodesByCondition taints a new node node.kubernetes.io/not-ready until
+# the node lifecycle controller (not run here) sees it Ready: no pod could reach it (which the
+# facts then say, rightly), so the taint goes as the controller would remove it.
+add_node() {  # add_node NAME DRIVER_MAJOR
+    gpu_node "$1" "$2" | kc create -f - >/dev/null &&
+        kc taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+}
+add_node gpu-a 550 && add_node gpu-b 550 || { bad "setup: GPU nodes"; finish; }
+kc apply -f - >/dev/null <<'EOF' || { bad "setup: the NodePool CRD"; finish; }
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: nodepools.karpenter.sh}
+spec:
+  group: karpenter.sh
+  names: {kind: NodePool, plural: nodepools, singular: nodepool, listKind: NodePoolList}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+EOF
+until_true 30 kc get nodepools.karpenter.sh -o name >/dev/null 2>&1 || { bad "setup: the NodePool CRD is not served"; finish; }
+kc apply -f - >/dev/null <<'EOF' || { bad "setup: NodePool, namespace"; finish; }
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: ["8"]}
+      taints:
+      - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
+  limits: {nvidia.com/gpu: "64"}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ml
+  annotations:
+    scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]'
+EOF
+
+e2e_ns_prepare ml || { bad "setup: namespace ml"; finish; }
+
+# ---- a least-privilege ServiceAccount (the shipped ClusterRole) and one with no RBAC at all ----------
+kc create namespace gpuguard-system >/dev/null
+kc create serviceaccount gpuguard-webhook -n gpuguard-system >/dev/null
+kc create serviceaccount nobody -n gpuguard-system >/dev/null
+kc apply -f "$ROOT/manifests/base/rbac.yaml" >/dev/null || { bad "setup: manifests/base/rbac.yaml"; finish; }
+token_kubeconfig() {  # token_kubeconfig SERVICEACCOUNT > kubeconfig
+    local token
+    token=$(e2e_kubectl create token "$1" -n gpuguard-system --duration=2h) || return 1
+    cat <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {server: "https://127.0.0.1:$E2E_APISERVER_PORT", certificate-authority: "$E2E_WORK/pki/ca.crt"}
+users:
+- name: sa
+  user: {token: "$token"}
+contexts:
+- name: sa
+  context: {cluster: e2e, user: sa}
+current-context: sa
+EOF
+}
+token_kubeconfig gpuguard-webhook >"$W/webhook.kubeconfig" && token_kubeconfig nobody >"$W/nobody.kubeconfig" ||
+    { bad "setup: ServiceAccount tokens"; finish; }
+# the ClusterRole really is least privilege: no secrets, no writes
+if KUBECONFIG=$W/webhook.kubeconfig e2e_kubectl auth can-i list secrets -A >/dev/null 2>&1 ||
+   KUBECONFIG=$W/webhook.kubeconfig e2e_kubectl auth can-i patch nodes >/dev/null 2>&1; then
+    bad "setup: the shipped ClusterRole grants more than get/list/watch"
+fi
+
+# ---- the webhooks --------------------------------------------------------------------------------
+e2e_make_ca "$W" ca
+e2e_make_cert "$W" ca serving "/CN=gpuguard-facts-e2e" serverAuth "IP:127.0.0.1"
+PORT=$(e2e_pick_port "${E2E_FACTS_PORT:-20560}" 2) || { bad "setup: no free port"; finish; }
+start() {  # start NAME PORT KUBECONFIG
+    e2e_bg "webhook-$1" "$WEBHOOK" --tls-cert-file="$W/serving.crt" --tls-private-key-file="$W/serving.key" \
+        --port="$2" --bind-address=127.0.0.1 --kubeconfig="$3" --cluster-facts=on
+    until_true 30 curl -sf --cacert "$W/ca.crt" "https://127.0.0.1:$2/healthz" -o /dev/null
+}
+metrics() { curl -sS --max-time 3 --cacert "$W/ca.crt" "https://127.0.0.1:$1/metrics"; }
+metric() {  # metric PORT SERIES -> its value ("" if absent)
+    metrics "$1" | awk -v s="$2" '$1 == s { print $2 }'
+}
+metric_is() { [[ $(metric "$1" "$2") == "$3" ]]; }
+# a GPU pod's AdmissionReview, answered 200 whatever the facts say
+review_ok() {  # review_ok PORT
+    local body
+    body='{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"e2e-facts","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml","operation":"CREATE","userInfo":{"username":"e2e"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml"},"spec":{"containers":[{"name":"c","image":"nvcr.io/nvidia/pytorch:24.05-py3","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}}'
+    [[ $(curl -sS -o "$W/review.json" -w '%{http_code}' --max-time 5 --cacert "$W/ca.crt" \
+        -H 'Content-Type: application/json' --data "$body" "https://127.0.0.1:$1/validate") == 200 ]] &&
+        grep -q '"uid":"e2e-facts"' "$W/review.json"
+}
+restarts_of() { metric "$1" "gpuguard_cluster_facts_watch_restarts_total{resource=\"$2\"}"; }
+relists_total() {
+    metrics "$1" | awk '$1 ~ /^gpuguard_cluster_facts_relists_total/ { n += $2 } END { print n + 0 }'
+}
+
+if ! start facts "$PORT" "$W/webhook.kubeconfig"; then bad "setup: gpuguard-webhook with facts"; finish; fi
+
+# ---- cases ----------------------------------------------------------------------------------------
+synced_all() {
+    metric_is "$PORT" gpuguard_cluster_facts_in_use 1 &&
+        for r in nodes namespaces nodepools.karpenter.sh deviceclasses.resource.k8s.io \
+                 resourceclaimtemplates.resource.k8s.io resourceclaims.resource.k8s.io; do
+            metric_is "$PORT" "gpuguard_cluster_facts_synced{resource=\"$r\"}" 1 || return 1
+        done
+}
+t=$SECONDS
+if until_true 20 synced_all && metric_is "$PORT" 'gpuguard_cluster_facts_objects{resource="nodes"}' 2 &&
+   metric_is "$PORT" 'gpuguard_cluster_facts_objects{resource="nodepools.karpenter.sh"}' 1; then
+    ok "a least-privilege ServiceAccount token lists and watches every fact resource: gpuguard_cluster_facts_synced 1 in $((SECONDS - t)) s (2 nodes, 1 NodePool)"
+else
+    bad "facts synced with the shipped ClusterRole: $(metrics "$PORT" | grep '^gpuguard_cluster_facts' | tr '\n' ' ')"
+fi
+
+t=$SECONDS
+add_node gpu-c 570
+if until_true 10 metric_is "$PORT" 'gpuguard_cluster_facts_objects{resource="nodes"}' 3; then
+    ok "a node created is in the facts $((SECONDS - t)) s later (the watch)"
+else
+    bad "node gpu-c never reached the facts"
+fi
+
+# The driver pin enforced with facts: the API server sends pod creates in namespace ml to the
+# webhook; while the GPU nodes run drivers 550 and 570 an unpinned pod is denied, after gpu-c is
+# relabelled to 550 it is allowed (with a warning), without a restart.
+cat >"$W/vwc.yaml" <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: gpuguard-facts-e2e}
+webhooks:
+- name: validate.facts.gpuguard.e2e
+  clientConfig: {url: "https://127.0.0.1:$PORT/validate", caBundle: "$(base64 -w0 "$W/ca.crt")"}
+  rules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ml}}
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: 10
+EOF
+cat >"$W/unpinned.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: unpinned, namespace: ml}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: c
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources: {limits: {nvidia.com/gpu: "1"}}
+EOF
+create_unpinned() { e2e_kubectl create --dry-run=server -f "$W/unpinned.yaml" >"$W/create.out" 2>&1; }
+denied_for_drivers() { ! create_unpinned && grep -q 'gpu-missing-driver-pin' "$W/create.out"; }
+if kc apply -f "$W/vwc.yaml" >/dev/null && until_true 20 denied_for_drivers; then
+    denial=$(grep -o 'run 2 CUDA driver majors[^;]*' "$W/create.out" | head -1)
+    kc label node gpu-c nvidia.com/cuda.driver.major=550 --overwrite >/dev/null
+    t=$SECONDS
+    if until_true 20 create_unpinned; then
+        ok "mixed drivers deny an unpinned GPU pod (${denial:-$(head -c 200 "$W/create.out")}); relabelled to one driver, it is allowed $((SECONDS - t)) s later, without a restart"
+    else
+        bad "after the relabel to one driver the unpinned pod is still refused: $(cat "$W/create.out")"
+    fi
+else
+    bad "mixed drivers: the unpinned pod was not denied for its driver pin: $(cat "$W/create.out")"
+fi
+kc delete validatingwebhookconfiguration gpuguard-facts-e2e >/dev/null
+
+# kube-apiserver restarted mid-run: the webhook answers throughout, then reconnects and resyncs.
+before=$(restarts_of "$PORT" nodes)
+e2e_stop_pid "$E2E_APISERVER_PID"
+answered=0
+for _ in 1 2 3; do review_ok "$PORT" && answered=$((answered + 1)); sleep 0.3; done
+until_true 15 metric_is "$PORT" gpuguard_cluster_facts_in_use 0; down=$?
+review_ok "$PORT" && answered=$((answered + 1))
+e2e_start_apiserver || { bad "kube-apiserver did not come back"; finish; }
+t=$SECONDS
+if until_true 60 synced_all && ((answered == 4 && down == 0)) && (($(restarts_of "$PORT" nodes) > before)); then
+    ok "kube-apiserver restarted: 4 of 4 reviews answered while it was down (facts withdrawn: in_use 0), resynced $((SECONDS - t)) s after it came back"
+else
+    bad "API server restart: $answered of 4 reviews answered, withdrawn=$((down == 0)), restarts $before -> $(restarts_of "$PORT" nodes), in_use $(metric "$PORT" gpuguard_cluster_facts_in_use)"
+fi
+
+# 410 Gone: with kube-apiserver down, objects change and etcd compacts its history; the watch
+# cache the restarted API server builds starts after the webhook's resourceVersion.
+etcd_api() { curl -sS --max-time 5 -X POST "http://127.0.0.1:$E2E_ETCD_PORT/v3/$1" -d "$2"; }
+relists_before=$(relists_total "$PORT")
+kc label node gpu-a e2e/touched=1 --overwrite >/dev/null
+kc create configmap e2e-bump -n default >/dev/null
+e2e_stop_pid "$E2E_APISERVER_PID"
+rev=$(etcd_api kv/range '{"key":"AA=="}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+compacted=$(etcd_api kv/compaction "{\"revision\":\"$rev\",\"physical\":true}")
+e2e_start_apiserver || { bad "kube-apiserver did not come back after the compaction"; finish; }
+if until_true 60 synced_all && (($(relists_total "$PORT") > relists_before)); then
+    ok "410 Gone after etcd compaction (revision $rev) relists: gpuguard_cluster_facts_relists_total $relists_before -> $(relists_total "$PORT")"
+else
+    bad "410 Gone: relists $relists_before -> $(relists_total "$PORT") (compaction: $compacted); $(grep -c 'relisting' "$E2E_WORK/webhook-facts.log") relisting log lines"
+fi
+
+# RBAC refused: the ServiceAccount without the ClusterRole; judged without facts, and said so.
+if start nobody $((PORT + 1)) "$W/nobody.kubeconfig" &&
+   until_true 15 metric_is $((PORT + 1)) 'gpuguard_cluster_facts_synced{resource="nodes"}' 0 &&
+   metric_is $((PORT + 1)) gpuguard_cluster_facts_in_use 0 && review_ok $((PORT + 1)) &&
+   grep -q '"cluster facts: nodes refused (judging without cluster facts): list nodes: nodes is forbidden' \
+       "$E2E_WORK/webhook-nobody.log"; then
+    ok "RBAC refused: judged without facts (gpuguard_cluster_facts_synced{resource=\"nodes\"} 0, in_use 0), the log says why"
+else
+    bad "RBAC refused: $(metrics $((PORT + 1)) | grep '^gpuguard_cluster_facts_synced' | tr '\n' ' '); log: $(grep -m1 refused "$E2E_WORK/webhook-nobody.log")"
+fi
+
+# gpuguard-lint --cluster: one list, no watch.
+cat >"$W/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: train, namespace: ml}
+spec:
+  containers:
+  - name: c
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources: {limits: {nvidia.com/gpu: "1"}}
+EOF
+"$LINT" --cluster --kubeconfig "$W/webhook.kubeconfig" "$W/pod.yaml" >"$W/lint.out" 2>"$W/lint.err"; rc=$?
+if ((rc == 0 || rc == 1)) && ! grep -q -- '--cluster' "$W/lint.err"; then
+    ok "gpuguard-lint --cluster --kubeconfig (least-privilege token) judges against the cluster (exit $rc)"
+else
+    bad "gpuguard-lint --cluster: exit $rc: $(cat "$W/lint.err")"
+fi
+"$LINT" --cluster --kubeconfig "$W/nobody.kubeconfig" "$W/pod.yaml" >/dev/null 2>"$W/lint-nobody.err"; rc=$?
+if ((rc == 2)) && grep -q 'warning: nodes: nodes is forbidden' "$W/lint-nobody.err" &&
+   grep -q 'refused every list' "$W/lint-nobody.err"; then
+    ok "gpuguard-lint --cluster with no RBAC: a warning per refused resource, exit 2"
+else
+    bad "gpuguard-lint --cluster with no RBAC: exit $rc: $(cat "$W/lint-nobody.err")"
+fi
+sed "s|127.0.0.1:$E2E_APISERVER_PORT|127.0.0.1:1|" "$W/webhook.kubeconfig" >"$W/unreachable.kubeconfig"
+"$LINT" --cluster --kubeconfig "$W/unreachable.kubeconfig" "$W/pod.yaml" >/dev/null 2>"$W/lint-down.err"; rc=$?
+if ((rc == 2)) && grep -q 'cannot reach the API server https://127.0.0.1:1' "$W/lint-down.err"; then
+    ok "gpuguard-lint --cluster against an unreachable API server: exit 2, and says so"
+else
+    bad "gpuguard-lint --cluster unreachable: exit $rc: $(cat "$W/lint-down.err")"
+fi
+
+finish
