@@ -259,6 +259,25 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
   return out;
 }
 
+bool claimPinsDriver(const PodSite& site, const GpuFacts& facts) {
+  const json* claims = site.resourceClaims.value;
+  if (!claims || !claims->is_array()) return false;
+  for (const json& claim : *claims) {
+    if (!claim.is_object() || !isGpuClaim(claim, facts)) continue;
+    const ClaimFacts* known = claimFactsOf(claim, facts);
+    if (!known) continue;
+    for (const auto& alternatives : known->requests) {
+      // Every alternative must pin: the scheduler may pick any of them.
+      if (!alternatives.empty() && std::all_of(alternatives.begin(), alternatives.end(), [&](const DeviceRequestFacts& r) {
+            return r.pinsDriver && facts.isGpuClass(r.deviceClassName);
+          })) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool usesGpus(const PodSite& site, const GpuFacts& facts) { return !gpuSources(site, facts).empty(); }
 
 }  // namespace gpuguard

@@ -98,6 +98,11 @@ std::string guessNote(const std::vector<GpuSource>& sources);
 // implicit names (by first appearance), then claims.
 std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts);
 
+// A GPU claim of the pod whose claim or template (as the input or cluster
+// holds it) selects devices by the driver's version (CEL on driverVersion or
+// cudaDriverVersion): its allocation lands the pod on such a driver.
+bool claimPinsDriver(const PodSite& site, const GpuFacts& facts);
+
 // The pod asks for at least one GPU, by any source.
 bool usesGpus(const PodSite& site, const GpuFacts& facts);
 

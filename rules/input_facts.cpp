@@ -10,9 +10,26 @@ using nlohmann::json;
 // A request as the API server defaults it (SetDefaults_ExactDeviceRequest,
 // SetDefaults_DeviceSubRequest): no mode is ExactCount, and ExactCount with
 // no count (or 0) is one device.
+bool selectorsPinDriver(const json& request) {
+  const json* selectors = member(request, "selectors");
+  if (!selectors || !selectors->is_array()) return false;
+  for (const json& s : *selectors) {
+    const json* cel = member(s, "cel");
+    const std::string expression = cel ? stringOr(*cel, "expression") : std::string();
+    if (expression.find(".driverVersion") != std::string::npos ||
+        expression.find(".cudaDriverVersion") != std::string::npos ||
+        expression.find("'driverVersion'") != std::string::npos ||
+        expression.find("'cudaDriverVersion'") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 DeviceRequestFacts requestFacts(const json& request) {
   DeviceRequestFacts out;
   out.deviceClassName = stringOr(request, "deviceClassName");
+  out.pinsDriver = selectorsPinDriver(request);
   if (stringOr(request, "allocationMode") == "All") return out;
   const json* count = member(request, "count");
   out.count = count && count->is_number_integer() && count->get<long long>() > 0 ? count->get<long long>() : 1;

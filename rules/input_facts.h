@@ -37,6 +37,9 @@ std::vector<std::string> celDriverNames(std::string_view cel);
 struct DeviceRequestFacts {
   std::string deviceClassName;
   std::optional<long long> count;  // devices after defaulting; nullopt for allocationMode All
+  // A CEL selector on the NVIDIA DRA driver's driverVersion or
+  // cudaDriverVersion attribute: it pins the driver as a GFD label selector does (§15.2).
+  bool pinsDriver = false;
 };
 
 // The requests of one claim (spec.devices.requests): each holds one

@@ -32,7 +32,9 @@ constexpr RuleDoc kDoc{
         "pins. GPU pods are those gpu-missing-toleration names, DRA claims of GPU classes and "
         "deviceclass.resource.kubernetes.io names included. An empty term (no matchExpressions, no matchFields) "
         "matches no node, so it needs no pin. "
-        "Preferred affinity is not a pin. A pod that sets spec.nodeName is not judged: its author chose the node, "
+        "Preferred affinity is not a pin. A GPU claim (template in the input or cluster) whose every alternative "
+        "selects by the NVIDIA DRA driver's driverVersion or cudaDriverVersion attribute in CEL pins the driver too. "
+        "A pod that sets spec.nodeName is not judged: its author chose the node, "
         "and the scheduler never sees it. The label keys come from the policy (driverPinLabels). "
         "A warning by default: a pod without a pin runs wherever every GPU node has a new enough driver (one driver "
         "per node pool, as managed platforms install it), so a denial would refuse pods that work; where GPU nodes "
@@ -67,6 +69,8 @@ class GpuMissingDriverPin final : public Rule {
       // spec.nodeName: the author chose the node, whose driver they know.
       if (bypassesScheduler(site)) continue;
       if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
+      // A DRA claim selecting the driver's version pins it like a label does.
+      if (claimPinsDriver(site, ctx.gpu())) continue;
       std::string clusterSays;
       Severity severity = Severity::Warning;
       if (ctx.cluster && ctx.cluster->listed(FactKind::Node)) {
