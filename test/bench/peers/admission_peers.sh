@@ -38,8 +38,9 @@ if ((PEERS)); then
   peers=$("$HERE/peers/build-peers.sh" 2>"$E2E_WORK/build-peers.log") ||
     { tail -5 "$E2E_WORK/build-peers.log"; echo "admission_vs_peers.sh: peers not built (-P runs without them)"; exit 1; }
   KYVERNO=$(ls "$peers"/kyverno-*/bin/kyverno-admission) GATEKEEPER=$(ls "$peers"/gatekeeper-*/bin/gatekeeper-manager)
-  KYVERNO_MODULE=$(go env GOMODCACHE 2>/dev/null || /usr/local/go/bin/go env GOMODCACHE)/github.com/kyverno/kyverno@$(basename "$(dirname "$(dirname "$KYVERNO")")" | sed 's/^kyverno-//')
-  GATEKEEPER_MODULE=$(dirname "$KYVERNO_MODULE")/../open-policy-agent/gatekeeper/v3@$(basename "$(dirname "$(dirname "$GATEKEEPER")")" | sed 's/^gatekeeper-//')
+  KYVERNO_MODULE=$("$HERE/peers/build-peers.sh" --module-dir kyverno) &&
+    GATEKEEPER_MODULE=$("$HERE/peers/build-peers.sh" --module-dir gatekeeper) ||
+    { echo "admission_vs_peers.sh: the peers' module sources are not in the Go module cache"; exit 1; }
   CONFIGS=(none vap kyverno gatekeeper gpuguard)
 fi
 
