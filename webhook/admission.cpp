@@ -223,23 +223,6 @@ class WarningList {
   std::size_t omitted_ = 0;
 };
 
-// The part of a finding message before its remedy: up to the first "; "
-// outside a quoted value.
-std::string_view whatIsWrong(std::string_view message) {
-  bool quoted = false;
-  for (std::size_t i = 0; i + 1 < message.size(); ++i) {
-    const char c = message[i];
-    if (c == '\\' && quoted) {
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ';' && message[i + 1] == ' ' && !quoted) {
-      return message.substr(0, i);
-    }
-  }
-  return message;
-}
-
 }  // namespace
 
 std::string_view decisionName(Decision d) {
@@ -282,7 +265,7 @@ std::string warningText(const Finding& f, std::string_view suffix, const Admissi
   const std::size_t tailRunes = tail.empty() ? 0 : runeCount(tail) + 1;  // and a space
   std::string text = sanitizeWarning(head + f.message(), SIZE_MAX);
   if (runeCount(text) + tailRunes > limits.preferredWarningRunes) {
-    text = sanitizeWarning(head + std::string(whatIsWrong(f.message())), SIZE_MAX);
+    text = sanitizeWarning(head + f.error.problem(), SIZE_MAX);
   }
   text = sanitizeWarning(text, limits.maxWarningRunes > tailRunes ? limits.maxWarningRunes - tailRunes : 1);
   return tail.empty() ? text : text + " " + tail;
