@@ -1,6 +1,6 @@
 #include "webhook/flags.h"
 
-#include "webhook/https_memory_budget.h"
+#include "https/memory_budget.h"
 
 #include <charconv>
 #include <functional>

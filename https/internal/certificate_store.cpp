@@ -1,4 +1,4 @@
-#include "webhook/certificate_store.h"
+#include "https/internal/certificate_store.h"
 
 #include <sys/stat.h>
 

@@ -1,7 +1,8 @@
 // Internals of HttpsServer, shared by its source files and by nothing else:
-//   https_server.cpp      setup, teardown and the public API;
-//   https_event_loop.cpp  one event loop: accepting, adopting, timers, stopping;
-//   https_connection.cpp  one connection: handshake, reading, dispatch, writing, closing.
+//   https/server.cpp             setup, teardown and the public API;
+//   https/internal/event_loop.cpp  one event loop: accepting, adopting, timers, stopping;
+//   https/internal/connection.cpp  one connection: handshake, reading, dispatch, writing, closing;
+//   https/internal/judge_pool.cpp  the judging pool for large requests.
 //
 // The event loops of HttpsServer. One loop per thread, each with its own
 // epoll set (level-triggered). All loops wait on the one listening socket
@@ -32,9 +33,9 @@
 
 #include <openssl/ssl.h>
 
-#include "webhook/certificate_store.h"
-#include "webhook/https_http1.h"
-#include "webhook/https_server.h"
+#include "https/internal/certificate_store.h"
+#include "https/internal/http1.h"
+#include "https/server.h"
 
 namespace gpuguard::webhook::https_detail {
 
@@ -156,7 +157,7 @@ struct alignas(64) LoopCounters {
 
 std::string opensslErrors();
 std::string formatPeer(const sockaddr_storage& ss);
-unsigned usableCpus();  // see https_server.cpp
+unsigned usableCpus();  // see https/server.cpp
 
 class EventLoop;
 struct Connection;
@@ -243,7 +244,7 @@ class JudgePool {
 // When the API server gives up on a request: it sends its webhook timeout as
 // the `timeout` query parameter of the webhook URL (client-go's
 // Request.Timeout, a Go duration such as "10s" or "9.5s"; see
-// https_request_deadline.h). Counted from the request's first byte.
+// request_deadline.h). Counted from the request's first byte.
 Clock::time_point requestDeadline(const HttpRequest& request, Clock::time_point began,
                                   std::chrono::milliseconds fallback);
 

@@ -1,12 +1,12 @@
-// The judging pool of HttpsServer (see https_server_internal.h): a bounded
+// The judging pool of HttpsServer (see server_state.h): a bounded
 // queue of large requests and the threads that run the handler on them. Each
 // answer goes back to the loop that owns the connection, which writes it (or
 // frees the connection, when the answer is not wanted any more).
 #include <algorithm>
 #include <exception>
 
-#include "webhook/https_request_deadline.h"
-#include "webhook/https_server_internal.h"
+#include "https/internal/request_deadline.h"
+#include "https/internal/server_state.h"
 
 namespace gpuguard::webhook::https_detail {
 

@@ -1,4 +1,4 @@
-#include "webhook/https_http1.h"
+#include "https/internal/http1.h"
 
 #include <algorithm>
 #include <charconv>

@@ -102,7 +102,7 @@ struct ServerConfig {
   // Open connections. Beyond, a new connection closes the oldest one of its
   // loop still in its handshake (those cost the least to redo, and a client
   // that stalls its handshake is the one to go); when there is none, it is
-  // closed at accept. See connectionLimitsFor (https_memory_budget.h) for
+  // closed at accept. See connectionLimitsFor (https/memory_budget.h) for
   // caps that fit a memory limit.
   std::size_t maxConnections = 10000;
   // TLS handshakes in progress (OpenSSL state allocated, tens of KiB each);

@@ -1,5 +1,5 @@
 // HTTP/1.1 request-head parsing and response serialisation for the HTTPS
-// server. Internal to webhook/; no I/O, no allocation except into the
+// server. Internal to https/ (its tests and fuzzer aside); no I/O, no allocation except into the
 // caller's objects, so it is easy to test and to fuzz.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "webhook/https_server.h"
+#include "https/server.h"
 
 namespace gpuguard::webhook::http1 {
 

@@ -1,6 +1,6 @@
-// One event loop of HttpsServer (see https_server_internal.h): its epoll set,
+// One event loop of HttpsServer (see server_state.h): its epoll set,
 // accepting and handing over connections, the per-phase timer lists, and the
-// graceful stop. The work on one connection is in https_connection.cpp.
+// graceful stop. The work on one connection is in connection.cpp.
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -14,8 +14,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "webhook/https_http1.h"
-#include "webhook/https_server_internal.h"
+#include "https/internal/http1.h"
+#include "https/internal/server_state.h"
 
 namespace gpuguard::webhook::https_detail {
 

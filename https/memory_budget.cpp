@@ -1,4 +1,4 @@
-#include "webhook/https_memory_budget.h"
+#include "https/memory_budget.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-// One connection of an HttpsServer event loop (see https_server_internal.h):
+// One connection of an HttpsServer event loop (see server_state.h):
 // the TLS handshake, reading, framing and dispatching requests, writing
 // responses, and closing without losing a response in flight.
 #include <sys/socket.h>
@@ -13,8 +13,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "webhook/https_http1.h"
-#include "webhook/https_server_internal.h"
+#include "https/internal/http1.h"
+#include "https/internal/server_state.h"
 
 namespace gpuguard::webhook::https_detail {
 

@@ -1,4 +1,4 @@
-#include "webhook/https_request_deadline.h"
+#include "https/internal/request_deadline.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,7 +1,7 @@
 // HttpsServer: setup, teardown and the public API. The event loops are in
-// https_event_loop.cpp, the work on one connection in https_connection.cpp;
-// what they share is in https_server_internal.h.
-#include "webhook/https_server.h"
+// internal/event_loop.cpp, the work on one connection in internal/connection.cpp;
+// what they share is in internal/server_state.h.
+#include "https/server.h"
 
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
@@ -22,7 +22,7 @@
 
 #include <openssl/err.h>
 
-#include "webhook/https_server_internal.h"
+#include "https/internal/server_state.h"
 
 namespace gpuguard::webhook {
 
