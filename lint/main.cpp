@@ -13,18 +13,18 @@
 
 #include "gpuguard_version.h"
 #include "lint/command.h"
-#include "lint/driver.h"
+#include "lint/run_config.h"
 #include "lint/exit_codes.h"
-#include "lint/fix.h"
-#include "lint/fix_write.h"
-#include "lint/helm.h"
+#include "lint/fix/fix.h"
+#include "lint/fix/write.h"
+#include "lint/render/helm.h"
 #include "lint/cluster_list.h"
 #include "lint/lint_file.h"
 #include "lint/options.h"
 #include "lint/facts_file.h"
 #include "lint/pending.h"
-#include "lint/report.h"
-#include "lint/report_output.h"
+#include "lint/report/report.h"
+#include "lint/report/output.h"
 #include "lint/rule_docs.h"
 #include "lint/units.h"
 #include "rules/registry.h"
@@ -51,7 +51,7 @@ struct Job {
   std::size_t root = 0;   // Kustomization: its index in Plan::tree
 };
 
-// Writes a fixed file back (lint/fix_write.h). False when it could not be
+// Writes a fixed file back (lint/fix/write.h). False when it could not be
 // written: the input error is in `out`.
 bool writeFixed(const std::string& path, const Options& o, const InputText& in, const FixResult& fixed, Outcome& out) {
   const WriteBackResult written = writeBack(path, in.text, fixed.text, {lintedTreeOf(path, o.paths), o.fixFollowSymlinks, nullptr});

@@ -1,4 +1,4 @@
-#include "lint/helm.h"
+#include "lint/render/helm.h"
 
 #include <filesystem>
 #include <map>

@@ -1,4 +1,4 @@
-#include "lint/driver.h"
+#include "lint/run_config.h"
 
 #include <filesystem>
 #include <ostream>

@@ -1,7 +1,7 @@
 // --format json: one JSON object on stdout, always, for scripts and CI.
 #include <nlohmann/json.hpp>
 
-#include "lint/report.h"
+#include "lint/report/report.h"
 
 namespace gpuguard::lint {
 namespace {

@@ -1,7 +1,7 @@
 // unifiedDiff (fix.h).
 #include <algorithm>
 
-#include "lint/fix.h"
+#include "lint/fix/fix.h"
 
 namespace gpuguard::lint {
 

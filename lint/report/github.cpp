@@ -5,7 +5,7 @@
 // Actions runner expects; other control characters (ESC...) are made
 // visible first (printable), in properties CR and LF too. Suppressed findings are counted in the closing
 // line, and shown as notices with --show-suppressed.
-#include "lint/report.h"
+#include "lint/report/report.h"
 
 namespace gpuguard::lint {
 namespace {

@@ -1,6 +1,6 @@
-#include "lint/report_output.h"
+#include "lint/report/output.h"
 
-#include "lint/report.h"
+#include "lint/report/report.h"
 
 #include <poll.h>
 #include <sys/stat.h>

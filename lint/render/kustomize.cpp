@@ -1,4 +1,4 @@
-#include "lint/kustomize.h"
+#include "lint/render/kustomize.h"
 
 #include <stdlib.h>
 

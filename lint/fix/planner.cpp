@@ -1,5 +1,5 @@
-// The planner of --fix (fix_planner.h).
-#include "lint/fix_planner.h"
+// The planner of --fix (planner.h).
+#include "lint/fix/planner.h"
 
 #include <algorithm>
 #include <map>

@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "lint/report.h"
+#include "lint/report/report.h"
 #include "rules/registry.h"
 
 namespace gpuguard::lint {

@@ -1,4 +1,4 @@
-#include "lint/fix_write.h"
+#include "lint/fix/write.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/fix.h"
-#include "lint/fix_text.h"
+#include "lint/fix/fix.h"
+#include "lint/fix/lines.h"
 #include "rules/finding.h"
 #include "yaml/yaml_to_json.h"
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lint/catalog.h"
-#include "lint/report.h"
+#include "lint/report/report.h"
 
 namespace gpuguard::lint {
 namespace {

@@ -1,4 +1,4 @@
-#include "lint/report.h"
+#include "lint/report/report.h"
 
 #include <filesystem>
 

@@ -1,5 +1,5 @@
 // --format text: "path:line:col: error: Kind/ns/name: field: message [rule-id]", like a compiler.
-#include "lint/report.h"
+#include "lint/report/report.h"
 
 namespace gpuguard::lint {
 namespace {

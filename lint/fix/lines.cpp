@@ -1,5 +1,5 @@
-// Text helpers of --fix (fix_text.h).
-#include "lint/fix_text.h"
+// Text helpers of --fix (lines.h).
+#include "lint/fix/lines.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,11 +1,11 @@
-#include "lint/fix.h"
+#include "lint/fix/fix.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "lint/fix_planner.h"
-#include "lint/fix_text.h"
+#include "lint/fix/planner.h"
+#include "lint/fix/lines.h"
 #include "lint/lint_file.h"
 #include "rules/engine.h"
 #include "yaml/yaml_to_json.h"

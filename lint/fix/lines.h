@@ -1,6 +1,6 @@
-// Internals of --fix (fix.h): the text as lines, where a node starts on
+// Internals of --fix (lint/fix/fix.h): the text as lines, where a node starts on
 // its line, YAML scalars as text, and the line edits a plan is made of.
-// Shared by the planner (fix_planner.cpp) and the applier (fix.cpp).
+// Shared by the planner (planner.cpp) and the applier (fix.cpp).
 #pragma once
 
 #include <cstddef>
