@@ -36,21 +36,21 @@ bool ReportOutput::open(const std::optional<std::string>& path) {
   if (!path) return true;
   file_.open(*path, std::ios::binary | std::ios::trunc);
   if (!file_) {
-    std::cerr << "gpuguard-lint: cannot write " << printable(*path) << "\n";
+    err_ << "gpuguard-lint: cannot write " << printable(*path) << "\n";
     return false;
   }
   toFile_ = true;
   return true;
 }
 
-std::ostream& ReportOutput::stream() { return toFile_ ? static_cast<std::ostream&>(file_) : std::cout; }
+std::ostream& ReportOutput::stream() { return toFile_ ? static_cast<std::ostream&>(file_) : standardOut_; }
 
 int ReportOutput::finish(int status, int troubleStatus) {
   std::ostream& out = stream();
   out.flush();
   if (out) return status;
   if (!toFile_ && (errno == EPIPE || readerHasGone())) return status;
-  std::cerr << "gpuguard-lint: failed to write the report\n";
+  err_ << "gpuguard-lint: failed to write the report\n";
   return troubleStatus;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -19,7 +20,11 @@ std::optional<std::string> inputAt(const std::string& path, const std::vector<st
 
 class ReportOutput {
  public:
-  // Opens `path` when given; false, with a message on stderr, when it cannot.
+  // Without a path the report goes to `standardOut`; messages go to `err`.
+  explicit ReportOutput(std::ostream& standardOut = std::cout, std::ostream& err = std::cerr)
+      : standardOut_(standardOut), err_(err) {}
+
+  // Opens `path` when given; false, with a message on `err`, when it cannot.
   bool open(const std::optional<std::string>& path);
   std::ostream& stream();
   bool toFile() const { return toFile_; }
@@ -27,10 +32,12 @@ class ReportOutput {
   // Flushes, then returns `status` when the report was written, or when
   // stdout's reader closed the pipe (gpuguard-lint deploy/ | head -1: it had
   // what it wanted, so stop quietly like a filter); otherwise says so on
-  // stderr and returns `troubleStatus`.
+  // `err` and returns `troubleStatus`.
   int finish(int status, int troubleStatus);
 
  private:
+  std::ostream& standardOut_;
+  std::ostream& err_;
   std::ofstream file_;
   bool toFile_ = false;
 };
