@@ -170,9 +170,15 @@ InputFacts inputFacts(const yaml::ParseResult& parsed) {
 
 namespace {
 
+// Where the text fixes of one document come from (LintOptions::textFixes).
+struct DocumentFixes {
+  const TextFixer* fixer = nullptr;  // null: none wanted
+  std::size_t lastLine = 0;          // the document's last line in the text
+};
+
 // Judges one parsed document into `report` (lintText's loop body).
 void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptions& options, const InputFacts* facts,
-                  FileReport& report) {
+                  const DocumentFixes& fixes, FileReport& report) {
   if (!isKubernetesObject(doc.value)) return;  // empty documents, Helm values, kustomization...
   if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, facts, report);
   if (options.remap) options.remap->prepare(doc);
@@ -180,6 +186,8 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   const bool fragment = options.fragment || looksLikeFragment(doc.value);
   report.fragments += fragment;
   std::vector<Finding> findings = judgeDocument(doc, policy, fragment, facts);
+  std::vector<std::optional<TextFix>> textFixes =
+      fixes.fixer ? fixes.fixer->fixesOf(doc, findings, fixes.lastLine) : std::vector<std::optional<TextFix>>{};
   const ObjectLocator objects(doc.value);
   for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
   auto add = [&](Finding f, yaml::Position pos) {
@@ -193,7 +201,10 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
     const yaml::Position pos = doc.sources.locate(f.pointer());
     add(std::move(f), pos);
   };
-  for (Finding& f : findings) addLocated(f);
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    addLocated(findings[i]);
+    if (i < textFixes.size()) report.findings.back().fix = std::move(textFixes[i]);
+  }
   for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
   if (policy.allowSuppressions) {
     for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
@@ -207,8 +218,13 @@ FileReport lintText(const std::string& file, std::string_view text, const LintPo
   report.file = file;
   yaml::ParseResult parsed = yaml::parseStream(text, manifestLimits());
   const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : inputFacts(parsed);
-  for (yaml::Document& doc : parsed.documents) {
-    lintDocument(doc, policy, options, options.eachDocumentAlone ? nullptr : &facts, report);
+  std::optional<TextFixer> fixer;
+  if (options.textFixes && !options.remap) fixer.emplace(text);
+  for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
+    yaml::Document& doc = parsed.documents[i];
+    DocumentFixes fixes;
+    if (fixer) fixes = {&*fixer, fixer->lastLineBefore(i + 1 < parsed.documents.size() ? parsed.documents[i + 1].start.line : 0)};
+    lintDocument(doc, policy, options, options.eachDocumentAlone ? nullptr : &facts, fixes, report);
     // Judged: its findings are all the report needs, so its tree and source
     // map go now rather than with the last document (a renderer's remapper
     // may still look at it).

@@ -67,6 +67,14 @@ bool writeFixed(const std::string& path, const Options& o, const InputText& in, 
   return true;
 }
 
+// SARIF carries each finding's fix as text (lint/fix/text_fix.h): worked
+// out only when a SARIF report is written.
+bool wantsSarif(const Options& o) {
+  if (o.format == Format::Sarif) return true;
+  return std::any_of(o.fileFormats.begin(), o.fileFormats.end(),
+                     [](const FormatTarget& t) { return t.format == Format::Sarif; });
+}
+
 Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) {
   Outcome out;
   const std::string& path = job.path;
@@ -96,6 +104,7 @@ Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) 
   }
   LintOptions options;
   options.fragment = job.fragment;
+  options.textFixes = wantsSarif(o);
   out.report = lintText(name, in.text, policy, options);
   return out;
 }

@@ -4,8 +4,10 @@
 // a helpUri to its section of docs/rules.md; each result names its object
 // (logicalLocations) and carries a partialFingerprint of rule, file, object
 // and field, so an alert survives lines moving; suppressed findings are
-// results with an inSource suppression (so viewers count them); inputs that
-// could not be read, parsed or rendered are tool execution notifications.
+// results with an inSource suppression (so viewers count them); a finding
+// --fix can fix carries that change as its `fixes` (lint/fix/text_fix.h);
+// inputs that could not be read, parsed or rendered are tool execution
+// notifications.
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +111,48 @@ Json physicalLocation(const std::string& file, int line, int column) {
   return loc;
 }
 
+// A result's fix (sarif-v2.1.0 section 3.55): one artifactChange, in the
+// file of the result, whose replacements (3.57) delete a region (3.30) and
+// insert text there.
+Json fixOf(const TextFix& fix, const std::string& file) {
+  Json replacements = Json::array();
+  for (const TextReplacement& r : fix.replacements) {
+    replacements.push_back(Json{
+        {"deletedRegion",
+         {{"startLine", r.startLine}, {"startColumn", r.startColumn}, {"endLine", r.endLine}, {"endColumn", r.endColumn}}},
+        {"insertedContent", {{"text", r.insertedText}}},
+    });
+  }
+  return Json{
+      {"description", {{"text", fix.description}}},
+      {"artifactChanges",
+       Json::array({Json{{"artifactLocation", {{"uri", sarifUri(file)}}}, {"replacements", std::move(replacements)}}})},
+  };
+}
+
+Json resultOf(const FileReport& r, const Located& l, long ruleIndex) {
+  const Finding& f = l.finding;
+  Json result = {{"ruleId", f.rule}};
+  if (ruleIndex >= 0) result["ruleIndex"] = ruleIndex;
+  result["level"] = sarifLevel(f.severity);
+  result["message"] = {{"text", f.fieldError()}};
+  const std::string& file = fileOf(r, l);
+  result["locations"] = Json::array({Json{{"physicalLocation", physicalLocation(file, l.line, l.column)},
+                                          {"logicalLocations", Json::array({logicalLocation(l.object)})}}});
+  result["partialFingerprints"] = {
+      {"gpuguardObjectField/v1", fingerprint(f.rule + "|" + sarifUri(file) + "|" + l.object.apiVersion + "/" +
+                                              l.object.display() + "|" + f.field())}};
+  if (f.suppressed) {
+    result["suppressions"] = Json::array({Json{{"kind", "inSource"}, {"justification", f.suppressionReason}}});
+  }
+  if (l.fix && l.file.empty()) result["fixes"] = Json::array({fixOf(*l.fix, file)});
+  result["properties"] = {{"field", f.field()},     {"pointer", f.pointer()},
+                          {"value", f.value},       {"document", l.document},
+                          {"podTemplate", l.object.podTemplate}};
+  if (!l.file.empty()) result["properties"]["renderedFrom"] = r.file;
+  return result;
+}
+
 }  // namespace
 
 void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const ReportOptions& options) {
@@ -137,27 +181,7 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
           {"locations", Json::array({Json{{"physicalLocation", physicalLocation(e.file, e.line, e.column)}}})},
       });
     }
-    for (const Located& l : r.findings) {
-      const Finding& f = l.finding;
-      Json result = {{"ruleId", f.rule}};
-      if (const long i = ruleIndex(f.rule); i >= 0) result["ruleIndex"] = i;
-      result["level"] = sarifLevel(f.severity);
-      result["message"] = {{"text", f.fieldError()}};
-      const std::string& file = fileOf(r, l);
-      result["locations"] = Json::array({Json{{"physicalLocation", physicalLocation(file, l.line, l.column)},
-                                              {"logicalLocations", Json::array({logicalLocation(l.object)})}}});
-      result["partialFingerprints"] = {
-          {"gpuguardObjectField/v1", fingerprint(f.rule + "|" + sarifUri(file) + "|" + l.object.apiVersion + "/" +
-                                                  l.object.display() + "|" + f.field())}};
-      if (f.suppressed) {
-        result["suppressions"] = Json::array({Json{{"kind", "inSource"}, {"justification", f.suppressionReason}}});
-      }
-      result["properties"] = {{"field", f.field()},     {"pointer", f.pointer()},
-                              {"value", f.value},       {"document", l.document},
-                              {"podTemplate", l.object.podTemplate}};
-      if (!l.file.empty()) result["properties"]["renderedFrom"] = r.file;
-      results.push_back(std::move(result));
-    }
+    for (const Located& l : r.findings) results.push_back(resultOf(r, l, ruleIndex(l.finding.rule)));
   }
 
   const RunSummary s = summarize(reports);
