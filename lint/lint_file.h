@@ -132,6 +132,19 @@ struct LintOptions {
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy,
                     const LintOptions& options = {});
 
+// By document index: the findings judgeDocument() already gave for a
+// document of the stream (with the input's facts, as a fragment when it looks
+// like one), or nullopt to judge it.
+using PriorFindings = std::vector<std::optional<std::vector<Finding>>>;
+
+// lintText() on a stream already parsed (yaml::parseStream(text,
+// manifestLimits())), judging only what `prior` does not hold (--fix has
+// judged the documents it did not edit; lint/fix/fix.h). `prior` counts only
+// for plain files (no fragment option, remapper or eachDocumentAlone), and
+// never for a List, whose items are judged one by one.
+FileReport lintParsed(const std::string& file, std::string_view text, yaml::ParseResult parsed,
+                      const LintPolicy& policy, const LintOptions& options = {}, PriorFindings* prior = nullptr);
+
 // Reads and lints a file ("-" is stdin). Read errors become InputErrors.
 FileReport lintPath(const std::string& path, const LintPolicy& policy);
 

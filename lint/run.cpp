@@ -75,6 +75,32 @@ bool wantsSarif(const Options& o) {
                      [](const FormatTarget& t) { return t.format == Format::Sarif; });
 }
 
+// --fix on one file's text: the notes, the diff (--dry-run) or the file
+// written back. Returns what the report judges: the fixed text (with what
+// fixing parsed and judged of it), or the text as it was. False in `ok` when
+// the file could not be written (the input error is in `out`).
+FixResult fixFile(const std::string& path, const Options& o, const LintPolicy& policy, InputText& in, Outcome& out,
+                  bool& ok) {
+  FixResult fixed = fixText(in.text, policy);
+  out.notes = std::move(fixed.notes);
+  if (!fixed.changed) return fixed;  // its parse and findings are of in.text
+  bool reportFixed = false;
+  if (o.dryRun) {
+    out.diff = unifiedDiff(in.text, fixed.text, path == "-" ? "stdin" : path);
+    reportFixed = true;
+  } else if (path == "-") {
+    out.notes.push_back({0, 0, "", false, "standard input cannot be fixed in place; use --fix --dry-run for a patch"});
+  } else {
+    ok = writeFixed(path, o, in, fixed, out);
+    reportFixed = ok && out.wrote;
+  }
+  if (!reportFixed) return FixResult{};  // the report judges the text as it was
+  in.text = std::move(fixed.text);
+  return fixed;
+}
+
+// One file: read, fixed (--fix), judged. With --fix the report takes what
+// fixing parsed and judged, so the file is not parsed nor judged again.
 Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) {
   Outcome out;
   const std::string& path = job.path;
@@ -85,27 +111,19 @@ Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) 
     out.report.errors.push_back({name, 0, 0, in.error});
     return out;
   }
+  FixResult fixed;
   if (o.fix && job.fragment) {
     out.notes.push_back({0, 0, "", false, "a kustomize patch is not fixed: fix the rendered object's source"});
   } else if (o.fix) {
-    FixResult fixed = fixText(in.text, policy);
-    out.notes = std::move(fixed.notes);
-    if (fixed.changed) {
-      if (o.dryRun) {
-        out.diff = unifiedDiff(in.text, fixed.text, path == "-" ? "stdin" : path);
-        in.text = std::move(fixed.text);
-      } else if (path == "-") {
-        out.notes.push_back({0, 0, "", false, "standard input cannot be fixed in place; use --fix --dry-run for a patch"});
-      } else {
-        if (!writeFixed(path, o, in, fixed, out)) return out;
-        if (out.wrote) in.text = std::move(fixed.text);
-      }
-    }
+    bool ok = true;
+    fixed = fixFile(path, o, policy, in, out, ok);
+    if (!ok) return out;
   }
   LintOptions options;
   options.fragment = job.fragment;
   options.textFixes = wantsSarif(o);
-  out.report = lintText(name, in.text, policy, options);
+  out.report = fixed.parsed ? lintParsed(name, in.text, std::move(*fixed.parsed), policy, options, &fixed.judged)
+                            : lintText(name, in.text, policy, options);
   return out;
 }
 

@@ -45,14 +45,17 @@ std::optional<FixNote> unfixable(std::string_view text, const yaml::ParseResult&
 // The plans of every Kubernetes document, judged as the lint judges them;
 // `findings` holds what the plans point to.
 std::vector<DocPlan> planAll(const Lines& lines, const yaml::ParseResult& parsed, const LintPolicy& policy,
-                             std::vector<std::vector<Finding>>& findings, std::vector<FixNote>& notes) {
+                             std::vector<std::vector<Finding>>& findings, std::vector<bool>& judged,
+                             std::vector<FixNote>& notes) {
   const InputFacts facts = inputFacts(parsed);
   findings.assign(parsed.documents.size(), {});
+  judged.assign(parsed.documents.size(), false);
   std::vector<DocPlan> plans;
   for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
     const yaml::Document& doc = parsed.documents[i];
     if (!isKubernetesObject(doc.value)) continue;
     findings[i] = judgeDocument(doc, policy, looksLikeFragment(doc.value), &facts);  // a fragment: fix only what it is judged for
+    judged[i] = true;
     const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
                                      ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)
                                      : lines.count();
@@ -82,17 +85,23 @@ std::vector<DocPlan> withoutCollisions(std::vector<DocPlan> plans, const yaml::P
   return kept;
 }
 
+// The fixed text of the plans left in `plans`, and its parse.
+struct Applied {
+  std::string text;
+  yaml::ParseResult parsed;
+};
+
 // Applies the plans and parses the result again: a plan whose document does
-// not decode as intended is dropped and the rest applied again. The fixed
-// text of the plans left in `plans`.
-std::string applyVerified(const Lines& lines, const yaml::ParseResult& parsed, std::vector<DocPlan>& plans,
-                          std::vector<FixNote>& notes) {
-  std::string fixedText;
+// not decode as intended is dropped and the rest applied again.
+Applied applyVerified(const Lines& lines, const yaml::ParseResult& parsed, std::vector<DocPlan>& plans,
+                      std::vector<FixNote>& notes) {
+  Applied applied;
   while (!plans.empty()) {
     std::vector<Edit> edits;
     for (const DocPlan& plan : plans) edits.insert(edits.end(), plan.edits.begin(), plan.edits.end());
-    fixedText = applyEdits(lines, edits);
-    const yaml::ParseResult again = yaml::parseStream(fixedText, manifestLimits());
+    applied.text = applyEdits(lines, edits);
+    applied.parsed = yaml::parseStream(applied.text, manifestLimits());
+    const yaml::ParseResult& again = applied.parsed;
     if (again.error || again.documents.size() != parsed.documents.size()) {
       for (const DocPlan& plan : plans) rejectPlan(parsed, plan, "the edited file did not parse back as intended", notes);
       plans.clear();
@@ -110,7 +119,34 @@ std::string applyVerified(const Lines& lines, const yaml::ParseResult& parsed, s
     plans = std::move(good);
     if (allGood) break;
   }
-  return fixedText;
+  return applied;
+}
+
+// An object whose edit may change what the input defines for the others
+// (InputFacts: DRA objects, ComputeDomains, and a List's items).
+bool definesFacts(const nlohmann::json& object) {
+  const auto kind = object.find("kind");
+  if (kind == object.end() || !kind->is_string()) return true;
+  const std::string& k = kind->get_ref<const std::string&>();
+  return k == "List" || k == "DeviceClass" || k == "ResourceClaimTemplate" || k == "ResourceClaim" ||
+         k == "ComputeDomain";
+}
+
+// What the report of the result's text may take from the fixing: the parse
+// of that text and the findings of the documents left as they were.
+void keepForTheReport(FixResult& result, yaml::ParseResult parsed, std::vector<std::vector<Finding>>& findings,
+                      const std::vector<bool>& judged, const std::vector<DocPlan>& plans) {
+  std::vector<bool> edited(findings.size(), false);
+  bool factsMayChange = false;
+  for (const DocPlan& plan : plans) {
+    edited[plan.index] = true;
+    factsMayChange |= definesFacts(parsed.documents[plan.index].value) || definesFacts(plan.expected);
+  }
+  result.judged.assign(findings.size(), std::nullopt);
+  for (std::size_t i = 0; i < findings.size() && !factsMayChange; ++i) {
+    if (judged[i] && !edited[i]) result.judged[i] = std::move(findings[i]);
+  }
+  result.parsed = std::move(parsed);
 }
 
 }  // namespace
@@ -124,16 +160,18 @@ FixResult fixText(std::string_view input, const LintPolicy& policy) {
     bom = text.substr(0, 3);
     text.remove_prefix(3);
   }
-  const yaml::ParseResult parsed = yaml::parseStream(text, manifestLimits());
+  yaml::ParseResult parsed = yaml::parseStream(text, manifestLimits());
   if (std::optional<FixNote> note = unfixable(text, parsed)) {
     result.notes.push_back(std::move(*note));
     return result;
   }
   const Lines lines(text);
   std::vector<std::vector<Finding>> findings;
+  std::vector<bool> judged;
   std::vector<FixNote> notes;
-  std::vector<DocPlan> plans = withoutCollisions(planAll(lines, parsed, policy, findings, notes), parsed, notes);
-  const std::string fixedText = applyVerified(lines, parsed, plans, notes);
+  std::vector<DocPlan> plans =
+      withoutCollisions(planAll(lines, parsed, policy, findings, judged, notes), parsed, notes);
+  Applied applied = applyVerified(lines, parsed, plans, notes);
   for (const DocPlan& plan : plans) {
     for (const auto& [f, what] : plan.fixed) {
       noteFinding(parsed.documents[plan.index], *f, true, what, notes);
@@ -145,8 +183,12 @@ FixResult fixText(std::string_view input, const LintPolicy& policy) {
   });
   result.notes = std::move(notes);
   if (!plans.empty()) {
-    result.text = std::string(bom) + fixedText;
+    result.text = std::string(bom) + applied.text;
     result.changed = result.text != input;
+  }
+  if (bom.empty()) {
+    if (result.changed) keepForTheReport(result, std::move(applied.parsed), findings, judged, plans);
+    else keepForTheReport(result, std::move(parsed), findings, judged, {});
   }
   return result;
 }

@@ -23,11 +23,14 @@
 // it was.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "lint/lint_file.h"
 #include "lint/lint_policy.h"
+#include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
 
@@ -44,6 +47,15 @@ struct FixResult {
   std::vector<FixNote> notes;
   std::size_t fixed = 0;  // findings fixed
   bool changed = false;
+
+  // For the report of `text` (lintParsed), so that a fixed file is parsed and
+  // judged no more than it must be: the parse of `text` (the verification's,
+  // when it changed; nullopt when none was kept, e.g. after a byte order
+  // mark), and the findings of the documents no fix edited. An edited
+  // document is judged again as it now reads; all are when an edit may change
+  // what the input defines for the others (rules/input_facts.h).
+  std::optional<yaml::ParseResult> parsed;
+  PriorFindings judged;
 };
 
 // Fixes what can be fixed safely in one YAML/JSON stream.
