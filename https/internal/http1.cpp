@@ -104,12 +104,114 @@ std::size_t findHeadEnd(std::string_view buf, std::size_t from, std::size_t& res
   return kNotFound;
 }
 
+namespace {
+
+// The request line into `h` (and `out`): false, with `h` failed, when it is
+// not one this server takes.
+bool parseRequestLine(std::string_view line, Head& h, HttpRequest* out) {
+  const std::size_t sp1 = line.find(' ');
+  const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
+    return h = fail(400, "malformed request line"), false;
+  }
+  const std::string_view method = line.substr(0, sp1);
+  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = line.substr(sp2 + 1);
+  if (method.empty() || method.size() > 32) return h = fail(400, "malformed method"), false;
+  for (char c : method) {
+    if (!isTokenChar(static_cast<unsigned char>(c))) return h = fail(400, "malformed method"), false;
+  }
+  const std::optional<std::string_view> originForm = pathOfTarget(target);
+  if (!originForm) return h = fail(400, "malformed request target"), false;
+  for (char c : target) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f) return h = fail(400, "malformed request target"), false;
+  }
+  if (version == "HTTP/1.1" || version == "HTTP/1.0") {
+    h.http10 = version == "HTTP/1.0";
+    h.keepAlive = !h.http10;
+  } else if (version.size() == 8 && version.substr(0, 5) == "HTTP/" && version[5] >= '0' && version[5] <= '9' &&
+             version[6] == '.' && version[7] >= '0' && version[7] <= '9') {
+    return h = fail(505, "only HTTP/1.0 and HTTP/1.1 are supported"), false;
+  } else {
+    return h = fail(400, "malformed HTTP version"), false;
+  }
+  h.headMethod = method == "HEAD";
+  if (out) {
+    out->method.assign(method);
+    out->target.assign(target);
+    out->path.assign(originForm->substr(0, originForm->find('?')));
+  }
+  return true;
+}
+
+// What the header lines said so far.
+struct HeadersSeen {
+  std::size_t fields = 0;
+  std::size_t hosts = 0;
+  bool contentLength = false;
+  bool close = false;
+  bool keepAlive = false;
+};
+
+bool readContentLength(std::string_view value, HeadersSeen& seen, Head& h) {
+  std::uint64_t n = 0;
+  if (value.empty() || value.size() > 18) {
+    if (value.size() > 18 && value.find_first_not_of("0123456789") == std::string_view::npos) {
+      return h = fail(413, "request body too large"), false;
+    }
+    return h = fail(400, "malformed Content-Length"), false;
+  }
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || ptr != value.data() + value.size()) return h = fail(400, "malformed Content-Length"), false;
+  // RFC 9110 §8.6 lets a server accept repeated equal values; like nginx
+  // we refuse any repetition, so that no proxy in front reads another length.
+  if (seen.contentLength) return h = fail(400, "more than one Content-Length header"), false;
+  seen.contentLength = true;
+  h.contentLength = n;
+  return true;
+}
+
+// One header field line into `h` (and `out`): false, with `h` failed, when
+// it is not one this server takes.
+bool parseHeaderLine(std::string_view line, std::size_t maxHeaders, HeadersSeen& seen, Head& h, HttpRequest* out) {
+  if (line.front() == ' ' || line.front() == '\t') return h = fail(400, "obsolete header line folding"), false;
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return h = fail(400, "malformed header line"), false;
+  const std::string_view name = line.substr(0, colon);
+  for (char c : name) {
+    if (!isTokenChar(static_cast<unsigned char>(c))) return h = fail(400, "malformed header name"), false;
+  }
+  const std::string_view value = trimOws(line.substr(colon + 1));
+  if (++seen.fields > maxHeaders) return h = fail(431, "too many header fields"), false;
+  if (equalsIgnoreCase(name, "content-length")) {
+    if (!readContentLength(value, seen, h)) return false;
+  } else if (equalsIgnoreCase(name, "transfer-encoding")) {
+    return h = fail(411, "Transfer-Encoding is not supported; send Content-Length"), false;
+  } else if (equalsIgnoreCase(name, "host")) {
+    if (++seen.hosts > 1) return h = fail(400, "more than one Host header"), false;  // RFC 9112 §3.2: MUST be a 400
+    if (value.find_first_of(" \t") != std::string_view::npos) return h = fail(400, "malformed Host header"), false;
+  } else if (equalsIgnoreCase(name, "connection")) {
+    forEachToken(value, [&](std::string_view token) {
+      seen.close = seen.close || equalsIgnoreCase(token, "close");
+      seen.keepAlive = seen.keepAlive || equalsIgnoreCase(token, "keep-alive");
+    });
+  } else if (equalsIgnoreCase(name, "expect")) {
+    if (equalsIgnoreCase(value, "100-continue")) h.expectContinue = true;
+  }
+  if (out) {
+    out->headers.emplace_back();
+    assignLower(out->headers.back().first, name);
+    out->headers.back().second.assign(value);
+  }
+  return true;
+}
+
+}  // namespace
+
 Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) {
   Head h;
-  std::size_t headerCount = 0;
-  std::size_t hostCount = 0;
-  bool sawContentLength = false;
-  bool sawClose = false, sawKeepAlive = false;
+  HeadersSeen seen;
   bool firstLine = true;
   if (out) out->headers.clear();
 
@@ -131,99 +233,15 @@ Head parseHead(std::string_view head, std::size_t maxHeaders, HttpRequest* out) 
       const auto u = static_cast<unsigned char>(c);
       if ((u < 0x20 && u != '\t') || u == 0x7f) return fail(400, "control character in the request head");
     }
-
-    if (firstLine) {
-      firstLine = false;
-      std::size_t sp1 = line.find(' ');
-      if (sp1 == std::string_view::npos) return fail(400, "malformed request line");
-      std::size_t sp2 = line.find(' ', sp1 + 1);
-      if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-        return fail(400, "malformed request line");
-      }
-      std::string_view method = line.substr(0, sp1);
-      std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-      std::string_view version = line.substr(sp2 + 1);
-      if (method.empty() || method.size() > 32) return fail(400, "malformed method");
-      for (char c : method) {
-        if (!isTokenChar(static_cast<unsigned char>(c))) return fail(400, "malformed method");
-      }
-      const std::optional<std::string_view> originForm = pathOfTarget(target);
-      if (!originForm) return fail(400, "malformed request target");
-      for (char c : target) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u >= 0x7f) return fail(400, "malformed request target");
-      }
-      if (version == "HTTP/1.1") {
-        h.http10 = false;
-        h.keepAlive = true;
-      } else if (version == "HTTP/1.0") {
-        h.http10 = true;
-        h.keepAlive = false;
-      } else if (version.size() == 8 && version.substr(0, 5) == "HTTP/" && version[5] >= '0' && version[5] <= '9' &&
-                 version[6] == '.' && version[7] >= '0' && version[7] <= '9') {
-        return fail(505, "only HTTP/1.0 and HTTP/1.1 are supported");
-      } else {
-        return fail(400, "malformed HTTP version");
-      }
-      h.headMethod = method == "HEAD";
-      if (out) {
-        out->method.assign(method);
-        out->target.assign(target);
-        out->path.assign(originForm->substr(0, originForm->find('?')));
-      }
-      continue;
-    }
-
-    if (line.front() == ' ' || line.front() == '\t') return fail(400, "obsolete header line folding");
-    std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) return fail(400, "malformed header line");
-    std::string_view name = line.substr(0, colon);
-    for (char c : name) {
-      if (!isTokenChar(static_cast<unsigned char>(c))) return fail(400, "malformed header name");
-    }
-    std::string_view value = trimOws(line.substr(colon + 1));
-    if (++headerCount > maxHeaders) return fail(431, "too many header fields");
-
-    if (equalsIgnoreCase(name, "content-length")) {
-      std::uint64_t n = 0;
-      if (value.empty() || value.size() > 18) {
-        if (value.size() > 18 && value.find_first_not_of("0123456789") == std::string_view::npos) {
-          return fail(413, "request body too large");
-        }
-        return fail(400, "malformed Content-Length");
-      }
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || ptr != value.data() + value.size()) return fail(400, "malformed Content-Length");
-      // RFC 9110 §8.6 lets a server accept repeated equal values; like nginx
-      // we refuse any repetition, so that no proxy in front reads another length.
-      if (sawContentLength) return fail(400, "more than one Content-Length header");
-      sawContentLength = true;
-      h.contentLength = n;
-    } else if (equalsIgnoreCase(name, "transfer-encoding")) {
-      return fail(411, "Transfer-Encoding is not supported; send Content-Length");
-    } else if (equalsIgnoreCase(name, "host")) {
-      if (++hostCount > 1) return fail(400, "more than one Host header");  // RFC 9112 §3.2: MUST be a 400
-      if (value.find_first_of(" \t") != std::string_view::npos) return fail(400, "malformed Host header");
-    } else if (equalsIgnoreCase(name, "connection")) {
-      forEachToken(value, [&](std::string_view token) {
-        sawClose = sawClose || equalsIgnoreCase(token, "close");
-        sawKeepAlive = sawKeepAlive || equalsIgnoreCase(token, "keep-alive");
-      });
-    } else if (equalsIgnoreCase(name, "expect")) {
-      if (equalsIgnoreCase(value, "100-continue")) h.expectContinue = true;
-    }
-
-    if (out) {
-      out->headers.emplace_back();
-      assignLower(out->headers.back().first, name);
-      out->headers.back().second.assign(value);
-    }
+    const bool ok = firstLine ? parseRequestLine(line, h, out) : parseHeaderLine(line, maxHeaders, seen, h, out);
+    if (!ok) return h;
+    firstLine = false;
   }
   if (firstLine) return fail(400, "empty request");
-  if (!h.http10 && hostCount == 0) return fail(400, "missing Host header");  // RFC 9112 §3.2: MUST be a 400
+  if (!h.http10 && seen.hosts == 0) return fail(400, "missing Host header");  // RFC 9112 §3.2: MUST be a 400
   // "close" wins wherever it stands (RFC 9112 §9.6); HTTP/1.0 stays open
   // only when asked to.
-  h.keepAlive = !sawClose && (!h.http10 || sawKeepAlive);
+  h.keepAlive = !seen.close && (!h.http10 || seen.keepAlive);
   return h;
 }
 
