@@ -124,7 +124,7 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
   std::string detail = warning.message + ". " + std::string(check.remediation);
   if (warning.kind == yaml::ParseWarning::Kind::DuplicateKey) {
     // The API server's words for a repeated field ("Duplicate value: ...").
-    f.error = {FieldErrorType::Duplicate, std::nullopt, std::move(detail)};
+    f.error = {FieldErrorType::Duplicate, std::nullopt, std::move(detail), {}};
   } else {
     detail.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(detail.front())));
     f.error = FieldError::note(std::move(detail));
@@ -195,7 +195,7 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
   auto add = [&](Finding f, yaml::Position pos) {
     ObjectRef object = objects.at(f.pointer());
-    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
+    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object), {}};
     if (options.remap) options.remap->place(doc, l);
     report.findings.push_back(std::move(l));
   };

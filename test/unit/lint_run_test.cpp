@@ -42,7 +42,7 @@ spec:
         nvidia.com/gpu: 1
 )";
 
-struct Run {
+struct Outcome {
   int status = -1;
   std::string out;
   std::string err;
@@ -50,11 +50,11 @@ struct Run {
 
 // Runs the command with an empty policy file of its own (no .gpuguard.yaml
 // from the working directory's parents).
-Run lint(const TempDir& dir, std::vector<std::string> args) {
+Outcome lint(const TempDir& dir, std::vector<std::string> args) {
   const std::string policy = dir.write("policy.yaml", "rules: {}\n").string();
   args.insert(args.begin(), "--config=" + policy);
   std::ostringstream out, err;
-  Run r;
+  Outcome r;
   r.status = lint::lintCommand(args, lint::RunStreams{out, err, false});
   r.out = out.str();
   r.err = err.str();
@@ -69,7 +69,7 @@ std::string contentOf(const std::filesystem::path& p) {
 TEST(LintRun, AFileWithAnErrorExitsOneAndReportsItOnOut) {
   TempDir dir;
   const std::string pod = dir.write("pod.yaml", kRequestsOnlyPod).string();
-  const Run r = lint(dir, {"--format", "json", pod});
+  const Outcome r = lint(dir, {"--format", "json", pod});
   EXPECT_EQ(r.status, 1) << r.err;
   const nlohmann::json report = nlohmann::json::parse(r.out);
   ASSERT_EQ(report["findings"].size(), 1u) << r.out;
@@ -80,7 +80,7 @@ TEST(LintRun, AFileWithAnErrorExitsOneAndReportsItOnOut) {
 
 TEST(LintRun, ACleanFileExitsZero) {
   TempDir dir;
-  const Run r = lint(dir, {dir.write("good.yaml", kGoodPod).string()});
+  const Outcome r = lint(dir, {dir.write("good.yaml", kGoodPod).string()});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
@@ -88,7 +88,7 @@ TEST(LintRun, TheReportGoesToTheOutputFileAndNothingToOut) {
   TempDir dir;
   const std::string pod = dir.write("pod.yaml", kRequestsOnlyPod).string();
   const std::string report = (dir.path() / "report.json").string();
-  const Run r = lint(dir, {"--format", "json", "--output", report, pod});
+  const Outcome r = lint(dir, {"--format", "json", "--output", report, pod});
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.out, IsEmpty());
   EXPECT_THAT(contentOf(report), HasSubstr("gpu-requests-without-limits"));
@@ -97,7 +97,7 @@ TEST(LintRun, TheReportGoesToTheOutputFileAndNothingToOut) {
 TEST(LintRun, FixDryRunPrintsTheDiffAndLeavesTheFileAlone) {
   TempDir dir;
   const std::filesystem::path pod = dir.write("pod.yaml", kRequestsOnlyPod);
-  const Run r = lint(dir, {"--fix", "--dry-run", pod.string()});
+  const Outcome r = lint(dir, {"--fix", "--dry-run", pod.string()});
   EXPECT_EQ(r.status, 0) << "judged as fixed: nothing is left to fail on\n" << r.err;
   EXPECT_THAT(r.out, HasSubstr("-      requests:\n+      limits:\n"));
   EXPECT_THAT(r.err, HasSubstr("would fix: "));
@@ -108,7 +108,7 @@ TEST(LintRun, FixDryRunPrintsTheDiffAndLeavesTheFileAlone) {
 TEST(LintRun, FixWritesTheFileAndReportsWhatIsLeft) {
   TempDir dir;
   const std::filesystem::path pod = dir.write("pod.yaml", kRequestsOnlyPod);
-  const Run r = lint(dir, {"--fix", "--format", "json", pod.string()});
+  const Outcome r = lint(dir, {"--fix", "--format", "json", pod.string()});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(contentOf(pod), HasSubstr("      limits:\n        nvidia.com/gpu: 1\n"));
   EXPECT_THAT(nlohmann::json::parse(r.out)["findings"], IsEmpty());
@@ -118,7 +118,7 @@ TEST(LintRun, FixWritesTheFileAndReportsWhatIsLeft) {
 TEST(LintRun, AMissingInputIsTroubleAndNamedInTheReport) {
   TempDir dir;
   const std::string missing = (dir.path() / "missing.yaml").string();
-  const Run r = lint(dir, {"--format", "json", missing});
+  const Outcome r = lint(dir, {"--format", "json", missing});
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.out, HasSubstr("no such file or directory"));
 }
@@ -126,7 +126,7 @@ TEST(LintRun, AMissingInputIsTroubleAndNamedInTheReport) {
 TEST(LintRun, AReportThatWouldOverwriteAnInputIsRefusedBeforeAnythingIsLinted) {
   TempDir dir;
   const std::filesystem::path pod = dir.write("pod.yaml", kRequestsOnlyPod);
-  const Run r = lint(dir, {"--output", pod.string(), pod.string()});
+  const Outcome r = lint(dir, {"--output", pod.string(), pod.string()});
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("refusing to write the report to"));
   EXPECT_EQ(contentOf(pod), kRequestsOnlyPod);
@@ -134,7 +134,7 @@ TEST(LintRun, AReportThatWouldOverwriteAnInputIsRefusedBeforeAnythingIsLinted) {
 
 TEST(LintRun, BadUsageIsTroubleWithTheUsageOnErr) {
   TempDir dir;
-  const Run r = lint(dir, {"--no-such-flag"});
+  const Outcome r = lint(dir, {"--no-such-flag"});
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, StartsWith("gpuguard-lint: "));
   EXPECT_THAT(r.err, HasSubstr("Usage:"));
@@ -143,13 +143,13 @@ TEST(LintRun, BadUsageIsTroubleWithTheUsageOnErr) {
 
 TEST(LintRun, InformationalFlagsAnswerOnOut) {
   TempDir dir;
-  const Run version = lint(dir, {"--version"});
+  const Outcome version = lint(dir, {"--version"});
   EXPECT_EQ(version.status, 0);
   EXPECT_THAT(version.out, StartsWith("gpuguard-lint "));
-  const Run explain = lint(dir, {"--explain", "gpu-fractional"});
+  const Outcome explain = lint(dir, {"--explain", "gpu-fractional"});
   EXPECT_EQ(explain.status, 0);
   EXPECT_THAT(explain.out, HasSubstr("gpu-fractional"));
-  const Run unknown = lint(dir, {"--explain", "no-such-rule"});
+  const Outcome unknown = lint(dir, {"--explain", "no-such-rule"});
   EXPECT_EQ(unknown.status, 2);
   EXPECT_THAT(unknown.err, HasSubstr("unknown rule \"no-such-rule\""));
 }
