@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "rules/semantics.h"
+#include "rules/k8s/taints.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
