@@ -7,7 +7,7 @@
 // declaration-only one), and the release binaries are fully static
 // (cmake/static.cmake, tools/release.sh: no NEEDED entry), so linking it would
 // break the release. The tests use cpp-httplib's server as the independent
-// peer of this client (test/unit/cluster_*_test.cpp).
+// peer of this client (test/unit/cluster/cluster_*_test.cpp).
 #pragma once
 
 #include <atomic>

@@ -10,7 +10,7 @@
 //     times faster than nlohmann's byte-at-a-time lexer and SAX callbacks;
 //   - refusing nesting deeper than a limit (dropped values included), which
 //     also bounds its own recursion.
-// test/unit/json_reader_test.cpp and test/fuzz/fuzz_json_reader.cpp hold it to
+// test/unit/webhook/json_reader_test.cpp and test/fuzz/fuzz_json_reader.cpp hold it to
 // nlohmann's behaviour.
 #pragma once
 

@@ -9,7 +9,7 @@
 # New interesting inputs go to build-fuzz/corpus/<harness> (seeded from
 # test/fuzz/corpus/<harness>, which is never written to); crashes are saved
 # as build-fuzz/artifacts/<harness>/crash-* and each should become a
-# regression test (test/unit/fuzz_regressions_test.cpp).
+# regression test (test/unit/rules/fuzz_regressions_test.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)

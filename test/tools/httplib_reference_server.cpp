@@ -2,7 +2,7 @@
 // behind cpp-httplib's SSLServer (Debian 12's libcpp-httplib 0.11.4). It is
 // a yardstick, not a product: test/bench/load_vs_nginx.sh measures it in the
 // same run as gpuguard-webhook and nginx, and the differential framing test
-// (test/unit/http_framing_differential_test.cpp) sends it the same malformed
+// (test/http/framing_differential.py) sends it the same malformed
 // requests as the webhook. docs/webhook.md says why the admission port stays
 // on the project's own server.
 //

@@ -12,12 +12,35 @@ e2e_kubectl apply -f "$ROOT/test/e2e/crds/crds.yaml" >/dev/null &&
   e2e_kubectl wait --for=condition=established --timeout=60s crd/rayclusters.ray.io crd/pytorchjobs.kubeflow.org >/dev/null ||
   { echo "admission_vs_peers.sh: the custom resources of the mistakes did not install"; exit 1; }
 
+# The cluster every configuration judges against: two 8-GPU nodes (tainted nvidia.com/gpu, as the
+# GPU Operator leaves them) on CUDA drivers 550 and 570, as GPU Feature Discovery labels them.
+# gpuguard-webhook reads them (--cluster-facts=auto finds $KUBECONFIG): a correct pod is admitted
+# without a word, and an unpinned pod is denied because the two drivers differ.
+gpu_node() {  # gpu_node NAME DRIVER_MAJOR
+  cat <<EOF
+{"apiVersion":"v1","kind":"Node","metadata":{"name":"$1","labels":{"kubernetes.io/hostname":"$1",
+ "nvidia.com/gpu.present":"true","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.count":"8",
+ "nvidia.com/cuda.driver.major":"$2","nvidia.com/cuda.driver.minor":"54","nvidia.com/cuda.driver.rev":"15"}},
+ "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
+ "status":{"capacity":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
+           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
+           "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}
+EOF
+}
+# No node lifecycle controller runs here to lift TaintNodesByCondition's not-ready taint: lift it as it would.
+for node in gpu-550:550 gpu-570:570; do
+  gpu_node "${node%%:*}" "${node##*:}" | e2e_kubectl create -f - >/dev/null &&
+    e2e_kubectl taint node "${node%%:*}" node.kubernetes.io/not-ready:NoSchedule- >/dev/null ||
+    { echo "admission_vs_peers.sh: GPU node ${node%%:*} not created"; exit 1; }
+done
+
 if ((PEERS)); then
   peers=$("$HERE/peers/build-peers.sh" 2>"$E2E_WORK/build-peers.log") ||
     { tail -5 "$E2E_WORK/build-peers.log"; echo "admission_vs_peers.sh: peers not built (-P runs without them)"; exit 1; }
   KYVERNO=$(ls "$peers"/kyverno-*/bin/kyverno-admission) GATEKEEPER=$(ls "$peers"/gatekeeper-*/bin/gatekeeper-manager)
-  KYVERNO_MODULE=$(go env GOMODCACHE 2>/dev/null || /usr/local/go/bin/go env GOMODCACHE)/github.com/kyverno/kyverno@$(basename "$(dirname "$(dirname "$KYVERNO")")" | sed 's/^kyverno-//')
-  GATEKEEPER_MODULE=$(dirname "$KYVERNO_MODULE")/../open-policy-agent/gatekeeper/v3@$(basename "$(dirname "$(dirname "$GATEKEEPER")")" | sed 's/^gatekeeper-//')
+  KYVERNO_MODULE=$("$HERE/peers/build-peers.sh" --module-dir kyverno) &&
+    GATEKEEPER_MODULE=$("$HERE/peers/build-peers.sh" --module-dir gatekeeper) ||
+    { echo "admission_vs_peers.sh: the peers' module sources are not in the Go module cache"; exit 1; }
   CONFIGS=(none vap kyverno gatekeeper gpuguard)
 fi
 

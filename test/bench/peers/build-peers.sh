@@ -4,7 +4,10 @@
 # controller and the `kyverno` CLI) and OPA Gatekeeper (the manager and `gator`). Not part of
 # CI: test/bench/admission_vs_peers.sh and lint_vs_peers.sh call it on demand.
 #
-#   test/bench/peers/build-peers.sh          prints the cache directory on success
+#   test/bench/peers/build-peers.sh                    prints the cache directory on success
+#   test/bench/peers/build-peers.sh --module-dir NAME  prints where the Go module cache holds the
+#                                                      pinned sources of NAME (kyverno, gatekeeper):
+#                                                      their install manifests live there
 #
 # Versions are pinned here; the modules come with their go.sum, so what is built is what the
 # projects released. Kyverno's go.mod has a replace directive, so neither can be built with
@@ -16,13 +19,25 @@ CACHE=${GPUGUARD_PEERS_CACHE:-/var/cache/gpuguard-peers}
 export PATH=$PATH:/usr/local/go/bin
 export GOFLAGS=-trimpath CGO_ENABLED=0
 
+module_dir() {  # module_dir MODULE VERSION : the module's directory in the Go module cache
+  go mod download -json "$1@$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'
+}
+if [[ ${1:-} == --module-dir ]]; then
+  case ${2:-} in
+    kyverno) module_dir github.com/kyverno/kyverno "$KYVERNO_VERSION" ;;
+    gatekeeper) module_dir github.com/open-policy-agent/gatekeeper/v3 "$GATEKEEPER_VERSION" ;;
+    *) echo "build-peers.sh: --module-dir kyverno|gatekeeper" >&2; exit 2 ;;
+  esac
+  exit
+fi
+
 build_module() {   # build_module MODULE VERSION NAME PKG:BINARY...
   local module=$1 version=$2 name=$3; shift 3
   local out=$CACHE/$name-$version src dir
   local missing=0
   for target in "$@"; do [[ -x $out/bin/${target#*:} ]] || missing=1; done
   ((missing)) || return 0
-  dir=$(go mod download -json "$module@$version" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  dir=$(module_dir "$module" "$version")
   src=$out/src
   rm -rf "$src" && mkdir -p "$out/bin" && cp -r "$dir" "$src" && chmod -R u+w "$src"
   for target in "$@"; do

@@ -1,0 +1,278 @@
+// gpuguard-lint reads YAML streams the way kubectl does and never hides
+// what it found: duplicate keys are reported in every format, a bad document
+// does not cost the findings of the others, JSON files are read as JSON, and
+// hostile inputs and outputs (dead links, closed pipes, endless files) are
+// errors, never a crash or a hang. Runs the built binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test/unit/lint/lint_test_support.h"
+
+namespace gpuguard::lint_test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+// The first finding of `rule`, or null.
+json findingOf(const json& report, const std::string& rule) {
+  for (const json& f : report["findings"])
+    if (f["rule"] == rule) return f;
+  return nullptr;
+}
+
+// kGoodPod with its containers written twice: kubectl runs only "second".
+// The duplicate key is on line 17, column 3.
+const std::string kDuplicateContainers = std::string(kGoodPod) +
+                                         "  containers:\n"
+                                         "  - name: second\n"
+                                         "    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+                                         "    resources:\n"
+                                         "      limits:\n"
+                                         "        nvidia.com/gpu: 1\n";
+
+// --- duplicate keys ------------------------------------------------------------
+
+TEST(LintDuplicateKeys, AreAWarningWithFileLineColumnTheKeyAndWhatToDo) {
+  TempDir dir;
+  dir.write("pod.yaml", kDuplicateContainers);
+  const RunResult r = runLint({"pod.yaml"}, "", dir.str());
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;  // kubectl applies it: a warning, not an error
+  EXPECT_THAT(r.out, HasSubstr("pod.yaml:18:3: warning: Pod/good: spec.containers: Duplicate value: mapping key \"containers\" "
+                               "already defined at line 12; kubectl keeps the last value. Delete one of the two keys, "
+                               "or merge their values into one. [duplicate-key]"));
+  EXPECT_THAT(r.out, HasSubstr("0 errors, 1 warning, 0 suppressed in 1 object (1 file)"));
+}
+
+TEST(LintDuplicateKeys, DoNotChangeTheExitStatusOfErrors) {
+  const RunResult r = runLint({"--format", "json", "-"}, std::string(kFractionalPod) + "metadata:\n  name: again\n");
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  const json j = parseJson(r);
+  EXPECT_THAT(rulesOf(j), ElementsAre("gpu-fractional", "duplicate-key"));
+  EXPECT_EQ(j["summary"]["errors"], 1);
+  EXPECT_EQ(j["summary"]["warnings"], 1);
+}
+
+TEST(LintDuplicateKeys, AreReportedInEveryFormat) {
+  TempDir dir;
+  dir.write("pod.yaml", kDuplicateContainers);
+
+  const json j = parseJson(runLint({"--format", "json", "pod.yaml"}, "", dir.str()));
+  ASSERT_EQ(j["findings"].size(), 1u);
+  const json& f = j["findings"][0];
+  EXPECT_EQ(f["rule"], "duplicate-key");
+  EXPECT_EQ(f["severity"], "warning");
+  EXPECT_EQ(f["line"], 18);
+  EXPECT_EQ(f["column"], 3);
+  EXPECT_EQ(f["field"], "spec.containers");
+  EXPECT_EQ(f["pointer"], "/spec/containers");
+  EXPECT_EQ(f["document"], 0);
+
+  const json sarif = parseJson(runLint({"--format", "sarif", "pod.yaml"}, "", dir.str()));
+  const json& run = sarif["runs"][0];
+  ASSERT_EQ(run["results"].size(), 1u);
+  const json& result = run["results"][0];
+  EXPECT_EQ(result["ruleId"], "duplicate-key");
+  EXPECT_EQ(result["level"], "warning");
+  EXPECT_EQ(result["locations"][0]["physicalLocation"]["region"], json({{"startLine", 18}, {"startColumn", 3}}));
+  const json& descriptor = run["tool"]["driver"]["rules"][result["ruleIndex"].get<std::size_t>()];
+  EXPECT_EQ(descriptor["id"], "duplicate-key");  // ruleIndex points at its own descriptor
+  EXPECT_THAT(descriptor["help"]["text"].get<std::string>(), HasSubstr("Delete one of the two keys"));
+
+  const RunResult junit = runLint({"--format", "junit", "pod.yaml"}, "", dir.str());
+  EXPECT_THAT(junit.out, HasSubstr("<testcase name=\"Pod/good\" classname=\"pod\" file=\"pod.yaml\" time=\"0\">\n"
+                                   "      <system-out>pod.yaml:18:3: warning: spec.containers: Duplicate value:"));
+  EXPECT_THAT(junit.out, HasSubstr("<property name=\"gpuguard.warnings\" value=\"1\"/>"));
+
+  const RunResult github = runLint({"--format", "github", "pod.yaml"}, "", dir.str());
+  EXPECT_THAT(github.out,
+              HasSubstr("::warning file=pod.yaml,line=18,col=3,title=duplicate-key Pod/good::spec.containers: Duplicate value:"));
+}
+
+TEST(LintDuplicateKeys, InJsonFilesToo) {
+  TempDir dir;
+  dir.write("pod.json", R"({"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "a", "name": "b"}})");
+  const json f = findingOf(parseJson(runLint({"--format", "json", "pod.json"}, "", dir.str())), "duplicate-key");
+  ASSERT_FALSE(f.is_null());
+  EXPECT_EQ(f["line"], 2);
+  EXPECT_EQ(f["column"], 28);
+  EXPECT_EQ(f["field"], "metadata.name");
+}
+
+TEST(LintDuplicateKeys, KeysThatAreNotIdentifiersAreBracketedInTheField) {
+  const RunResult r = runLint(
+      {"--format", "json", "-"},
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    app.kubernetes.io/name: a\n    app.kubernetes.io/name: b\n");
+  const json f = findingOf(parseJson(r), "duplicate-key");
+  ASSERT_FALSE(f.is_null());
+  EXPECT_EQ(f["field"], "metadata.labels[app.kubernetes.io/name]");
+}
+
+TEST(LintIgnoredContent, ADocumentAfterAnEndMarkerIsAWarning) {
+  const RunResult r = runLint({"-"}, std::string(kGoodPod) + "...\n" + kFractionalPod);
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;  // kubectl never reads the fractional pod
+  EXPECT_THAT(r.out, HasSubstr("<stdin>:1:1: warning: Pod/good: More than one YAML document in this '---' section"));
+  EXPECT_THAT(r.out, HasSubstr("[ignored-content]"));
+}
+
+// --- a bad document does not hide the others ----------------------------------------
+
+TEST(LintStreams, ABadSeparatorIsAnErrorAndTheDocumentsOnBothSidesAreJudged) {
+  for (const char* separator : {"--- !tag", "---foo", "--- {a: 1}"}) {
+    const std::string stream = std::string(kFractionalPod) + separator + "\n" + kFractionalPod;
+    const RunResult r = runLint({"--format", "json", "-"}, stream);
+    EXPECT_EQ(r.exitCode, 2) << separator;  // unparsable input, as before
+    const json j = parseJson(r);
+    ASSERT_EQ(j["errors"].size(), 1u) << separator;
+    EXPECT_EQ(j["errors"][0]["line"], 18) << separator;
+    EXPECT_THAT(j["errors"][0]["message"].get<std::string>(), HasSubstr("invalid document separator")) << separator;
+    ASSERT_EQ(j["findings"].size(), 2u) << separator;
+    EXPECT_EQ(j["findings"][0]["line"], 17) << separator;
+    EXPECT_EQ(j["findings"][1]["line"], 35) << separator;
+    EXPECT_EQ(j["summary"]["objects"], 2) << separator;
+  }
+}
+
+TEST(LintStreams, SeparatorsWithCommentsOrBlanksSeparate) {
+  for (const char* separator : {"---", "--- ", "--- # Source: chart/templates/pod.yaml", "---#x"}) {
+    const RunResult r = runLint({"--format", "json", "-"}, std::string(kGoodPod) + separator + "\n" + kFractionalPod);
+    EXPECT_EQ(r.exitCode, 1) << separator << r.err;
+    const json j = parseJson(r);
+    EXPECT_EQ(j["summary"]["objects"], 2) << separator;
+    EXPECT_TRUE(j["errors"].empty()) << separator;
+  }
+}
+
+TEST(LintStreams, AnUnparsableDocumentKeepsTheFindingsOfTheOthers) {
+  const std::string stream = std::string(kFractionalPod) + "---\napiVersion: v1\nkind: Pod\nspec: [unclosed\n---\n" +
+                             kFractionalPod;
+  const RunResult r = runLint({"--format", "json", "-"}, stream);
+  EXPECT_EQ(r.exitCode, 2);
+  const json j = parseJson(r);
+  ASSERT_EQ(j["errors"].size(), 1u);
+  EXPECT_EQ(j["errors"][0]["line"], 21);
+  ASSERT_EQ(j["findings"].size(), 2u);
+  EXPECT_EQ(j["findings"][1]["document"], 2);  // the stream's numbering
+  EXPECT_EQ(j["findings"][1]["line"], 39);
+}
+
+// --- JSON files ------------------------------------------------------------------
+
+TEST(LintJson, AJsonManifestIsJudgedWithJsonPositions) {
+  TempDir dir;
+  dir.write("pod.json", "{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"Pod\",\n\t\"metadata\": {\"name\": \"p\"},\n"
+                        "\t\"spec\": {\"tolerations\": [{\"key\": \"nvidia.com/gpu\", \"operator\": \"Exists\"}],\n"
+                        "\t\t\"containers\": [{\"name\": \"c\", \"image\": \"i\",\n"
+                        "\t\t\t\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"0.5\"}}}]}\n}\n");
+  const RunResult r = runLint({"--format", "json", "pod.json"}, "", dir.str());
+  const json j = parseJson(r);
+  ASSERT_TRUE(j["errors"].empty()) << r.out;
+  const json f = findingOf(j, "gpu-fractional");
+  ASSERT_FALSE(f.is_null()) << r.out;
+  EXPECT_EQ(f["line"], 7);
+  EXPECT_EQ(f["column"], 47);
+}
+
+TEST(LintJson, YamlWrittenAfterABraceIsAnErrorThatSaysWhy) {
+  const RunResult r = runLint({"-"}, "{apiVersion: v1, kind: Pod}\n");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_THAT(r.out, HasSubstr("<stdin>:1:2: error: invalid character 'a' looking for beginning of object key string; "
+                               "the input starts with '{', so kubectl reads it as JSON, not YAML"));
+}
+
+// --- hostile inputs and outputs ---------------------------------------------------------
+
+TEST(LintHostileInput, ASymlinkLoopIsAnErrorNamedOrFoundInADirectory) {
+  TempDir dir;
+  dir.write("d/pod.yaml", kFractionalPod);
+  std::filesystem::create_symlink("loop.yaml", dir.path() / "d/loop.yaml");
+  std::filesystem::create_symlink("missing.yaml", dir.path() / "d/dangling.yaml");
+  const RunResult named = runLint({"d/loop.yaml"}, "", dir.str());
+  EXPECT_EQ(named.exitCode, 2);
+  EXPECT_THAT(named.out, HasSubstr("d/loop.yaml: error: cannot read file: Too many levels of symbolic links"));
+  const RunResult walked = runLint({"--format", "json", "d"}, "", dir.str());
+  EXPECT_EQ(walked.exitCode, 2);
+  const json j = parseJson(walked);
+  ASSERT_EQ(j["errors"].size(), 2u);
+  EXPECT_EQ(j["errors"][0]["file"], "d/dangling.yaml");
+  EXPECT_EQ(j["errors"][1]["file"], "d/loop.yaml");
+  EXPECT_THAT(rulesOf(j), ElementsAre("gpu-fractional"));  // the real file is still judged
+}
+
+TEST(LintHostileInput, AnUnreadableFileIsAnErrorAndTheOthersAreJudged) {
+  if (geteuid() == 0) GTEST_SKIP() << "root reads any file";
+  TempDir dir;
+  const auto secret = dir.write("a-secret.yaml", kGoodPod);
+  dir.write("b-pod.yaml", kFractionalPod);
+  chmod(secret.c_str(), 0);
+  const RunResult r = runLint({"--format", "json", "."}, "", dir.str());
+  EXPECT_EQ(r.exitCode, 2);
+  const json j = parseJson(r);
+  ASSERT_EQ(j["errors"].size(), 1u);
+  EXPECT_THAT(j["errors"][0]["message"].get<std::string>(), HasSubstr("Permission denied"));
+  EXPECT_THAT(rulesOf(j), ElementsAre("gpu-fractional"));
+}
+
+TEST(LintHostileInput, AnEndlessOrHugeFileIsAnErrorWithoutReadingItAll) {
+  TempDir dir;
+  const auto huge = dir.path() / "huge.yaml";
+  { std::ofstream(huge) << "a: 1\n"; }
+  std::filesystem::resize_file(huge, 100ull << 30);  // sparse: 100 GB that take no disk
+  for (const std::string& path : {huge.string(), std::string("/dev/zero")}) {
+    const RunResult r = runLint({path}, "", "", 60);
+    EXPECT_FALSE(r.timedOut) << path;
+    EXPECT_EQ(r.exitCode, 2) << path;
+    EXPECT_THAT(r.out, HasSubstr("input is larger than the limit of 67108864 bytes")) << path;
+  }
+}
+
+TEST(LintHostileInput, AClosedStandardInputIsAnError) {
+  const RunResult r = runCommand({"bash", "-c", "exec \"$0\" - <&-", lintBinary()});
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("<stdin>: error: cannot read standard input: Bad file descriptor"));
+}
+
+TEST(LintHostileInput, AReaderThatClosesThePipeEarlyEndsTheRunQuietly) {
+  TempDir dir;
+  for (int i = 0; i < 3000; ++i) dir.write("pods/pod-" + std::to_string(i) + ".yaml", kFractionalPod);
+  // Far more than a pipe holds: the writes after head exits fail with EPIPE.
+  const RunResult r = runCommand(
+      {"bash", "-c", "\"$0\" --format text pods | head -1; echo \"status=${PIPESTATUS[0]}\"", lintBinary()}, "",
+      dir.str(), 120);
+  EXPECT_FALSE(r.timedOut);
+  EXPECT_THAT(r.out, HasSubstr("pods/pod-0.yaml:17:25: error:"));
+  EXPECT_THAT(r.out, HasSubstr("status=1"));  // the run's status, not 141 (killed by SIGPIPE)
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(LintHostileInput, APendingDiagnosisEndsQuietlyWhenItsReaderClosesThePipe) {
+  TempDir dir;
+  for (int i = 0; i < 1000; ++i) dir.write("pods/pod-" + std::to_string(i) + ".yaml", kFractionalPod);
+  const std::string nodes = sourceDir() + "/test/data/snapshots/nodes.json";
+  const RunResult r = runCommand({"bash", "-c",
+                                  "\"$0\" --nodes \"$1\" pods | head -1 >/dev/null; echo \"status=${PIPESTATUS[0]}\"",
+                                  lintBinary(), nodes},
+                                 "", dir.str(), 120);
+  EXPECT_FALSE(r.timedOut);
+  const RunResult full = runLint({"--nodes", nodes, "pods"}, "", dir.str());
+  ASSERT_GT(full.out.size(), 256u * 1024) << "the report must overflow the pipe for the test to mean anything";
+  EXPECT_THAT(r.out, HasSubstr("status=" + std::to_string(full.exitCode)));  // the run's status, quietly
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(LintHostileInput, AnUnknownFormatIsAUsageError) {
+  const RunResult r = runLint({"--format", "yaml", "-"}, kGoodPod);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown format \"yaml\" (text, json, sarif, junit, github)"));
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace gpuguard::lint_test
