@@ -124,7 +124,7 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
   std::string detail = warning.message + ". " + std::string(check.remediation);
   if (warning.kind == yaml::ParseWarning::Kind::DuplicateKey) {
     // The API server's words for a repeated field ("Duplicate value: ...").
-    f.error = {FieldErrorType::Duplicate, std::nullopt, std::move(detail)};
+    f.error = {FieldErrorType::Duplicate, std::nullopt, std::move(detail), {}};
   } else {
     detail.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(detail.front())));
     f.error = FieldError::note(std::move(detail));
@@ -170,23 +170,34 @@ InputFacts inputFacts(const yaml::ParseResult& parsed) {
 
 namespace {
 
-// Judges one parsed document into `report` (lintText's loop body).
-void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptions& options, const InputFacts* facts,
+// What lintParsed hands each document besides itself.
+struct DocumentInputs {
+  const InputFacts* facts = nullptr;  // what the rest of the input defines
+  const TextFixer* fixer = nullptr;   // LintOptions::textFixes
+  std::size_t lastLine = 0;           // the document's last line in the text, for the fixer
+  std::optional<std::vector<Finding>>* prior = nullptr;  // its findings, judged already
+};
+
+// Judges one parsed document into `report` (lintParsed's loop body).
+void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptions& options, const DocumentInputs& in,
                   FileReport& report) {
   if (!isKubernetesObject(doc.value)) return;  // empty documents, Helm values, kustomization...
-  if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, facts, report);
+  if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, in.facts, report);
   if (options.remap) options.remap->prepare(doc);
   ++report.documents;
   const bool fragment = options.fragment || looksLikeFragment(doc.value);
   report.fragments += fragment;
-  std::vector<Finding> findings = judgeDocument(doc, policy, fragment, facts);
+  std::vector<Finding> findings = in.prior && *in.prior ? std::move(**in.prior)
+                                                        : judgeDocument(doc, policy, fragment, in.facts);
+  std::vector<std::optional<TextFix>> textFixes =
+      in.fixer ? in.fixer->fixesOf(doc, findings, in.lastLine) : std::vector<std::optional<TextFix>>{};
   const ObjectLocator objects(doc.value);
   for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
   auto add = [&](Finding f, yaml::Position pos) {
     // The engine's findings say their object; the loader's warnings and
     // the ineffective suppressions are located here.
     ObjectRef object = f.object ? *f.object : objects.at(f.path);
-    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object)};
+    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object), {}};
     if (options.remap) options.remap->place(doc, l);
     report.findings.push_back(std::move(l));
   };
@@ -195,7 +206,10 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
     const yaml::Position pos = doc.sources.locate(f.pointer());
     add(std::move(f), pos);
   };
-  for (Finding& f : findings) addLocated(f);
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    addLocated(findings[i]);
+    if (i < textFixes.size()) report.findings.back().fix = std::move(textFixes[i]);
+  }
   for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
   if (policy.allowSuppressions) {
     for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
@@ -204,13 +218,24 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
 
 }  // namespace
 
-FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
+FileReport lintParsed(const std::string& file, std::string_view text, yaml::ParseResult parsed,
+                      const LintPolicy& policy, const LintOptions& options, PriorFindings* prior) {
   FileReport report;
   report.file = file;
-  yaml::ParseResult parsed = yaml::parseStream(text, manifestLimits());
   const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : inputFacts(parsed);
-  for (yaml::Document& doc : parsed.documents) {
-    lintDocument(doc, policy, options, options.eachDocumentAlone ? nullptr : &facts, report);
+  std::optional<TextFixer> fixer;
+  if (options.textFixes && !options.remap) fixer.emplace(text);
+  const bool usePrior = prior && !options.fragment && !options.remap && !options.eachDocumentAlone;
+  for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
+    yaml::Document& doc = parsed.documents[i];
+    DocumentInputs in;
+    in.facts = options.eachDocumentAlone ? nullptr : &facts;
+    if (fixer) {
+      in.fixer = &*fixer;
+      in.lastLine = fixer->lastLineBefore(i + 1 < parsed.documents.size() ? parsed.documents[i + 1].start.line : 0);
+    }
+    if (usePrior && i < prior->size()) in.prior = &(*prior)[i];
+    lintDocument(doc, policy, options, in, report);
     // Judged: its findings are all the report needs, so its tree and source
     // map go now rather than with the last document (a renderer's remapper
     // may still look at it).
@@ -227,6 +252,10 @@ FileReport lintText(const std::string& file, std::string_view text, const LintPo
     return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
   });
   return report;
+}
+
+FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
+  return lintParsed(file, text, yaml::parseStream(text, manifestLimits()), policy, options);
 }
 
 std::string displayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }

@@ -2,6 +2,7 @@
 // with file positions. Knows nothing of output formats.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "rules/input_facts.h"
 #include "rules/object_ref.h"
 #include "lint/builtin_checks.h"
+#include "lint/fix/text_fix.h"
 #include "lint/lint_policy.h"
 #include "yaml/yaml_to_json.h"
 
@@ -25,6 +27,7 @@ struct Located {
   std::string file;          // where the finding's source is, when not the report's file
                              // (a kustomize base or patch, a Helm template); "" otherwise
   ObjectRef object;          // the Kubernetes object it is about (a List's item, not the List)
+  std::optional<TextFix> fix;  // LintOptions::textFixes: the change --fix would make for it alone
 };
 
 // An input that could not be read, parsed or rendered (id: kInputErrorCheck).
@@ -119,12 +122,28 @@ struct LintOptions {
   // object: without the DeviceClasses and claim templates the rest of the
   // input defines (InputFacts). For comparing the two front ends.
   bool eachDocumentAlone = false;
+  // Give each fixable finding its fix as text (Located::fix; SARIF's
+  // `fixes`). Not for rendered streams, whose text is not the source.
+  bool textFixes = false;
 };
 
 // Lints YAML/JSON text. `file` names it in the report. A document that
 // cannot be a complete object (looksLikeFragment) is judged as a fragment.
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy,
                     const LintOptions& options = {});
+
+// By document index: the findings judgeDocument() already gave for a
+// document of the stream (with the input's facts, as a fragment when it looks
+// like one), or nullopt to judge it.
+using PriorFindings = std::vector<std::optional<std::vector<Finding>>>;
+
+// lintText() on a stream already parsed (yaml::parseStream(text,
+// manifestLimits())), judging only what `prior` does not hold (--fix has
+// judged the documents it did not edit; lint/fix/fix.h). `prior` counts only
+// for plain files (no fragment option, remapper or eachDocumentAlone), and
+// never for a List, whose items are judged one by one.
+FileReport lintParsed(const std::string& file, std::string_view text, yaml::ParseResult parsed,
+                      const LintPolicy& policy, const LintOptions& options = {}, PriorFindings* prior = nullptr);
 
 // Reads and lints a file ("-" is stdin). Read errors become InputErrors.
 FileReport lintPath(const std::string& path, const LintPolicy& policy);

@@ -73,7 +73,7 @@ void judgeItem(yaml::Document& item, std::size_t i, const std::vector<yaml::Pars
     ObjectRef object = f.object ? *f.object : objects.at(f.path);
     object.pointer = prefix + object.pointer;
     f.path = itemPath(i, f.path);
-    return Located{std::move(f), pos.line, pos.column, item.index, "", std::move(object)};
+    return Located{std::move(f), pos.line, pos.column, item.index, "", std::move(object), {}};
   };
   for (Finding& f : findings) {
     if (const std::string* reason = policy.allowSuppressions && !f.suppressed ? listSuppression(list, f.rule) : nullptr) {
@@ -169,7 +169,7 @@ void lintListDocument(yaml::Document& list, const LintPolicy& policy, const Lint
   report.fragments = fragmentsBefore + (report.fragments > fragmentsBefore ? 1 : 0);
   for (const yaml::ParseWarning& w : items.listWarnings()) {
     found.warnings.push_back(Located{sourceFinding(w, list.value), w.position.line, w.position.column, list.index, "",
-                                     listRef(list.value, w.pointer)});
+                                     listRef(list.value, w.pointer), {}});
   }
   if (policy.allowSuppressions) {
     json shell = json::object();
@@ -177,7 +177,7 @@ void lintListDocument(yaml::Document& list, const LintPolicy& policy, const Lint
     for (Finding& f : ineffectiveSuppressions(shell)) {
       const yaml::Position pos = list.sources.locate(f.pointer());
       ObjectRef object = listRef(list.value, f.pointer());
-      found.suppressions.push_back(Located{std::move(f), pos.line, pos.column, list.index, "", std::move(object)});
+      found.suppressions.push_back(Located{std::move(f), pos.line, pos.column, list.index, "", std::move(object), {}});
     }
   }
   for (auto* part : {&found.engine, &found.warnings, &found.suppressions}) {

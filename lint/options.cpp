@@ -164,6 +164,145 @@ void addFormat(Options& o, const std::string& value, std::string& error) {
   }
 }
 
+// The options without a value; false when `a` is none of them.
+bool applySwitch(const std::string& a, Options& o) {
+  if (a == "--no-color") o.color = Options::Color::Never;
+  else if (a == "--show-suppressed") o.showSuppressed = true;
+  else if (a == "--list-rules") o.listRules = true;
+  else if (a == "--rules-markdown") o.rulesMarkdown = true;
+  else if (a == "--rules-table") o.rulesTable = true;
+  else if (a == "--fail-on-empty") o.failOnEmpty = true;
+  else if (a == "--fix") o.fix = true;
+  else if (a == "--dry-run") o.dryRun = true;
+  else if (a == "--fix-follow-symlinks") o.fixFollowSymlinks = true;
+  else if (a == "--allow-remote") o.allowRemote = true;
+  else if (a == "--cluster") o.cluster = true;  // lint/cluster_list.h
+  else if (a == "--version") o.version = true;
+  else if (a == "-h" || a == "--help") o.help = true;
+  else return false;
+  return true;
+}
+
+// What the report is and where it goes: --format, --output, --color,
+// --fail-on, --jobs; false when args[i] is none of them.
+bool applyReportOption(const std::vector<std::string>& args, std::size_t& i, Options& o, std::string& error) {
+  const std::string& a = args[i];
+  std::string value;
+  if (is(a, "-f", "--format")) {
+    takeValue(args, i, a.rfind("--format", 0) == 0 ? "--format" : "-f", value, error);
+    if (error.empty()) addFormat(o, value, error);
+  } else if (is(a, "-o", "--output")) {
+    takeValue(args, i, a.rfind("--output", 0) == 0 ? "--output" : "-o", value, error);
+    o.output = value;
+  } else if (is(a, "-j", "--jobs")) {
+    takeValue(args, i, a.rfind("--jobs", 0) == 0 ? "--jobs" : "-j", value, error);
+    unsigned n = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (error.empty() && (ec != std::errc() || p != value.data() + value.size() || n == 0 || n > 256)) {
+      error = "--jobs needs a number from 1 to 256, got \"" + value + "\"";
+    }
+    o.jobs = n;
+  } else if (is(a, nullptr, "--color")) {
+    takeValue(args, i, "--color", value, error);
+    if (value == "auto") o.color = Options::Color::Auto;
+    else if (value == "always") o.color = Options::Color::Always;
+    else if (value == "never") o.color = Options::Color::Never;
+    else if (error.empty()) error = "--color takes auto, always or never";
+  } else if (is(a, nullptr, "--fail-on")) {
+    takeValue(args, i, "--fail-on", value, error);
+    if (value == "error") o.failOn = FailOn::Error;
+    else if (value == "warning") o.failOn = FailOn::Warning;
+    else if (value == "none") o.failOn = FailOn::None;
+    else if (error.empty()) error = "--fail-on takes error, warning or none";
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The policy and the rules: --config, --platform, --enable, --disable,
+// --explain; false when args[i] is none of them.
+bool applyPolicyOption(const std::vector<std::string>& args, std::size_t& i, Options& o, std::string& error) {
+  const std::string& a = args[i];
+  std::string value;
+  if (is(a, "-c", "--config")) {
+    takeValue(args, i, a.rfind("--config", 0) == 0 ? "--config" : "-c", value, error);
+    o.config = value;
+  } else if (is(a, nullptr, "--platform")) {
+    takeValue(args, i, "--platform", value, error);
+    if (error.empty() && !findPlatformPreset(value)) {
+      std::string known;
+      for (const PlatformPreset& p : platformPresets()) known += (known.empty() ? "" : ", ") + std::string(p.name);
+      error = "unknown platform \"" + value + "\" (known: " + known + ")";
+    }
+    o.platform = value;
+  } else if (is(a, nullptr, "--enable")) {
+    takeValue(args, i, "--enable", value, error);
+    o.enable.push_back(value);
+  } else if (is(a, nullptr, "--disable")) {
+    takeValue(args, i, "--disable", value, error);
+    o.disable.push_back(value);
+  } else if (is(a, nullptr, "--explain")) {
+    takeValue(args, i, "--explain", value, error);
+    o.explain = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What is read besides the paths: rendering (--render, --render-timeout,
+// --helm-values) and the cluster's facts (--nodes, --pods, --facts,
+// --kubeconfig, --context); false when args[i] is none of them.
+bool applyInputOption(const std::vector<std::string>& args, std::size_t& i, Options& o, std::string& error) {
+  const std::string& a = args[i];
+  std::string value;
+  if (is(a, nullptr, "--render")) {
+    takeValue(args, i, "--render", value, error);
+    if (value == "auto") o.render = Render::Auto;
+    else if (value == "none") o.render = Render::None;
+    else if (value == "kustomize") o.render = Render::Kustomize;
+    else if (value == "kubectl") o.render = Render::Kubectl;
+    else if (error.empty()) error = "--render takes auto, kustomize, kubectl or none";
+  } else if (is(a, nullptr, "--helm-values")) {
+    takeValue(args, i, "--helm-values", value, error);
+    o.helmValues.push_back(value);
+  } else if (is(a, nullptr, "--render-timeout")) {
+    takeValue(args, i, "--render-timeout", value, error);
+    const std::optional<int> ms = durationMs(value);
+    if (ms) o.renderTimeoutMs = *ms;
+    else if (error.empty()) error = "--render-timeout takes a duration such as 300s, 5m or 1500ms, got \"" + value + "\"";
+  } else if (is(a, nullptr, "--nodes") || is(a, nullptr, "--facts") || is(a, nullptr, "--pods") ||
+             is(a, nullptr, "--kubeconfig") || is(a, nullptr, "--context")) {
+    const std::string flag = a.substr(0, a.find('='));
+    takeValue(args, i, flag, value, error);
+    if (flag == "--nodes") o.nodes = value;  // lint/pending.h
+    else if (flag == "--facts") o.facts = value;  // lint/facts_file.h
+    else if (flag == "--pods") o.pods = value;
+    else if (flag == "--kubeconfig") o.kubeconfig = value;
+    else o.kubeContext = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What is wrong with the options together, or "".
+std::string conflicts(const Options& o) {
+  const bool informational = o.help || o.version || o.listRules || o.explain || o.rulesMarkdown || o.rulesTable;
+  if (!informational && o.paths.empty()) return "no PATH given (use - for stdin)";
+  if (o.pods && !o.nodes) return "--pods only goes with --nodes";
+  if ((o.kubeconfig || o.kubeContext) && !o.cluster) return "--kubeconfig and --context go with --cluster";
+  if (o.cluster && o.facts) return "--cluster and --facts are two sources of the same facts: give one";
+  if (o.dryRun && !o.fix) return "--dry-run only goes with --fix";
+  if (o.fixFollowSymlinks && !o.fix) return "--fix-follow-symlinks only goes with --fix";
+  if (o.output && !o.bareFormat && !o.fileFormats.empty()) {
+    return "--output names the file of the bare --format; with only --format FORMAT=FILE it has none";
+  }
+  if (o.nodes && !o.fileFormats.empty()) return "--nodes prints one report (--format text or json)";
+  return "";
+}
+
 }  // namespace
 
 ParsedOptions parseOptions(const std::vector<std::string>& args) {
@@ -173,127 +312,16 @@ ParsedOptions parseOptions(const std::vector<std::string>& args) {
   bool onlyPaths = false;
   for (std::size_t i = 0; i < args.size() && error.empty(); ++i) {
     const std::string& a = args[i];
-    std::string value;
     if (onlyPaths || a == "-" || a.empty() || a[0] != '-') {
       o.paths.push_back(a);
     } else if (a == "--") {
       onlyPaths = true;
-    } else if (is(a, "-f", "--format")) {
-      takeValue(args, i, a.rfind("--format", 0) == 0 ? "--format" : "-f", value, error);
-      if (error.empty()) addFormat(o, value, error);
-    } else if (is(a, "-o", "--output")) {
-      takeValue(args, i, a.rfind("--output", 0) == 0 ? "--output" : "-o", value, error);
-      o.output = value;
-    } else if (is(a, "-c", "--config")) {
-      takeValue(args, i, a.rfind("--config", 0) == 0 ? "--config" : "-c", value, error);
-      o.config = value;
-    } else if (is(a, nullptr, "--platform")) {
-      takeValue(args, i, "--platform", value, error);
-      if (error.empty() && !findPlatformPreset(value)) {
-        std::string known;
-        for (const PlatformPreset& p : platformPresets()) known += (known.empty() ? "" : ", ") + std::string(p.name);
-        error = "unknown platform \"" + value + "\" (known: " + known + ")";
-      }
-      o.platform = value;
-    } else if (is(a, "-j", "--jobs")) {
-      takeValue(args, i, a.rfind("--jobs", 0) == 0 ? "--jobs" : "-j", value, error);
-      unsigned n = 0;
-      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (error.empty() && (ec != std::errc() || p != value.data() + value.size() || n == 0 || n > 256)) {
-        error = "--jobs needs a number from 1 to 256, got \"" + value + "\"";
-      }
-      o.jobs = n;
-    } else if (is(a, nullptr, "--color")) {
-      takeValue(args, i, "--color", value, error);
-      if (value == "auto") o.color = Options::Color::Auto;
-      else if (value == "always") o.color = Options::Color::Always;
-      else if (value == "never") o.color = Options::Color::Never;
-      else if (error.empty()) error = "--color takes auto, always or never";
-    } else if (is(a, nullptr, "--fail-on")) {
-      takeValue(args, i, "--fail-on", value, error);
-      if (value == "error") o.failOn = FailOn::Error;
-      else if (value == "warning") o.failOn = FailOn::Warning;
-      else if (value == "none") o.failOn = FailOn::None;
-      else if (error.empty()) error = "--fail-on takes error, warning or none";
-    } else if (is(a, nullptr, "--enable")) {
-      takeValue(args, i, "--enable", value, error);
-      o.enable.push_back(value);
-    } else if (is(a, nullptr, "--disable")) {
-      takeValue(args, i, "--disable", value, error);
-      o.disable.push_back(value);
-    } else if (is(a, nullptr, "--render")) {
-      takeValue(args, i, "--render", value, error);
-      if (value == "auto") o.render = Render::Auto;
-      else if (value == "none") o.render = Render::None;
-      else if (value == "kustomize") o.render = Render::Kustomize;
-      else if (value == "kubectl") o.render = Render::Kubectl;
-      else if (error.empty()) error = "--render takes auto, kustomize, kubectl or none";
-    } else if (is(a, nullptr, "--helm-values")) {
-      takeValue(args, i, "--helm-values", value, error);
-      o.helmValues.push_back(value);
-    } else if (a == "--no-color") {
-      o.color = Options::Color::Never;
-    } else if (a == "--show-suppressed") {
-      o.showSuppressed = true;
-    } else if (a == "--list-rules") {
-      o.listRules = true;
-    } else if (is(a, nullptr, "--explain")) {
-      takeValue(args, i, "--explain", value, error);
-      o.explain = value;
-    } else if (a == "--rules-markdown") {
-      o.rulesMarkdown = true;
-    } else if (a == "--rules-table") {
-      o.rulesTable = true;
-    } else if (a == "--fail-on-empty") {
-      o.failOnEmpty = true;
-    } else if (a == "--fix") {
-      o.fix = true;
-    } else if (a == "--dry-run") {
-      o.dryRun = true;
-    } else if (a == "--fix-follow-symlinks") {
-      o.fixFollowSymlinks = true;
-    } else if (a == "--allow-remote") {
-      o.allowRemote = true;
-    } else if (is(a, nullptr, "--render-timeout")) {
-      takeValue(args, i, "--render-timeout", value, error);
-      const std::optional<int> ms = durationMs(value);
-      if (ms) o.renderTimeoutMs = *ms;
-      else if (error.empty()) error = "--render-timeout takes a duration such as 300s, 5m or 1500ms, got \"" + value + "\"";
-    } else if (is(a, nullptr, "--nodes")) {  // lint/pending.h
-      takeValue(args, i, "--nodes", value, error);
-      o.nodes = value;
-    } else if (is(a, nullptr, "--facts")) {  // lint/facts_file.h
-      takeValue(args, i, "--facts", value, error);
-      o.facts = value;
-    } else if (is(a, nullptr, "--pods")) {
-      takeValue(args, i, "--pods", value, error);
-      o.pods = value;
-    } else if (a == "--cluster") {  // lint/cluster_list.h
-      o.cluster = true;
-    } else if (is(a, nullptr, "--kubeconfig")) {
-      takeValue(args, i, "--kubeconfig", value, error);
-      o.kubeconfig = value;
-    } else if (is(a, nullptr, "--context")) {
-      takeValue(args, i, "--context", value, error);
-      o.kubeContext = value;
-    } else if (a == "--version") {
-      o.version = true;
-    } else if (a == "-h" || a == "--help") {
-      o.help = true;
-    } else {
+    } else if (!applySwitch(a, o) && !applyReportOption(args, i, o, error) && !applyPolicyOption(args, i, o, error) &&
+               !applyInputOption(args, i, o, error)) {
       error = "unknown option " + a;
     }
   }
-  const bool informational = o.help || o.version || o.listRules || o.explain || o.rulesMarkdown || o.rulesTable;
-  if (error.empty() && !informational && o.paths.empty()) error = "no PATH given (use - for stdin)";
-  if (error.empty() && o.pods && !o.nodes) error = "--pods only goes with --nodes";
-  if (error.empty() && (o.kubeconfig || o.kubeContext) && !o.cluster) error = "--kubeconfig and --context go with --cluster";
-  if (error.empty() && o.cluster && o.facts) error = "--cluster and --facts are two sources of the same facts: give one";
-  if (error.empty() && o.dryRun && !o.fix) error = "--dry-run only goes with --fix";
-  if (error.empty() && o.fixFollowSymlinks && !o.fix) error = "--fix-follow-symlinks only goes with --fix";
-  if (error.empty() && o.output && !o.bareFormat && !o.fileFormats.empty())
-    error = "--output names the file of the bare --format; with only --format FORMAT=FILE it has none";
-  if (error.empty() && o.nodes && !o.fileFormats.empty()) error = "--nodes prints one report (--format text or json)";
+  if (error.empty()) error = conflicts(o);
   return parsed;
 }
 

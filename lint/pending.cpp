@@ -6,9 +6,9 @@
 
 #include "lint/exit_codes.h"
 #include "lint/facts_file.h"
-#include "lint/driver.h"
+#include "lint/run_config.h"
 #include "lint/lint_file.h"
-#include "lint/report_output.h"
+#include "lint/report/output.h"
 #include "schedule/diagnose.h"
 #include "schedule/node_snapshot.h"
 #include "schedule/report.h"
@@ -42,7 +42,7 @@ int runPending(const Options& o, const RunConfig& config) {
 
   int status = kExitClean;
   std::vector<schedule::PodDiagnosis> pods;
-  // The same inputs, globs and size limit as the lint run (driver.h).
+  // The same inputs, globs and size limit as the lint run (run_config.h).
   const ExpandedInputs inputs = selectInputs(o, config, std::cerr);
   if (!inputs.problems.empty()) status = kExitTrouble;
   for (const std::string& path : inputs.files) {

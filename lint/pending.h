@@ -5,7 +5,7 @@
 // --format json).
 #pragma once
 
-#include "lint/driver.h"
+#include "lint/run_config.h"
 #include "lint/options.h"
 
 namespace gpuguard::lint {

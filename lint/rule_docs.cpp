@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lint/catalog.h"
-#include "lint/report.h"
+#include "lint/report/report.h"
 
 #include "rules/pod_specs.h"
 #include "rules/policy.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "lint/kustomize.h"
+#include "lint/render/kustomize.h"
 
 namespace gpuguard::lint {
 

@@ -3,6 +3,13 @@
 // of the reply out. No sockets, no clocks, no globals: the HTTP layer, metrics
 // and logs live elsewhere (webhook/app.h).
 //
+// A chain over a typed request (model: Kyverno's pkg/webhooks/handlers):
+//   parse once      webhook/admission_request.h   the review into an AdmissionRequest (or a 400)
+//   filters         webhook/admission_filters.h   operation, subresource, namespace, being deleted
+//   decide          webhook/admission_decision.h  /validate: denials, warnings, UPDATE's pre-existing set
+//   mutate          webhook/admission_mutation.h  /mutate: the JSONPatch of the fixes
+//   reply           webhook/admission_response.h, webhook/admission_messages.h
+//
 // What is judged:
 //   - CREATE and UPDATE of any kind (Pods, workload controllers, custom
 //     resources with pod templates); dryRun requests are judged the same.
@@ -30,46 +37,25 @@
 #include <vector>
 
 #include "rules/cluster_facts.h"
-#include "rules/finding.h"
+#include "webhook/admission_decision.h"
+#include "webhook/admission_limits.h"
+#include "webhook/admission_messages.h"
 #include "webhook/admission_policy.h"
+#include "webhook/admission_request.h"
 
 namespace gpuguard::webhook {
-
-struct AdmissionLimits {
-  std::size_t maxNestingDepth = 200;        // deeper JSON is a 400, never a deep stack
-  std::size_t maxDenialErrors = 20;         // errors listed in a denial before "and N more"
-  std::size_t maxDenialMessageRunes = 4000; // the message stays readable in kubectl
-  std::size_t maxWarningRunes = 256;        // the API server truncates beyond this
-  std::size_t preferredWarningRunes = 120;  // the API docs' advice
-  std::size_t maxWarningTotalRunes = 4096;  // the API server's budget for one request
-};
 
 enum class Decision { Allowed, Denied, Invalid };
 std::string_view decisionName(Decision d);  // "allowed", "denied", "invalid"
 
-// One finding that counted: it denied the request or became a warning.
-struct RuleHit {
-  std::string rule;
-  bool denied = false;  // false: reported as a warning
-};
-
-struct AdmissionResult {
+// The reply, and what the request was about (ReviewAttributes) for logs and
+// metrics.
+struct AdmissionResult : ReviewAttributes {
   int httpStatus = 200;
   std::string body;  // application/json
   Decision decision = Decision::Invalid;
   std::string error;    // Invalid: what is wrong with the request
   std::string skipped;  // allowed without judging: why ("DELETE", "subresource status", ...)
-
-  // What the request was about, for logs and metrics ("" when unknown).
-  std::string apiVersion;  // admission.k8s.io/v1 or v1beta1
-  std::string uid;
-  std::string operation;
-  std::string group;
-  std::string kind;
-  std::string namespaceName;
-  std::string name;
-  std::string subResource;
-  bool dryRun = false;
 
   std::vector<RuleHit> hits;  // in engine order: denials and warnings
   std::size_t warnings = 0;   // entries in response.warnings
@@ -92,24 +78,5 @@ AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, con
 // Exemptions and suppression annotations count as in review().
 AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {},
                        const ClusterFacts* cluster = nullptr);
-
-// ---- building blocks, exposed for tests ----
-
-// Makes `text` acceptable to the API server's warning recorder: invalid UTF-8
-// becomes U+FFFD, control characters (C0, DEL, C1) become spaces, runs of
-// spaces collapse, and the result is cut to `maxRunes` runes (ending in "...").
-std::string sanitizeWarning(std::string_view text, std::size_t maxRunes);
-
-// "<rule>: <field>: <what is wrong>", without the remedy when that keeps it
-// within the preferred length. `suffix`, if any, follows after a space and
-// survives any cut.
-std::string warningText(const Finding& f, std::string_view suffix, const AdmissionLimits& limits);
-
-// "<field>: <message> [<rule>]", as one entry of a denial message.
-std::string denialEntry(const Finding& f);
-
-// Joins entries like the API server's aggregate error: one entry alone,
-// several as "[e1, e2]"; de-duplicated; capped with "and N more".
-std::string denialMessage(const std::vector<std::string>& entries, const AdmissionLimits& limits);
 
 }  // namespace gpuguard::webhook

@@ -13,7 +13,7 @@
 
 #include "cluster/facts_cache.h"
 #include "webhook/admission.h"
-#include "webhook/https_server.h"
+#include "https/server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/policy_source.h"

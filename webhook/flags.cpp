@@ -1,6 +1,6 @@
 #include "webhook/flags.h"
 
-#include "webhook/https_memory_budget.h"
+#include "https/memory_budget.h"
 
 #include <charconv>
 #include <functional>
@@ -143,169 +143,161 @@ std::optional<std::size_t> parseByteSize(const std::string& text) {
   return static_cast<std::size_t>(n * unit->second);
 }
 
+namespace {
+
+// Sets one flag from its value; returns what is wrong with the value, or "".
+using Setter = std::function<std::string(const std::string&)>;
+using Setters = std::map<std::string, Setter, std::less<>>;
+
+Setter path(std::string& dst) {
+  return [&dst](const std::string& v) { return v.empty() ? "must not be empty" : (dst = v, ""); };
+}
+
+Setter optionalPath(std::optional<std::string>& dst, const char* empty = "must not be empty") {
+  return [&dst, empty](const std::string& v) -> std::string {
+    if (v.empty()) return empty;
+    dst = v;
+    return "";
+  };
+}
+
+Setter duration(std::chrono::milliseconds& dst) {
+  return [&dst](const std::string& v) -> std::string {
+    auto d = parseDuration(v);
+    if (!d || d->count() == 0) return "must be a duration like 500ms, 2s or 1m";
+    dst = *d;
+    return "";
+  };
+}
+
+// A whole number from 0 to `max`, into `dst` (unsigned, std::size_t...).
+template <typename Number>
+Setter number(Number& dst, Number max, std::string error) {
+  return [&dst, max, error](const std::string& v) -> std::string {
+    Number n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || p != v.data() + v.size() || n > max) return error;
+    dst = n;
+    return "";
+  };
+}
+
+// A byte size of at least `min`, into `dst` (std::size_t or an optional).
+template <typename Bytes>
+Setter byteSize(Bytes& dst, std::size_t min, std::string error) {
+  return [&dst, min, error](const std::string& v) -> std::string {
+    auto n = parseByteSize(v);
+    if (!n || *n < min) return error;
+    dst = *n;
+    return "";
+  };
+}
+
+// TLS, the policy and the cluster: files and names.
+void addSourceFlags(Flags& f, Setters& s) {
+  s.emplace("tls-cert-file", path(f.tlsCertFile));
+  s.emplace("tls-private-key-file", path(f.tlsPrivateKeyFile));
+  s.emplace("client-ca-file", optionalPath(f.clientCaFile));
+  s.emplace("policy", optionalPath(f.policy));
+  s.emplace("kubeconfig", optionalPath(f.kubeconfig, "must name a file"));
+  s.emplace("context", optionalPath(f.kubeContext, "must name a context"));
+  s.emplace("cluster-facts", [&f](const std::string& v) -> std::string {
+    if (v == "on" || v == "true") f.clusterFacts = Flags::ClusterFacts::On;
+    else if (v == "off" || v == "false") f.clusterFacts = Flags::ClusterFacts::Off;
+    else if (v == "auto") f.clusterFacts = Flags::ClusterFacts::Auto;
+    else return "must be on, off or auto";
+    return "";
+  });
+  s.emplace("log-level", [&f](const std::string& v) -> std::string {
+    auto level = parseLogLevel(v);
+    if (!level) return "must be debug, info, warn or error";
+    f.logLevel = *level;
+    return "";
+  });
+  s.emplace("policy-reload-interval", duration(f.policyPollInterval));
+  s.emplace("tls-reload-interval", duration(f.certPollInterval));
+}
+
+// Serving: the address, limits, timeouts and threads.
+void addServingFlags(Flags& f, Setters& s) {
+  s.emplace("bind-address", path(f.bindAddress));
+  s.emplace("port", number<std::uint16_t>(f.port, 65535, "must be a port number (0-65535)"));
+  s.emplace("max-request-bytes", byteSize(f.maxRequestBytes, 1024, "must be a byte size of at least 1024, like 3Mi"));
+  s.emplace("memory-limit", byteSize(f.memoryLimit, 16 * 1024 * 1024, "must be a byte size of at least 16Mi, like 256Mi"));
+  s.emplace("judge-off-loop-bytes", byteSize(f.judgeOffLoopBytes, 0, "must be a byte size, like 64Ki"));
+  s.emplace("request-timeout", duration(f.requestTimeout));
+  s.emplace("handshake-timeout", duration(f.handshakeTimeout));
+  s.emplace("idle-timeout", duration(f.idleTimeout));
+  s.emplace("shutdown-timeout", duration(f.shutdownTimeout));
+  s.emplace("worker-threads", number(f.workerThreads, 1024u, "must be a number from 0 to 1024"));
+  s.emplace("judge-threads", number(f.judgeThreads, 1024u, "must be a number from 0 to 1024"));
+  s.emplace("judge-queue-length", number<std::size_t>(f.judgeQueueLength, 100000, "must be a number from 0 to 100000"));
+}
+
+// --help, --version, --check-policy: alone, or =true / =false.
+std::string applySwitch(const std::string& name, std::size_t eq, const std::string& arg, bool& target) {
+  if (eq == std::string::npos) {
+    target = true;
+    return "";
+  }
+  const std::string v = arg.substr(eq + 1);
+  if (v != "true" && v != "false") return "--" + name + " takes no value (or =true/=false)";
+  target = v == "true";
+  return "";
+}
+
+// Applies args[i] (and its value, args[i + 1], when it takes the next
+// argument); returns the error, or "".
+std::string applyArgument(const std::vector<std::string>& args, std::size_t& i, Flags& f, const Setters& valued) {
+  const std::string& arg = args[i];
+  if (arg == "-h") {
+    f.help = true;
+    return "";
+  }
+  if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+    return "unexpected argument \"" + arg + "\" (flags start with --; see --help)";
+  }
+  const std::size_t eq = arg.find('=');
+  const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+  if (name == "help") return applySwitch(name, eq, arg, f.help);
+  if (name == "version") return applySwitch(name, eq, arg, f.version);
+  if (name == "check-policy") return applySwitch(name, eq, arg, f.checkPolicy);
+  auto setter = valued.find(name);
+  if (setter == valued.end()) return "unknown flag --" + name + " (see --help)";
+  std::string value;
+  if (eq != std::string::npos) {
+    value = arg.substr(eq + 1);
+  } else if (i + 1 < args.size()) {
+    value = args[++i];
+  } else {
+    return "--" + name + " needs a value";
+  }
+  if (std::string err = setter->second(value); !err.empty()) return "--" + name + "=" + value + ": " + err;
+  return "";
+}
+
+// What the flags lack for the mode they ask for, or "".
+std::string missingFlags(const Flags& f) {
+  if (f.help || f.version) return "";
+  if (f.checkPolicy) return f.policy ? "" : "--check-policy needs --policy=FILE";
+  if (f.tlsCertFile.empty() || f.tlsPrivateKeyFile.empty()) {
+    return "--tls-cert-file and --tls-private-key-file are required (there is no plain-HTTP mode)";
+  }
+  return "";
+}
+
+}  // namespace
+
 FlagsResult parseFlags(const std::vector<std::string>& args) {
   FlagsResult r;
-  Flags& f = r.flags;
-
-  using Setter = std::function<std::string(const std::string&)>;  // returns an error or ""
-  auto path = [](std::string& dst) {
-    return Setter([&dst](const std::string& v) { return v.empty() ? "must not be empty" : (dst = v, ""); });
-  };
-  auto optPath = [](std::optional<std::string>& dst) {
-    return Setter([&dst](const std::string& v) { return v.empty() ? "must not be empty" : (dst = v, ""); });
-  };
-  auto duration = [](std::chrono::milliseconds& dst, bool allowZero) {
-    return Setter([&dst, allowZero](const std::string& v) -> std::string {
-      auto d = parseDuration(v);
-      if (!d || (!allowZero && d->count() == 0)) return "must be a duration like 500ms, 2s or 1m";
-      dst = *d;
-      return "";
-    });
-  };
-  auto threadCount = [](unsigned& dst) {
-    return Setter([&dst](const std::string& v) -> std::string {
-      unsigned n = 0;
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || p != v.data() + v.size() || n > 1024) return "must be a number from 0 to 1024";
-      dst = n;
-      return "";
-    });
-  };
-  const std::map<std::string, Setter, std::less<>> valued{
-      {"tls-cert-file", path(f.tlsCertFile)},
-      {"tls-private-key-file", path(f.tlsPrivateKeyFile)},
-      {"client-ca-file", optPath(f.clientCaFile)},
-      {"policy", optPath(f.policy)},
-      {"bind-address", path(f.bindAddress)},
-      {"port",
-       [&f](const std::string& v) -> std::string {
-         unsigned n = 0;
-         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || p != v.data() + v.size() || n > 65535) return "must be a port number (0-65535)";
-         f.port = static_cast<std::uint16_t>(n);
-         return "";
-       }},
-      {"max-request-bytes",
-       [&f](const std::string& v) -> std::string {
-         auto n = parseByteSize(v);
-         if (!n || *n < 1024) return "must be a byte size of at least 1024, like 3Mi";
-         f.maxRequestBytes = *n;
-         return "";
-       }},
-      {"kubeconfig",
-       [&f](const std::string& v) -> std::string {
-         if (v.empty()) return "must name a file";
-         f.kubeconfig = v;
-         return "";
-       }},
-      {"context",
-       [&f](const std::string& v) -> std::string {
-         if (v.empty()) return "must name a context";
-         f.kubeContext = v;
-         return "";
-       }},
-      {"cluster-facts",
-       [&f](const std::string& v) -> std::string {
-         if (v == "on" || v == "true") f.clusterFacts = Flags::ClusterFacts::On;
-         else if (v == "off" || v == "false") f.clusterFacts = Flags::ClusterFacts::Off;
-         else if (v == "auto") f.clusterFacts = Flags::ClusterFacts::Auto;
-         else return "must be on, off or auto";
-         return "";
-       }},
-      {"log-level",
-       [&f](const std::string& v) -> std::string {
-         auto level = parseLogLevel(v);
-         if (!level) return "must be debug, info, warn or error";
-         f.logLevel = *level;
-         return "";
-       }},
-      {"policy-reload-interval", duration(f.policyPollInterval, false)},
-      {"tls-reload-interval", duration(f.certPollInterval, false)},
-      {"request-timeout", duration(f.requestTimeout, false)},
-      {"handshake-timeout", duration(f.handshakeTimeout, false)},
-      {"memory-limit",
-       [&f](const std::string& v) -> std::string {
-         auto n = parseByteSize(v);
-         if (!n || *n < 16 * 1024 * 1024) return "must be a byte size of at least 16Mi, like 256Mi";
-         f.memoryLimit = *n;
-         return "";
-       }},
-      {"idle-timeout", duration(f.idleTimeout, false)},
-      {"shutdown-timeout", duration(f.shutdownTimeout, false)},
-      {"worker-threads", threadCount(f.workerThreads)},
-      {"judge-threads", threadCount(f.judgeThreads)},
-      {"judge-queue-length",
-       [&f](const std::string& v) -> std::string {
-         std::size_t n = 0;
-         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || p != v.data() + v.size() || n > 100000) return "must be a number from 0 to 100000";
-         f.judgeQueueLength = n;
-         return "";
-       }},
-      {"judge-off-loop-bytes",
-       [&f](const std::string& v) -> std::string {
-         auto n = parseByteSize(v);
-         if (!n) return "must be a byte size, like 64Ki";
-         f.judgeOffLoopBytes = *n;
-         return "";
-       }},
-  };
-  const std::map<std::string, bool*, std::less<>> switches{
-      {"help", &f.help}, {"version", &f.version}, {"check-policy", &f.checkPolicy}};
-
+  Setters valued;
+  addSourceFlags(r.flags, valued);
+  addServingFlags(r.flags, valued);
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "-h") {
-      f.help = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
-      r.error = "unexpected argument \"" + arg + "\" (flags start with --; see --help)";
-      return r;
-    }
-    const std::size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (auto s = switches.find(name); s != switches.end()) {
-      if (eq != std::string::npos) {
-        const std::string v = arg.substr(eq + 1);
-        if (v != "true" && v != "false") {
-          r.error = "--" + name + " takes no value (or =true/=false)";
-          return r;
-        }
-        *s->second = v == "true";
-      } else {
-        *s->second = true;
-      }
-      continue;
-    }
-    auto setter = valued.find(name);
-    if (setter == valued.end()) {
-      r.error = "unknown flag --" + name + " (see --help)";
-      return r;
-    }
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      r.error = "--" + name + " needs a value";
-      return r;
-    }
-    if (std::string err = setter->second(value); !err.empty()) {
-      r.error = "--" + name + "=" + value + ": " + err;
-      return r;
-    }
+    r.error = applyArgument(args, i, r.flags, valued);
+    if (!r.error.empty()) return r;
   }
-
-  if (f.help || f.version) return r;
-  if (f.checkPolicy) {
-    if (!f.policy) r.error = "--check-policy needs --policy=FILE";
-    return r;
-  }
-  if (f.tlsCertFile.empty() || f.tlsPrivateKeyFile.empty()) {
-    r.error = "--tls-cert-file and --tls-private-key-file are required (there is no plain-HTTP mode)";
-  }
+  r.error = missingFlags(r.flags);
   return r;
 }
 

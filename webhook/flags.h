@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "webhook/https_server.h"
+#include "https/server.h"
 #include "webhook/log.h"
 
 namespace gpuguard::webhook {

@@ -16,8 +16,8 @@
 #include "gpuguard_version.h"
 #include "webhook/app.h"
 #include "webhook/flags.h"
-#include "webhook/https_memory_budget.h"
-#include "webhook/https_server.h"
+#include "https/memory_budget.h"
+#include "https/server.h"
 #include "webhook/malloc_tuning.h"
 #include "webhook/policy_source.h"
 #include "yaml/policy_file.h"
@@ -90,6 +90,17 @@ std::unique_ptr<cluster::FactsCache> startClusterFacts(const Flags& flags, const
   return cache;
 }
 
+// The HTTPS server's messages in the log, at the level their words call for.
+decltype(ServerConfig::log) serverLog(const Logger& logger) {
+  return [&logger](const std::string& message) {
+    auto has = [&message](const char* word) { return message.find(word) != std::string::npos; };
+    const bool bad = has("fail") || has("reject") || has("has expired") || has("cannot accept");
+    // Connections closed unanswered; a certificate about to expire.
+    const bool worrying = has("shutdown timeout") || has("expires in") || has("out of file descriptors");
+    logger.log(bad ? LogLevel::Error : worrying ? LogLevel::Warn : LogLevel::Info, message);
+  };
+}
+
 int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   std::unique_ptr<PolicySource> policy;
   try {
@@ -109,13 +120,7 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   const MemoryLimit memory = memoryLimit(flags, cgroupMemoryLimit());
   ServerConfig config = serverConfig(flags, memory.bytes);
   const std::size_t maxConnections = config.maxConnections, maxHandshakes = config.maxHandshakes;
-  config.log = [&logger](const std::string& message) {
-    auto has = [&message](const char* word) { return message.find(word) != std::string::npos; };
-    const bool bad = has("fail") || has("reject") || has("has expired") || has("cannot accept");
-    // Connections closed unanswered; a certificate about to expire.
-    const bool worrying = has("shutdown timeout") || has("expires in") || has("out of file descriptors");
-    logger.log(bad ? LogLevel::Error : worrying ? LogLevel::Warn : LogLevel::Info, message);
-  };
+  config.log = serverLog(logger);
   HttpsServer server(std::move(config), [&app](const HttpRequest& request) { return app.handle(request); });
   app.attach(&server);
 

@@ -201,6 +201,28 @@ void renderClusterFacts(std::string& out, const cluster::FactsStatus& facts) {
   }
 }
 
+// The HTTPS layer's connections and requests (https/server.h ServerStats).
+void renderServerMetrics(std::string& out, const ServerStats& s) {
+  header(out, "gpuguard_https_connections_accepted_total", "counter", "TCP connections accepted.");
+  sample(out, "gpuguard_https_connections_accepted_total", "", s.connectionsAccepted);
+  header(out, "gpuguard_https_connections_open", "gauge", "Connections open now.");
+  sample(out, "gpuguard_https_connections_open", "", s.connectionsOpen);
+  header(out, "gpuguard_https_handshake_failures_total", "counter", "TLS handshakes that failed.");
+  sample(out, "gpuguard_https_handshake_failures_total", "", s.handshakeFailures);
+  header(out, "gpuguard_https_timeouts_total", "counter", "Connections closed for a handshake, request or idle timeout.");
+  sample(out, "gpuguard_https_timeouts_total", "", s.timeouts);
+  header(out, "gpuguard_https_requests_rejected_total", "counter",
+         "Requests the HTTPS layer answered itself (400, 413, 431) before the webhook saw them.");
+  sample(out, "gpuguard_https_requests_rejected_total", "", s.requestsRejected);
+  header(out, "gpuguard_https_client_certificate_required_total", "counter",
+         "Requests answered 403 under --client-ca-file: no verified client certificate, and not a probe path.");
+  sample(out, "gpuguard_https_client_certificate_required_total", "", s.clientCertificateRequired);
+  header(out, "gpuguard_https_shutdown_closed_connections_total", "counter",
+         "Connections still open when --shutdown-timeout ran out, closed without waiting.");
+  sample(out, "gpuguard_https_shutdown_closed_connections_total", "", s.shutdownClosedConnections);
+  renderServerLoadMetrics(out, s);
+}
+
 }  // namespace
 
 std::string Metrics::render(const ExternalCounters& external) const {
@@ -255,26 +277,7 @@ std::string Metrics::render(const ExternalCounters& external) const {
   sample(out, "gpuguard_client_ca_reloads_total", "result=\"success\"", s.clientCaReloads);
   sample(out, "gpuguard_client_ca_reloads_total", "result=\"failure\"", s.clientCaReloadFailures);
 
-  if (external.server) {
-    header(out, "gpuguard_https_connections_accepted_total", "counter", "TCP connections accepted.");
-    sample(out, "gpuguard_https_connections_accepted_total", "", s.connectionsAccepted);
-    header(out, "gpuguard_https_connections_open", "gauge", "Connections open now.");
-    sample(out, "gpuguard_https_connections_open", "", s.connectionsOpen);
-    header(out, "gpuguard_https_handshake_failures_total", "counter", "TLS handshakes that failed.");
-    sample(out, "gpuguard_https_handshake_failures_total", "", s.handshakeFailures);
-    header(out, "gpuguard_https_timeouts_total", "counter", "Connections closed for a handshake, request or idle timeout.");
-    sample(out, "gpuguard_https_timeouts_total", "", s.timeouts);
-    header(out, "gpuguard_https_requests_rejected_total", "counter",
-           "Requests the HTTPS layer answered itself (400, 413, 431) before the webhook saw them.");
-    sample(out, "gpuguard_https_requests_rejected_total", "", s.requestsRejected);
-    header(out, "gpuguard_https_client_certificate_required_total", "counter",
-           "Requests answered 403 under --client-ca-file: no verified client certificate, and not a probe path.");
-    sample(out, "gpuguard_https_client_certificate_required_total", "", s.clientCertificateRequired);
-    header(out, "gpuguard_https_shutdown_closed_connections_total", "counter",
-           "Connections still open when --shutdown-timeout ran out, closed without waiting.");
-    sample(out, "gpuguard_https_shutdown_closed_connections_total", "", s.shutdownClosedConnections);
-    renderServerLoadMetrics(out, s);
-  }
+  if (external.server) renderServerMetrics(out, s);
 
   if (external.certificateNotAfter) renderCertificateExpiry(out, *external.certificateNotAfter);
   if (external.clusterFacts) renderClusterFacts(out, *external.clusterFacts);

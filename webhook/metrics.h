@@ -41,7 +41,7 @@
 
 #include "cluster/facts_status.h"
 #include "webhook/admission.h"
-#include "webhook/https_server.h"
+#include "https/server.h"
 
 namespace gpuguard::webhook {
 

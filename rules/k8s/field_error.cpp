@@ -1,6 +1,30 @@
 #include "rules/k8s/field_error.h"
 
 namespace gpuguard {
+namespace {
+
+// Splits "<what is wrong>; <what to do>" at the first "; " outside a quoted
+// string (a quoted value may hold "; " of its own). Without a remedy after
+// it the text stays whole.
+FieldError withDetail(FieldErrorType type, std::optional<std::string> value, std::string text) {
+  bool quoted = false;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && quoted) {
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ';' && text[i + 1] == ' ' && !quoted) {
+      if (i + 2 == text.size()) break;
+      std::string remedy = text.substr(i + 2);
+      text.resize(i);
+      return {type, std::move(value), std::move(text), std::move(remedy)};
+    }
+  }
+  return {type, std::move(value), std::move(text), {}};
+}
+
+}  // namespace
 
 std::string_view fieldErrorTypeName(FieldErrorType type) {
   switch (type) {
@@ -18,34 +42,40 @@ std::string_view fieldErrorTypeName(FieldErrorType type) {
 }
 
 FieldError FieldError::invalid(std::string shownValue, std::string detail) {
-  return {FieldErrorType::Invalid, std::move(shownValue), std::move(detail)};
+  return withDetail(FieldErrorType::Invalid, std::move(shownValue), std::move(detail));
 }
-FieldError FieldError::required(std::string detail) { return {FieldErrorType::Required, std::nullopt, std::move(detail)}; }
+FieldError FieldError::required(std::string detail) {
+  return withDetail(FieldErrorType::Required, std::nullopt, std::move(detail));
+}
 FieldError FieldError::forbidden(std::string detail) {
-  return {FieldErrorType::Forbidden, std::nullopt, std::move(detail)};
+  return withDetail(FieldErrorType::Forbidden, std::nullopt, std::move(detail));
 }
 FieldError FieldError::duplicate(std::string shownValue, std::string detail) {
-  return {FieldErrorType::Duplicate, std::move(shownValue), std::move(detail)};
+  return withDetail(FieldErrorType::Duplicate, std::move(shownValue), std::move(detail));
 }
 FieldError FieldError::notFound(std::string shownValue, std::string detail) {
-  return {FieldErrorType::NotFound, std::move(shownValue), std::move(detail)};
+  return withDetail(FieldErrorType::NotFound, std::move(shownValue), std::move(detail));
 }
-FieldError FieldError::note(std::string text) { return {FieldErrorType::Note, std::nullopt, std::move(text)}; }
+FieldError FieldError::note(std::string text) { return withDetail(FieldErrorType::Note, std::nullopt, std::move(text)); }
 
 FieldError FieldError::notSupported(std::string shownValue, std::string detail) {
-  return {FieldErrorType::NotSupported, std::move(shownValue), std::move(detail)};
+  return withDetail(FieldErrorType::NotSupported, std::move(shownValue), std::move(detail));
 }
 
-std::string FieldError::body() const {
+std::string FieldError::problem() const {
   std::string s(fieldErrorTypeName(type));
   const bool showsValue = type != FieldErrorType::Required && type != FieldErrorType::Forbidden &&
                           type != FieldErrorType::TooLong && type != FieldErrorType::Note;
   if (showsValue && value) s += ": " + *value;
-  // A detail that starts with "; " is our advice after an error the API
-  // server gives no detail of its own (Duplicate value: "gpu"; remove ...):
-  // written after ": " it would read as the API server's words.
-  if (!detail.empty()) s += s.empty() || detail.starts_with("; ") ? detail : ": " + detail;
+  if (!detail.empty()) s += s.empty() ? detail : ": " + detail;
   return s;
+}
+
+std::string FieldError::body() const {
+  // The remedy follows "; ", also after an error the API server gives no
+  // detail of its own (Duplicate value: "gpu"; remove ...): written after
+  // ": " it would read as the API server's words.
+  return remedy.empty() ? problem() : problem() + "; " + remedy;
 }
 
 std::string quotedValue(std::string_view text) {

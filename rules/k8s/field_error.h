@@ -38,7 +38,12 @@ struct FieldError {
   // The bad value as the API server prints it (%q for strings, %v for numbers
   // and booleans: "\"0.5\"", 535, true); nullopt: none is shown (omitValue).
   std::optional<std::string> value;
-  std::string detail;  // what is wrong and what to do
+  std::string detail;  // what is wrong
+  std::string remedy;  // what to do about it; "" when the detail says it all
+
+  // The factories take the detail as rules write it, "<what is wrong>; <what
+  // to do>": the part after the first "; " outside a quoted string is the
+  // remedy (a detail that starts with "; " is all remedy).
 
   static FieldError invalid(std::string shownValue, std::string detail);
   static FieldError required(std::string detail);
@@ -49,8 +54,11 @@ struct FieldError {
   static FieldError notSupported(std::string shownValue, std::string detail);
   static FieldError note(std::string text);
 
-  // Error.ErrorBody(): the type, the value where the type shows one, then ": detail".
+  // Error.ErrorBody(): the type, the value where the type shows one, then
+  // ": detail"; then "; remedy" when there is one.
   std::string body() const;
+  // body() without the remedy: what the API server would say, and no more.
+  std::string problem() const;
 };
 
 // A string value as the API server prints it (%q, strconv.Quote): in double

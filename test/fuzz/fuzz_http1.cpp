@@ -1,4 +1,4 @@
-// The webhook's HTTP/1.1 request framing (webhook/https_http1.h) on arbitrary
+// The webhook's HTTP/1.1 request framing (https/internal/http1.h) on arbitrary
 // bytes, read the way a connection reads them: head scanning across reads,
 // head parsing, body framing by Content-Length, pipelined requests.
 //
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "test/fuzz/fuzz_common.h"
-#include "webhook/https_http1.h"
+#include "https/internal/http1.h"
 
 namespace {
 
@@ -42,7 +42,7 @@ struct Framed {
   bool operator==(const Framed&) const = default;
 };
 
-// A connection's input loop (webhook/https_connection.cpp processInput):
+// A connection's input loop (https/internal/connection.cpp processInput):
 // bytes arrive in reads of the given sizes (the rest at once at the end).
 std::vector<Framed> frame(std::string_view stream, const std::vector<std::size_t>& reads) {
   std::vector<Framed> out;

@@ -2,7 +2,7 @@
 """Differential HTTP/1.1 framing test (request smuggling corpus).
 
 Sends the same bytes, each case on a fresh TLS connection, to
-  - gpuguard-webhook (its own HTTP/1.1 parser, webhook/https_http1.cpp),
+  - gpuguard-webhook (its own HTTP/1.1 parser, https/internal/http1.cpp),
   - gpuguard-httplib-reference (cpp-httplib 0.11's parser),
   - nginx, when installed (nginx-light on the CI machine),
 and compares the framing verdicts: the responses in order, each either

@@ -106,6 +106,11 @@ run = log["runs"][0]
 uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
 check("deploy/with%20space/suppressed%20%C3%A9.yaml" in uris, "relative, percent-encoded uris")
 check(any(r.get("suppressions") for r in run["results"]), "suppressed findings are results with suppressions")
+fixed = [r for r in run["results"] if r.get("fixes")]
+check(any(r["ruleId"] == "gpu-requests-without-limits" for r in fixed),
+      "a finding --fix fixes carries its fix (fixes[].artifactChanges[].replacements)")
+check(all(c["artifactLocation"] == r["locations"][0]["physicalLocation"]["artifactLocation"]
+          for r in fixed for c in r["fixes"][0]["artifactChanges"]), "a fix changes the result's own file")
 notes = run["invocations"][0].get("toolExecutionNotifications", [])
 check(len(notes) == 2 and run["invocations"][0]["executionSuccessful"] is False,
       "unparsable inputs are tool execution notifications")

@@ -28,7 +28,8 @@ declare -A allowed=(
   [yaml]="rules rules/k8s text"
   [cluster]="rules rules/k8s yaml"
   [lint]="rules rules/k8s cluster schedule yaml text"
-  [webhook]="rules rules/k8s cluster yaml text"
+  [webhook]="rules rules/k8s cluster yaml text https"
+  [https]=""
 )
 
 # The module of a path (rules/k8s/x.h -> rules/k8s, rules/x.h -> rules).
@@ -60,8 +61,18 @@ for from in "${!allowed[@]}"; do
   done < <(find "$from" -type f \( -name '*.cpp' -o -name '*.h' \) -print0)
 done
 
+# A module's internal/ folder is its own: no other module includes from it
+# (https/internal/: the event loops, connections, HTTP/1.1 framing; only its
+# tests and fuzzer look inside).
+while IFS= read -r -d '' file; do
+  while IFS= read -r included; do
+    owner=${included%%/internal/*}
+    [[ $file == "$owner"/* ]] || broken+=("$file includes $included (internal to $owner/)")
+  done < <(sed -n 's/^#include "\([^"]*\/internal\/[^"]*\)".*/\1/p' "$file")
+done < <(find "${!allowed[@]}" -type f \( -name '*.cpp' -o -name '*.h' \) -print0)
+
 if ((${#broken[@]} == 0)); then
-  ok "every include follows an arrow: text, rules/k8s <- rules <- {rules/nvidia, rules/serving, rules/support} <- rules/checks; rules <- {schedule, yaml} <- cluster <- {lint, webhook}"
+  ok "every include follows an arrow: text, rules/k8s <- rules <- {rules/nvidia, rules/serving, rules/support} <- rules/checks; rules <- {schedule, yaml} <- cluster <- {lint, webhook}; https <- webhook; no include of another module's internal/"
 else
   for b in "${broken[@]}"; do fail "$b"; done
 fi

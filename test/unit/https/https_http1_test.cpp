@@ -1,4 +1,4 @@
-// The HTTP/1.1 parser of the HTTPS server (webhook/https_http1.h) on its
+// The HTTP/1.1 parser of the HTTPS server (https/internal/http1.h) on its
 // own: finding the head, header names, connection semantics, framing two
 // parsers could read differently, and arbitrary input.
 #include <random>
@@ -8,8 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "webhook/https_http1.h"
-#include "webhook/https_server.h"
+#include "https/internal/http1.h"
+#include "https/server.h"
 
 namespace gpuguard::webhook {
 namespace {

@@ -1,7 +1,7 @@
 // The connection and handshake caps derived from the memory limit (issue 23:
 // 8,000 partial handshakes took the webhook past its 256 MiB limit), and where
 // the limit is read: --memory-limit, else the cgroup, else none.
-#include "webhook/https_memory_budget.h"
+#include "https/memory_budget.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The deadline of a request, from the `timeout` query parameter kube-apiserver
 // puts on the webhook URL (client-go's Request.Timeout, a Go duration).
-#include "webhook/https_request_deadline.h"
+#include "https/internal/request_deadline.h"
 
 #include <gtest/gtest.h>
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "test/unit/tls_test_support.h"
-#include "webhook/https_server.h"
+#include "https/server.h"
 
 namespace gpuguard::webhook::https_test {
 

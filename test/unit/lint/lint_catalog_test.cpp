@@ -14,7 +14,7 @@
 
 #include "lint/catalog.h"
 #include "lint/lint_file.h"
-#include "lint/report.h"
+#include "lint/report/report.h"
 #include "rules/registry.h"
 #include "test/unit/lint/lint_test_support.h"
 

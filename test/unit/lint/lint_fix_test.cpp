@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "lint/fix.h"
+#include "lint/fix/fix.h"
 #include "lint/lint_file.h"
 #include "test/unit/lint/lint_test_support.h"
 #include "test/unit/test_support.h"

@@ -8,9 +8,9 @@
 
 #include <sstream>
 
-#include "lint/fix.h"
+#include "lint/fix/fix.h"
 #include "lint/lint_file.h"
-#include "lint/report.h"
+#include "lint/report/report.h"
 #include "test/unit/lint/lint_test_support.h"
 
 namespace gpuguard::lint_test {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lint/catalog.h"
-#include "lint/report.h"
+#include "lint/report/report.h"
 #include "rules/registry.h"
 
 namespace gpuguard::lint {

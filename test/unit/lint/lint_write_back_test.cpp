@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "lint/fix_write.h"
+#include "lint/fix/write.h"
 #include "test/unit/lint/lint_test_support.h"
 
 namespace gpuguard::lint_test {

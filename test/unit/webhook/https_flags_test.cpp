@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "webhook/flags.h"
-#include "webhook/https_memory_budget.h"
+#include "https/memory_budget.h"
 
 namespace gpuguard::webhook {
 namespace {

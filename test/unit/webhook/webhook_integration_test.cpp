@@ -22,7 +22,7 @@
 
 #include "test/unit/tls_test_support.h"
 #include "webhook/app.h"
-#include "webhook/https_server.h"
+#include "https/server.h"
 #include "webhook/log.h"
 #include "webhook/malloc_tuning.h"
 #include "webhook/metrics.h"

@@ -38,6 +38,35 @@ TEST(FieldErrorBody, AdviceAfterAnErrorWithoutADetailOfItsOwnFollowsASemicolon) 
             "Duplicate value: \"gpu\"; remove the second entry");
 }
 
+TEST(FieldErrorRemedy, WhatToDoIsAFieldOfItsOwnAfterTheFirstSemicolon) {
+  const FieldError e = FieldError::invalid("\"0.5\"", "must be an integer; ask for 1");
+  EXPECT_EQ(e.detail, "must be an integer");
+  EXPECT_EQ(e.remedy, "ask for 1");
+  EXPECT_EQ(e.problem(), "Invalid value: \"0.5\": must be an integer");
+  EXPECT_EQ(e.body(), "Invalid value: \"0.5\": must be an integer; ask for 1");
+}
+
+TEST(FieldErrorRemedy, ASemicolonInsideAQuotedStringIsPartOfTheDetail) {
+  const FieldError e = FieldError::note("label \"a; b\" is wrong; quote it");
+  EXPECT_EQ(e.detail, "label \"a; b\" is wrong");
+  EXPECT_EQ(e.remedy, "quote it");
+  const FieldError escaped = FieldError::required("key \"x\\\"; y\" is missing");
+  EXPECT_EQ(escaped.remedy, "") << "an escaped quote does not end the quoted string";
+}
+
+TEST(FieldErrorRemedy, AdviceAfterAnErrorWithoutADetailIsAllRemedy) {
+  const FieldError e = FieldError::duplicate("\"gpu\"", "; remove the second entry");
+  EXPECT_EQ(e.detail, "");
+  EXPECT_EQ(e.remedy, "remove the second entry");
+  EXPECT_EQ(e.problem(), "Duplicate value: \"gpu\"");
+}
+
+TEST(FieldErrorRemedy, WithoutOneTheProblemIsTheWholeBody) {
+  const FieldError e = FieldError::forbidden("claims may not be set");
+  EXPECT_EQ(e.remedy, "");
+  EXPECT_EQ(e.problem(), e.body());
+}
+
 TEST(FieldErrorBody, ANoteIsItsTextAlone) {
   EXPECT_EQ(FieldError::note("Text after the end of the document").body(), "Text after the end of the document");
 }

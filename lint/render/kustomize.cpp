@@ -1,0 +1,407 @@
+#include "lint/render/kustomize.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "lint/command.h"
+#include "rules/k8s/json_access.h"
+#include "rules/k8s/json_pointer.h"
+#include "yaml/yaml_to_json.h"
+
+namespace gpuguard::lint {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kOriginAnnotation = "config.kubernetes.io/origin";
+constexpr const char* kTransformationsAnnotation = "alpha.config.kubernetes.io/transformations";
+
+std::string normal(const fs::path& p) { return p.lexically_normal().generic_string(); }
+
+
+std::vector<std::string> stringsAt(const json& doc, const char* key) {
+  std::vector<std::string> out;
+  const auto it = doc.find(key);
+  if (it == doc.end() || !it->is_array()) return out;
+  for (const json& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<std::string> pathsOfObjects(const json& doc, const char* key) {
+  std::vector<std::string> out;
+  const auto it = doc.find(key);
+  if (it == doc.end() || !it->is_array()) return out;
+  for (const json& v : *it) {
+    const auto path = v.is_object() ? v.find("path") : v.end();
+    if (v.is_object() && path != v.end() && path->is_string()) out.push_back(path->get<std::string>());
+  }
+  return out;
+}
+
+const json* nodeAt(const json& root, std::string_view pointer) {
+  const json* node = &root;
+  while (!pointer.empty() && node) {
+    pointer.remove_prefix(1);
+    const std::size_t slash = pointer.find('/');
+    const std::string token = unescapeJsonPointerToken(pointer.substr(0, slash));
+    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
+    if (node->is_object()) {
+      const auto it = node->find(token);
+      node = it == node->end() ? nullptr : &*it;
+    } else if (node->is_array()) {
+      std::size_t i = 0;
+      bool digits = !token.empty();
+      for (char c : token) digits = digits && c >= '0' && c <= '9';
+      if (!digits) return nullptr;
+      i = std::stoul(token);
+      node = i < node->size() ? &(*node)[i] : nullptr;
+    } else {
+      node = nullptr;
+    }
+  }
+  return node;
+}
+
+struct Translated {
+  std::string pointer;  // the longest part of the path that `candidate` has
+  bool complete = false;
+};
+
+// The same node in another document of the same object (a base, a patch):
+// list items are matched by their name, as a strategic merge does, so
+// containers/1 of the output may be containers/0 of a patch.
+Translated translate(const json& rendered, std::string_view pointer, const json& candidate) {
+  Translated t;
+  const json* r = &rendered;
+  const json* c = &candidate;
+  while (!pointer.empty()) {
+    pointer.remove_prefix(1);
+    const std::size_t slash = pointer.find('/');
+    const std::string_view raw = pointer.substr(0, slash);
+    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
+    const std::string token = unescapeJsonPointerToken(raw);
+    if (r->is_object() && c->is_object()) {
+      const auto ri = r->find(token);
+      const auto ci = c->find(token);
+      if (ri == r->end() || ci == c->end()) return t;
+      r = &*ri;
+      c = &*ci;
+      t.pointer += "/" + std::string(raw);
+    } else if (r->is_array() && c->is_array()) {
+      const json* item = nodeAt(*r, "/" + std::string(raw));
+      if (!item) return t;
+      std::optional<std::size_t> j;
+      const auto name = item->is_object() ? item->find("name") : item->end();
+      if (item->is_object() && name != item->end() && name->is_string()) {
+        for (std::size_t k = 0; k < c->size(); ++k) {
+          const json& other = (*c)[k];
+          if (other.is_object() && other.value("name", json()) == *name) j = k;
+        }
+      } else {
+        const std::size_t i = std::stoul(token);
+        if (i < c->size()) j = i;
+      }
+      if (!j) return t;
+      r = item;
+      c = &(*c)[*j];
+      t.pointer += "/" + std::to_string(*j);
+    } else {
+      return t;
+    }
+  }
+  t.complete = true;
+  return t;
+}
+
+std::string metadataName(const json& doc) {
+  const auto metadata = doc.find("metadata");
+  if (metadata == doc.end() || !metadata->is_object()) return "";
+  return metadata->value("name", std::string());
+}
+
+// A document of a base or patch that is the rendered object: same kind and
+// the name before namePrefix/nameSuffix; an exact name first.
+const yaml::Document* sameObject(const std::vector<yaml::Document>& docs, const ObjectRef& object, bool patch) {
+  const yaml::Document* contained = nullptr;
+  for (const yaml::Document& d : docs) {
+    if (!d.value.is_object()) continue;
+    const std::string kind = d.value.value("kind", std::string());
+    if (kind != object.kind && !(patch && kind.empty())) continue;
+    const std::string name = metadataName(d.value);
+    if (name == object.name) return &d;
+    if (!contained && ((!name.empty() && object.name.find(name) != std::string::npos) || (patch && name.empty())))
+      contained = &d;
+  }
+  return contained;
+}
+
+// What the run shows for a file kustomize names: relative to the working
+// directory when inside it.
+std::string displayPath(const fs::path& absolute) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec) {
+    const fs::path rel = absolute.lexically_normal().lexically_relative(cwd);
+    if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  }
+  return absolute.lexically_normal().generic_string();
+}
+
+class KustomizeRemapper final : public Remapper {
+ public:
+  KustomizeRemapper(const Kustomization& root, std::vector<std::string> patchFiles, fs::path renderDir)
+      : root_(root), patchFiles_(std::move(patchFiles)), renderDir_(std::move(renderDir)) {}
+
+  void prepare(yaml::Document& doc) override {
+    origin_.reset();
+    auto metadata = doc.value.find("metadata");
+    if (metadata == doc.value.end() || !metadata->is_object()) return;
+    auto annotations = metadata->find("annotations");
+    if (annotations == metadata->end() || !annotations->is_object()) return;
+    const auto origin = annotations->find(kOriginAnnotation);
+    if (origin != annotations->end() && origin->is_string()) {
+      const yaml::ParseResult parsed = yaml::parseStream(origin->get_ref<const std::string&>());
+      if (!parsed.documents.empty() && parsed.documents[0].value.is_object()) {
+        const json& o = parsed.documents[0].value;
+        if (o.contains("path") && o["path"].is_string() && !o.contains("repo"))
+          origin_ = displayPath(fs::absolute(renderDir_ / o["path"].get<std::string>()));
+      }
+    }
+    // The annotations the wrapper asked for are not the user's: judge the
+    // object as kubectl apply -k would send it.
+    annotations->erase(kOriginAnnotation);
+    annotations->erase(kTransformationsAnnotation);
+    if (annotations->empty()) metadata->erase("annotations");
+  }
+
+  void place(const yaml::Document& doc, Located& l) override {
+    const json* value = nodeAt(doc.value, l.finding.pointer());
+    // A value a patch set: the last patch applied that says it.
+    for (const std::string& file : patchFiles_) {
+      const std::vector<yaml::Document>& docs = parsed(file);
+      const yaml::Document* d = sameObject(docs, l.object, true);
+      if (!d || !value) continue;
+      const Translated t = translate(doc.value, l.finding.pointer(), d->value);
+      const json* there = t.complete ? nodeAt(d->value, t.pointer) : nullptr;
+      if (there && *there == *value) return at(l, file, d->sources.locate(t.pointer));
+    }
+    if (origin_) {
+      const std::vector<yaml::Document>& docs = parsed(*origin_);
+      if (const yaml::Document* d = sameObject(docs, l.object, false)) {
+        return at(l, *origin_, d->sources.locate(translate(doc.value, l.finding.pointer(), d->value).pointer));
+      }
+    }
+    at(l, root_.file, {});  // the kustomization as a whole
+  }
+
+ private:
+  static void at(Located& l, const std::string& file, yaml::Position pos) {
+    l.file = file;
+    l.line = pos.line;
+    l.column = pos.column;
+  }
+
+  const std::vector<yaml::Document>& parsed(const std::string& file) {
+    auto it = files_.find(file);
+    if (it != files_.end()) return it->second;
+    std::vector<yaml::Document> docs;
+    const InputText in = readInput(file);
+    if (in.error.empty()) docs = yaml::parseStream(in.text).documents;
+    return files_.emplace(file, std::move(docs)).first->second;
+  }
+
+  const Kustomization& root_;
+  std::vector<std::string> patchFiles_;  // latest applied first
+  fs::path renderDir_;
+  std::optional<std::string> origin_;
+  std::map<std::string, std::vector<yaml::Document>> files_;
+};
+
+// The patches that may have set a value of the root's output, the last
+// applied first: the root's own, then those of what it includes.
+std::vector<std::string> patchesOf(const Kustomization& root, const std::vector<Kustomization>& tree) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  std::vector<const Kustomization*> pending{&root};
+  while (!pending.empty()) {
+    const Kustomization* k = pending.front();
+    pending.erase(pending.begin());
+    if (!seen.insert(normal(k->dir)).second) continue;
+    for (auto it = k->patchFiles.rbegin(); it != k->patchFiles.rend(); ++it) out.push_back(*it);
+    for (const std::string& dir : k->referencedDirs) {
+      for (const Kustomization& other : tree) {
+        if (normal(other.dir) == dir) pending.push_back(&other);
+      }
+    }
+  }
+  return out;
+}
+
+// A wrapper kustomization in a fresh temporary directory that includes the
+// root and asks for origin annotations; removed when done.
+class Wrapper {
+ public:
+  explicit Wrapper(const std::string& rootDir) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpuguard-kustomize-XXXXXX";
+    if (!::mkdtemp(pattern.data())) return;
+    dir_ = pattern;
+    std::error_code ec;
+    const fs::path target = fs::absolute(rootDir, ec).lexically_normal();
+    const std::string relative = target.lexically_relative(dir_).generic_string();
+    FILE* f = std::fopen((dir_ / "kustomization.yaml").c_str(), "w");
+    if (!f) return;
+    const std::string text = "resources:\n- " + json(relative).dump() + "\nbuildMetadata: [originAnnotations]\n";
+    ok_ = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok_ = std::fclose(f) == 0 && ok_;
+  }
+  ~Wrapper() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  bool ok() const { return ok_; }
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+  bool ok_ = false;
+};
+
+std::string firstLines(std::string text, std::size_t maxLines) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::size_t at = 0;
+  for (std::size_t n = 0; n < maxLines && at != std::string::npos; ++n) {
+    at = text.find('\n', at == 0 ? 0 : at + 1);
+  }
+  if (at != std::string::npos) text = text.substr(0, at) + " ...";
+  for (char& c : text) c = c == '\n' ? ' ' : c;
+  return text;
+}
+
+}  // namespace
+
+bool isKustomizationFileName(const std::string& name) {
+  return name == "kustomization.yaml" || name == "kustomization.yml" || name == "Kustomization";
+}
+
+std::optional<std::string> kustomizationFileIn(const std::string& dir) {
+  for (const char* name : {"kustomization.yaml", "kustomization.yml", "Kustomization"}) {
+    std::error_code ec;
+    const fs::path candidate = fs::path(dir) / name;
+    if (fs::is_regular_file(candidate, ec)) return candidate.generic_string();
+  }
+  return std::nullopt;
+}
+
+Kustomization readKustomization(const std::string& dir) {
+  Kustomization k;
+  k.dir = dir;
+  k.file = kustomizationFileIn(dir).value_or(normal(fs::path(dir) / "kustomization.yaml"));
+  const InputText in = readInput(k.file);
+  if (!in.error.empty()) {
+    k.error = in.error;
+    return k;
+  }
+  yaml::ParseResult parsed = yaml::parseStream(in.text);
+  if (parsed.error || parsed.documents.empty() || !parsed.documents[0].value.is_object()) {
+    k.error = parsed.error ? parsed.error->message : "not a kustomization (no map)";
+    return k;
+  }
+  const json& doc = parsed.documents[0].value;
+  k.component = stringOr(doc, "kind") == "Component";
+  auto classify = [&](const std::string& entry, bool directoriesOnly) {
+    if (isRemoteReference(entry)) {
+      k.remoteRefs.push_back(entry);
+      return;
+    }
+    const fs::path p = fs::path(dir) / entry;
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) k.referencedDirs.push_back(normal(p));
+    else if (!directoriesOnly) k.resourceFiles.push_back(normal(p));
+  };
+  for (const std::string& r : stringsAt(doc, "resources")) classify(r, false);
+  for (const std::string& r : stringsAt(doc, "bases")) classify(r, true);
+  for (const std::string& r : stringsAt(doc, "components")) classify(r, true);
+  for (const std::string& p : pathsOfObjects(doc, "patches")) k.patchFiles.push_back(normal(fs::path(dir) / p));
+  for (const std::string& p : pathsOfObjects(doc, "patchesJson6902")) k.patchFiles.push_back(normal(fs::path(dir) / p));
+  for (const std::string& p : stringsAt(doc, "patchesStrategicMerge")) {
+    // An entry is a file name, or a patch written inline.
+    if (p.find('\n') == std::string::npos && p.find(": ") == std::string::npos)
+      k.patchFiles.push_back(normal(fs::path(dir) / p));
+  }
+  return k;
+}
+
+bool isRemoteReference(const std::string& entry) {
+  for (const char* prefix : {"git::", "github.com/", "gitlab.com/", "bitbucket.org/", "git@"}) {
+    if (entry.starts_with(prefix)) return true;
+  }
+  return entry.find("://") != std::string::npos;
+}
+
+std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Kustomization& root) {
+  std::vector<Kustomization> pending{root};
+  std::set<std::string> seen{normal(root.dir)};
+  while (!pending.empty()) {
+    const Kustomization k = std::move(pending.back());
+    pending.pop_back();
+    if (!k.remoteRefs.empty()) return std::pair(k.file, k.remoteRefs.front());
+    for (const std::string& dir : k.referencedDirs) {
+      if (seen.insert(normal(dir)).second && kustomizationFileIn(dir)) pending.push_back(readKustomization(dir));
+    }
+  }
+  return std::nullopt;
+}
+
+FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
+                             const RenderCommand& command, const LintPolicy& policy, const RenderSettings& settings) {
+  const std::size_t limit = yaml::Limits{}.maxDocumentBytes;
+  FileReport failed;
+  failed.file = root.dir;
+  if (const auto remote = settings.allowRemote ? std::nullopt : firstRemoteReference(root)) {
+    failed.errors.push_back({root.file, 0, 0,
+                             "not rendered: " + remote->first + " names the remote base " + remote->second +
+                                 ", which kustomize would fetch from the network; vendor it into the tree, or "
+                                 "pass --allow-remote"});
+    return failed;
+  }
+  Wrapper wrapper(root.dir);
+  std::optional<CommandResult> rendered;
+  if (wrapper.ok()) {
+    std::vector<std::string> argv = command;
+    argv.push_back(wrapper.dir().string());
+    rendered = runCommand(argv, limit, settings.timeoutMs);
+  }
+  bool withOrigins = rendered && rendered->ran && rendered->exitStatus == 0;
+  if (!withOrigins) {
+    // The root itself: its own error message (or, with a kustomize too old
+    // for buildMetadata, its output without origins).
+    std::vector<std::string> argv = command;
+    argv.push_back(root.dir);
+    rendered = runCommand(argv, limit, settings.timeoutMs);
+  }
+  if (!rendered->ran || rendered->exitStatus != 0) {
+    const std::string why = !rendered->ran ? rendered->error : firstLines(rendered->err, 3);
+    failed.errors.push_back({root.file, 0, 0, "cannot render the kustomization (" + command[0] + " " + command[1] +
+                                                  " " + root.dir + "): " + why});
+    return failed;
+  }
+  KustomizeRemapper remapper(root, patchesOf(root, tree), withOrigins ? wrapper.dir() : fs::path(root.dir));
+  LintOptions options;
+  options.remap = &remapper;
+  FileReport report = lintText(root.dir, rendered->out, policy, options);
+  for (InputError& e : report.errors) {
+    e.file = root.file;
+    e.message = "the output of " + command[0] + " " + command[1] + " " + root.dir + " does not parse: " + e.message;
+    e.line = e.column = 0;
+  }
+  return report;
+}
+
+}  // namespace gpuguard::lint

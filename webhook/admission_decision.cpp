@@ -1,0 +1,58 @@
+#include "webhook/admission_decision.h"
+
+#include <unordered_set>
+#include <utility>
+
+#include "rules/engine.h"
+#include "webhook/admission_messages.h"
+#include "webhook/admission_update.h"
+
+namespace gpuguard::webhook {
+namespace {
+
+constexpr std::string_view kPreexisting = "(already present before this update)";
+
+// On UPDATE, the identities of the errors the old object already had: not
+// the update's doing. Empty otherwise, or when nothing would deny anyway.
+std::unordered_set<std::string> preexistingErrors(const std::vector<Finding>& findings, const AdmissionRequest& request,
+                                                  const AdmissionPolicy& policy, const ClusterFacts* cluster) {
+  if (!request.isUpdate() || !request.oldObject || !hasErrors(findings)) return {};
+  return preexistingIdentities(judgeRequestObject(*request.oldObject, request, policy, cluster), *request.oldObject);
+}
+
+}  // namespace
+
+std::vector<Finding> judgeRequestObject(const nlohmann::json& object, const AdmissionRequest& request,
+                                        const AdmissionPolicy& policy, const ClusterFacts* cluster) {
+  JudgeOptions options;
+  options.cluster = cluster;
+  options.exemptions = &policy.exemptions;
+  options.namespaceName = request.namespaceName;
+  std::vector<Finding> findings = judge(object, policy.engine, options);
+  if (!policy.allowSuppressions) forgetSuppressions(findings);
+  return findings;
+}
+
+Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,
+               const ClusterFacts* cluster) {
+  const std::vector<Finding> findings = judgeRequestObject(*request.object, request, policy, cluster);
+  const std::unordered_set<std::string> preexisting = preexistingErrors(findings, request, policy, cluster);
+  FindingIdentities identities(*request.object);
+  Verdict verdict;
+  WarningList warnings(limits);
+  for (const Finding& f : findings) {
+    if (f.suppressed) continue;
+    const bool error = f.severity == Severity::Error;
+    if (error && (preexisting.empty() || !preexisting.count(identities.of(f)))) {
+      verdict.denials.push_back(denialEntry(f));
+      verdict.hits.push_back({f.rule, true});
+    } else {
+      warnings.add(warningText(f, error ? kPreexisting : std::string_view(), limits));
+      verdict.hits.push_back({f.rule, false});
+    }
+  }
+  verdict.warnings = std::move(warnings).finish();
+  return verdict;
+}
+
+}  // namespace gpuguard::webhook

@@ -1,0 +1,45 @@
+// The one decision step of POST /validate, on a request the filters let
+// through: the rules judge the object (with the policy's exemptions matched
+// against the request's namespace, suppression annotations counting only when
+// the policy allows them); each unsuppressed error finding denies and each
+// warning warns. On UPDATE only what the update introduces denies: an error
+// whose identity the old object already had (webhook/admission_update.h) is a
+// warning marked "(already present before this update)".
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/cluster_facts.h"
+#include "rules/finding.h"
+#include "webhook/admission_limits.h"
+#include "webhook/admission_policy.h"
+#include "webhook/admission_request.h"
+
+namespace gpuguard::webhook {
+
+// One finding that counted: it denied the request or became a warning.
+struct RuleHit {
+  std::string rule;
+  bool denied = false;  // false: reported as a warning
+};
+
+struct Verdict {
+  std::vector<std::string> denials;   // denial entries (denialEntry()), in engine order
+  std::vector<std::string> warnings;  // response.warnings, within the API server's budget
+  std::vector<RuleHit> hits;          // in engine order: denials and warnings
+};
+
+// The engine on one object of the request (its object or its oldObject).
+// `cluster`: the cluster's facts to judge with; null: judged without them.
+std::vector<Finding> judgeRequestObject(const nlohmann::json& object, const AdmissionRequest& request,
+                                        const AdmissionPolicy& policy, const ClusterFacts* cluster);
+
+// The verdict on request.object (CREATE or UPDATE).
+Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,
+               const ClusterFacts* cluster);
+
+}  // namespace gpuguard::webhook
