@@ -1,7 +1,7 @@
 // The contract between the engine and one check. Each check lives in its own
 // file under rules/checks/, has a public id, a default severity and its
-// documentation (with a wrong and a right example), and is registered once in
-// rules/registry.cpp.
+// documentation (with a wrong and a right example), and is registered by one
+// line in rules/checks/registered.inc (tools/new-rule.sh writes all of these).
 #pragma once
 
 #include <memory>

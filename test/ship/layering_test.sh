@@ -77,18 +77,18 @@ else
   for b in "${broken[@]}"; do fail "$b"; done
 fi
 
-# rules/checks holds exactly the rules: one .cpp per rule and the factories'
-# header, and no check includes another check (what two rules share lives in
+# rules/checks holds exactly the rules: one .cpp per rule, the factories'
+# header and the one-line registrations (registered.inc), and no check includes another check (what two rules share lives in
 # rules/support, rules/nvidia or rules/serving).
 strays=() crossed=()
 while IFS= read -r -d '' file; do
-  [[ $file == rules/checks/checks.h || $file == *.cpp ]] || strays+=("$file")
+  [[ $file == rules/checks/checks.h || $file == rules/checks/registered.inc || $file == *.cpp ]] || strays+=("$file")
   while IFS= read -r included; do
     [[ $included == rules/checks/* && $included != rules/checks/checks.h ]] && crossed+=("$file includes $included")
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
 done < <(find rules/checks -type f -print0)
 if ((${#strays[@]} == 0)); then
-  ok "rules/checks holds only rules (one .cpp each) and checks.h"
+  ok "rules/checks holds only rules (one .cpp each), checks.h and registered.inc"
 else
   for s in "${strays[@]}"; do fail "$s is not a rule: move it to rules/support, rules/nvidia or rules/serving"; done
 fi

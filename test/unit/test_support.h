@@ -13,21 +13,49 @@
 
 namespace gpuguard::testing {
 
+// What the YAML loader saw of how each scalar was written (010 vs 8), as
+// gpuguard-lint gives it to the rules.
+class YamlHints final : public SourceHints {
+ public:
+  explicit YamlHints(const yaml::SourceMap& map) : map_(map) {}
+  const std::string* writtenText(std::string_view pointer) const override {
+    const yaml::NodeOrigin* o = map_.find(pointer);
+    return o && o->plainScalar ? &o->writtenText : nullptr;
+  }
+
+ private:
+  const yaml::SourceMap& map_;
+};
+
 // Parses one YAML document the way gpuguard-lint does (YAML 1.1 scalars,
 // with written-text hints) and judges it.
 inline std::vector<Finding> judgeYaml(const std::string& text, const Policy& policy = {}) {
   yaml::ParseResult parsed = yaml::parseStream(text);
   if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
   if (parsed.documents.size() != 1) throw std::runtime_error("test YAML must hold one document");
-  struct Hints final : SourceHints {
-    const yaml::SourceMap& map;
-    explicit Hints(const yaml::SourceMap& m) : map(m) {}
-    const std::string* writtenText(std::string_view pointer) const override {
-      const yaml::NodeOrigin* o = map.find(pointer);
-      return o && o->plainScalar ? &o->writtenText : nullptr;
-    }
-  } hints(parsed.documents.front().sources);
+  const YamlHints hints(parsed.documents.front().sources);
   return judge(parsed.documents.front().value, policy, JudgeOptions{&hints});
+}
+
+// Judges a YAML stream as gpuguard-lint judges one file: what all documents
+// define (DeviceClasses, claim templates) is known to each, each document with
+// its written-text hints, and with the cluster's facts when given. The
+// findings of all documents, in document order.
+inline std::vector<Finding> judgeFile(const std::string& text, const Policy& policy = {},
+                                      const ClusterFacts* cluster = nullptr) {
+  yaml::ParseResult parsed = yaml::parseStream(text);
+  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
+  InputFacts facts;
+  for (const yaml::Document& doc : parsed.documents) facts.add(doc.value);
+  std::vector<Finding> all;
+  for (const yaml::Document& doc : parsed.documents) {
+    const YamlHints hints(doc.sources);
+    JudgeOptions options{&hints};
+    options.facts = &facts;
+    options.cluster = cluster;
+    for (Finding& f : judge(doc.value, policy, options)) all.push_back(std::move(f));
+  }
+  return all;
 }
 
 // Judges every document of a YAML stream as the linter judges one input:
