@@ -194,7 +194,9 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   const ObjectLocator objects(doc.value);
   for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
   auto add = [&](Finding f, yaml::Position pos) {
-    ObjectRef object = objects.at(f.pointer());
+    // The engine's findings say their object; the loader's warnings and
+    // the ineffective suppressions are located here.
+    ObjectRef object = f.object ? *f.object : objects.at(f.path);
     Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object), {}};
     if (options.remap) options.remap->place(doc, l);
     report.findings.push_back(std::move(l));

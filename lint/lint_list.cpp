@@ -70,7 +70,7 @@ void judgeItem(yaml::Document& item, std::size_t i, const std::vector<yaml::Pars
     report.objects.push_back({item.index, std::move(ref)});
   }
   auto located = [&](Finding f, yaml::Position pos) {
-    ObjectRef object = objects.at(f.pointer());
+    ObjectRef object = f.object ? *f.object : objects.at(f.path);
     object.pointer = prefix + object.pointer;
     f.path = itemPath(i, f.path);
     return Located{std::move(f), pos.line, pos.column, item.index, "", std::move(object), {}};

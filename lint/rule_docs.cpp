@@ -38,6 +38,23 @@ std::string explanationHeading(const CatalogEntry& e) {
   return severity;
 }
 
+// The policy keys a rule reads (RuleDoc::policyKeys), with `quote` around
+// each: "`gpuResources`, `gpuTaints`"; "" when it reads none.
+std::string policyKeyList(const RuleDoc& d, std::string_view quote) {
+  std::string out;
+  for (std::string_view key : d.policyKeys) {
+    out += (out.empty() ? "" : ", ") + std::string(quote) + std::string(key) + std::string(quote);
+  }
+  return out;
+}
+
+// What configures a rule besides its severity: the policy keys it reads.
+std::string policyKeysSentence(const RuleDoc& d, std::string_view quote) {
+  const std::string keys = policyKeyList(d, quote);
+  return "Policy keys it reads besides " + std::string(quote) + "rules" + std::string(quote) + ": " +
+         (keys.empty() ? std::string("none") : keys) + ".";
+}
+
 // What a user can do about an entry's findings besides fixing them.
 void writeSilencing(std::ostream& out, const CatalogEntry& e) {
   switch (e.source) {
@@ -89,6 +106,7 @@ void writeRuleExplanation(std::ostream& out, const CatalogEntry& entry) {
   out << "\nRight:\n";
   indented(out, d.rightExample);
   out << "\n";
+  if (entry.source == Source::Rule) out << policyKeysSentence(d, "") << "\n";
   writeSilencing(out, entry);
 }
 
@@ -146,8 +164,9 @@ void writeSection(std::ostream& out, const CatalogEntry& e) {
   out << "\n## " << d.id << "\n\n"
       << (e.configurable() ? "Default severity: **" : "Severity: **") << severityName(d.defaultSeverity) << "**\n\n"
       << (e.configurable() ? "" : std::string(d.summary) + " ") << d.description << "\n\n"
-      << "**What to do:** " << d.remediation << "\n\n"
-      << "Wrong:\n\n```yaml\n" << d.wrongExample << "```\n\n"
+      << "**What to do:** " << d.remediation << "\n\n";
+  if (e.configurable()) out << policyKeysSentence(d, "`") << "\n\n";
+  out << "Wrong:\n\n```yaml\n" << d.wrongExample << "```\n\n"
       << "Right:\n\n```yaml\n" << d.rightExample << "```\n";
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "rules/semantics.h"
+#include "rules/k8s/quantity.h"
 
 namespace gpuguard {
 namespace {

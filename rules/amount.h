@@ -28,7 +28,7 @@ class Amount {
   Amount() = default;
   static Amount units(long long n);
   static Amount fromQuantity(const Quantity& q);
-  // A JSON value as the API server decodes a Quantity (rules/semantics.h
+  // A JSON value as the API server decodes a Quantity (rules/k8s/quantity.h
   // decodeQuantity): nullopt when it does not parse.
   static std::optional<Amount> fromJson(const nlohmann::json& value);
 

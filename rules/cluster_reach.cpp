@@ -5,7 +5,9 @@
 
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/node_selection.h"
-#include "rules/semantics.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard {
 namespace {

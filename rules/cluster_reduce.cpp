@@ -1,7 +1,9 @@
 #include "rules/cluster_reduce.h"
 
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/taints.h"
+#include "rules/k8s/node_selection.h"
 
 namespace gpuguard {
 namespace {

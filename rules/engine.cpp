@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rules/k8s/json_access.h"
+#include "rules/object_ref.h"
 #include "rules/registry.h"
 
 namespace gpuguard {
@@ -54,16 +55,6 @@ const std::string* suppressionIn(const json& node, const std::string& annotation
   return annotations ? stringAt(*annotations, annotationKey) : nullptr;
 }
 
-// The node one step of a path leads to, or nullptr when it is not there.
-const json* childAt(const json& node, const FieldPath::Step& step) {
-  if (step.kind == FieldPath::Step::Kind::Index) {
-    return node.is_array() && step.index < node.size() ? &node[step.index] : nullptr;
-  }
-  if (!node.is_object()) return nullptr;
-  auto it = node.find(step.name);
-  return it != node.end() ? &*it : nullptr;
-}
-
 // Walks from the object root along the finding's path; every object on the
 // way (the object itself, a List item, a pod template) may carry the
 // annotation. A suppression needs a non-empty reason.
@@ -71,7 +62,7 @@ void applySuppression(const json& object, Finding& f) {
   const std::string annotationKey = std::string(kSuppressionPrefix) + f.rule;
   const std::vector<FieldPath::Step> steps = f.path.segments();
   const json* node = &object;
-  for (std::size_t i = 0; node; node = i < steps.size() ? childAt(*node, steps[i++]) : nullptr) {
+  for (std::size_t i = 0; node; node = i < steps.size() ? stepInto(*node, steps[i++]) : nullptr) {
     if (const std::string* reason = suppressionIn(*node, annotationKey); reason && !reason->empty()) {
       f.suppressed = true;
       f.suppressionReason = *reason;
@@ -105,7 +96,13 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
     Collector collector(*rule, policy, *severity, findings);
     rule->check(ctx, collector);
   }
-  for (Finding& f : findings) applySuppression(object, f);
+  if (!findings.empty()) {
+    const ObjectLocator objects(object, sites);
+    for (Finding& f : findings) {
+      applySuppression(object, f);
+      f.object = objects.at(f.path);
+    }
+  }
   return findings;
 }
 

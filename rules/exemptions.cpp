@@ -25,7 +25,7 @@ bool everyImageMatches(const Pattern& pattern, const std::vector<std::string>& i
          std::all_of(images.begin(), images.end(), [&](const std::string& image) { return pattern.fullMatch(image); });
 }
 
-Exemption readEntry(const json& entry, std::string_view source, const std::string& where) {
+Exemption readEntry(const json& entry, std::string_view source, const std::string& where, const KnownRule& knownRule) {
   if (!entry.is_object()) {
     policy_json::fail(source, where, "must be a map of namespace, kind, name, image, rules; got " +
                                          policy_json::typeName(entry));
@@ -42,7 +42,7 @@ Exemption readEntry(const json& entry, std::string_view source, const std::strin
         policy_json::fail(source, key, "must be a non-empty list of rule ids (omit it to exempt from every rule)");
       }
       for (std::size_t i = 0; i < value.size(); ++i) {
-        e.rules.push_back(policy_json::ruleId(value[i], source, policy_json::entryKey(key, i)));
+        e.rules.push_back(policy_json::ruleId(value[i], source, policy_json::entryKey(key, i), knownRule));
       }
     } else {
       policy_json::fail(source, key, "unknown key (known: namespace, kind, name, image, rules)");
@@ -77,14 +77,14 @@ bool Exemption::exempts(std::string_view ruleId, const ExemptionSubject& s) cons
          matchesIfGiven(name, s.name) && (!image || everyImageMatches(*image, s.images));
 }
 
-Exemptions Exemptions::fromJson(const json& list, std::string_view source) {
+Exemptions Exemptions::fromJson(const json& list, std::string_view source, const KnownRule& knownRule) {
   if (!list.is_array()) {
     policy_json::fail(source, "exemptions", "must be a list of {namespace, kind, name, image, rules}, got " +
                                                 policy_json::typeName(list));
   }
   Exemptions out;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    out.entries_.push_back(readEntry(list[i], source, policy_json::entryKey("exemptions", i)));
+    out.entries_.push_back(readEntry(list[i], source, policy_json::entryKey("exemptions", i), knownRule));
   }
   return out;
 }

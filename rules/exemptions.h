@@ -26,6 +26,7 @@
 
 #include "rules/pattern.h"
 #include "rules/pod_specs.h"
+#include "rules/policy.h"
 
 namespace gpuguard {
 
@@ -53,9 +54,9 @@ class Exemptions {
  public:
   Exemptions() = default;
   // Reads the policy's `exemptions` value. Throws PolicyError naming the
-  // entry and field (an invalid pattern, an unknown rule id, an entry that
-  // would exempt every object).
-  static Exemptions fromJson(const nlohmann::json& list, std::string_view source);
+  // entry and field (an invalid pattern, a rule id `knownRule` refuses, an
+  // entry that would exempt every object).
+  static Exemptions fromJson(const nlohmann::json& list, std::string_view source, const KnownRule& knownRule = {});
 
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }

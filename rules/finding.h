@@ -17,6 +17,21 @@ namespace gpuguard {
 
 enum class Severity { Error, Warning };
 
+// Which Kubernetes object a finding is about (rules/object_ref.h finds it).
+struct ObjectRef {
+  std::string apiVersion;
+  std::string kind;
+  std::string ns;           // metadata.namespace, "" when not set
+  std::string name;         // metadata.name, else metadata.generateName, else ""
+  std::string pointer;      // the object inside its document: "" or "/items/312"
+  std::string podTemplate;  // the pod spec holding the finding, as an API path inside the
+                            // object ("spec.template.spec", "spec" for a Pod); "" for none
+
+  // Kind/namespace/name, or Kind/name without a namespace; "<unnamed>"
+  // stands for a missing name.
+  std::string display() const;
+};
+
 std::string_view severityName(Severity s);
 
 struct Finding {
@@ -26,6 +41,9 @@ struct Finding {
   FieldError error;    // what the API server would say of it, and what to do
   std::string value;   // the offending value as written, "" when the problem is something missing
   std::optional<Fix> fix;  // what the rule would change (JSON-level edits), if it knows
+  // The object it is about and the pod template holding it: judge() says,
+  // from the path's segments; unset for findings a front end makes.
+  std::optional<ObjectRef> object;
   bool suppressed = false;
   std::string suppressionReason;  // from the ignore.gpuguard.io/<rule> annotation
 

@@ -4,7 +4,8 @@
 #include <limits>
 
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/quantity.h"
 #include "text/ascii.h"
 
 namespace gpuguard {

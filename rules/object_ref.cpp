@@ -5,21 +5,12 @@
 
 #include "rules/k8s/field_path.h"
 #include "rules/k8s/json_access.h"
+#include "rules/k8s/json_pointer.h"
 
 namespace gpuguard {
 namespace {
 
 using nlohmann::json;
-
-// Splits the first reference token off `pointer` (which starts with '/'),
-// decoded.
-std::string takeToken(std::string_view& pointer) {
-  pointer.remove_prefix(1);
-  const std::size_t slash = pointer.find('/');
-  std::string token = unescapeJsonPointerToken(pointer.substr(0, slash));
-  pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-  return token;
-}
 
 bool parseIndex(const std::string& token, std::size_t& index) {
   const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
@@ -33,6 +24,13 @@ bool isList(const json& v) {
   const auto items = v.find("items");
   return kind != v.end() && kind->is_string() && kind->get_ref<const std::string&>().ends_with("List") &&
          items != v.end() && items->is_array();
+}
+
+// A path's reference tokens, decoded (FieldPath::tokenOf of each step).
+std::vector<std::string> tokensOf(const FieldPath& path) {
+  std::vector<std::string> out;
+  for (const FieldPath::Step& step : path.segments()) out.push_back(FieldPath::tokenOf(step));
+  return out;
 }
 
 ObjectRef describe(const json& object, std::string pointer) {
@@ -58,31 +56,42 @@ std::string ObjectRef::display() const {
   return ns.empty() ? shownKind + "/" + shownName : shownKind + "/" + ns + "/" + shownName;
 }
 
-ObjectLocator::ObjectLocator(const json& document) : document_(document), sites_(findPodSites(document)) {}
+ObjectLocator::ObjectLocator(const json& document) : ObjectLocator(document, findPodSites(document)) {}
+
+ObjectLocator::ObjectLocator(const json& document, const std::vector<PodSite>& sites) : document_(document) {
+  specTokens_.reserve(sites.size());
+  for (const PodSite& site : sites) specTokens_.push_back(tokensOf(site.specPath));
+}
+
+ObjectRef ObjectLocator::at(const FieldPath& path) const { return at(tokensOf(path)); }
 
 ObjectRef ObjectLocator::at(std::string_view pointer) const {
-  // Down through Lists (and Lists of Lists) to the item holding the pointer.
+  std::vector<std::string> tokens;
+  for (JsonPointerTokens reader(pointer); !reader.done();) tokens.push_back(reader.next());
+  return at(tokens);
+}
+
+ObjectRef ObjectLocator::at(const std::vector<std::string>& tokens) const {
+  // Down through Lists (and Lists of Lists) to the item holding the finding.
   const json* object = &document_;
   std::string objectPointer;
-  std::string_view rest = pointer;
-  while (isList(*object) && rest.starts_with("/items/")) {
-    std::string_view probe = rest;
-    takeToken(probe);  // "items"
+  std::size_t depth = 0;  // tokens that lead to the object
+  while (isList(*object) && depth + 1 < tokens.size() && tokens[depth] == "items") {
     std::size_t index = 0;
-    if (!parseIndex(takeToken(probe), index) || index >= (*object)["items"].size()) break;
+    if (!parseIndex(tokens[depth + 1], index) || index >= (*object)["items"].size()) break;
     objectPointer += "/items/" + std::to_string(index);
     object = &(*object)["items"][index];
-    rest = probe;
+    depth += 2;
   }
   ObjectRef ref = describe(*object, objectPointer);
-  // The innermost pod spec whose pointer is a prefix of the finding's.
+  // The innermost pod spec whose path the finding's begins with.
   std::size_t best = 0;
-  for (const PodSite& site : sites_) {
-    const std::string spec = site.specPath.jsonPointer();
-    const bool inside = pointer.starts_with(spec) && (pointer.size() == spec.size() || pointer[spec.size()] == '/');
-    if (inside && spec.size() > objectPointer.size() && spec.size() >= best) {
+  for (const std::vector<std::string>& spec : specTokens_) {
+    const bool inside = spec.size() <= tokens.size() && std::equal(spec.begin(), spec.end(), tokens.begin());
+    if (inside && spec.size() > depth && spec.size() >= best) {
       best = spec.size();
-      ref.podTemplate = apiPathOfPointer(std::string_view(spec).substr(objectPointer.size()), *object);
+      ref.podTemplate = FieldPath::fromTokens({spec.begin() + static_cast<std::ptrdiff_t>(depth), spec.end()}, *object)
+                            .apiPath();
     }
   }
   return ref;

@@ -9,36 +9,31 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/finding.h"
 #include "rules/pod_specs.h"
 
 namespace gpuguard {
 
-struct ObjectRef {
-  std::string apiVersion;
-  std::string kind;
-  std::string ns;           // metadata.namespace, "" when not set
-  std::string name;         // metadata.name, else metadata.generateName, else ""
-  std::string pointer;      // the object inside its document: "" or "/items/312"
-  std::string podTemplate;  // the pod spec holding the finding, as an API path inside the
-                            // object ("spec.template.spec", "spec" for a Pod); "" for none
-
-  // Kind/namespace/name, or Kind/name without a namespace; "<unnamed>"
-  // stands for a missing name.
-  std::string display() const;
-};
-
-// Finds the object of each pointer of one document (the pod specs are found
+// Finds the object of each finding of one document (the pod specs are found
 // once, for all the document's findings).
 class ObjectLocator {
  public:
   explicit ObjectLocator(const nlohmann::json& document);
+  // With the pod specs the caller already found in `document` (judge()).
+  ObjectLocator(const nlohmann::json& document, const std::vector<PodSite>& sites);
+  // The object of a finding at `path`, read from its segments.
+  ObjectRef at(const FieldPath& path) const;
+  // The same from a pointer (a finding the engine did not make: a loader's
+  // warning, an ineffective suppression).
   ObjectRef at(std::string_view pointer) const;
   // Every object of the document: the document, or a List's items.
   std::vector<ObjectRef> objects() const;
 
  private:
+  ObjectRef at(const std::vector<std::string>& tokens) const;
+
   const nlohmann::json& document_;
-  std::vector<PodSite> sites_;
+  std::vector<std::vector<std::string>> specTokens_;  // each pod spec's path, as reference tokens
 };
 
 // An RFC 6901 pointer inside `root` in the API server's notation

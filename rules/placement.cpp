@@ -7,7 +7,10 @@
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/names.h"
 #include "rules/k8s/node_selection.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard {
 namespace {

@@ -9,7 +9,7 @@
 // fit whatever else runs).
 //
 // Pure: JSON in, structs out. Pod discovery, resources and tolerations come
-// from rules/pod_specs.h and rules/semantics.h.
+// from rules/pod_specs.h, rules/resources.h and rules/pod_constraints.h.
 #pragma once
 
 #include <cstddef>

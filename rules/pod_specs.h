@@ -47,7 +47,7 @@ enum class ContainerKind {
   Lone,       // a container-like object outside any pod spec
 };
 
-struct ContainerResources;  // rules/semantics.h
+struct ContainerResources;  // rules/resources.h
 
 // A resource an operator puts on the container it builds, read from a field
 // of its own custom resource: a DynamoGraphDeployment service's

@@ -4,7 +4,6 @@
 #include <array>
 
 #include "rules/policy_json.h"
-#include "rules/registry.h"
 
 namespace gpuguard {
 namespace {
@@ -181,7 +180,7 @@ const PlatformPreset* findPlatformPreset(std::string_view name) {
 }
 
 Policy Policy::fromJson(const json& doc, std::string_view source, std::string_view platform,
-                        std::span<const std::string_view> othersKeys) {
+                        std::span<const std::string_view> othersKeys, const KnownRule& knownRule) {
   Policy p;
   if (!doc.is_null() && !doc.is_object()) fail(source, "(top level)", "must be a map, got " + typeName(doc));
   applyPlatform(p, doc, source, platform);
@@ -191,7 +190,7 @@ Policy Policy::fromJson(const json& doc, std::string_view source, std::string_vi
     if (key == "rules") {
       if (!v.is_object()) fail(source, key, "must be a map of rule id to error|warning|off");
       for (const auto& [id, setting] : v.items()) {
-        if (id != "*" && !findRule(id)) fail(source, "rules." + id, "unknown rule id (see gpuguard-lint --list-rules)");
+        if (id != "*" && knownRule && !knownRule(id)) fail(source, "rules." + id, "unknown rule id (see gpuguard-lint --list-rules)");
         p.rules[id] = ruleSetting(setting, source, "rules." + id);
       }
     } else if (key == "gpuResources") {

@@ -23,6 +23,7 @@
 // exemptNamespaces and the linter's include/exclude globs.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -45,6 +46,13 @@ class PolicyError : public std::runtime_error {
 };
 
 enum class RuleSetting { Error, Warning, Off };
+
+// Whether a rule id names a rule. Configuration flows one way: the engine's
+// readers (Policy, Exemptions) check the shape of a policy document only, and
+// the reader of a policy file (yaml/policy_file.h) passes the registry's
+// answer in, so that an unknown id fails where it is written. Empty: every
+// id is taken.
+using KnownRule = std::function<bool(std::string_view ruleId)>;
 
 // An image whose tag does not say its CUDA version (cudaImages).
 struct CudaImage {
@@ -75,14 +83,14 @@ struct Policy {
   bool gfdLabels = true;
 
   // Reads a policy document (already decoded from YAML or JSON). Unknown keys,
-  // unknown rule ids, invalid patterns and values of the wrong type throw
-  // PolicyError naming the key (and entry) and `source` (the file name).
+  // rule ids `knownRule` refuses, invalid patterns and values of the wrong
+  // type throw PolicyError naming the key (and entry) and `source` (the file name).
   // `platform`, when given (the linter's --platform), replaces the document's
   // platform key; the other keys of the document still override the preset.
   // `othersKeys`: top-level keys another reader takes (skipped here, and
   // listed among the known keys in the error for an unknown one).
   static Policy fromJson(const nlohmann::json& doc, std::string_view source, std::string_view platform = {},
-                         std::span<const std::string_view> othersKeys = {});
+                         std::span<const std::string_view> othersKeys = {}, const KnownRule& knownRule = {});
 
   // The severity a rule runs at, or nullopt when it is off.
   std::optional<Severity> severityOf(std::string_view ruleId, Severity defaultSeverity) const;

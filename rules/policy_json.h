@@ -28,7 +28,9 @@ bool boolean(const nlohmann::json& v, std::string_view source, std::string_view 
 // A string compiled as a Pattern; RE2's reason and the pattern go into the error.
 Pattern pattern(const nlohmann::json& v, std::string_view source, std::string_view key);
 
-// A rule id the registry knows (with "--list-rules" in the error).
-std::string ruleId(const nlohmann::json& v, std::string_view source, std::string_view key);
+// A rule id: a string `knownRule` accepts (an empty one accepts any; the
+// error names "--list-rules").
+std::string ruleId(const nlohmann::json& v, std::string_view source, std::string_view key,
+                   const KnownRule& knownRule);
 
 }  // namespace gpuguard::policy_json

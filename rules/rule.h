@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,10 @@ struct RuleDoc {
   std::string_view remediation;   // what to do
   std::string_view wrongExample;  // YAML that triggers it
   std::string_view rightExample;  // the same YAML, fixed
+  // The policy keys (rules/policy.h) the rule reads besides `rules`, which
+  // sets every rule's severity: its options, the way a clang-tidy check
+  // declares its own. gpuguard-lint --explain and docs/rules.md show them.
+  std::span<const std::string_view> policyKeys = {};
 };
 
 // What a front end may know about the text behind a JSON value. The linter

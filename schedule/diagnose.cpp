@@ -4,13 +4,15 @@
 #include <map>
 #include <set>
 
-#include "rules/gfd_labels.h"
+#include "rules/nvidia/gfd_labels.h"
 #include "rules/gpu_use.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/node_selection.h"
 #include "rules/pod_specs.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/names.h"
 
 namespace gpuguard::schedule {
 namespace {

@@ -9,7 +9,7 @@
 // or affinity expression saw, which taint is not tolerated.
 //
 // Pure: JSON in, structs out. Pod discovery, resources and tolerations come
-// from the rule engine (rules/pod_specs.h, rules/semantics.h).
+// from the rule engine (rules/pod_specs.h, rules/resources.h).
 #pragma once
 
 #include <cstddef>

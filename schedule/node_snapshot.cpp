@@ -4,7 +4,6 @@
 
 #include "rules/cluster_reduce.h"
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
 
 namespace gpuguard::schedule {
 namespace {

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "rules/semantics.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard::schedule {
 namespace {

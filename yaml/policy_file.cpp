@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "rules/policy_json.h"
+#include "rules/registry.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::yaml {
@@ -15,12 +16,16 @@ namespace {
 constexpr std::array<std::string_view, 6> kFrontEndKeys{"exemptions", "allowSuppressions", "exemptNamespaces",
                                                         "mutate",     "include",           "exclude"};
 
+// The registry decides which rule ids exist: the engine's readers check
+// shapes only (rules/policy.h KnownRule).
+bool isRegisteredRule(std::string_view id) { return findRule(id) != nullptr; }
+
 // `mutate:` names rules (an empty list mutates nothing); a typo would
 // silently fix nothing, so it is an error.
 std::vector<std::string> ruleIdList(const nlohmann::json& v, std::string_view source, std::string_view key) {
   if (!v.is_array()) policy_json::fail(source, key, "must be a list of rule ids, got " + policy_json::typeName(v));
   std::vector<std::string> ids;
-  for (std::size_t i = 0; i < v.size(); ++i) ids.push_back(policy_json::ruleId(v[i], source, policy_json::entryKey(key, i)));
+  for (std::size_t i = 0; i < v.size(); ++i) ids.push_back(policy_json::ruleId(v[i], source, policy_json::entryKey(key, i), isRegisteredRule));
   return ids;
 }
 
@@ -28,10 +33,10 @@ std::vector<std::string> ruleIdList(const nlohmann::json& v, std::string_view so
 
 PolicyDocument PolicyDocument::fromJson(const nlohmann::json& doc, std::string_view source, std::string_view platform) {
   PolicyDocument d;
-  d.engine = Policy::fromJson(doc, source, platform, kFrontEndKeys);  // also rejects what nobody reads
-  if (!doc.is_object()) return d;                           // null: an empty file, the defaults
+  d.engine = Policy::fromJson(doc, source, platform, kFrontEndKeys, isRegisteredRule);  // also rejects what nobody reads
+  if (!doc.is_object()) return d;  // null: an empty file, the defaults
   for (const auto& [key, v] : doc.items()) {
-    if (key == "exemptions") d.exemptions = Exemptions::fromJson(v, source);
+    if (key == "exemptions") d.exemptions = Exemptions::fromJson(v, source, isRegisteredRule);
     else if (key == "allowSuppressions") d.allowSuppressions = policy_json::boolean(v, source, key);
     else if (key == "exemptNamespaces") d.exemptNamespaces = policy_json::stringList(v, source, key);
     else if (key == "mutate") d.mutate = ruleIdList(v, source, key);

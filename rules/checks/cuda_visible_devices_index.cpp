@@ -2,16 +2,21 @@
 // the container has. Indices count the devices visible to the process - in a
 // pod, its own GPUs from 0 - and an invalid one hides itself and every later
 // entry (kubernetes-gpu-semantics.md §15.7, §15.8).
+#include <array>
 #include <optional>
 #include <string>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/container_gpus.h"
+#include "rules/support/container_gpus.h"
 #include "rules/k8s/go_strconv.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuResources", "draExtendedResources"};
 
 constexpr RuleDoc kDoc{
     .id = "cuda-visible-devices-index",
@@ -40,6 +45,7 @@ constexpr RuleDoc kDoc{
         "spec:\n  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    env:\n"
         "    - name: CUDA_VISIBLE_DEVICES\n      value: \"0,1\"\n    resources:\n      limits:\n"
         "        nvidia.com/gpu: 2\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // The devices a CUDA process of the container enumerates, when the input tells.

@@ -1,19 +1,25 @@
 // device-plugin-config: an NVIDIA device plugin DaemonSet that cannot register
 // or advertise GPUs: no kubelet device-plugin hostPath, invalid strategies,
 // FAIL_ON_INIT_ERROR=false, or no toleration for the GPU taint.
+#include <array>
 #include <algorithm>
 #include <optional>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/gpu_operator_config.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/checks/toleration_near_miss.h"
-#include "rules/semantics.h"
+#include "rules/support/gpu_operator_config.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/support/toleration_near_miss.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuTaints", "assumeExtendedResourceToleration"};
 
 constexpr RuleDoc kDoc{
     .id = "device-plugin-config",
@@ -69,6 +75,7 @@ constexpr RuleDoc kDoc{
         "        env:\n        - {name: MIG_STRATEGY, value: mixed}\n        volumeMounts:\n"
         "        - {name: device-plugin, mountPath: /var/lib/kubelet/device-plugins}\n      volumes:\n"
         "      - name: device-plugin\n        hostPath: {path: /var/lib/kubelet/device-plugins, type: Directory}\n",
+    .policyKeys = kPolicyKeys,
 };
 
 constexpr std::string_view kPluginDir = "/var/lib/kubelet/device-plugins";

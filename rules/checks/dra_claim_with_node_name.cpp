@@ -2,17 +2,23 @@
 // devices. Only kube-scheduler allocates and reserves ResourceClaims; a pod
 // with spec.nodeName never passes through it, and the kubelet waits for a
 // reservation that never comes (kubernetes-gpu-semantics.md §15.1).
+#include <array>
 #include <string>
 #include <vector>
 
 #include "rules/checks/checks.h"
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuResources", "draExtendedResources"};
 
 constexpr RuleDoc kDoc{
     .id = "dra-claim-with-node-name",
@@ -42,6 +48,7 @@ constexpr RuleDoc kDoc{
         "    resourceClaimTemplateName: single-gpu\n"
         "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
         "    resources:\n      claims:\n      - name: gpu\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // What the pod asks of DRA, for the message: its claims by name, then the

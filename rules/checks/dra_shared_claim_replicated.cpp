@@ -2,17 +2,21 @@
 // (resourceClaimName) in a workload of several replicas. Every replica shares
 // that claim, and its allocation pins them all to one node
 // (kubernetes-gpu-semantics.md §15.2).
+#include <array>
 #include <optional>
 #include <string>
 
 #include "rules/checks/checks.h"
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 3> kPolicyKeys{"gpuResources", "draExtendedResources", "maxGpusPerNode"};
 
 constexpr RuleDoc kDoc{
     .id = "dra-shared-claim-replicated",
@@ -50,6 +54,7 @@ constexpr RuleDoc kDoc{
         "      resourceClaims:\n      - name: gpu\n        resourceClaimTemplateName: one-gpu\n"
         "      containers:\n      - name: server\n        image: vllm/vllm-openai:v0.11.0\n"
         "        resources: {claims: [{name: gpu}]}\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // The replicas of the workload whose template holds the pod spec at `specPath`

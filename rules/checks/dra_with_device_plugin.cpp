@@ -1,17 +1,21 @@
 // dra-with-device-plugin: GPUs asked through DRA and the device plugin at
 // once, and the DRA request shapes people get wrong (ResourceClaim,
 // ResourceClaimTemplate, container claims).
+#include <array>
 #include <algorithm>
 #include <optional>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuResources", "draExtendedResources"};
 
 constexpr RuleDoc kDoc{
     .id = "dra-with-device-plugin",
@@ -58,6 +62,7 @@ constexpr RuleDoc kDoc{
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: two-gpus}\nspec:\n  spec:\n"
         "    devices:\n      requests:\n      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n"
         "          count: 2\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // The fields of a v1beta1 request (v1: of `exactly`).

@@ -1,14 +1,19 @@
 // gpu-count-exceeds-node: one pod asking for more GPUs than any node holds.
+#include <array>
 #include <algorithm>
 #include <limits>
 #include <optional>
 
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "maxGpusPerNode", "assumeExtendedResourceToleration"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-count-exceeds-node",
@@ -40,6 +45,7 @@ constexpr RuleDoc kDoc{
     .wrongExample = "resources:\n  limits:\n    nvidia.com/gpu: 16\n",
     .rightExample =
         "# two pods of 8 GPUs each, e.g. a PyTorchJob with 2 workers\nresources:\n  limits:\n    nvidia.com/gpu: 8\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // Whole GPUs: a policy GPU resource that is neither a MIG slice nor shared.

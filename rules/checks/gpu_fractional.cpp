@@ -1,11 +1,17 @@
 // gpu-fractional: an extended-resource quantity that is not a whole number.
+#include <array>
 #include <algorithm>
 
 #include "rules/checks/checks.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-fractional",
@@ -26,6 +32,7 @@ constexpr RuleDoc kDoc{
         "time-slicing/MPS (nvidia.com/gpu.shared), configured in the device plugin.",
     .wrongExample = "resources:\n  limits:\n    nvidia.com/gpu: 0.5\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 class GpuFractional final : public Rule {

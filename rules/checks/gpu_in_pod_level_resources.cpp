@@ -1,14 +1,19 @@
 // gpu-in-pod-level-resources: GPUs (or DRA claims) in pod-level spec.resources,
 // and GPUs on ephemeral containers: places of a pod spec that cannot hold them.
+#include <array>
 #include <string>
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-in-pod-level-resources",
@@ -38,6 +43,7 @@ constexpr RuleDoc kDoc{
     .rightExample =
         "spec:\n  resources:\n    limits:\n      cpu: \"8\"\n  containers:\n  - name: cuda\n"
         "    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // The container a GPU would move to, for the message: containers[0] when the

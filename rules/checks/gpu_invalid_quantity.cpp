@@ -1,10 +1,17 @@
 // gpu-invalid-quantity: an extended-resource quantity that does not parse as
 // a resource.Quantity, or is negative.
+#include <array>
+
 #include "rules/checks/checks.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-invalid-quantity",
@@ -18,6 +25,7 @@ constexpr RuleDoc kDoc{
     .remediation = "Write the count as a plain whole number, e.g. nvidia.com/gpu: 1.",
     .wrongExample = "resources:\n  limits:\n    nvidia.com/gpu: \"1 GPU\"\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 class GpuInvalidQuantity final : public Rule {

@@ -1,5 +1,6 @@
 // gpu-label-value: node selection values for GPU labels that no node can
 // carry, and YAML 1.1 traps in GPU quantities and GPU label values.
+#include <array>
 #include <algorithm>
 #include <cctype>
 #include <optional>
@@ -7,14 +8,21 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/gfd_labels.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/nvidia/gfd_labels.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
+#include "rules/k8s/names.h"
+#include "text/templated.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuResources", "platform"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-label-value",
@@ -56,6 +64,7 @@ constexpr RuleDoc kDoc{
         "    nvidia.com/gpu.product: \"NVIDIA-A100-SXM4-80GB\"\n"
         "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 10\n",
+    .policyKeys = kPolicyKeys,
 };
 
 constexpr int kMaxDepth = 64;
@@ -301,7 +310,7 @@ class GpuLabelValue final : public Rule {
       return;
     }
     const std::string& s = value.get_ref<const std::string&>();
-    if (looksTemplated(s)) return;
+    if (text::looksTemplated(s)) return;
     if (const std::optional<std::string> problem = labelValueProblem(key, s)) {
       // Rendered only when reported: most values are fine.
       const std::string shown = renderValue(value);

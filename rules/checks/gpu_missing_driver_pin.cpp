@@ -1,15 +1,20 @@
 // gpu-missing-driver-pin: a GPU pod that does not select nodes by CUDA driver.
+#include <array>
 #include <algorithm>
 
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
 #include "rules/k8s/json_access.h"
-#include "rules/gfd_labels.h"
+#include "rules/nvidia/gfd_labels.h"
 #include "rules/k8s/node_selection.h"
-#include "rules/semantics.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-driver-pin",
@@ -55,6 +60,7 @@ constexpr RuleDoc kDoc{
         "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"550\"\n"
         "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 class GpuMissingDriverPin final : public Rule {

@@ -1,19 +1,26 @@
 // gpu-missing-toleration: a GPU pod that does not tolerate the GPU node taint,
 // or whose toleration of it the API server rejects.
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/toleration_near_miss.h"
+#include "rules/support/toleration_near_miss.h"
 #include "rules/k8s/go_strconv.h"
-#include "rules/semantics.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/names.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints", "assumeExtendedResourceToleration"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-toleration",
@@ -61,6 +68,7 @@ constexpr RuleDoc kDoc{
         "spec:\n  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n    effect: NoSchedule\n"
         "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // What happens to a toleration ValidateTolerations rejects.

@@ -6,13 +6,18 @@
 #include <optional>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/taints.h"
+#include "rules/k8s/node_selection.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuTaints"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-nodepool-taint",
@@ -51,6 +56,7 @@ constexpr RuleDoc kDoc{
         "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n"
         "      requirements:\n      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6]}\n"
         "      taints:\n      - {key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // AWS instance families with NVIDIA GPUs (g4ad is AMD, inf/trn are Neuron).

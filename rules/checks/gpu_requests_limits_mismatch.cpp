@@ -1,9 +1,16 @@
 // gpu-requests-limits-mismatch: requests and limits both set and not equal.
+#include <array>
+
 #include "rules/checks/checks.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-requests-limits-mismatch",
@@ -17,6 +24,7 @@ constexpr RuleDoc kDoc{
     .remediation = "Set requests equal to limits, or drop requests: they default to limits.",
     .wrongExample = "resources:\n  requests:\n    nvidia.com/gpu: 2\n  limits:\n    nvidia.com/gpu: 1\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 class GpuRequestsLimitsMismatch final : public Rule {

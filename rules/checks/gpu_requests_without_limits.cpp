@@ -1,11 +1,17 @@
 // gpu-requests-without-limits: an extended resource requested with no limit.
+#include <array>
 #include <algorithm>
 
 #include "rules/checks/checks.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-requests-without-limits",
@@ -18,6 +24,7 @@ constexpr RuleDoc kDoc{
     .remediation = "Move the count from requests to limits (requests then default to it).",
     .wrongExample = "resources:\n  requests:\n    nvidia.com/gpu: 1\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 class GpuRequestsWithoutLimits final : public Rule {

@@ -2,16 +2,20 @@
 // (KEP-1287) covers cpu and memory only; the API server refuses any other
 // resource name in a pod's resizePolicy (kubernetes-gpu-semantics.md §14.4,
 // §15.8; checked on kube-apiserver v1.37.2 in test/e2e/cases/oracle).
+#include <array>
 #include <string>
 
 #include "rules/checks/checks.h"
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuResources", "draExtendedResources"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-resize-policy",
@@ -32,6 +36,7 @@ constexpr RuleDoc kDoc{
     .rightExample =
         "spec:\n  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resizePolicy:\n"
         "    - resourceName: cpu\n      restartPolicy: NotRequired\n",
+    .policyKeys = kPolicyKeys,
 };
 
 class GpuResizePolicy final : public Rule {

@@ -4,12 +4,17 @@
 #include <optional>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/names.h"
 #include "text/edit_distance.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-resource-name",
@@ -38,6 +43,7 @@ constexpr RuleDoc kDoc{
     .remediation = "Ask for nvidia.com/gpu (or the exact name your device plugin advertises: kubectl describe node).",
     .wrongExample = "resources:\n  limits:\n    nvidia.com/GPU: 1\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 struct Misspelling {

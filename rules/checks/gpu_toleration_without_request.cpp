@@ -1,17 +1,24 @@
 // gpu-toleration-without-request: a workload that tolerates the GPU node
 // taint but asks for no GPU.
+#include <array>
 #include <algorithm>
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "rules/checks/checks.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 3> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-toleration-without-request",
@@ -40,6 +47,7 @@ constexpr RuleDoc kDoc{
         "spec:\n  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n    effect: NoSchedule\n"
         "  containers:\n  - name: web\n    image: nginx:1.27\n",
     .rightExample = "spec:\n  containers:\n  - name: web\n    image: nginx:1.27\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // cpu, memory, storage and hugepages: what every pod asks for. Anything else
@@ -88,18 +96,14 @@ bool asksForGpuResource(const PodSite& site, const GpuFacts& gpu) {
   return site.resourceClaims.value && site.resourceClaims.value->is_array() && !site.resourceClaims.value->empty();
 }
 
-// The object holding the pod spec (a Pod, a pod template), found by pointer.
+// The object holding the pod spec (a Pod, a pod template): the node one
+// step above it, walked along the spec path's segments.
 const json* holderOf(const json& object, const PodSite& site) {
-  std::string pointer = site.specPath.jsonPointer();
-  const auto slash = pointer.rfind('/');
-  if (slash == std::string::npos) return nullptr;
-  pointer.resize(slash);
-  try {
-    const json& holder = object.at(json::json_pointer(pointer));
-    return holder.is_object() ? &holder : nullptr;
-  } catch (const json::exception&) {
-    return nullptr;
-  }
+  const std::vector<FieldPath::Step> steps = site.specPath.segments();
+  if (steps.empty()) return nullptr;
+  const json* node = &object;
+  for (std::size_t i = 0; node && i + 1 < steps.size(); ++i) node = stepInto(*node, steps[i]);
+  return node && node->is_object() ? node : nullptr;
 }
 
 // GPUs asked through annotations of the pod (template): KAI Scheduler's GPU

@@ -1,5 +1,6 @@
 // gpu-unschedulable: with the cluster's facts, a GPU pod that no node and no
 // NodePool can ever take.
+#include <array>
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -8,10 +9,15 @@
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/taints.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 3> kPolicyKeys{"gpuResources", "draExtendedResources", "assumeExtendedResourceToleration"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-unschedulable",
@@ -43,6 +49,7 @@ constexpr RuleDoc kDoc{
     .rightExample =
         "spec:\n  containers:\n  - name: train\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    resources:\n"
         "      limits:\n        nvidia.com/gpu: 8\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // The taint the node controller puts on a cordoned node.

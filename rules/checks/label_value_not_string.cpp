@@ -1,7 +1,7 @@
 // label-value-not-string: a nodeSelector, label, annotation or toleration
 // value written as a number or a boolean.
 #include "rules/checks/checks.h"
-#include "rules/semantics.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {

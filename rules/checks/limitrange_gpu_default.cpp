@@ -1,16 +1,21 @@
 // limitrange-gpu-default: a LimitRange whose default or defaultRequest holds a
 // GPU, which LimitRanger then gives every container of the namespace
 // (kubernetes-gpu-semantics.md §15.4).
+#include <array>
 #include <string>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/quantity.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuResources", "draExtendedResources"};
 
 constexpr RuleDoc kDoc{
     .id = "limitrange-gpu-default",
@@ -35,6 +40,7 @@ constexpr RuleDoc kDoc{
     .rightExample =
         "apiVersion: v1\nkind: LimitRange\nmetadata: {name: gpu-defaults, namespace: ml}\nspec:\n  limits:\n"
         "  - type: Container\n    default:\n      cpu: \"1\"\n    max:\n      nvidia.com/gpu: 8\n",
+    .policyKeys = kPolicyKeys,
 };
 
 class LimitRangeGpuDefault final : public Rule {

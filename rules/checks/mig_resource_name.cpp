@@ -8,11 +8,17 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/k8s_objects.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/resources.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/node_selection.h"
 
 namespace gpuguard::checks {
 namespace {
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "mig-resource-name",
@@ -45,6 +51,7 @@ constexpr RuleDoc kDoc{
         "slices in one container, not both.",
     .wrongExample = "resources:\n  limits:\n    nvidia.com/mig-1g.10gb+me: 1\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/mig-1g.10gb.me: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 constexpr std::string_view kPrefix = "nvidia.com/mig-";

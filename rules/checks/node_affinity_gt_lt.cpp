@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/gfd_labels.h"
+#include "rules/nvidia/gfd_labels.h"
 #include "rules/k8s/go_strconv.h"
-#include "rules/semantics.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/names.h"
+#include "text/templated.h"
 #include "text/ascii.h"
 
 namespace gpuguard::checks {
@@ -328,7 +330,7 @@ class NodeAffinityGtLt final : public Rule {
     } else {
       return;  // integers and booleans: label-value-not-string reports the type
     }
-    if (looksTemplated(text)) return;
+    if (text::looksTemplated(text)) return;
     if (strictness != Strictness::Preferred && v.is_string()) {
       // "+40000" and "-1" parse as integers but are not label values.
       const std::vector<std::string> errors = labelValueErrors(text);

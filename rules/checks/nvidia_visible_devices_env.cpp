@@ -1,20 +1,25 @@
 // nvidia-visible-devices-env: a container that sets NVIDIA_VISIBLE_DEVICES
 // itself reaches GPUs the scheduler never gave it (kubernetes-gpu-semantics.md
 // §9.3, §15.3).
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/container_gpus.h"
+#include "rules/support/container_gpus.h"
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
 #include "text/ascii.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 2> kPolicyKeys{"gpuResources", "draExtendedResources"};
 
 constexpr RuleDoc kDoc{
     .id = "nvidia-visible-devices-env",
@@ -54,6 +59,7 @@ constexpr RuleDoc kDoc{
     .rightExample =
         "spec:\n  runtimeClassName: nvidia\n  containers:\n  - name: cuda\n"
         "    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // What an NVIDIA_VISIBLE_DEVICES value names.

@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/node_selection.h"
 
 namespace gpuguard::checks {
 namespace {

@@ -5,13 +5,17 @@
 #include <string>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/serving_args.h"
-#include "rules/semantics.h"
+#include "rules/serving/launch.h"
+#include "rules/resources.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {
 
 using nlohmann::json;
+
+// The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
+constexpr std::array<std::string_view, 1> kPolicyKeys{"gpuResources"};
 
 constexpr RuleDoc kDoc{
     .id = "tensor-parallel-gpu-count",
@@ -57,6 +61,7 @@ constexpr RuleDoc kDoc{
         "spec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.8.5\n"
         "    args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 4\n",
+    .policyKeys = kPolicyKeys,
 };
 
 // Bounds that keep the arithmetic exact; no real deployment comes near them.

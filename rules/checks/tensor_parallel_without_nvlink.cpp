@@ -6,9 +6,10 @@
 #include <string_view>
 
 #include "rules/checks/checks.h"
-#include "rules/checks/serving_args.h"
+#include "rules/serving/launch.h"
 #include "rules/k8s/node_selection.h"
-#include "rules/semantics.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 namespace {

@@ -12,6 +12,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace gpuguard {
 
@@ -61,5 +64,15 @@ struct FieldError {
 // A string value as the API server prints it (%q, strconv.Quote): in double
 // quotes, with quotes and backslashes escaped ("nvidia.com/gpu" -> "\"nvidia.com/gpu\"").
 std::string quotedValue(std::string_view text);
+
+// A value as the API server's field errors show it (field.Invalid(path,
+// value, detail)), for FieldError::value: strings quoted, the rest as JSON
+// ("500m" -> "\"500m\"", 535 -> "535").
+std::string renderValue(const nlohmann::json& value);
+
+// The parts with `separator` between them: how the API server joins several
+// validator messages into one field error (";" or "; "), and how findings
+// list several reasons.
+std::string joined(const std::vector<std::string>& parts, std::string_view separator = ", ");
 
 }  // namespace gpuguard

@@ -131,13 +131,19 @@ bool isIdentifier(std::string_view s) {
 }  // namespace
 
 FieldPath FieldPath::fromPointer(std::string_view pointer, const nlohmann::json& root) {
+  std::vector<std::string> tokens;
+  for (JsonPointerTokens reader(pointer); !reader.done();) tokens.push_back(reader.next());
+  return fromTokens(tokens, root);
+}
+
+std::string FieldPath::tokenOf(const Step& step) {
+  return step.kind == Kind::Index ? std::to_string(step.index) : std::string(step.name);
+}
+
+FieldPath FieldPath::fromTokens(const std::vector<std::string>& tokens, const nlohmann::json& root) {
   FieldPath path;
   const nlohmann::json* node = &root;
-  while (!pointer.empty()) {
-    pointer.remove_prefix(1);  // the '/'
-    const std::size_t slash = pointer.find('/');
-    const std::string token = unescapeJsonPointerToken(pointer.substr(0, slash));
-    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
+  for (const std::string& token : tokens) {
     if (node && node->is_array()) {
       std::size_t index = 0;
       std::from_chars(token.data(), token.data() + token.size(), index);
@@ -154,6 +160,15 @@ FieldPath FieldPath::fromPointer(std::string_view pointer, const nlohmann::json&
     node = next;
   }
   return path;
+}
+
+const nlohmann::json* stepInto(const nlohmann::json& node, const FieldPath::Step& step) {
+  if (step.kind == FieldPath::Step::Kind::Index) {
+    return node.is_array() && step.index < node.size() ? &node[step.index] : nullptr;
+  }
+  if (!node.is_object()) return nullptr;
+  const auto it = node.find(step.name);
+  return it != node.end() ? &*it : nullptr;
 }
 
 FieldPath PathTrail::toFieldPath() const {

@@ -53,6 +53,12 @@ class FieldPath {
   // indexes, other tokens fields when they are identifiers and keys when not
   // (labels[app.kubernetes.io/name]); past the end of `root` the same holds.
   static FieldPath fromPointer(std::string_view pointer, const nlohmann::json& root);
+  // The same from decoded reference tokens (a Step's token: its name, or its
+  // index in decimal), so that a path can be re-read against another root
+  // without printing and parsing a pointer.
+  static FieldPath fromTokens(const std::vector<std::string>& tokens, const nlohmann::json& root);
+  // A step's reference token, decoded: its name, or its index in decimal.
+  static std::string tokenOf(const Step& step);
 
   // "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"
   std::string apiPath() const;
@@ -70,6 +76,10 @@ class FieldPath {
 
   const Segment* last_ = nullptr;  // null: the root (empty path)
 };
+
+// The node one step leads to from `node`, or nullptr when it is not there
+// (an index past the end, a member the map lacks, a step into a scalar).
+const nlohmann::json* stepInto(const nlohmann::json& node, const FieldPath::Step& step);
 
 // A path during a recursive walk over a whole object. Each step lives on the
 // walker's stack and refers to the step it extends, so descending costs

@@ -51,4 +51,12 @@ std::optional<long long> parseGoInt(std::string_view s, int base) {
   return negative ? static_cast<long long>(0 - *u) : static_cast<long long>(*u);
 }
 
+bool isCanonicalUnsigned(std::string_view s) {
+  if (s.empty() || s.size() > 18) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return s == "0" || s.front() != '0';
+}
+
 }  // namespace gpuguard

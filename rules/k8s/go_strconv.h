@@ -20,4 +20,9 @@ std::optional<std::uint64_t> parseGoUint(std::string_view s, int base = 10);
 // within [-2^63, 2^63-1].
 std::optional<long long> parseGoInt(std::string_view s, int base = 10);
 
+// What strconv.FormatUint(n, 10) writes for some n below 10^18: a canonical
+// non-negative decimal integer ("0", "550", not "0550" or "+5"). GPU Feature
+// Discovery writes its integer labels this way.
+bool isCanonicalUnsigned(std::string_view s);
+
 }  // namespace gpuguard

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace gpuguard {
 
@@ -43,6 +44,40 @@ inline std::string unescapeJsonPointerToken(std::string_view token) {
     }
   }
   return out;
+}
+
+// The reference tokens of a pointer, one at a time and decoded:
+// "/spec/containers/0" gives "spec", "containers", "0". The one tokenizer of
+// the tree: whoever must read a pointer (a source map, a kustomize patch
+// path) reads it with this; findings carry FieldPath segments instead.
+class JsonPointerTokens {
+ public:
+  explicit JsonPointerTokens(std::string_view pointer) : rest_(pointer) {}
+
+  bool done() const { return rest_.empty(); }
+  // What is left, itself a pointer ("/containers/0" after "spec").
+  std::string_view rest() const { return rest_; }
+  // The next token, decoded. Call only when !done(); the character before
+  // each token ('/') is skipped unread.
+  std::string next() {
+    rest_.remove_prefix(1);
+    const std::size_t slash = rest_.find('/');
+    std::string token = unescapeJsonPointerToken(rest_.substr(0, slash));
+    rest_ = slash == std::string_view::npos ? std::string_view() : rest_.substr(slash);
+    return token;
+  }
+
+ private:
+  std::string_view rest_;
+};
+
+// A pointer's parent and its last token, decoded: "/spec/nodeSelector/a~1b"
+// -> {"/spec/nodeSelector", "a/b"}; a pointer without '/' is its own token
+// under "".
+inline std::pair<std::string_view, std::string> splitLastJsonPointerToken(std::string_view pointer) {
+  const std::size_t slash = pointer.rfind('/');
+  if (slash == std::string_view::npos) return {std::string_view(), unescapeJsonPointerToken(pointer)};
+  return {pointer.substr(0, slash), unescapeJsonPointerToken(pointer.substr(slash + 1))};
 }
 
 }  // namespace gpuguard

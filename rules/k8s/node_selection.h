@@ -37,7 +37,7 @@ struct NodeTerm {
 
 // The ORed terms a pod's node selection consists of. Without a required node
 // affinity this is one term holding the nodeSelector pairs (possibly none).
-// (rules/semantics.h has the PodSite form the checks call.)
+// (rules/pod_constraints.h has the PodSite form the checks call.)
 std::vector<NodeTerm> nodeSelectionTerms(const nlohmann::json* nodeSelector, const FieldPath& nodeSelectorPath,
                                          const nlohmann::json* affinity, const FieldPath& affinityPath);
 

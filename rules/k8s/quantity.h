@@ -36,6 +36,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace gpuguard {
 
 enum class QuantityError {
@@ -125,5 +127,15 @@ class Quantity {
 std::ostream& operator<<(std::ostream& os, QuantityError e);
 // Writes canonical() (so GoogleTest and logs print "1500m", not bytes).
 std::ostream& operator<<(std::ostream& os, const Quantity& q);
+
+// A JSON value as Quantity.UnmarshalJSON reads it: strings are trimmed and
+// parsed; numbers are parsed from their text; null is zero; anything else is
+// a format error.
+struct QuantityValue {
+  std::optional<Quantity> quantity;
+  QuantityError error = QuantityError::None;
+  std::string text;  // what was written, for messages ("500m", "0.5", "true")
+};
+QuantityValue decodeQuantity(const nlohmann::json& value);
 
 }  // namespace gpuguard

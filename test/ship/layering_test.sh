@@ -13,13 +13,18 @@ cd "$REPO" || exit 1
 
 # module: the modules it may include (besides itself). rules/k8s is the model of
 # Kubernetes at the bottom, text (UTF-8, ASCII case, edit distance) beside it;
-# rules/checks only through rules/registry.cpp.
+# rules/ in three floors: the engine, then what the rules know (rules/nvidia,
+# rules/serving) and share (rules/support), then the rules (rules/checks), reached
+# only through rules/registry.cpp.
 declare -A allowed=(
   [text]=""
   [rules/k8s]=""
   [rules]="rules/k8s text"
-  [rules/checks]="rules rules/k8s text"
-  [schedule]="rules rules/k8s"
+  [rules/nvidia]="rules rules/k8s"
+  [rules/serving]="rules rules/k8s text"
+  [rules/support]="rules rules/k8s text"
+  [rules/checks]="rules rules/k8s rules/nvidia rules/serving rules/support text"
+  [schedule]="rules rules/k8s rules/nvidia"
   [yaml]="rules rules/k8s text"
   [cluster]="rules rules/k8s yaml"
   [lint]="rules rules/k8s cluster schedule yaml text"
@@ -31,6 +36,10 @@ declare -A allowed=(
 module_of() {
   case $1 in
     rules/k8s/*) echo rules/k8s ;;
+    rules/pods/*) echo rules ;;  # the operator adapters of the engine's walk (rules/pods/walker.h)
+    rules/nvidia/*) echo rules/nvidia ;;
+    rules/serving/*) echo rules/serving ;;
+    rules/support/*) echo rules/support ;;
     rules/checks/*) echo rules/checks ;;
     */*) echo "${1%%/*}" ;;
     *) echo "" ;;  # gpuguard_version.h and the like: generated, no module
@@ -63,9 +72,41 @@ while IFS= read -r -d '' file; do
 done < <(find "${!allowed[@]}" -type f \( -name '*.cpp' -o -name '*.h' \) -print0)
 
 if ((${#broken[@]} == 0)); then
-  ok "every include follows an arrow: text, rules/k8s <- rules <- {schedule, yaml} <- cluster <- {lint, webhook}; https <- webhook; no include of another module's internal/"
+  ok "every include follows an arrow: text, rules/k8s <- rules <- {rules/nvidia, rules/serving, rules/support} <- rules/checks; rules <- {schedule, yaml} <- cluster <- {lint, webhook}; https <- webhook; no include of another module's internal/"
 else
   for b in "${broken[@]}"; do fail "$b"; done
+fi
+
+# rules/checks holds exactly the rules: one .cpp per rule, the factories'
+# header and the one-line registrations (registered.inc), and no check includes another check (what two rules share lives in
+# rules/support, rules/nvidia or rules/serving).
+strays=() crossed=()
+while IFS= read -r -d '' file; do
+  [[ $file == rules/checks/checks.h || $file == rules/checks/registered.inc || $file == *.cpp ]] || strays+=("$file")
+  while IFS= read -r included; do
+    [[ $included == rules/checks/* && $included != rules/checks/checks.h && $included != rules/checks/registered.inc ]] &&
+      crossed+=("$file includes $included")
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+done < <(find rules/checks -type f -print0)
+if ((${#strays[@]} == 0)); then
+  ok "rules/checks holds only rules (one .cpp each), checks.h and registered.inc"
+else
+  for s in "${strays[@]}"; do fail "$s is not a rule: move it to rules/support, rules/nvidia or rules/serving"; done
+fi
+if ((${#crossed[@]} == 0)); then
+  ok "no check includes another check"
+else
+  for c in "${crossed[@]}"; do fail "$c (a check includes no other check: share through rules/support)"; done
+fi
+
+# The walk's internals (rules/pods/walker.h) are fenced: only the generic
+# walk and the operator adapters beside it include them.
+fenced=$(grep -rl --include='*.cpp' --include='*.h' '#include "rules/pods/walker.h"' . 2>/dev/null |
+  sed 's|^\./||' | grep -v -e '^rules/pods/' -e '^rules/pod_specs.cpp$' || true)
+if [[ -z $fenced ]]; then
+  ok "rules/pods/walker.h is included only by rules/pod_specs.cpp and rules/pods/"
+else
+  for f in $fenced; do fail "$f includes rules/pods/walker.h, the walk's internals (use rules/pod_specs.h)"; done
 fi
 
 # The README draws the same arrows: each "<module>/ (...) --> <module>/ ..." line of

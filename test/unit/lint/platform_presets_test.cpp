@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/semantics.h"
+#include "rules/k8s/taints.h"
 #include "test/unit/lint/lint_test_support.h"
 #include "test/unit/test_support.h"
 

@@ -133,14 +133,27 @@ TEST(Policy, GpuResourcePatternsEndingInAStarMatchPrefixes) {
   EXPECT_FALSE(p.isGpuResource("nvidia.com/gpus"));
 }
 
+bool isRegisteredRule(std::string_view id) { return findRule(id) != nullptr; }
+
 void expectPolicyError(const std::string& json, const std::string& needle) {
   try {
-    Policy::fromJson(nlohmann::json::parse(json), "policy.yaml");
+    Policy::fromJson(nlohmann::json::parse(json), "policy.yaml", {}, {}, isRegisteredRule);
     ADD_FAILURE() << "accepted: " << json;
   } catch (const PolicyError& e) {
     EXPECT_THAT(e.what(), HasSubstr("policy.yaml"));
     EXPECT_THAT(e.what(), HasSubstr(needle));
   }
+}
+
+// Configuration flows one way: the engine's Policy checks the shape of the
+// document, and whoever reads a policy file says which rule ids exist
+// (yaml/policy_file.cpp passes the registry's answer).
+TEST(Policy, ChecksRuleIdsOnlyAgainstTheKnownRulesItIsGiven) {
+  const auto doc = nlohmann::json::parse(R"({"rules": {"gpu-fractionl": "off"}})");
+  EXPECT_EQ(Policy::fromJson(doc, "p.yaml").severityOf("gpu-fractionl", Severity::Error), std::nullopt);
+  EXPECT_THROW((void)Policy::fromJson(doc, "p.yaml", {}, {}, isRegisteredRule), PolicyError);
+  EXPECT_THROW((void)Policy::fromJson(nlohmann::json::parse(R"({"rules": {"gpu-fractionl": "fatal"}})"), "p.yaml"),
+               PolicyError);
 }
 
 TEST(Policy, UnknownKeysAndBadValuesNameTheKeyAndTheFile) {

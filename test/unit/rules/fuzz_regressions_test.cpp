@@ -59,7 +59,7 @@ TEST(FuzzRegressions, BinaryValueThatIsNoMultipleOf1024KeepsItsValueNotItsText) 
 // fuzz_engine (CI run of session 2, crash-a3f2b23e...): a container asking
 // for two GPU resources whose quantities saturate to 2^63-1 overflowed the
 // signed sum in containerGpus (UBSan: "1 + 9223372036854775807"). Fix
-// (rules/semantics.cpp, addUnits): unit sums saturate at the maximum. Every
+// (rules/resources.cpp, addUnits): unit sums saturate at the maximum. Every
 // sum is exercised: two resources in one container (containerGpus), two
 // app containers and a sidecar plus an init container (podRequestUnits), and
 // two GPU resource names in one pod (podGpus).

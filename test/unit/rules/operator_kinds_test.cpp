@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "rules/pod_specs.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {

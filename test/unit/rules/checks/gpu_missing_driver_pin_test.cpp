@@ -120,7 +120,7 @@ TEST(GpuMissingDriverPin, PreferredAffinityIsNotAPin) {
 namespace gpuguard::pin_labels {
 namespace {
 
-// What pins the driver (rules/gfd_labels.h pinsDriver), and that
+// What pins the driver (rules/nvidia/gfd_labels.h pinsDriver), and that
 // gpu-missing-driver-pin and cuda-driver-too-old agree on it. GPU Feature
 // Discovery derives nvidia.com/cuda.runtime-version.* from the driver: it is
 // the newest CUDA the driver supports (kubernetes-gpu-semantics §14.8), so a

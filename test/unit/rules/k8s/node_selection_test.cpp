@@ -2,7 +2,7 @@
 // ORed terms, as one list of ORed terms of ANDed requirements.
 #include "rules/k8s/node_selection.h"
 
-#include "rules/semantics.h"  // the PodSite form
+#include "rules/pod_constraints.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

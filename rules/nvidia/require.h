@@ -14,27 +14,14 @@
 //     error: unsatisfied condition: cuda>=12.4").
 #pragma once
 
-#include <array>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "rules/k8s/field_path.h"
+#include "rules/nvidia/drivers.h"
 #include "rules/pod_specs.h"
 
-namespace gpuguard::checks {
-
-// A driver version {major, minor, patch} (550.54.15).
-using DriverVersion = std::array<long long, 3>;
-
-// A driver branch and the newest CUDA its drivers support, which GFD writes
-// into cuda.runtime-version.* (reference §10.2 and §14.8).
-struct DriverBranch {
-  long long driver;
-  int cudaMajor, cudaMinor;
-};
-std::span<const DriverBranch> driverBranches();
-const DriverBranch* knownBranch(long long driverMajor);  // nullptr for a branch not in the table
+namespace gpuguard {
 
 struct RequireClause {
   std::string property;            // cuda, driver, arch, brand
@@ -70,4 +57,4 @@ const RequireClause* falseClause(const std::vector<RequireClause>& alternative, 
 // Whether the runtime refuses the container on `d`, whatever its GPU.
 bool requirementFailsOn(const Requirement& req, const NodeDriver& d);
 
-}  // namespace gpuguard::checks
+}  // namespace gpuguard

@@ -23,7 +23,7 @@
 #include "rules/k8s/field_path.h"
 #include "rules/pod_specs.h"
 
-namespace gpuguard::checks {
+namespace gpuguard {
 
 enum class ServingEngine { Vllm, SGLang, Tgi };
 std::string_view engineName(ServingEngine e);  // "vLLM", "SGLang", "TGI"
@@ -66,4 +66,4 @@ struct ServingLaunch {
 // The first inference-server launch in a container, if any.
 std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container);
 
-}  // namespace gpuguard::checks
+}  // namespace gpuguard

@@ -1,5 +1,6 @@
-#include "rules/checks/serving_args.h"
-#include "rules/gfd_labels.h"
+#include "rules/serving/launch.h"
+#include "rules/k8s/go_strconv.h"
+#include "text/templated.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 
-namespace gpuguard::checks {
+namespace gpuguard {
 namespace {
 
 using nlohmann::json;
@@ -25,7 +26,7 @@ struct Token {
 };
 using Command = std::vector<Token>;
 
-bool isDynamic(std::string_view s) { return s.find('$') != std::string_view::npos || looksTemplated(s); }
+bool isDynamic(std::string_view s) { return s.find('$') != std::string_view::npos || text::looksTemplated(s); }
 
 std::string_view basename(std::string_view s) {
   auto slash = s.rfind('/');
@@ -498,4 +499,4 @@ std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
   return std::nullopt;
 }
 
-}  // namespace gpuguard::checks
+}  // namespace gpuguard

@@ -1,4 +1,4 @@
-#include "rules/checks/nvidia_require.h"
+#include "rules/nvidia/require.h"
 
 #include <algorithm>
 #include <optional>
@@ -8,17 +8,10 @@
 
 #include "rules/k8s/json_access.h"
 
-namespace gpuguard::checks {
+namespace gpuguard {
 namespace {
 
 using nlohmann::json;
-
-// 565 reports CUDA 12.7, a version no toolkit was released as.
-constexpr std::array<DriverBranch, 25> kBranches{{{410, 10, 0}, {418, 10, 1}, {440, 10, 2}, {450, 11, 0}, {455, 11, 1},
-                                                  {460, 11, 2}, {465, 11, 3}, {470, 11, 4}, {495, 11, 5}, {510, 11, 6},
-                                                  {515, 11, 7}, {520, 11, 8}, {525, 12, 0}, {530, 12, 1}, {535, 12, 2},
-                                                  {545, 12, 3}, {550, 12, 4}, {555, 12, 5}, {560, 12, 6}, {565, 12, 7},
-                                                  {570, 12, 8}, {575, 12, 9}, {580, 13, 0}, {590, 13, 1}, {595, 13, 2}}};
 
 enum class Truth { False, Unknown, True };
 
@@ -130,15 +123,6 @@ Truth clauseOn(const RequireClause& c, const NodeDriver& d) {
 
 }  // namespace
 
-std::span<const DriverBranch> driverBranches() { return kBranches; }
-
-const DriverBranch* knownBranch(long long driverMajor) {
-  for (const DriverBranch& b : kBranches) {
-    if (b.driver == driverMajor) return &b;
-  }
-  return nullptr;
-}
-
 std::vector<Requirement> containerRequirements(const ContainerRef& c) {
   std::vector<Requirement> out;
   const json* env = arrayAt(*c.container, "env");
@@ -170,4 +154,4 @@ bool requirementFailsOn(const Requirement& req, const NodeDriver& d) {
                      [&](const std::vector<RequireClause>& a) { return falseClause(a, d) != nullptr; });
 }
 
-}  // namespace gpuguard::checks
+}  // namespace gpuguard

@@ -1,11 +1,11 @@
-#include "rules/semantics.h"
+#include "rules/resources.h"
 
 #include <algorithm>
-#include <charconv>
-#include <functional>
 #include <limits>
 #include <span>
 #include <unordered_map>
+
+#include "rules/k8s/names.h"
 
 namespace gpuguard {
 namespace {
@@ -31,53 +31,6 @@ const ResourceEntry* findSorted(std::span<const ResourceEntry> entries, std::str
 
 bool isJudgedResource(std::string_view name, const Policy& policy) {
   return isExtendedResourceName(name) || policy.isGpuResource(name);
-}
-
-std::string joined(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
-
-QuantityValue decodeQuantity(const json& value) {
-  QuantityValue out;
-  switch (value.type()) {
-    case json::value_t::string:
-      out.text = value.get_ref<const std::string&>();
-      out.quantity = Quantity::parseTrimmed(out.text, &out.error);
-      return out;
-    case json::value_t::number_integer:
-      out.text = std::to_string(value.get<std::int64_t>());
-      break;
-    case json::value_t::number_unsigned:
-      out.text = std::to_string(value.get<std::uint64_t>());
-      break;
-    case json::value_t::number_float: {
-      // The shortest text that reads back as the same double: what a YAML or
-      // JSON author wrote, as far as a double can tell (0.5, 1, 1e+21).
-      char buf[64];
-      auto res = std::to_chars(buf, buf + sizeof buf, value.get<double>());
-      out.text.assign(buf, res.ptr);
-      break;
-    }
-    case json::value_t::null:
-      out.text = "null";
-      out.quantity = Quantity::parse("0");
-      return out;
-    default:
-      out.text = value.dump();
-      out.error = QuantityError::FormatWrong;
-      return out;
-  }
-  out.quantity = Quantity::parse(out.text, &out.error);
-  return out;
-}
-
-std::string renderValue(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 const ResourceEntry* ContainerResources::limit(std::string_view name) const { return findSorted(limits, name); }
@@ -219,49 +172,6 @@ bool requestsGpu(const PodSite& site, const Policy& policy) {
   return std::any_of(site.containers.begin(), site.containers.end(), [&](const ContainerRef& c) {
     return c.kind != ContainerKind::Ephemeral && containerGpus(c, policy, site.isPod) > 0;
   });
-}
-
-bool bypassesScheduler(const PodSite& site) {
-  if (!site.spec || !site.spec->is_object()) return false;
-  const auto nodeName = site.spec->find("nodeName");
-  return nodeName != site.spec->end() && nodeName->is_string() && !nodeName->get_ref<const std::string&>().empty();
-}
-
-std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy) {
-  std::vector<Taint> missing;
-  // The kubelet admits a pod with spec.nodeName against NoExecute taints only
-  // (lifecycle/predicate.go generalFilter): NoSchedule is the scheduler's.
-  const bool kubeletOnly = bypassesScheduler(site);
-  for (const Taint& taint : policy.gpuTaints) {
-    // The TaintToleration filter skips PreferNoSchedule: it only scores.
-    if (taint.effect == "PreferNoSchedule") continue;
-    if (kubeletOnly && taint.effect != "NoExecute") continue;
-    bool tolerated = false;
-    if (site.tolerations.value && site.tolerations.value->is_array()) {
-      for (const json& t : *site.tolerations.value) tolerated = tolerated || toleratesTaint(t, taint);
-    }
-    // ExtendedResourceToleration adds {key: <resource>, Exists, NoSchedule}
-    // for each extended resource a Pod requests.
-    if (!tolerated && policy.assumeExtendedResourceToleration && taint.effect == "NoSchedule") {
-      for (const ContainerRef& c : site.containers) {
-        const ContainerResources& r = resourcesOf(c, true);
-        if (r.request(taint.key) || r.limit(taint.key)) tolerated = true;
-      }
-    }
-    if (!tolerated) missing.push_back(taint);
-  }
-  return missing;
-}
-
-std::string misplacedNote(const PodField& misplaced, const PodField& proper) {
-  if (!misplaced.value) return "";
-  return "; " + misplaced.path.apiPath() +
-         " does not count: it is written where the API has no such field, and is dropped; move it to " +
-         proper.path.apiPath();
-}
-
-std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site) {
-  return nodeSelectionTerms(site.nodeSelector.value, site.nodeSelector.path, site.affinity.value, site.affinity.path);
 }
 
 }  // namespace gpuguard

@@ -1,13 +1,12 @@
-// Kubernetes semantics the checks share about pods, each following the API
-// server's own code: how a JSON value decodes into a Quantity
-// (Quantity.UnmarshalJSON), Pod defaulting of requests from limits
-// (SetDefaults_Pod), the pod's effective requests (resource.PodRequests) and
-// its untolerated GPU taints. The plain Kubernetes model they build on (names,
-// quantities, taints, node selection) is in rules/k8s/.
+// A pod's resources as the API server and the scheduler see them: a
+// container's limits and requests after Pod defaulting (SetDefaults_Pod copies
+// a limit without a request into the requests), the whole units a container
+// asks for, and the pod's effective request (resource.PodRequests). The
+// quantities themselves are decoded by rules/k8s/quantity.h.
 #pragma once
 
+#include <cstddef>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,10 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rules/k8s/field_path.h"
-#include "rules/k8s/names.h"
-#include "rules/k8s/node_selection.h"
 #include "rules/k8s/quantity.h"
-#include "rules/k8s/taints.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"
 
@@ -27,25 +23,6 @@ namespace gpuguard {
 // A resource the quantity rules judge: every extended resource (the API
 // server counts them all in whole units) and any GPU resource the policy names.
 bool isJudgedResource(std::string_view name, const Policy& policy);
-// The parts with `separator` between them: how the API server joins several
-// validator messages into one field error (";" or "; "), and how findings
-// list several reasons.
-std::string joined(const std::vector<std::string>& parts, std::string_view separator = ", ");
-
-// A JSON value as Quantity.UnmarshalJSON reads it: strings are trimmed and
-// parsed; numbers are parsed from their text; null is zero; anything else is
-// a format error.
-struct QuantityValue {
-  std::optional<Quantity> quantity;
-  QuantityError error = QuantityError::None;
-  std::string text;  // what was written, for messages ("500m", "0.5", "true")
-};
-QuantityValue decodeQuantity(const nlohmann::json& value);
-
-// A value rendered like the API server's field errors: strings quoted, the
-// rest as JSON ("500m" -> "\"500m\"", 535 -> "535").
-std::string renderValue(const nlohmann::json& value);
-
 struct ResourceEntry {
   std::string name;
   const nlohmann::json* value = nullptr;
@@ -131,25 +108,5 @@ long long podGpus(const PodSite& site, const Policy& policy);
 
 // True when any container asks for more than zero of a GPU resource.
 bool requestsGpu(const PodSite& site, const Policy& policy);
-
-// A pod spec that names its node (a non-empty spec.nodeName): kube-scheduler
-// never sees its pods. The kubelet admits them against NoExecute taints only
-// and checks their nodeSelector and affinity, but nothing allocates their DRA
-// claims (kubernetes-gpu-semantics.md §15.1).
-bool bypassesScheduler(const PodSite& site);
-
-// The GPU taints (from the policy) that keep the pod off a GPU node and that no
-// toleration of the site tolerates. PreferNoSchedule taints keep no pod off
-// (the scheduler's TaintToleration filter ignores them), so they are never in
-// the list; for a pod that bypasses the scheduler only NoExecute taints do.
-std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy);
-
-// For a finding on a pod-level field (`proper`) whose like is written inside
-// a container (`misplaced`, see MisplacedFields): "; <misplaced> does not
-// count ...: move it to <proper>". Empty when nothing is misplaced.
-std::string misplacedNote(const PodField& misplaced, const PodField& proper);
-
-// The ORed node-selection terms of a pod site (rules/k8s/node_selection.h).
-std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site);
 
 }  // namespace gpuguard

@@ -1,9 +1,9 @@
-#include "rules/checks/container_gpus.h"
+#include "rules/support/container_gpus.h"
 
 #include <algorithm>
 
 #include "rules/k8s/json_access.h"
-#include "rules/semantics.h"
+#include "rules/resources.h"
 #include "text/ascii.h"
 
 namespace gpuguard::checks {

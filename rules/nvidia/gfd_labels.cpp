@@ -1,4 +1,4 @@
-#include "rules/gfd_labels.h"
+#include "rules/nvidia/gfd_labels.h"
 
 #include <algorithm>
 #include <array>
@@ -89,12 +89,6 @@ const std::vector<std::string_view>& enumeratedValues(std::string_view key) {
   return kNone;
 }
 
-bool isCanonicalUnsigned(std::string_view s) {
-  if (s.empty() || s.size() > 18) return false;
-  if (!std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
-  return s == "0" || s.front() != '0';
-}
-
 bool isDriverMajorLabel(std::string_view key) {
   return key == "nvidia.com/cuda.driver-version.major" || key == "nvidia.com/cuda.driver.major";
 }
@@ -114,11 +108,6 @@ bool selectionPinsDriver(const std::vector<NodeTerm>& terms, const Policy& polic
     return t.matchesNothing || std::any_of(t.requirements.begin(), t.requirements.end(),
                                            [&](const NodeRequirement& r) { return pinsDriver(r, policy); });
   });
-}
-
-bool looksTemplated(std::string_view s) {
-  return s.find("${") != std::string_view::npos || s.find("$(") != std::string_view::npos ||
-         s.find("{{") != std::string_view::npos;
 }
 
 }  // namespace gpuguard

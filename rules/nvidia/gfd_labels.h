@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rules/k8s/go_strconv.h"  // isCanonicalUnsigned: how GFD writes its integers
 #include "rules/k8s/node_selection.h"
 #include "rules/policy.h"
 
@@ -27,9 +28,6 @@ LabelFormat labelFormat(std::string_view key);
 // For Enumerated labels: the values GFD writes.
 const std::vector<std::string_view>& enumeratedValues(std::string_view key);
 
-// A canonical non-negative decimal integer, as GFD writes them ("0", "550", not "0550").
-bool isCanonicalUnsigned(std::string_view s);
-
 // The driver labels, by what their value means.
 bool isDriverMajorLabel(std::string_view key);    // nvidia.com/cuda.driver-version.major, nvidia.com/cuda.driver.major
 bool isDriverFullLabel(std::string_view key);     // nvidia.com/cuda.driver-version.full
@@ -48,8 +46,5 @@ bool pinsDriver(const NodeRequirement& r, const Policy& policy);
 // pin. An empty term matches no node (component-helpers nodeaffinity: "nil
 // or empty term selects no objects"), so it lets no unknown driver in.
 bool selectionPinsDriver(const std::vector<NodeTerm>& terms, const Policy& policy);
-
-// Template placeholders nobody means literally: ${X}, $(X), {{ x }}.
-bool looksTemplated(std::string_view s);
 
 }  // namespace gpuguard

@@ -1,4 +1,4 @@
-#include "rules/checks/gpu_operator_config.h"
+#include "rules/support/gpu_operator_config.h"
 
 #include <algorithm>
 #include <optional>
@@ -8,7 +8,7 @@
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/taints.h"
-#include "rules/semantics.h"
+#include "rules/k8s/field_error.h"
 
 namespace gpuguard::checks {
 

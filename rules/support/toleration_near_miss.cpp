@@ -1,10 +1,12 @@
-#include "rules/checks/toleration_near_miss.h"
+#include "rules/support/toleration_near_miss.h"
 
 #include <optional>
 #include <vector>
 
-#include "rules/checks/k8s_objects.h"
-#include "rules/semantics.h"
+#include "rules/support/k8s_objects.h"
+#include "rules/pod_constraints.h"
+#include "rules/k8s/field_error.h"
+#include "rules/k8s/taints.h"
 #include "text/edit_distance.h"
 
 namespace gpuguard::checks {

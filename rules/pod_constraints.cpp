@@ -1,0 +1,54 @@
+#include "rules/pod_constraints.h"
+
+#include <nlohmann/json.hpp>
+
+#include "rules/resources.h"
+
+namespace gpuguard {
+
+using nlohmann::json;
+
+bool bypassesScheduler(const PodSite& site) {
+  if (!site.spec || !site.spec->is_object()) return false;
+  const auto nodeName = site.spec->find("nodeName");
+  return nodeName != site.spec->end() && nodeName->is_string() && !nodeName->get_ref<const std::string&>().empty();
+}
+
+std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy) {
+  std::vector<Taint> missing;
+  // The kubelet admits a pod with spec.nodeName against NoExecute taints only
+  // (lifecycle/predicate.go generalFilter): NoSchedule is the scheduler's.
+  const bool kubeletOnly = bypassesScheduler(site);
+  for (const Taint& taint : policy.gpuTaints) {
+    // The TaintToleration filter skips PreferNoSchedule: it only scores.
+    if (taint.effect == "PreferNoSchedule") continue;
+    if (kubeletOnly && taint.effect != "NoExecute") continue;
+    bool tolerated = false;
+    if (site.tolerations.value && site.tolerations.value->is_array()) {
+      for (const json& t : *site.tolerations.value) tolerated = tolerated || toleratesTaint(t, taint);
+    }
+    // ExtendedResourceToleration adds {key: <resource>, Exists, NoSchedule}
+    // for each extended resource a Pod requests.
+    if (!tolerated && policy.assumeExtendedResourceToleration && taint.effect == "NoSchedule") {
+      for (const ContainerRef& c : site.containers) {
+        const ContainerResources& r = resourcesOf(c, true);
+        if (r.request(taint.key) || r.limit(taint.key)) tolerated = true;
+      }
+    }
+    if (!tolerated) missing.push_back(taint);
+  }
+  return missing;
+}
+
+std::string misplacedNote(const PodField& misplaced, const PodField& proper) {
+  if (!misplaced.value) return "";
+  return "; " + misplaced.path.apiPath() +
+         " does not count: it is written where the API has no such field, and is dropped; move it to " +
+         proper.path.apiPath();
+}
+
+std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site) {
+  return nodeSelectionTerms(site.nodeSelector.value, site.nodeSelector.path, site.affinity.value, site.affinity.path);
+}
+
+}  // namespace gpuguard

@@ -1,0 +1,38 @@
+// What a pod spec says of where it may run, as the checks read it: the
+// ORed node-selection terms (rules/k8s/node_selection.h), the GPU taints no
+// toleration of it tolerates, whether it bypasses the scheduler
+// (spec.nodeName), and the note for a pod-level field written inside a
+// container.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rules/k8s/node_selection.h"
+#include "rules/k8s/taints.h"
+#include "rules/pod_specs.h"
+#include "rules/policy.h"
+
+namespace gpuguard {
+
+// A pod spec that names its node (a non-empty spec.nodeName): kube-scheduler
+// never sees its pods. The kubelet admits them against NoExecute taints only
+// and checks their nodeSelector and affinity, but nothing allocates their DRA
+// claims (kubernetes-gpu-semantics.md §15.1).
+bool bypassesScheduler(const PodSite& site);
+
+// The GPU taints (from the policy) that keep the pod off a GPU node and that no
+// toleration of the site tolerates. PreferNoSchedule taints keep no pod off
+// (the scheduler's TaintToleration filter ignores them), so they are never in
+// the list; for a pod that bypasses the scheduler only NoExecute taints do.
+std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy);
+
+// For a finding on a pod-level field (`proper`) whose like is written inside
+// a container (`misplaced`, see MisplacedFields): "; <misplaced> does not
+// count ...: move it to <proper>". Empty when nothing is misplaced.
+std::string misplacedNote(const PodField& misplaced, const PodField& proper);
+
+// The ORed node-selection terms of a pod site (rules/k8s/node_selection.h).
+std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site);
+
+}  // namespace gpuguard
