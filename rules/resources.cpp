@@ -96,16 +96,10 @@ long long requestedUnits(const ContainerResources& resources, std::string_view n
   return q.quantity->ceilToInt64();
 }
 
-namespace {
-
-// Unit counts are never negative; a sum of quantities near 2^63 (which
-// ceilToInt64 saturates to) stays at the maximum instead of wrapping.
 long long addUnits(long long a, long long b) {
   long long sum = 0;
   return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<long long>::max() : sum;
 }
-
-}  // namespace
 
 long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting) {
   const ContainerResources& r = resourcesOf(container, podDefaulting);

@@ -80,6 +80,10 @@ void forEachRequestedResource(const ContainerResources& r, Visit&& visit) {
 // else the request; fractional values round up; unparseable ones count 0.
 long long requestedUnits(const ContainerResources& resources, std::string_view name);
 
+// Unit counts are never negative; a sum of quantities near 2^63 (which
+// ceilToInt64 saturates to) stays at the maximum instead of wrapping.
+long long addUnits(long long a, long long b);
+
 // GPUs (policy.gpuResources) one container asks for, summed over GPU names.
 long long containerGpus(const ContainerRef& container, const Policy& policy, bool podDefaulting);
 

@@ -9,6 +9,7 @@
 #include "rules/checks/checks.h"
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/field_error.h"
+#include "rules/resources.h"
 
 namespace gpuguard::checks {
 namespace {
@@ -98,7 +99,7 @@ bool spreadsAcrossNodes(const PodSite& site) {
 long long wholeGpusPerPod(const PodSite& site, const GpuFacts& facts) {
   long long total = 0;
   for (const GpuSource& s : gpuSources(site, facts)) {
-    if (s.wholeGpus && *s.wholeGpus > 0 && total < (1LL << 40)) total += *s.wholeGpus;
+    if (s.wholeGpus && *s.wholeGpus > 0) total = addUnits(total, *s.wholeGpus);
   }
   return total;
 }

@@ -32,9 +32,9 @@ void addClaims(const PodSite& site, const ContainerRef& container, const GpuFact
         out.devices.reset();
       } else if (*s.wholeGpus == 0) {
         out.mig = true;  // a GPU claim of no whole GPU: MIG devices
-        if (out.devices) *out.devices += 1;
+        if (out.devices) *out.devices = addUnits(*out.devices, 1);
       } else if (out.devices) {
-        *out.devices += *s.wholeGpus;
+        *out.devices = addUnits(*out.devices, *s.wholeGpus);
       }
     }
   }
@@ -53,7 +53,7 @@ ContainerGpus containerGpus(const PodSite& site, const ContainerRef& container, 
     if (units <= 0) return;
     out.asksGpu = true;
     if (isSliceResource(e.name)) out.mig = out.mig || e.name.find("/mig-") != std::string::npos;
-    if (out.devices) *out.devices += units;
+    if (out.devices) *out.devices = addUnits(*out.devices, units);
   });
   addClaims(site, container, facts, out);
   return out;

@@ -62,7 +62,10 @@ TEST(FuzzRegressions, BinaryValueThatIsNoMultipleOf1024KeepsItsValueNotItsText) 
 // (rules/resources.cpp, addUnits): unit sums saturate at the maximum. Every
 // sum is exercised: two resources in one container (containerGpus), two
 // app containers and a sidecar plus an init container (podRequestUnits), and
-// two GPU resource names in one pod (podGpus).
+// two GPU resource names in one pod (podGpus). CI of session 8 found the same
+// sum again in the per-container count that nvidia-visible-devices-env and
+// cuda-visible-devices-index read (rules/support/container_gpus.cpp, fuzz_admission
+// "1 + 9223372036854775807"): container a now sets both variables.
 TEST(FuzzRegressions, GpuCountsNearInt64MaxSaturateInsteadOfOverflowing) {
   const std::string huge = "9223372036854775807";
   const std::string pod = R"(
@@ -81,6 +84,7 @@ spec:
   containers:
   - name: a
     image: busybox
+    env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}, {name: CUDA_VISIBLE_DEVICES, value: "0,1"}]
     resources: {limits: {nvidia.com/gpu: ")" + huge + R"(", nvidia.com/gpu.shared: "1"}}
   - name: b
     image: busybox
