@@ -31,6 +31,12 @@ class Collector : public Reporter {
     add(path, std::move(error), std::move(value), policy_.severityOf(rule_.id(), defaultSeverity).value_or(severity_));
   }
 
+  void reportFixableWithDefault(const FieldPath& path, FieldError error, std::string value, Fix fix,
+                                Severity defaultSeverity) override {
+    reportWithDefault(path, std::move(error), std::move(value), defaultSeverity);
+    out_.back().fix = std::move(fix);
+  }
+
  private:
   void add(const FieldPath& path, FieldError error, std::string value, Severity severity) {
     Finding f;

@@ -14,6 +14,40 @@ bool bypassesScheduler(const PodSite& site) {
   return nodeName != site.spec->end() && nodeName->is_string() && !nodeName->get_ref<const std::string&>().empty();
 }
 
+namespace {
+
+constexpr std::string_view kQueueName = "kueue.x-k8s.io/queue-name";
+
+const std::string* queueNameIn(const json& node) {
+  if (!node.is_object()) return nullptr;
+  const auto metadata = node.find("metadata");
+  if (metadata == node.end() || !metadata->is_object()) return nullptr;
+  for (const char* map : {"labels", "annotations"}) {
+    const auto entries = metadata->find(map);
+    if (entries == metadata->end() || !entries->is_object()) continue;
+    const auto queue = entries->find(kQueueName);
+    if (queue != entries->end() && queue->is_string() && !queue->get_ref<const std::string&>().empty()) {
+      return &queue->get_ref<const std::string&>();
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<std::string> kueueQueueName(const json& object, const PodSite& site) {
+  // From the pod spec up to the root: the template, the workload, a List item.
+  json::json_pointer at(site.specPath.jsonPointer());
+  for (int depth = 0; depth < 64; ++depth) {
+    if (object.contains(at)) {
+      if (const std::string* queue = queueNameIn(object[at])) return *queue;
+    }
+    if (at.empty()) break;
+    at = at.parent_pointer();
+  }
+  return std::nullopt;
+}
+
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy) {
   std::vector<Taint> missing;
   // The kubelet admits a pod with spec.nodeName against NoExecute taints only

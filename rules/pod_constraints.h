@@ -5,6 +5,7 @@
 // container.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ namespace gpuguard {
 // and checks their nodeSelector and affinity, but nothing allocates their DRA
 // claims (kubernetes-gpu-semantics.md §15.1).
 bool bypassesScheduler(const PodSite& site);
+
+// The Kueue queue a workload is submitted to: the label (or, in older
+// releases, annotation) kueue.x-k8s.io/queue-name on the object holding the
+// pod site or on any object between it and the site (a pod template). Kueue
+// adds its ResourceFlavor's tolerations and nodeLabels to the pod template
+// when it admits the workload (kueue docs, "Resource Flavor"), so what the
+// author left out may come from there. nullopt when not queued.
+std::optional<std::string> kueueQueueName(const nlohmann::json& object, const PodSite& site);
 
 // The GPU taints (from the policy) that keep the pod off a GPU node and that no
 // toleration of the site tolerates. PreferNoSchedule taints keep no pod off

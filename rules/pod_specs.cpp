@@ -19,6 +19,18 @@ bool Walker::isKubernetesObject(const json& node) {
   return apiVersion != node.end() && apiVersion->is_string();
 }
 
+bool Walker::holdsNoPods(const json& object) {
+  const std::string& apiVersion = object["apiVersion"].get_ref<const std::string&>();
+  const std::string& kind = object["kind"].get_ref<const std::string&>();
+  const std::string_view group = std::string_view(apiVersion).substr(0, apiVersion.find('/'));
+  if (group == "kyverno.io" || group.ends_with(".kyverno.io") || group.ends_with(".gatekeeper.sh") ||
+      group == "karpenter.sh" || group.ends_with(".karpenter.sh")) {
+    return true;
+  }
+  // Argo CD (argoproj.io shares its group with Argo Workflows, whose templates are pods).
+  return group == "argoproj.io" && (kind == "Application" || kind == "ApplicationSet" || kind == "AppProject");
+}
+
 bool Walker::isPodSpec(const json& node) {
   auto containers = node.find("containers");
   if (containers == node.end() || !containers->is_array() || containers->empty()) return false;
@@ -98,8 +110,14 @@ void Walker::setPodFields(PodSite& site, const json& spec, const FieldPath& path
 // The innermost enclosing object that sets `name` (the node being walked
 // not included), without leaving the enclosing Kubernetes object.
 std::optional<PodField> Walker::inherited(const char* name) const {
+  const bool argo = ownerGroup() == "argoproj.io";
   for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
     const json& ancestor = *chain[i].node;
+    // Argo merges spec.templateDefaults into every template before the
+    // workflow-level fields apply (argo-workflows docs/template-defaults.md).
+    if (argo) {
+      if (std::optional<PodField> byDefault = argoTemplateDefault(ancestor, *chain[i].path, name)) return byDefault;
+    }
     auto it = ancestor.find(name);
     if (it != ancestor.end() && !it->is_null()) return PodField{&*it, chain[i].path->toFieldPath().field(name)};
   }
@@ -196,6 +214,9 @@ void Walker::walk(const json& node, const PathTrail& path, std::string_view via,
   const json* savedSpecOfPod = specOfPod;
   const std::size_t savedOwnerIndex = ownerChainIndex;
   const std::optional<long long> savedGroupSize = groupSize;
+  // Policies and deploy tools hold pod-shaped patterns, parameters and Helm
+  // values, not pods: nothing in them runs (Kyverno's `nvidia.com/gpu: "?*"`).
+  if (isKubernetesObject(node) && holdsNoPods(node)) return;
   if (isKubernetesObject(node)) {
     groupSize = node["kind"] == "LeaderWorkerSet" ? lwsGroupSize(node) : std::nullopt;
     ownerKind = &node["kind"].get_ref<const std::string&>();
@@ -230,7 +251,9 @@ void Walker::walk(const json& node, const PathTrail& path, std::string_view via,
       // A TrainJob's podSpecOverrides and runtimePatches hold partial pod
       // specs (containers by name, env and volumeMounts only), read for
       // the trainer instead.
-      if ((key == "podSpecOverrides" || key == "runtimePatches") && inTrainJob()) continue;
+      if ((key == "podSpecOverrides" || key == "podTemplateOverrides" || key == "runtimePatches") && inTrainJob()) {
+        continue;
+      }
       if (child.is_object() || child.is_array()) walk(child, path.field(key), key, depth + 1);
     }
     chain.pop_back();

@@ -15,8 +15,9 @@
 //     see holdsAContainer), which has no such fields, its own do not count and
 //     a missing one is reported where the object around it would carry it
 //     (the Argo template, the KServe predictor). A TrainJob's trainer takes
-//     them from the partial pod specs that apply to its job: the
-//     spec.podSpecOverrides entries of older Trainer releases and the pod
+//     them from the partial pod specs that apply to its job: the spec of
+//     spec.podTemplateOverrides entries, the spec.podSpecOverrides entries
+//     of older Trainer releases and the pod
 //     specs of spec.runtimePatches' replicated jobs, whose `containers` lists
 //     are patches, not pods.
 // Two kinds carry the GPU count in a field of their own, which their operator

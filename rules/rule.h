@@ -99,6 +99,12 @@ class Reporter {
     (void)defaultSeverity;
     report(path, std::move(error), std::move(value));
   }
+  // Both: a finding with its own default severity and the edits that fix it.
+  virtual void reportFixableWithDefault(const FieldPath& path, FieldError error, std::string value, Fix fix,
+                                        Severity defaultSeverity) {
+    (void)defaultSeverity;
+    reportFixable(path, std::move(error), std::move(value), std::move(fix));
+  }
 };
 
 class Rule {

@@ -12,6 +12,7 @@
 #include "rules/pod_constraints.h"
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/taints.h"
+#include "text/templated.h"
 
 namespace gpuguard::checks {
 namespace {
@@ -44,8 +45,10 @@ constexpr RuleDoc kDoc{
         "GPU taints (NoSchedule/NoExecute), or it never runs on the GPU nodes. The plugin is recognised in "
         "DaemonSets by an image containing both nvidia and k8s-device-plugin (nvcr.io/nvidia/k8s-device-plugin, "
         "nvidia/k8s-device-plugin, mirrors of them; AMD's rocm/k8s-device-plugin shares the name and is not "
-        "checked), or by a DaemonSet named *nvidia-device-plugin* or *k8s-device-plugin* with a container whose name or image contains device-plugin (the GPU Operator fills "
-        "the image in later). Containers of the same image that run another program (gpu-feature-discovery, "
+        "checked); a container with any other image is not the plugin, whatever its name (AWS's "
+        "aws-efa-k8s-device-plugin advertises EFA devices, not GPUs). Only when the image is left to be filled in "
+        "(empty, a template, the GPU Operator's \"FILLED BY THE OPERATOR\") does a DaemonSet named "
+        "*nvidia-device-plugin* or *k8s-device-plugin* with a container named *device-plugin* count. Containers of the same image that run another program (gpu-feature-discovery, "
         "config-manager, mps-control-daemon) are not the plugin, and GKE's own device plugin "
         "(gcr.io/gke-release/nvidia-gpu-device-plugin) is a different program and is not checked. Environment "
         "values from valueFrom and empty values are not judged. The other NVIDIA programs that must run on every "
@@ -118,6 +121,11 @@ std::vector<Word> commandWords(const json& container, const FieldPath& container
   return words;
 }
 
+// An image reference someone else fills in: empty, a placeholder with spaces, a template.
+bool imageLeftOpen(const std::string& image) {
+  return image.empty() || image.find_first_of(" \t") != std::string::npos || text::looksTemplated(image);
+}
+
 bool isPluginContainer(const json& container, std::string_view daemonSetName, const std::vector<Word>& words) {
   for (const Word& w : words) {
     const std::string program = basename(w.text);
@@ -133,10 +141,14 @@ bool isPluginContainer(const json& container, std::string_view daemonSetName, co
   if (lowerImage.find("k8s-device-plugin") != std::string::npos && lowerImage.find("nvidia") != std::string::npos) {
     return true;
   }
+  // A real image that is not NVIDIA's plugin settles it (AWS's EFA plugin,
+  // aws-efa-k8s-device-plugin, is not a GPU plugin): names decide only when
+  // the image is left to be filled in (the GPU Operator's "FILLED BY THE
+  // OPERATOR", empty, a template).
+  if (!imageLeftOpen(image)) return false;
   const bool namedDaemonSet = daemonSetName.find("nvidia-device-plugin") != std::string_view::npos ||
                               daemonSetName.find("k8s-device-plugin") != std::string_view::npos;
-  return namedDaemonSet &&
-         (name.find("device-plugin") != std::string::npos || image.find("device-plugin") != std::string::npos);
+  return namedDaemonSet && name.find("device-plugin") != std::string::npos;
 }
 
 // A setting as the plugin reads it: the flag if given, else the env var.

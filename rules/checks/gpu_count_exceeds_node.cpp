@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
 #include "rules/resources.h"
 #include "rules/k8s/field_error.h"
+#include "rules/k8s/go_strconv.h"
+#include "rules/k8s/node_selection.h"
+#include "rules/pod_constraints.h"
 
 namespace gpuguard::checks {
 namespace {
@@ -37,7 +42,12 @@ constexpr RuleDoc kDoc{
         "the largest status.allocatable of the resource among the nodes the pod can reach (nodeSelector, "
         "required node affinity, tolerations against taints) and the GPUs per node of the Karpenter NodePools it "
         "can reach (karpenter.k8s.aws/instance-gpu-count, spec.limits; maxGpusPerNode when a pool does not "
-        "say), instead of maxGpusPerNode; the finding names those nodes.",
+        "say), instead of maxGpusPerNode; the finding names those nodes. Without them, a node selection that "
+        "states the nodes' GPU count replaces maxGpusPerNode, in both directions: nvidia.com/gpu.count (GFD), "
+        "karpenter.k8s.aws/instance-gpu-count or eks.amazonaws.com/instance-gpu-count (In: the largest value; "
+        "Lt N: N - 1), or an instance type whose count is certain in node.kubernetes.io/instance-type "
+        "(Google Cloud a2-/a3- machine types name it, a2-megagpu-16g holds 16; p4d.24xlarge, p5.48xlarge hold 8); "
+        "the largest over the ORed terms, each term bounded by its smallest requirement.",
     .remediation =
         "Ask for at most maxGpusPerNode GPUs per pod and spread the work over several pods (a multi-node "
         "PyTorchJob, JobSet, LeaderWorkerSet or RayCluster with more workers), or set maxGpusPerNode in the "
@@ -61,6 +71,71 @@ std::string shortName(const PodSite& site, const ContainerRef& c) {
   return path;
 }
 
+// GPUs per node of the instance types whose count is certain: Google Cloud
+// names it in the machine type (a2-highgpu-4g: 4, a2-megagpu-16g: 16,
+// reference §15.6); the AWS 8-GPU sizes.
+std::optional<long long> instanceTypeGpus(const std::string& type) {
+  for (std::string_view family : {"a2-highgpu-", "a2-megagpu-", "a2-ultragpu-", "a3-highgpu-", "a3-megagpu-",
+                                  "a3-ultragpu-"}) {
+    if (!type.starts_with(family) || !type.ends_with("g")) continue;
+    const std::string digits = type.substr(family.size(), type.size() - family.size() - 1);
+    if (isCanonicalUnsigned(digits) && digits.size() <= 3) return std::stoll(digits);
+  }
+  for (std::string_view eight : {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"}) {
+    if (type == eight) return 8;
+  }
+  return std::nullopt;
+}
+
+// The most GPUs a node with these label values holds, from one requirement
+// of a term; nullopt when the requirement does not bound it.
+std::optional<long long> requirementBound(const NodeRequirement& r) {
+  const bool countLabel = r.key == "nvidia.com/gpu.count" || r.key == "karpenter.k8s.aws/instance-gpu-count" ||
+                          r.key == "eks.amazonaws.com/instance-gpu-count";
+  const bool typeLabel = r.key == "node.kubernetes.io/instance-type" || r.key == "beta.kubernetes.io/instance-type";
+  if (countLabel && r.op == "Lt" && r.values.size() == 1) {
+    const auto n = parseGoInt(r.values.front());
+    return n && *n > std::numeric_limits<long long>::min() ? std::optional<long long>(std::max(*n - 1, 0LL))
+                                                             : std::nullopt;
+  }
+  if ((!countLabel && !typeLabel) || r.op != "In" || r.values.empty()) return std::nullopt;
+  long long most = 0;
+  for (const std::string& v : r.values) {
+    std::optional<long long> n;
+    if (countLabel) {
+      if (!isCanonicalUnsigned(v)) continue;  // matches no node's count
+      n = std::stoll(v);
+    } else {
+      n = instanceTypeGpus(v);
+      if (!n) return std::nullopt;  // a type whose count is unknown: no bound
+    }
+    most = std::max(most, *n);
+  }
+  return most;
+}
+
+// What the pod's node selection says of the GPUs a node holds: the largest
+// bound over the ORed terms, each term's the smallest of its requirements;
+// nullopt when some term does not bound it.
+struct SelectedNodes {
+  long long most = 0;
+  std::string evidence;  // "nodeSelector node.kubernetes.io/instance-type=a2-megagpu-16g"
+};
+std::optional<SelectedNodes> selectedNodeGpus(const PodSite& site) {
+  std::optional<SelectedNodes> out;
+  for (const NodeTerm& term : nodeSelectionTerms(site)) {
+    if (term.matchesNothing) continue;
+    std::optional<SelectedNodes> here;
+    for (const NodeRequirement& r : term.requirements) {
+      const auto bound = requirementBound(r);
+      if (bound && (!here || *bound < here->most)) here = SelectedNodes{*bound, describeRequirement(r, term)};
+    }
+    if (!here) return std::nullopt;
+    if (!out || here->most > out->most) out = here;
+  }
+  return out;
+}
+
 class GpuCountExceedsNode final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -76,7 +151,7 @@ class GpuCountExceedsNode final : public Rule {
     for (const PodSite& site : ctx.sites) {
       const bool withFacts = ctx.cluster && ctx.cluster->listed(FactKind::Node);
       for (const ResourceUnits& u : podRequestUnitsByName(site, wholeGpu)) {
-        const NodeLimit limit = withFacts ? limitOf(ctx.reach(site), u.name, ctx) : policyLimit(ctx.policy);
+        const NodeLimit limit = withFacts ? limitOf(ctx.reach(site), u.name, ctx) : selectionLimit(site, ctx.policy);
         if (u.units > limit.most) report(site, u.name, u.units, limit, out);
       }
       reportClaims(site, gpu, out);
@@ -95,6 +170,17 @@ class GpuCountExceedsNode final : public Rule {
     return {policy.maxGpusPerNode, "more than any node holds (policy maxGpusPerNode: " + max + ")",
             "ask for at most " + max + " per pod and spread the work over more pods, or raise maxGpusPerNode if "
             "your nodes hold more"};
+  }
+
+  // Without the cluster's facts: what the node selection says of the nodes
+  // (a2-megagpu-16g holds 16; nvidia.com/gpu.count: "4" holds 4), else the policy's limit.
+  static NodeLimit selectionLimit(const PodSite& site, const Policy& policy) {
+    const auto selected = selectedNodeGpus(site);
+    if (!selected) return policyLimit(policy);
+    const std::string max = std::to_string(selected->most);
+    return {selected->most,
+            "more than the nodes its node selection admits hold (at most " + max + ": " + selected->evidence + ")",
+            "ask for at most " + max + " per pod and spread the work over more pods, or select nodes that hold more"};
   }
 
   // The most any reachable node offers, or a reachable NodePool's nodes hold
@@ -140,7 +226,7 @@ class GpuCountExceedsNode final : public Rule {
     for (const GpuSource& s : sources) {
       if (s.kind != GpuSourceKind::Claim || !s.wholeGpus || *s.wholeGpus <= 0) continue;
       if (!first) first = &s;
-      total = std::min(total + *s.wholeGpus, std::numeric_limits<long long>::max() / 2);
+      total = addUnits(total, *s.wholeGpus);
       parts += (parts.empty() ? "" : ", ") + s.name + ": " + std::to_string(*s.wholeGpus);
     }
     const long long max = gpu.policy.maxGpusPerNode;

@@ -40,7 +40,9 @@ constexpr RuleDoc kDoc{
         "Preferred affinity is not a pin. A GPU claim (template in the input or cluster) whose every alternative "
         "selects by the NVIDIA DRA driver's driverVersion or cudaDriverVersion attribute in CEL pins the driver too. "
         "A pod that sets spec.nodeName is not judged: its author chose the node, "
-        "and the scheduler never sees it. The label keys come from the policy (driverPinLabels). "
+        "and the scheduler never sees it. Nor is a workload queued by Kueue (label kueue.x-k8s.io/queue-name on it "
+        "or its pod template): Kueue adds the admitting ResourceFlavor's nodeLabels to the pod template, so the "
+        "flavor picks the node pool, and its driver. The label keys come from the policy (driverPinLabels). "
         "A warning by default: a pod without a pin runs wherever every GPU node has a new enough driver (one driver "
         "per node pool, as managed platforms install it), so a denial would refuse pods that work; where GPU nodes "
         "run mixed drivers, raise it to error in the policy (rules: {gpu-missing-driver-pin: error}). "
@@ -74,6 +76,9 @@ class GpuMissingDriverPin final : public Rule {
       if (sources.empty()) continue;
       // spec.nodeName: the author chose the node, whose driver they know.
       if (bypassesScheduler(site)) continue;
+      // Kueue adds the admitting ResourceFlavor's nodeLabels to the pod
+      // template: the flavor picks the node pool, and its driver with it.
+      if (kueueQueueName(ctx.object, site)) continue;
       if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
       // A DRA claim selecting the driver's version pins it like a label does.
       if (claimPinsDriver(site, ctx.gpu())) continue;

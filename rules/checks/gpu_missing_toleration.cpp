@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
+#include "rules/support/k8s_objects.h"
 #include "rules/support/toleration_near_miss.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/pod_constraints.h"
@@ -47,7 +48,13 @@ constexpr RuleDoc kDoc{
         "against a taint whose value the policy leaves open), an operator that is neither Exists nor Equal, or a "
         "matching toleration written inside a container. Matching follows Kubernetes' ToleratesTaint: an "
         "empty effect matches every effect, an empty key with Exists matches every taint, and Equal compares "
-        "values, so it only tolerates a taint whose value the policy names. The taints come from the policy "
+        "values, so it only tolerates a taint whose value the policy names. An Equal toleration of the GPU taint's "
+        "key and effect when the policy leaves the taint's value open (the default) is a warning, not an error: it "
+        "tolerates the nodes tainted with its value (GKE taints nvidia.com/gpu=present), so the pod schedules "
+        "where the value matches and stays Pending where it does not. A workload queued by Kueue (label "
+        "kueue.x-k8s.io/queue-name on it or its pod template) without the toleration is a warning too: Kueue adds "
+        "the admitting ResourceFlavor's spec.tolerations to the pod template, so the flavor may supply it. "
+        "The taints come from the policy "
         "(gpuTaints); clusters running the ExtendedResourceToleration admission plugin can set "
         "assumeExtendedResourceToleration. A PreferNoSchedule taint in gpuTaints is never reported: the "
         "scheduler's TaintToleration filter ignores it (it only lowers a node's score), so it keeps no pod off "
@@ -56,7 +63,11 @@ constexpr RuleDoc kDoc{
         "way the API server's ValidateTolerations does, because a toleration that would match is worthless "
         "when the pod is rejected: \"value must be empty when `operator` is 'Exists'\", \"effect must be "
         "'NoExecute' when `tolerationSeconds` is set\", \"operator must be Exists when `key` is empty\", an Equal "
-        "value that is not a label value, and a tolerationSeconds that is not an integer (a decode error). The "
+        "value that is not a label value, a tolerationSeconds that is not an integer (a decode error), an operator "
+        "other than Equal or Exists (Unsupported value: \"exists\": supported values: \"Equal\", \"Exists\"; "
+        "Lt and Gt need the alpha gate TaintTolerationComparisonOperators) and an effect other "
+        "than NoSchedule, PreferNoSchedule or NoExecute; such a toleration's own finding replaces the missing "
+        "toleration's. The "
         "API server rejects such Pods and workload templates; inside a custom resource (or a StatefulSet, whose "
         "template it does not validate) the pods the controller creates are rejected later, far from the author.",
     .remediation = "Add a toleration with operator Exists for the GPU taint key and effect, without a value or "
@@ -156,6 +167,81 @@ Fix tolerationFix(const json& object, const PodSite& site, const Taint& taint) {
           {JsonEdit::addToList(site.tolerations.path, std::move(toleration))}};
 }
 
+// The operators and effects ValidateTolerations accepts. Lt and Gt need the
+// alpha gate TaintTolerationComparisonOperators, off on a default 1.37 API
+// server (reference §15.2), which then lists only Equal and Exists.
+bool supportedOperator(const std::string& op) { return op.empty() || op == "Equal" || op == "Exists"; }
+bool supportedEffect(const std::string& effect) {
+  return effect.empty() || effect == "NoSchedule" || effect == "PreferNoSchedule" || effect == "NoExecute";
+}
+
+// A toleration on the taint's key (or an empty key) whose operator or effect
+// the API server rejects with "Unsupported value".
+bool unsupportedTolerationOf(const PodSite& site, const Taint& taint) {
+  const json* list = site.tolerations.value;
+  if (!list || !list->is_array()) return false;
+  for (const json& t : *list) {
+    if (!t.is_object()) continue;
+    const auto key = stringField(t, "key"), op = stringField(t, "operator"), effect = stringField(t, "effect");
+    if (!key || !op || !effect || (!key->empty() && *key != taint.key)) continue;
+    if (!supportedOperator(*op) || !supportedEffect(*effect)) return true;
+  }
+  return false;
+}
+
+// The index of an Equal toleration (or one without an operator) of the taint's
+// key and effect when the policy leaves the taint's value open: it tolerates
+// the GPU nodes whose taint has its value (GKE: nvidia.com/gpu=present), so
+// whether the pod schedules depends on the cluster, not on the manifest.
+std::optional<std::size_t> equalAgainstOpenValue(const PodSite& site, const Taint& taint) {
+  const json* list = site.tolerations.value;
+  if (taint.value || !list || !list->is_array()) return std::nullopt;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& t = (*list)[i];
+    if (!t.is_object()) continue;
+    const auto key = stringField(t, "key"), op = stringField(t, "operator"), effect = stringField(t, "effect"),
+               value = stringField(t, "value");
+    if (!key || !op || !effect || !value || *key != taint.key) continue;
+    if (!op->empty() && *op != "Equal") continue;
+    if (!effect->empty() && *effect != taint.effect) continue;
+    if (!labelValueErrors(*value).empty()) continue;  // rejected: its own finding
+    return i;
+  }
+  return std::nullopt;
+}
+
+void reportEqualAgainstOpenValue(const json& object, const PodSite& site, const Taint& taint, std::size_t i,
+                                 Reporter& out) {
+  const json& t = (*site.tolerations.value)[i];
+  const std::string value = stringField(t, "value").value_or("");
+  out.reportFixableWithDefault(
+      site.tolerations.path.index(i),
+      FieldError::invalid(renderValue(t),
+                          "operator Equal tolerates only GPU nodes tainted " + taint.key +
+                              (value.empty() ? std::string(" with an empty value") : "=" + value) + ":" +
+                              taint.effect +
+                              ", and the policy's gpuTaints leave the taint's value open (GKE taints "
+                              "nvidia.com/gpu=present, other platforms another value or none), so where the "
+                              "value differs the pod stays Pending; write operator: Exists without a value, which "
+                              "tolerates every value, or name the value in the policy's gpuTaints"),
+      renderValue(t), tolerationFix(object, site, taint), Severity::Warning);
+}
+
+// Kueue adds the admitting ResourceFlavor's spec.tolerations to the pod
+// template: the toleration may come from there, which the input does not say.
+void reportQueuedByKueue(const json& object, const PodSite& site, const Taint& taint, const std::string& queue,
+                         Reporter& out) {
+  out.reportFixableWithDefault(
+      site.tolerations.path,
+      FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
+                           " in the pod template; the workload is queued by Kueue (kueue.x-k8s.io/queue-name: " +
+                           queue + "), which adds its ResourceFlavor's spec.tolerations when it admits the workload, "
+                           "so the pods schedule on GPU nodes only if that flavor tolerates " + describeTaint(taint) +
+                           "; make sure it does (ResourceFlavor spec.tolerations), or add {key: " + taint.key +
+                           ", operator: Exists, effect: " + taint.effect + "} to tolerations here"),
+      "", tolerationFix(object, site, taint), Severity::Warning);
+}
+
 class GpuMissingToleration final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -167,6 +253,17 @@ class GpuMissingToleration final : public Rule {
       // A rejected toleration that would match still counts as tolerating:
       // its own finding says what to fix, and the fix keeps it tolerating.
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
+        // A toleration of the taint's key the API server rejects for its
+        // operator or effect: its Unsupported value finding says what to fix.
+        if (unsupportedTolerationOf(site, taint)) continue;
+        if (const auto equal = equalAgainstOpenValue(site, taint)) {
+          reportEqualAgainstOpenValue(ctx.object, site, taint, *equal, out);
+          continue;
+        }
+        if (const auto queue = kueueQueueName(ctx.object, site)) {
+          reportQueuedByKueue(ctx.object, site, taint, *queue, out);
+          continue;
+        }
         out.reportFixable(site.tolerations.path,
                           FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
                                                ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
@@ -217,8 +314,33 @@ class GpuMissingToleration final : public Rule {
                                          "tolerated before eviction)"),
                  renderValue(json(*effect)));
     }
+    if (!supportedOperator(*op)) reportUnsupportedOperator(path, *op, out);
     checkOperatorAndValue(t, path, *op, *value, out);
+    if (!supportedEffect(*effect)) reportUnsupportedEffect(path, *effect, out);
     if (secondsSet) checkSeconds(*seconds, path.field("tolerationSeconds"), listPath, out);
+  }
+
+  // The API server's own words (ValidateTolerations, reference §6.3).
+  static void reportUnsupportedOperator(const FieldPath& path, const std::string& op, Reporter& out) {
+    std::string advice = "write operator: Exists (tolerates every value of the key) or Equal with the taint's value";
+    if (lowercase(op) == "exists" || lowercase(op) == "equal") advice = "operators are case-sensitive: " + advice;
+    if (op == "Lt" || op == "Gt") {
+      advice = "Lt and Gt need the alpha feature gate TaintTolerationComparisonOperators, off by default; " + advice;
+    }
+    out.report(path.field("operator"),
+               FieldError::notSupported(renderValue(json(op)), "supported values: \"Equal\", \"Exists\"; " +
+                                                                   std::string(kRejected) + "; " + advice),
+               renderValue(json(op)));
+  }
+
+  static void reportUnsupportedEffect(const FieldPath& path, const std::string& effect, Reporter& out) {
+    out.report(path.field("effect"),
+               FieldError::notSupported(renderValue(json(effect)),
+                                        "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"; " +
+                                            std::string(kRejected) +
+                                            "; write the GPU taint's effect exactly (NoSchedule), or leave effect "
+                                            "out to tolerate every effect"),
+               renderValue(json(effect)));
   }
 
   static void checkOperatorAndValue(const json& t, const FieldPath& path, const std::string& op,

@@ -41,7 +41,9 @@ constexpr RuleDoc kDoc{
         "plugin's config. A container that asks for both nvidia.com/gpu and a MIG slice needs a node whose "
         "plugin runs strategy mixed and has both a MIG-disabled GPU and a free slice; with strategy single the "
         "slices are advertised as nvidia.com/gpu and no node has nvidia.com/mig-* at all. gpuguard cannot know "
-        "the node's strategy and reports the mix: a container should get whole GPUs or MIG slices. GKE exposes "
+        "the node's strategy: the mix is a warning (strategy mixed nodes with a MIG-disabled GPU run it; the API "
+        "server accepts it), and an error when every node-selection term requires nvidia.com/mig.strategy=single, "
+        "where it stays Pending. GKE exposes "
         "its MIG partitions as nvidia.com/gpu (one per partition; GKE docs, \"Running multi-instance GPUs\"): a "
         "pod whose every node-selection term requires cloud.google.com/gke-gpu-partition-size and that asks for "
         "nvidia.com/mig-* stays Pending, and is reported.",
@@ -251,6 +253,25 @@ std::optional<std::string> gkePartitionSelected(const PodSite& site) {
   return anyTerm ? size : std::nullopt;
 }
 
+// Whether every term of the pod's node selection requires
+// nvidia.com/mig.strategy=single (GFD's label of the device plugin's strategy).
+bool requiresMigStrategySingle(const PodSite& site) {
+  bool anyTerm = false;
+  for (const NodeTerm& term : nodeSelectionTerms(site)) {
+    if (term.matchesNothing) continue;
+    anyTerm = true;
+    bool single = false;
+    for (const NodeRequirement& req : term.requirements) {
+      if (req.key == "nvidia.com/mig.strategy" && req.op == "In" && !req.values.empty() &&
+          std::all_of(req.values.begin(), req.values.end(), [](const std::string& v) { return v == "single"; })) {
+        single = true;
+      }
+    }
+    if (!single) return false;
+  }
+  return anyTerm;
+}
+
 class MigResourceName final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -258,6 +279,7 @@ class MigResourceName final : public Rule {
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
       const std::optional<std::string> gkePartition = gkePartitionSelected(site);
+      const bool strategySingle = requiresMigStrategySingle(site);
       for (const ContainerRef& c : site.containers) {
         const ContainerResources& r = resourcesOf(c, false);
         for (const auto* list : {&r.limits, &r.requests}) {
@@ -279,13 +301,13 @@ class MigResourceName final : public Rule {
             }
           }
         }
-        checkMix(r, out);
+        checkMix(r, strategySingle, out);
       }
     }
   }
 
  private:
-  static void checkMix(const ContainerResources& r, Reporter& out) {
+  static void checkMix(const ContainerResources& r, bool strategySingle, Reporter& out) {
     if (requestedUnits(r, "nvidia.com/gpu") <= 0) return;
     std::vector<std::string> migs;
     for (const auto* list : {&r.limits, &r.requests}) {
@@ -299,12 +321,23 @@ class MigResourceName final : public Rule {
     if (migs.empty()) return;
     std::string names;
     for (const std::string& m : migs) names += (names.empty() ? "" : ", ") + m;
-    out.report(r.path,
-               FieldError::forbidden("the container asks for whole GPUs (nvidia.com/gpu) and MIG slices (" + names +
-                                         "); with MIG strategy single no node advertises nvidia.com/mig-*, and with "
-                                         "mixed the node needs "
-                                         "a MIG-disabled GPU beside the slice; give the container either whole GPUs "
-                                         "or MIG slices"));
+    const std::string asks = "the container asks for whole GPUs (nvidia.com/gpu) and MIG slices (" + names + ")";
+    if (strategySingle) {
+      // The node selection requires strategy single: no node it admits advertises a slice.
+      out.report(r.path, FieldError::invalid(quotedValue(names),
+                                             asks + ", but its node selection requires nvidia.com/mig.strategy=single, "
+                                                    "where the slices are advertised as nvidia.com/gpu and no node "
+                                                    "has nvidia.com/mig-*, so the pod stays Pending; give the "
+                                                    "container whole GPUs, or select strategy mixed"));
+      return;
+    }
+    // The API server accepts it and strategy mixed nodes can run it (reference §9.4): a warning.
+    out.reportWithDefault(r.path,
+                          FieldError::note(asks + ": it schedules only on a node whose device plugin runs MIG "
+                                                  "strategy mixed with a MIG-disabled GPU beside a free slice (with "
+                                                  "strategy single no node advertises nvidia.com/mig-*); give the "
+                                                  "container either whole GPUs or MIG slices unless such nodes exist"),
+                          "", Severity::Warning);
   }
 };
 

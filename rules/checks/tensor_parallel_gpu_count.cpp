@@ -2,7 +2,10 @@
 // parallelism does not match the GPUs its pod (or pod group) gets.
 #include <algorithm>
 #include <array>
+#include <initializer_list>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "rules/checks/checks.h"
 #include "rules/serving/launch.h"
@@ -48,8 +51,13 @@ constexpr RuleDoc kDoc{
         "--distributed-executor-backend ray spreads it only over a Ray cluster: in a KubeRay RayCluster, "
         "RayService or RayJob, or in a container that runs `ray start` or sets RAY_ADDRESS; elsewhere vLLM "
         "starts a local Ray instance with the pod's own GPUs, so the pod still needs the whole world size "
-        "(vLLM waits 1800 s for the placement group, then fails). Too few GPUs is a crash; too many is reported by the same rule with "
-        "its own message (idle GPUs).",
+        "(vLLM waits 1800 s for the placement group, then fails). Too few GPUs is a crash (an error); too many "
+        "leaves GPUs idle, which costs money but breaks nothing (a warning). A script that starts several servers "
+        "(`vllm serve a &` then `vllm serve b &`) is judged as a whole: each launch sees the GPUs its "
+        "CUDA_VISIBLE_DEVICES names (an inline CUDA_VISIBLE_DEVICES=0,1 prefix, an earlier export, else the "
+        "container's env; a value that is not literal leaves the container unjudged), one that needs more crashes, "
+        "and the GPUs left after adding up the launches' world sizes are idle. Parallelism values beyond any "
+        "pod's GPUs (TP 5000) are reported, the product saturating instead of overflowing.",
     .remediation =
         "Make the GPU request equal tensor x pipeline (x data) parallelism: request 4 GPUs for "
         "--tensor-parallel-size 4, or lower the parallelism to the GPUs you have.",
@@ -72,6 +80,15 @@ struct World {
   long long size = 1;
   std::string formula;  // "tensor-parallel 4 x pipeline-parallel 2"
 };
+
+// The product of positive factors, at most the largest long long.
+long long saturatingProduct(std::initializer_list<long long> factors) {
+  long long product = 1;
+  for (long long f : factors) {
+    if (__builtin_mul_overflow(product, f, &product)) return std::numeric_limits<long long>::max();
+  }
+  return product;
+}
 
 // The GPUs one replica of the server needs, or nullopt when unknown.
 std::optional<World> worldOf(const ServingLaunch& l) {
@@ -101,8 +118,9 @@ std::optional<World> worldOf(const ServingLaunch& l) {
   long long dp = 1;
   if (l.engine == ServingEngine::Vllm) dp = l.dataLocal.value ? *l.dataLocal.value : l.data.value.value_or(1);
   if (l.engine == ServingEngine::SGLang && !l.dpAttention) dp = l.data.value.value_or(1);
-  if (tp > 4096 || pp > 4096 || pcp > 4096 || dp > 4096) return std::nullopt;
-  w.size = tp * pp * pcp * dp;
+  // Saturating: a product beyond int64 is more GPUs than any pod has, and
+  // still reported (TP 5000 on 2 GPUs crashes like TP 8 does).
+  w.size = saturatingProduct({tp, pp, pcp, dp});
   w.formula = "tensor-parallel " + std::to_string(tp);
   if (pp != 1 || l.pipeline.present) w.formula += " x pipeline-parallel " + std::to_string(pp);
   if (pcp != 1 || l.prefillContext.present) w.formula += " x prefill-context-parallel " + std::to_string(pcp);
@@ -179,8 +197,9 @@ class TensorParallelGpuCount final : public Rule {
         // Asked first: it is cheaper than reading the command line.
         const long long own = containerGpus(c, ctx.policy, site.isPod);
         if (own == 0) continue;
-        const auto launch = findServingLaunch(c);
-        if (!launch) continue;
+        const std::vector<ServingLaunch> launches = findServingLaunches(c);
+        if (launches.empty()) continue;
+        const ServingLaunch* launch = &launches.front();
         if (const auto refusal = shardedOnOneGpu(*launch, own)) {
           const std::string shown = renderValue(json(launch->sharded.text));
           out.report(launch->sharded.path,
@@ -209,46 +228,89 @@ class TensorParallelGpuCount final : public Rule {
         if (pods > 1 && launch->engine == ServingEngine::Vllm && (launch->data.present || launch->dataLocal.present)) {
           continue;  // data-parallel ranks across pods: who runs where is not in the manifest
         }
-
-        long long have = 0;
-        std::string how;
         if (pods == 1) {
-          have = own;
-          how = "the container gets " + std::to_string(have) + " GPU" + (have == 1 ? "" : "s");
-        } else {
-          const GroupGpus g = groupGpus(ctx, site, pods);
-          have = g.gpus;
-          how = g.how;
+          judgeLaunchesInOnePod(launches, own, out);
+          continue;
         }
-        if (have == world->size) continue;
-
-        const ParallelFlag& flag = launch->primary();
-        const std::string shown = renderValue(json(flag.text));
-        const std::string engine(engineName(launch->engine));
-        const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";
-        // The value, then where it came from when it is an environment variable.
-        std::string detail = engine + " runs " + world->formula + " = " +
-                              std::to_string(world->size) + " GPU workers per replica, but " + how + "; ";
-        if (have < world->size && launch->rayExecutor && pods == 1) {
-          detail += "with --distributed-executor-backend ray and no Ray cluster around the pod, vLLM starts a "
-                     "local Ray instance that holds only this pod's GPUs, waits for a placement group of " +
-                     std::to_string(world->size) + " GPUs and fails after 1800 s (\"Cannot provide a placement "
-                     "group requiring " + std::to_string(world->size) + " GPUs\"); request " +
-                     std::to_string(world->size) + " GPUs, lower the parallelism to " + std::to_string(have) +
-                     ", or run the replica on a Ray cluster (KubeRay RayCluster or RayService)";
-        } else if (have < world->size) {
-          detail += engine + " fails at startup (\"World size (" + std::to_string(world->size) +
-                     ") is larger than the number of available GPUs (" + std::to_string(have) +
-                     ")\") and the pod crash-loops; request " + std::to_string(world->size) +
-                     " GPUs or lower the parallelism to " + std::to_string(have);
-        } else {
-          detail += std::to_string(have - world->size) + " GPU" + (have - world->size == 1 ? "" : "s") +
-                     " would sit idle, allocated to this pod and unusable by others; request " +
-                     std::to_string(world->size) + " GPUs or raise the parallelism to " + std::to_string(have);
-        }
-        out.report(flag.path, FieldError::invalid(shown + envNote, detail), shown);
+        const GroupGpus g = groupGpus(ctx, site, pods);
+        if (g.gpus != world->size) reportMismatch(*launch, *world, g.gpus, g.how, false, out);
       }
     }
+  }
+
+ private:
+  // The launches of one container, each on the GPUs it sees (its
+  // CUDA_VISIBLE_DEVICES share, else all the container's): too few for one is
+  // a crash; GPUs no launch uses are idle, which costs money but breaks
+  // nothing (a warning).
+  static void judgeLaunchesInOnePod(const std::vector<ServingLaunch>& launches, long long own, Reporter& out) {
+    std::vector<World> worlds;
+    for (const ServingLaunch& l : launches) {
+      const auto w = worldOf(l);
+      // A launch whose size or share is unknown: what the others leave idle is unknown too.
+      if (!w || (!l.visibleFrom.empty() && !l.visibleGpus) || l.multiNode) return;
+      worlds.push_back(*w);
+    }
+    bool crashes = false;
+    long long used = 0;
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const ServingLaunch& l = launches[i];
+      const long long sees = l.visibleGpus ? std::min(*l.visibleGpus, own) : own;
+      if (worlds[i].size > sees) {
+        const std::string how = l.visibleGpus ? l.visibleFrom + " shows it " + std::to_string(sees) + " of the "
+                                                    "container's " + std::to_string(own) + " GPUs"
+                                              : "the container gets " + std::to_string(own) + " GPU" +
+                                                    (own == 1 ? "" : "s");
+        reportMismatch(l, worlds[i], sees, how, l.rayExecutor, out);
+        crashes = true;
+      }
+      used = addUnits(used, worlds[i].size);
+    }
+    if (crashes || used >= own) return;
+    std::string how = "the container gets " + std::to_string(own) + " GPU" + (own == 1 ? "" : "s");
+    World total = worlds.front();
+    if (launches.size() > 1) {
+      total.size = used;
+      total.formula = std::to_string(launches.size()) + " launches of";
+      for (std::size_t i = 0; i < worlds.size(); ++i) {
+        total.formula += (i == 0 ? " " : " + ") + std::to_string(worlds[i].size);
+      }
+    }
+    reportMismatch(launches.front(), total, own, how, false, out);
+  }
+
+  // One finding on the launch's parallelism flag: a crash (too few GPUs, an
+  // error) or idle GPUs (a warning).
+  static void reportMismatch(const ServingLaunch& launch, const World& world, long long have, const std::string& how,
+                             bool localRay, Reporter& out) {
+    const ParallelFlag& flag = launch.primary();
+    const std::string shown = renderValue(json(flag.text));
+    const std::string engine(engineName(launch.engine));
+    const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";
+    const std::string size = std::to_string(world.size), gpus = std::to_string(have);
+    // The value, then where it came from when it is an environment variable.
+    std::string detail = engine + " runs " + world.formula + " = " + size + " GPU workers per replica, but " + how + "; ";
+    if (have < world.size && localRay) {
+      detail += "with --distributed-executor-backend ray and no Ray cluster around the pod, vLLM starts a local Ray "
+                "instance that holds only this pod's GPUs, waits for a placement group of " + size +
+                " GPUs and fails after 1800 s (\"Cannot provide a placement group requiring " + size +
+                " GPUs\"); request " + size + " GPUs, lower the parallelism to " + gpus +
+                ", or run the replica on a Ray cluster (KubeRay RayCluster or RayService)";
+    } else if (have < world.size) {
+      detail += engine + " fails at startup (\"World size (" + size + ") is larger than the number of available GPUs (" +
+                gpus + ")\") and the pod crash-loops; request " + size + " GPUs or lower the parallelism to " + gpus;
+      if (!launch.visibleFrom.empty()) detail += ", or widen " + launch.visibleFrom;
+    } else {
+      const long long idle = have - world.size;
+      detail += std::to_string(idle) + " GPU" + (idle == 1 ? "" : "s") +
+                " would sit idle, allocated to this pod and unusable by others; request " + size + " GPUs";
+      detail += launch.visibleFrom.empty() && world.formula.find("launches") == std::string::npos
+                    ? " or raise the parallelism to " + gpus
+                    : " or give the idle GPUs a launch of their own";
+      out.reportWithDefault(flag.path, FieldError::invalid(shown + envNote, detail), shown, Severity::Warning);
+      return;
+    }
+    out.report(flag.path, FieldError::invalid(shown + envNote, detail), shown);
   }
 };
 

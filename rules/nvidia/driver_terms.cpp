@@ -105,17 +105,35 @@ std::optional<LabelFamily::Lowest> LabelFamily::lowest(bool& matchesNothing) con
     return best ? std::optional<Lowest>(Lowest{{*best, 0, 0}, false}) : std::nullopt;
   }
   if (gt) {
-    if (*gt >= std::numeric_limits<long long>::max() - 1 || (lt && *gt + 1 >= *lt)) {
+    const std::optional<long long> first =
+        isDriverFamily ? lowestDriverAbove(*gt)
+                       : (*gt < std::numeric_limits<long long>::max() ? std::optional<long long>(*gt + 1) : std::nullopt);
+    if (!first || (lt && *first >= *lt)) {
       matchesNothing = true;
       return std::nullopt;
     }
-    return Lowest{{*gt + 1, 0, 0}, false};
+    return Lowest{{*first, 0, 0}, false};
+  }
+  return std::nullopt;
+}
+
+std::optional<long long> LabelFamily::lowestDriverAbove(long long above) const {
+  // Drivers come in branches (…, 570, 575, 580, 590): no Linux driver 576
+  // exists, so Gt 575 means 580 or later (reference §10.2). Above the newest
+  // branch the table knows, the next one is unknown: any number may be it.
+  for (const DriverBranch& b : driverBranches()) {
+    if (b.driver > above && majorAdmits(b.driver)) return b.driver;
+  }
+  if (above >= driverBranches().back().driver && above < std::numeric_limits<long long>::max() &&
+      majorAdmits(above + 1)) {
+    return above + 1;
   }
   return std::nullopt;
 }
 
 TermFamilies familiesOf(const NodeTerm& term) {
   TermFamilies f;
+  f.driver.isDriverFamily = true;
   for (const NodeRequirement& r : term.requirements) {
     if (isDriverMajorLabel(r.key)) f.driver.addMajor(r);
     else if (isDriverFullLabel(r.key)) f.driver.addFull(r, 2, 3);
@@ -157,11 +175,13 @@ std::optional<std::vector<AdmittedDriver>> admittedDrivers(const NodeTerm& term)
       if (driver.majorAdmits(m)) admit({m, 0, 0}, false, driverEvidence);
     }
   } else if (driver.gt) {
-    if (*driver.gt >= std::numeric_limits<long long>::max() - 1) return out;
-    const long long lowest = *driver.gt + 1;
-    if (driver.majorAdmits(lowest)) admit({lowest, 0, 0}, false, driverEvidence);
+    // Only real branches above the bound (Gt 575 admits 580, not 576); an
+    // unknown branch only above the newest the table knows.
     for (const DriverBranch& b : driverBranches()) {
-      if (b.driver > lowest && driver.majorAdmits(b.driver)) admit({b.driver, 0, 0}, false, driverEvidence);
+      if (b.driver > *driver.gt && driver.majorAdmits(b.driver)) admit({b.driver, 0, 0}, false, driverEvidence);
+    }
+    if (*driver.gt >= driverBranches().back().driver) {
+      if (const auto next = driver.lowestDriverAbove(*driver.gt)) admit({*next, 0, 0}, false, driverEvidence);
     }
   } else if (runtimeConstrains(runtime)) {
     const std::string evidence = runtime.evidence ? describeRequirement(*runtime.evidence, term) : "";

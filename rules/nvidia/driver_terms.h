@@ -24,6 +24,7 @@ struct LabelFamily {
   std::optional<long long> gt, lt;
   std::optional<std::vector<DriverVersion>> fullIn;
   bool impossible = false;  // a Gt/Lt that never matches, or an In that cannot match
+  bool isDriverFamily = false;  // driver majors (real branches only), not CUDA versions
   const NodeRequirement* evidence = nullptr;
 
   // A requirement on the major label (In, NotIn, Gt, Lt; a Gt/Lt value that
@@ -41,6 +42,10 @@ struct LabelFamily {
     bool full;
   };
   std::optional<Lowest> lowest(bool& matchesNothing) const;
+  // The lowest driver major this family admits above `above`: the lowest
+  // known branch (no Linux driver 576 exists), or above + 1 beyond the newest
+  // known branch; nullopt when none is admitted.
+  std::optional<long long> lowestDriverAbove(long long above) const;
 
  private:
   void intersectMajor(std::vector<long long> values);

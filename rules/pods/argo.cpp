@@ -1,5 +1,6 @@
 // Argo Workflows: a template is the pod; its container, script or containerSet
-// is the container (reference §14.14).
+// is the container (reference §14.14); spec.templateDefaults is merged into
+// every template.
 #include "rules/pods/walker.h"
 
 namespace gpuguard::pods {
@@ -18,6 +19,13 @@ void Walker::addContainerSet(const json& containerSet, const FieldPath& path) {
   site.tolerations = aroundHolder(path, "tolerations");
   site.misplaced = fieldsInside(containerSet, path);
   sites.push_back(std::move(site));
+}
+
+std::optional<PodField> Walker::argoTemplateDefault(const json& holder, const PathTrail& holderPath, const char* name) {
+  const json* defaults = memberOf(&holder, "templateDefaults");
+  const json* value = memberOf(defaults, name);
+  if (!value || value->is_null()) return std::nullopt;
+  return PodField{value, holderPath.toFieldPath().field("templateDefaults").field(name)};
 }
 
 bool argoFieldHoldsContainer(std::string_view via) { return via == "script"; }

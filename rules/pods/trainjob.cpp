@@ -1,5 +1,6 @@
 // Kubeflow Trainer v2: a TrainJob's trainer is a container; its pods' scheduling
-// fields come from the partial pod specs beside it (podSpecOverrides, runtimePatches).
+// fields come from the partial pod specs beside it (podTemplateOverrides,
+// podSpecOverrides, runtimePatches).
 #include "rules/pods/walker.h"
 
 #include <algorithm>
@@ -72,6 +73,23 @@ void addOverridesForTrainer(const json& trainJobSpec, const FieldPath& specPath,
   }
 }
 
+// Current Trainer docs (operator-guides/podtemplate-overrides.md):
+// spec.podTemplateOverrides[], each entry's `spec` a partial pod spec for the
+// jobs its targetJobs name.
+void addTemplateOverridesForTrainer(const json& trainJobSpec, const FieldPath& specPath,
+                                    std::vector<TrainerPodPatch>& out) {
+  auto overrides = trainJobSpec.find("podTemplateOverrides");
+  if (overrides == trainJobSpec.end() || !overrides->is_array()) return;
+  const FieldPath overridesPath = specPath.field("podTemplateOverrides");
+  for (std::size_t i = 0; i < overrides->size(); ++i) {
+    const json& override = (*overrides)[i];
+    if (!override.is_object() || !overridesTrainer(override)) continue;
+    auto spec = override.find("spec");
+    out.push_back({spec != override.end() && spec->is_object() ? &*spec : nullptr,
+                   overridesPath.index(i).field("spec")});
+  }
+}
+
 constexpr std::array<const char*, 3> kPatchToJobSet = {"trainingRuntimeSpec", "template", "spec"};
 
 constexpr std::array<const char*, 4> kJobToPodSpec = {"template", "spec", "template", "spec"};
@@ -112,6 +130,9 @@ FieldPath trainerFieldsHome(const json& trainJobSpec, const FieldPath& specPath,
   auto existing = std::find_if(patches.begin(), patches.end(), [](const TrainerPodPatch& p) { return p.spec; });
   if (existing != patches.end()) return existing->path;
   if (!patches.empty()) return patches.front().path;
+  if (trainJobSpec.contains("podTemplateOverrides")) {
+    return specPath.field("podTemplateOverrides").index(listSize(trainJobSpec, "podTemplateOverrides")).field("spec");
+  }
   if (trainJobSpec.contains("runtimePatches") && !trainJobSpec.contains("podSpecOverrides")) {
     const FieldPath newPatch = specPath.field("runtimePatches").index(listSize(trainJobSpec, "runtimePatches"));
     return descendPath(descendPath(newPatch, kPatchToJobSet).field("replicatedJobs").index(0), kJobToPodSpec);
@@ -120,7 +141,8 @@ FieldPath trainerFieldsHome(const json& trainJobSpec, const FieldPath& specPath,
 }
 
 constexpr std::string_view kTrainerPlacementHint =
-    "; a TrainJob trainer takes it from a spec.podSpecOverrides entry with targetJobs [{name: node}] or, in "
+    "; a TrainJob trainer takes it from the spec of a spec.podTemplateOverrides entry with targetJobs "
+    "[{name: node}] (a spec.podSpecOverrides entry in older releases) or, in "
     "Trainer releases with spec.runtimePatches, from a patch's trainingRuntimeSpec.template.spec."
     "replicatedJobs item named node, in template.spec.template.spec";
 
@@ -137,6 +159,7 @@ void Walker::scheduleByPatches(PodSite& site) const {
   const json& spec = *chain.back().node;
   const FieldPath specPath = chain.back().path->toFieldPath();
   std::vector<TrainerPodPatch> patches;
+  addTemplateOverridesForTrainer(spec, specPath, patches);
   addOverridesForTrainer(spec, specPath, patches);
   addRuntimePatchesForTrainer(spec, specPath, patches);
   const FieldPath home = trainerFieldsHome(spec, specPath, patches);
@@ -151,7 +174,7 @@ void Walker::scheduleByPatches(PodSite& site) const {
   site.nodeSelector = field("nodeSelector");
   site.affinity = field("affinity");
   site.tolerations = field("tolerations");
-  if (!spec.contains("podSpecOverrides") && !spec.contains("runtimePatches")) {
+  if (!spec.contains("podSpecOverrides") && !spec.contains("runtimePatches") && !spec.contains("podTemplateOverrides")) {
     site.placementHint = kTrainerPlacementHint;
   }
 }

@@ -49,6 +49,9 @@ struct Walker {
   // `via` is the field holding the node, or holding the list it is an item of.
   void walk(const nlohmann::json& node, const PathTrail& path, std::string_view via, int depth);
   static bool isKubernetesObject(const nlohmann::json& node);
+  // Policy and deploy kinds (kyverno.io, *.gatekeeper.sh, karpenter.sh, Argo CD
+  // Application/ApplicationSet/AppProject): their pod-shaped parts are not pods.
+  static bool holdsNoPods(const nlohmann::json& object);
   static bool isPodSpec(const nlohmann::json& node);
   // The key of a ResourceRequirements object directly in `node`, if any.
   static const char* loneContainerResourcesKey(const nlohmann::json& node);
@@ -83,6 +86,10 @@ struct Walker {
 
   // --- Argo Workflows (rules/pods/argo.cpp) ---
   void addContainerSet(const nlohmann::json& containerSet, const FieldPath& path);
+  // The field `name` of `holder`'s templateDefaults (a Workflow spec's), which
+  // Argo merges into every template.
+  static std::optional<PodField> argoTemplateDefault(const nlohmann::json& holder, const PathTrail& holderPath,
+                                                     const char* name);
 
   // --- Knative Serving (rules/pods/kserve.cpp) ---
   bool inKnativeServing() const;

@@ -20,7 +20,8 @@ std::span<const WorkloadKind> workloadKinds() {
       {"PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob", "kubeflow.org/v1 (MPIJob v2beta1)",
        "spec.<kind>ReplicaSpecs.<role>.template.spec (MPIJob: spec.mpiReplicaSpecs)", "containers[].resources"},
       {"TrainJob", "trainer.kubeflow.org/v1alpha1",
-       "spec.trainer (a container), scheduled by spec.podSpecOverrides[] or spec.runtimePatches[]",
+       "spec.trainer (a container), scheduled by spec.podTemplateOverrides[].spec, spec.podSpecOverrides[] or "
+       "spec.runtimePatches[]",
        "spec.trainer.resourcesPerNode"},
       {"JobSet", "jobset.x-k8s.io/v1alpha2", "spec.replicatedJobs[].template.spec.template.spec",
        "containers[].resources"},

@@ -443,7 +443,61 @@ const ParallelFlag& ServingLaunch::primary() const {
   return dataLocal;
 }
 
+namespace {
+
+constexpr std::string_view kCudaVisible = "CUDA_VISIBLE_DEVICES";
+
+// The devices a literal CUDA_VISIBLE_DEVICES value names ("0,1" -> 2);
+// nullopt for an expansion or an empty value.
+std::optional<long long> visibleCount(const std::string& value, bool dynamic) {
+  if (dynamic || value.empty()) return std::nullopt;
+  long long n = 0;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    if (comma > start) ++n;
+    start = comma + 1;
+  }
+  return n > 0 ? std::optional<long long>(n) : std::nullopt;
+}
+
+// A shell word CUDA_VISIBLE_DEVICES=... : its device count and text.
+bool readVisibleAssignment(const Token& t, std::optional<long long>& count, std::string& from) {
+  if (!t.text.starts_with(kCudaVisible) || t.text.size() <= kCudaVisible.size() || t.text[kCudaVisible.size()] != '=') {
+    return false;
+  }
+  count = visibleCount(t.text.substr(kCudaVisible.size() + 1), t.dynamic);
+  from = t.text;
+  return true;
+}
+
+// The container's own CUDA_VISIBLE_DEVICES env, when its value is literal.
+void readVisibleEnv(const ContainerRef& c, ServingLaunch& launch) {
+  auto env = c.container->find("env");
+  if (env == c.container->end() || !env->is_array()) return;
+  for (const json& e : *env) {
+    if (!e.is_object() || e.value("name", json()) != json(kCudaVisible)) continue;
+    auto value = e.find("value");
+    if (value == e.end() || !value->is_string()) {
+      launch.visibleGpus.reset();
+      launch.visibleFrom = std::string(kCudaVisible) + " (env, not a literal value)";
+      continue;
+    }
+    const std::string text = value->get<std::string>();
+    launch.visibleGpus = visibleCount(text, isDynamic(text));
+    launch.visibleFrom = std::string(kCudaVisible) + "=" + text + " (env)";
+  }
+}
+
+}  // namespace
+
 std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
+  std::vector<ServingLaunch> all = findServingLaunches(container);
+  if (all.empty()) return std::nullopt;
+  return std::move(all.front());
+}
+
+std::vector<ServingLaunch> findServingLaunches(const ContainerRef& container) {
   const json& c = *container.container;
   auto command = c.find("command");
   auto args = c.find("args");
@@ -473,30 +527,50 @@ std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
     commands = script;
   }
 
-  ServingLaunch launch;
+  std::vector<ServingLaunch> launches;
+  // `export CUDA_VISIBLE_DEVICES=...` holds for the commands after it.
+  std::optional<long long> exported;
+  std::string exportedFrom;
+  bool anyExport = false;
+  const bool spreads = scriptSpreadsOverPods(commands);
   for (const Command& cmd : commands) {
-    ServingEngine engine{};
-    if (auto start = engineStart(cmd, engine)) {
-      launch.engine = engine;
-      readFlags(cmd, *start, launch);
-      if (scriptSpreadsOverPods(commands)) {
-        launch.multiNode = true;
-        launch.joinsRayCluster = true;
-      }
-      readEnv(container, launch);
-      return launch;
+    if (cmd.size() >= 2 && cmd[0].text == "export") {
+      for (std::size_t i = 1; i < cmd.size(); ++i) anyExport |= readVisibleAssignment(cmd[i], exported, exportedFrom);
+      continue;
     }
+    ServingEngine engine{};
+    const auto start = engineStart(cmd, engine);
+    if (!start) continue;
+    ServingLaunch launch;
+    launch.engine = engine;
+    readFlags(cmd, *start, launch);
+    if (spreads) {
+      launch.multiNode = true;
+      launch.joinsRayCluster = true;
+    }
+    readEnv(container, launch);
+    readVisibleEnv(container, launch);
+    if (anyExport) {
+      launch.visibleGpus = exported;
+      launch.visibleFrom = exportedFrom;
+    }
+    // The words before the launcher: an inline CUDA_VISIBLE_DEVICES=... prefix.
+    for (std::size_t i = 0; i < *start; ++i) readVisibleAssignment(cmd[i], launch.visibleGpus, launch.visibleFrom);
+    launches.push_back(std::move(launch));
   }
+  if (!launches.empty()) return launches;
   // No launcher in the command: the image's own entrypoint, when not overridden.
   if (!hasCommand) {
     if (auto engine = imageEngine(container.image())) {
+      ServingLaunch launch;
       launch.engine = *engine;
       readFlags(argv, 0, launch);
       readEnv(container, launch);
-      return launch;
+      readVisibleEnv(container, launch);
+      launches.push_back(std::move(launch));
     }
   }
-  return std::nullopt;
+  return launches;
 }
 
 }  // namespace gpuguard

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rules/k8s/field_path.h"
 #include "rules/pod_specs.h"
@@ -57,6 +58,13 @@ struct ServingLaunch {
   // RAY_ADDRESS); otherwise vLLM starts a local Ray with this pod's GPUs.
   bool rayExecutor = false;
   bool joinsRayCluster = false;  // `ray start` in the script or RAY_ADDRESS in the env
+  // The GPUs the launch sees when CUDA_VISIBLE_DEVICES narrows them: an
+  // inline prefix (CUDA_VISIBLE_DEVICES=0,1 vllm serve ...), an earlier
+  // `export` in the script, else the container's env (a literal value);
+  // visibleFrom is set whenever something narrows them ("CUDA_VISIBLE_DEVICES=0,1");
+  // visibleGpus is nullopt when nothing does or the value is not literal.
+  std::optional<long long> visibleGpus;
+  std::string visibleFrom;
 
   // The flag that states the parallelism, for reporting: num-shard (else
   // sharded) for TGI; else TP, PP, DP, local DP, the first one given.
@@ -65,5 +73,10 @@ struct ServingLaunch {
 
 // The first inference-server launch in a container, if any.
 std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container);
+
+// Every inference-server launch in a container, in script order: a script
+// may start several servers (`vllm serve a &` then `vllm serve b &`), each
+// on its own CUDA_VISIBLE_DEVICES share.
+std::vector<ServingLaunch> findServingLaunches(const ContainerRef& container);
 
 }  // namespace gpuguard

@@ -431,7 +431,8 @@ TEST(TrainJob, WithNeitherOverridesNorPatchesTheMessageNamesBothPlaces) {
   const std::vector<Finding> findings = judgeYaml(gpuTrainJob(""), p);
   ASSERT_EQ(findings.size(), 2u);
   for (const Finding& f : findings) {
-    EXPECT_THAT(f.message(), HasSubstr("spec.podSpecOverrides entry with targetJobs [{name: node}]")) << f.rule;
+    EXPECT_THAT(f.message(), HasSubstr("spec.podTemplateOverrides entry with targetJobs [{name: node}]")) << f.rule;
+    EXPECT_THAT(f.message(), HasSubstr("a spec.podSpecOverrides entry in older releases")) << f.rule;
     EXPECT_THAT(f.message(), HasSubstr("spec.runtimePatches")) << f.rule;
     EXPECT_THAT(f.message(), HasSubstr("replicatedJobs item named node, in template.spec.template.spec")) << f.rule;
   }

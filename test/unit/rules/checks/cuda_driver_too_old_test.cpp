@@ -13,6 +13,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::judgeYaml;
 using testing::onlyRules;
 using testing::rulesHit;
@@ -343,15 +344,41 @@ TEST(CudaDriverTooOld, AffinityInAdmitsItsSmallestValue) {
                                       "nvidia.com/cuda.driver-version.major In [550, 470])"));
 }
 
-TEST(CudaDriverTooOld, AffinityGtAdmitsTheNextInteger) {
-  auto withGt = [](const std::string& n) {
-    return pod("nvidia/cuda:12.4.1-base-ubuntu22.04",
-               requiredAffinity("        - matchExpressions:\n"
-                                "          - {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"" +
-                                n + "\"]}\n"));
-  };
-  EXPECT_THAT(rulesHit(judge(withGt("520"))), ElementsAre("cuda-driver-too-old"));  // admits 521
-  EXPECT_THAT(judge(withGt("524")), IsEmpty());                                       // admits 525
+// A pod whose required node affinity says driver major Gt `n`.
+std::string withDriverGt(const std::string& image, const std::string& n) {
+  return pod(image, requiredAffinity("        - matchExpressions:\n"
+                                     "          - {key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"" +
+                                     n + "\"]}\n"));
+}
+
+TEST(CudaDriverTooOld, AffinityGtAdmitsTheNextRealDriverBranch) {
+  const std::string cuda12 = "nvidia/cuda:12.4.1-base-ubuntu22.04";
+  EXPECT_THAT(rulesHit(judge(withDriverGt(cuda12, "519"))), ElementsAre("cuda-driver-too-old"));  // admits 520
+  EXPECT_THAT(judge(withDriverGt(cuda12, "520")), IsEmpty());  // no driver 521-524 exists: admits 525
+  EXPECT_THAT(judge(withDriverGt(cuda12, "524")), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, GtOnTheBranchBelowTheFloorIsTheNaturalWayToAskForIt) {
+  // After 575 comes 580 (reference §10.2): Gt 575 is "580 or later", which CUDA 13 needs.
+  EXPECT_THAT(judge(withDriverGt("nvidia/cuda:13.0.0-base-ubuntu24.04", "575")), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, ATooLowGtNamesTheRealBranchItAdmits) {
+  const auto f = judge(withDriverGt("nvidia/cuda:13.0.0-base-ubuntu24.04", "570"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("admits driver 575 (required node affinity"));
+  EXPECT_THAT(f[0].message(), Not(HasSubstr("571")));
+}
+
+TEST(CudaDriverTooOld, GtAboveTheNewestKnownBranchAdmitsTheNextInteger) {
+  // Branches newer than the table are unknown: 596 may be one, and it is new enough.
+  EXPECT_THAT(judge(withDriverGt("nvidia/cuda:13.0.0-base-ubuntu24.04", "595")), IsEmpty());
+}
+
+TEST(CudaDriverTooOld, ANegativeGtAdmitsTheOldestBranch) {
+  const auto f = judge(withDriverGt("nvidia/cuda:12.4.1-base-ubuntu22.04", "-5"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("admits driver 410"));
 }
 
 TEST(CudaDriverTooOld, GtAtTheInt64LimitAdmitsNoNode) {

@@ -330,6 +330,35 @@ TEST(DevicePluginConfig, AmdsPluginOfTheSameNameIsNotNvidias) {
   EXPECT_THAT(rulesHit(judge(ds)), IsEmpty());
 }
 
+TEST(DevicePluginConfig, AwssEfaPluginNamedLikeADevicePluginIsNotNvidias) {
+  // aws-efa-k8s-device-plugin advertises vpc.amazonaws.com/efa: its image says so, whatever its names.
+  DaemonSet ds;
+  ds.name = "aws-efa-k8s-device-plugin-daemonset";
+  ds.containerName = "aws-efa-k8s-device-plugin";
+  ds.image = "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.6";
+  ds.tolerations = "[{key: CriticalAddonsOnly, operator: Exists}]";
+  EXPECT_THAT(judge(ds), IsEmpty());
+}
+
+TEST(DevicePluginConfig, NvidiasImageUnderAnyNameIsThePlugin) {
+  DaemonSet ds;
+  ds.name = "gpu-agent";
+  ds.containerName = "agent";
+  ds.tolerations = "";
+  const auto f = judge(ds);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("they advertise no nvidia.com/gpu"));
+}
+
+TEST(DevicePluginConfig, NamesDecideOnlyWhenTheImageIsLeftToBeFilledIn) {
+  DaemonSet ds;
+  ds.image = "example.com/other/device-plugin:v1";  // a real image, not NVIDIA's
+  ds.mounts = "";
+  EXPECT_THAT(judge(ds), IsEmpty());
+  ds.image = "\"{{ .Values.image }}\"";  // a template: the name decides
+  EXPECT_THAT(rulesHit(judge(ds)), ElementsAre("device-plugin-config"));
+}
+
 TEST(DevicePluginConfig, AMirrorOfNvidiasImageIsRecognised) {
   DaemonSet ds;
   ds.name = "gpu-plugin";

@@ -18,6 +18,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::gpuPod;
 using testing::judgeYaml;
 using testing::onlyRules;
@@ -209,6 +210,66 @@ spec:
 )",
                                  kCountOnly)),
               IsEmpty());
+}
+
+// --- the node selection states the nodes' GPU count (reference §15.6) ----------
+
+// A Pod asking `gpus` nvidia.com/gpu whose spec holds `selection` (two-space indented lines).
+std::string selectedPod(const std::string& selection, int gpus) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + selection +
+         "  containers:\n  - {name: c, image: x, resources: {limits: {nvidia.com/gpu: " + std::to_string(gpus) +
+         "}}}\n";
+}
+
+TEST(GpuCountExceedsNode, A16GpuMachineTypeHolds16) {
+  const std::string a2 = "  nodeSelector: {node.kubernetes.io/instance-type: a2-megagpu-16g}\n";
+  EXPECT_THAT(judgeYaml(selectedPod(a2, 16), kCountOnly), IsEmpty());
+  const auto f = judgeYaml(selectedPod(a2, 17), kCountOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("at most 16: nodeSelector node.kubernetes.io/instance-type=a2-megagpu-16g"));
+  EXPECT_THAT(f[0].message(), Not(HasSubstr("maxGpusPerNode: 8")));
+}
+
+TEST(GpuCountExceedsNode, AnInstanceTypeWhoseCountIsUnknownLeavesThePolicysLimit) {
+  EXPECT_THAT(rulesHit(judgeYaml(selectedPod("  nodeSelector: {node.kubernetes.io/instance-type: x9-huge}\n", 16),
+                                 kCountOnly)),
+              ElementsAre("gpu-count-exceeds-node"));
+}
+
+TEST(GpuCountExceedsNode, ANodeGpuCountLabelBoundsThePod) {
+  const auto f = judgeYaml(selectedPod("  nodeSelector: {nvidia.com/gpu.count: \"4\"}\n", 8), kCountOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("more than the nodes its node selection admits hold (at most 4"));
+  EXPECT_THAT(judgeYaml(selectedPod("  nodeSelector: {eks.amazonaws.com/instance-gpu-count: \"4\"}\n", 8),
+                        kCountOnly),
+              ::testing::SizeIs(1));
+}
+
+TEST(GpuCountExceedsNode, OredTermsTakeTheLargestBound) {
+  const std::string karpenter =
+      "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "        nodeSelectorTerms:\n"
+      "        - matchExpressions: [{key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"1\", \"4\"]}]\n";
+  EXPECT_THAT(rulesHit(judgeYaml(selectedPod(karpenter, 8), kCountOnly)), ElementsAre("gpu-count-exceeds-node"));
+  EXPECT_THAT(judgeYaml(selectedPod(karpenter, 4), kCountOnly), IsEmpty());
+  // A second term without a bound: the pod may land anywhere; the policy's limit holds.
+  const std::string open = karpenter + "        - matchExpressions: [{key: kubernetes.io/os, operator: In, values: [linux]}]\n";
+  EXPECT_THAT(judgeYaml(selectedPod(open, 8), kCountOnly), IsEmpty());
+}
+
+TEST(GpuCountExceedsNode, LtOnACountLabelBoundsBelowIt) {
+  const std::string lt =
+      "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "        nodeSelectorTerms:\n"
+      "        - matchExpressions: [{key: nvidia.com/gpu.count, operator: Lt, values: [\"3\"]}]\n";
+  EXPECT_THAT(rulesHit(judgeYaml(selectedPod(lt, 3), kCountOnly)), ElementsAre("gpu-count-exceeds-node"));
+  EXPECT_THAT(judgeYaml(selectedPod(lt, 2), kCountOnly), IsEmpty());
+  const std::string ltMin =
+      "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "        nodeSelectorTerms:\n"
+      "        - matchExpressions: [{key: nvidia.com/gpu.count, operator: Lt, values: [\"-9223372036854775808\"]}]\n";
+  // The int64 minimum: no N - 1 to take (no overflow), so no bound.
+  EXPECT_THAT(judgeYaml(selectedPod(ltMin, 1), kCountOnly), IsEmpty());
 }
 
 }  // namespace

@@ -211,6 +211,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using testing::judgeInput;
+using testing::judgeYaml;
 using testing::onlyRules;
 using testing::rulesHit;
 
@@ -242,6 +243,23 @@ TEST(DraDriverPin, OtherSelectorsDoNot) {
                                   kRule)),
               ElementsAre("gpu-missing-driver-pin"));
   EXPECT_THAT(rulesHit(judgeInput(input(""), kRule)), ElementsAre("gpu-missing-driver-pin"));
+}
+
+TEST(GpuMissingDriverPin, AWorkloadQueuedByKueueGetsItsNodeLabelsFromTheResourceFlavor) {
+  const std::string job =
+      "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  labels: {kueue.x-k8s.io/queue-name: gpu-queue}\n"
+      "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+      "      - {name: c, image: nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}\n";
+  EXPECT_THAT(judgeYaml(job, onlyRules({"gpu-missing-driver-pin"})), IsEmpty());
+  // The label on the pod template counts as well.
+  std::string onTemplate = job;
+  onTemplate.replace(onTemplate.find("  labels: {kueue"), std::string("  labels: {kueue.x-k8s.io/queue-name: gpu-queue}\n").size(), "");
+  onTemplate.replace(onTemplate.find("    spec:\n      restartPolicy"), 0,
+                     "    metadata: {labels: {kueue.x-k8s.io/queue-name: gpu-queue}}\n");
+  EXPECT_THAT(judgeYaml(onTemplate, onlyRules({"gpu-missing-driver-pin"})), IsEmpty());
+  std::string unqueued = job;
+  unqueued.replace(unqueued.find("kueue.x-k8s.io/queue-name: gpu-queue"), 36, "app: x");
+  EXPECT_THAT(rulesHit(judgeYaml(unqueued, onlyRules({"gpu-missing-driver-pin"}))), ElementsAre("gpu-missing-driver-pin"));
 }
 
 }  // namespace

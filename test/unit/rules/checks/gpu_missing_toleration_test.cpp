@@ -14,6 +14,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::StartsWith;
 using testing::judgeYaml;
 using testing::only;
 using testing::onlyRules;
@@ -132,6 +134,10 @@ std::vector<Finding> tolerationOnly(const std::string& specLines, const Policy& 
   return judgeYaml(podWith(specLines, gpus), p);
 }
 
+std::vector<Finding> tolerationOnlyYaml(const std::string& yaml) {
+  return judgeYaml(yaml, onlyRules({"gpu-missing-toleration"}));
+}
+
 std::vector<std::string> fieldsOf(const std::vector<Finding>& findings) {
   std::vector<std::string> fields;
   for (const Finding& f : findings) fields.push_back(f.field());
@@ -233,8 +239,90 @@ TEST(GpuMissingToleration, AnEqualValueMustBeALabelValue) {
   EXPECT_THAT(fieldsOf(f), ElementsAre("spec.tolerations", "spec.tolerations[0].operator"));
   EXPECT_THAT(f[1].message(), HasSubstr("Invalid value: \"a b\": a valid label must be an empty string or consist of "
                                       "alphanumeric characters"));
+  // A valid value against the open default taint value: the warning on the entry itself.
   EXPECT_THAT(fieldsOf(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: present}]\n")),
+              ElementsAre("spec.tolerations[0]"));
+}
+
+TEST(GpuMissingToleration, AnUnknownOperatorIsAnUnsupportedValueAsTheApiServerSaysIt) {
+  const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: exists, effect: NoSchedule}]\n");
+  ASSERT_EQ(f.size(), 1u);  // no "no toleration" finding beside it: this one is the cause
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.tolerations[0].operator");
+  EXPECT_EQ(f[0].value, "\"exists\"");
+  EXPECT_THAT(f[0].message(), StartsWith("Unsupported value: \"exists\": supported values: \"Equal\", \"Exists\"; "
+                                         "the API server rejects the pod"));
+  EXPECT_THAT(f[0].message(), HasSubstr("operators are case-sensitive"));
+}
+
+TEST(GpuMissingToleration, LtAndGtNeedAnAlphaGateADefaultApiServerLacks) {
+  Policy numeric;
+  numeric.gpuTaints = {{"nvidia.com/gpu", "5", "NoSchedule"}};
+  const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Lt, value: \"9\"}]\n", numeric);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.tolerations[0].operator");
+  EXPECT_THAT(f[0].message(), HasSubstr("Unsupported value: \"Lt\": supported values: \"Equal\", \"Exists\""));
+  EXPECT_THAT(f[0].message(), HasSubstr("TaintTolerationComparisonOperators"));
+}
+
+TEST(GpuMissingToleration, AnUnknownEffectIsAnUnsupportedValueAsTheApiServerSaysIt) {
+  const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoScheduled}]\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.tolerations[0].effect");
+  EXPECT_EQ(f[0].value, "\"NoScheduled\"");
+  EXPECT_THAT(f[0].message(), StartsWith("Unsupported value: \"NoScheduled\": supported values: \"NoSchedule\", "
+                                         "\"PreferNoSchedule\", \"NoExecute\"; the API server rejects the pod"));
+  // A valid effect (even another one) is no Unsupported value.
+  EXPECT_THAT(fieldsOf(tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]\n")),
               ElementsAre("spec.tolerations"));
+}
+
+TEST(GpuMissingToleration, UnsupportedValuesOfOtherKeysAreNotThisRulesBusiness) {
+  EXPECT_THAT(tolerationOnly("  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists}\n"
+                             "  - {key: example.com/spot, operator: exists, effect: NoScheduled}\n"),
+              IsEmpty());
+}
+
+// --- Equal against a taint value the policy leaves open -------------------------
+
+TEST(GpuMissingToleration, EqualAgainstAnOpenTaintValueIsAWarningNotAnError) {
+  // GKE taints nvidia.com/gpu=present: this pod schedules there; the default
+  // policy does not know the cluster's value.
+  const auto f =
+      tolerationOnly("  tolerations:\n  - {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].field(), "spec.tolerations[0]");
+  EXPECT_THAT(f[0].message(), HasSubstr("operator Equal tolerates only GPU nodes tainted nvidia.com/gpu=present:"
+                                        "NoSchedule, and the policy's gpuTaints leave the taint's value open"));
+  EXPECT_THAT(f[0].message(), HasSubstr("write operator: Exists without a value"));
+  EXPECT_THAT(f[0].message(), Not(HasSubstr("cannot schedule")));
+  ASSERT_TRUE(f[0].fix.has_value());
+  EXPECT_EQ(f[0].fix->edits.size(), 1u);
+}
+
+TEST(GpuMissingToleration, AnEqualTolerationWithoutAValueMatchesOnlyAnEmptyTaintValue) {
+  const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, effect: NoSchedule}]\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_THAT(f[0].message(), HasSubstr("tainted nvidia.com/gpu with an empty value:NoSchedule"));
+}
+
+TEST(GpuMissingToleration, EqualAgainstAValueThePolicyNamesStaysAnError) {
+  Policy named;
+  named.gpuTaints = {{"nvidia.com/gpu", "true", "NoSchedule"}};
+  const auto f = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: present}]\n", named);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.tolerations");
+  EXPECT_THAT(f[0].message(), HasSubstr("does not match the taint's value \"true\""));
+}
+
+TEST(GpuMissingToleration, EqualWithAnotherEffectOrKeyIsNoOpenValueWarning) {
+  const auto other = tolerationOnly("  tolerations: [{key: nvidia.com/gpu, operator: Equal, value: present, "
+                                    "effect: NoExecute}]\n");
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0].severity, Severity::Error);
 }
 
 TEST(GpuMissingToleration, OnlyTolerationsThatCanMatchAGpuTaintAreValidated) {
@@ -251,6 +339,75 @@ TEST(GpuMissingToleration, AValidTolerationBesideAnInvalidOneDoesNotHideIt) {
   EXPECT_THAT(fieldsOf(tolerationOnly("  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists}\n"
                                       "  - {key: nvidia.com/gpu, operator: Exists, value: present}\n")),
               ElementsAre("spec.tolerations[1].operator"));
+}
+
+// --- where the toleration comes from: Kueue, Argo templateDefaults, TrainJob overrides --
+
+// A GPU Job with `labels` (flow map) on the Job.
+std::string kueueJob(const std::string& labels) {
+  return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: kueue-gpu\n  labels: " + labels +
+         "\nspec:\n  suspend: true\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+         "      - {name: c, image: nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}\n";
+}
+
+TEST(GpuMissingToleration, AWorkloadQueuedByKueueMayGetItFromTheResourceFlavorSoItIsAWarning) {
+  const auto f = judgeYaml(kueueJob("{kueue.x-k8s.io/queue-name: gpu-queue}"), onlyRules({"gpu-missing-toleration"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].field(), "spec.template.spec.tolerations");
+  EXPECT_THAT(f[0].message(), HasSubstr("queued by Kueue (kueue.x-k8s.io/queue-name: gpu-queue)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("ResourceFlavor spec.tolerations"));
+  // Without the queue label it is the error it always was.
+  const auto plain = judgeYaml(kueueJob("{app: train}"), onlyRules({"gpu-missing-toleration"}));
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].severity, Severity::Error);
+}
+
+TEST(GpuMissingToleration, ArgoTemplateDefaultsReachEveryTemplate) {
+  const std::string workflow =
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: gpu-}\nspec:\n"
+      "  entrypoint: train\n  templateDefaults:\n"
+      "    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+      "  templates:\n  - name: train\n    container:\n      image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+      "      resources: {limits: {nvidia.com/gpu: 1}}\n";
+  EXPECT_THAT(tolerationOnlyYaml(workflow), IsEmpty());
+  // The template's own tolerations still win (and here miss the taint).
+  std::string own = workflow;
+  own.replace(own.find("    container:"), 0, "    tolerations: [{key: other, operator: Exists}]\n");
+  EXPECT_THAT(fieldsOf(tolerationOnlyYaml(own)), ElementsAre("spec.templates[0].tolerations"));
+}
+
+TEST(GpuMissingToleration, ATrainJobsPodTemplateOverrideForTheNodeJobTolerates) {
+  const std::string trainJob =
+      "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+      "  runtimeRef: {name: torch-distributed}\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+      "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}\n  podTemplateOverrides:\n"
+      "  - targetJobs: [{name: TARGET}]\n    spec:\n"
+      "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n";
+  std::string node = trainJob;
+  node.replace(node.find("TARGET"), 6, "node");
+  EXPECT_THAT(tolerationOnlyYaml(node), IsEmpty());
+  // Aimed at the initializer only: reported where the trainer's entry would go, a path of this API.
+  std::string initializer = trainJob;
+  initializer.replace(initializer.find("TARGET"), 6, "dataset-initializer");
+  EXPECT_THAT(fieldsOf(tolerationOnlyYaml(initializer)), ElementsAre("spec.podTemplateOverrides[1].spec.tolerations"));
+}
+
+TEST(GpuMissingToleration, PolicyAndDeployKindsHoldNoPods) {
+  const std::string kyverno =
+      "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: require-gpu-limits}\nspec:\n  rules:\n"
+      "  - name: gpu\n    validate:\n      pattern:\n        spec:\n          containers:\n"
+      "          - resources: {limits: {nvidia.com/gpu: \"?*\"}}\n";
+  EXPECT_THAT(judgeYaml(kyverno), IsEmpty());  // no rule at all: not a pod
+  const std::string gatekeeper =
+      "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sContainerLimits\nmetadata: {name: gpu}\nspec:\n"
+      "  parameters:\n    containers:\n    - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n";
+  EXPECT_THAT(judgeYaml(gatekeeper), IsEmpty());
+  const std::string argoCd =
+      "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: vllm}\nspec:\n  source:\n"
+      "    helm:\n      valuesObject:\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
+      "        args: [--tensor-parallel-size, \"8\"]\n";
+  EXPECT_THAT(judgeYaml(argoCd), IsEmpty());
 }
 
 }  // namespace
@@ -273,6 +430,7 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using ::testing::StartsWith;
 using testing::judgeYaml;
 using testing::onlyRules;
 using testing::rulesHit;
@@ -312,9 +470,9 @@ TEST(GpuMissingTolerationNearMiss, AnotherEffectIsNamed) {
               HasSubstr("it tolerates the effect NoExecute, not NoSchedule"));
 }
 
-TEST(GpuMissingTolerationNearMiss, EqualAgainstATaintValueThePolicyLeavesOpen) {
+TEST(GpuMissingTolerationNearMiss, EqualAgainstATaintValueThePolicyLeavesOpenWithAnotherEffect) {
   // gpuTaints without a value: the nodes' value is unknown, only Exists is sure to match.
-  EXPECT_THAT(messageFor("[{key: nvidia.com/gpu, operator: Equal, value: \"true\", effect: NoSchedule}]"),
+  EXPECT_THAT(messageFor("[{key: nvidia.com/gpu, operator: Equal, value: \"true\", effect: NoExecute}]"),
               HasSubstr("operator Equal with value \"true\" matches one taint value, and the policy's gpuTaints "
                         "leave the GPU nodes' value open"));
 }
@@ -354,9 +512,9 @@ TEST(GpuMissingTolerationNearMiss, AToleratingEntryInsideAContainerIsNamed) {
   EXPECT_THAT(m, HasSubstr("move it to spec.tolerations"));
 }
 
-TEST(GpuMissingTolerationNearMiss, AnOperatorThatIsNeitherExistsNorEqual) {
+TEST(GpuMissingTolerationNearMiss, AnOperatorThatIsNeitherExistsNorEqualIsTheApiServersUnsupportedValue) {
   EXPECT_THAT(messageFor("[{key: nvidia.com/gpu, operator: exists}]"),
-              HasSubstr("the operator \"exists\" is neither Exists nor Equal, and tolerates nothing"));
+              StartsWith("Unsupported value: \"exists\": supported values: \"Equal\", \"Exists\""));
 }
 
 TEST(GpuMissingTolerationNearMiss, AMatchingTolerationIsNoFinding) {

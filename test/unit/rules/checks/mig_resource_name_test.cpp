@@ -12,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::gpuPod;
 using testing::judgeYaml;
 using testing::onlyRules;
@@ -176,11 +177,37 @@ TEST(MigResourceName, NamesListedExactlyInThePolicyAreAccepted) {
 
 // --- whole GPUs and MIG slices in one container -------------------------------
 
-TEST(MigResourceName, AContainerMixingWholeGpusAndMigSlicesIsReported) {
+TEST(MigResourceName, AContainerMixingWholeGpusAndMigSlicesIsAWarning) {
+  // Strategy mixed nodes advertise both (reference §9.4), and the API server
+  // accepts it: a warning, in no API-server wording.
   const auto f = migFindings("limits:\n  nvidia.com/gpu: 1\n  nvidia.com/mig-1g.10gb: 1");
   ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
   EXPECT_EQ(f[0].field(), "spec.containers[0].resources");
   EXPECT_THAT(f[0].message(), HasSubstr("whole GPUs (nvidia.com/gpu) and MIG slices (nvidia.com/mig-1g.10gb)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("strategy mixed"));
+  EXPECT_THAT(f[0].message(), Not(HasSubstr("Forbidden")));
+}
+
+// A Pod whose container mixes a whole GPU and a slice, with `selector` as its nodeSelector.
+std::string mixOn(const std::string& selector) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: mix}\nspec:\n  nodeSelector: " + selector +
+         "\n  containers:\n  - name: c\n    image: x\n"
+         "    resources: {limits: {nvidia.com/gpu: 1, nvidia.com/mig-1g.10gb: 1}}\n";
+}
+
+TEST(MigResourceName, AMixOnStrategyMixedNodesIsAWarning) {
+  const auto f = judgeYaml(mixOn("{nvidia.com/mig.strategy: mixed}"), kMigOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+}
+
+TEST(MigResourceName, AMixOnNodesRequiredToRunStrategySingleIsAnError) {
+  const auto f = judgeYaml(mixOn("{nvidia.com/mig.strategy: single}"), kMigOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("requires nvidia.com/mig.strategy=single"));
+  EXPECT_THAT(f[0].message(), HasSubstr("stays Pending"));
 }
 
 TEST(MigResourceName, WholeGpusOrMigSlicesAloneAreFine) {

@@ -12,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::judgeYaml;
 using testing::onlyRules;
 using testing::rulesHit;
@@ -53,9 +54,11 @@ TEST(TensorParallelGpuCount, MatchingGpusAreFine) {
               IsEmpty());
 }
 
-TEST(TensorParallelGpuCount, MoreGpusThanWorkersLeavesGpusIdle) {
+TEST(TensorParallelGpuCount, MoreGpusThanWorkersLeavesGpusIdleWhichIsAWarning) {
+  // The server starts and serves; idle GPUs cost money but break nothing.
   const auto f = judge(vllmArgs("\"--tensor-parallel-size\", \"2\"", "4"));
   ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
   EXPECT_EQ(f[0].value, "\"--tensor-parallel-size 2\"");
   EXPECT_THAT(f[0].message(), HasSubstr("2 GPUs would sit idle"));
   EXPECT_THAT(f[0].message(), HasSubstr("request 2 GPUs or raise the parallelism to 4"));
@@ -350,6 +353,83 @@ TEST(TensorParallelGpuCount, AbsurdGroupSizesAreNotJudged) {
                            "\"999999999999999999\"]\n",
                            "8")),
               IsEmpty());
+}
+
+// --- several launches, and CUDA_VISIBLE_DEVICES -------------------------------
+
+// A vLLM container running `script` under sh -c with `gpus` GPUs (and extra container lines).
+std::string vllmScript(const std::string& script, const std::string& gpus, const std::string& extra = "") {
+  return server("vllm/vllm-openai:v0.11.0",
+                extra + "        command: [\"sh\", \"-c\"]\n        args:\n        - |\n" + script, gpus);
+}
+
+TEST(TensorParallelGpuCount, LaunchesOnTheirOwnCudaVisibleDevicesShareAreAddedUp) {
+  EXPECT_THAT(judge(vllmScript("          CUDA_VISIBLE_DEVICES=0,1 vllm serve m1 --port 8000 --tensor-parallel-size 2 &\n"
+                               "          CUDA_VISIBLE_DEVICES=2,3 vllm serve m2 --port 8001 --tensor-parallel-size 2 &\n"
+                               "          wait\n",
+                               "4")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, AnExportedCudaVisibleDevicesHoldsForTheLaunchesAfterIt) {
+  EXPECT_THAT(judge(vllmScript("          export CUDA_VISIBLE_DEVICES=0,1\n"
+                               "          vllm serve m1 --tensor-parallel-size 2 &\n"
+                               "          export CUDA_VISIBLE_DEVICES=2,3\n"
+                               "          vllm serve m2 --tensor-parallel-size 2 --port 8001\n",
+                               "4")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, GpusNoLaunchUsesAreIdleAndTheWarningAddsTheLaunchesUp) {
+  const auto f = judge(vllmScript("          CUDA_VISIBLE_DEVICES=0,1 vllm serve m1 --tensor-parallel-size 2 &\n"
+                                  "          CUDA_VISIBLE_DEVICES=2 vllm serve m2 --tensor-parallel-size 1 --port 8001\n",
+                                  "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_THAT(f[0].message(), HasSubstr("vLLM runs 2 launches of 2 + 1 = 3 GPU workers per replica, but the "
+                                        "container gets 4 GPUs; 1 GPU would sit idle"));
+  EXPECT_THAT(f[0].message(), HasSubstr("give the idle GPUs a launch of their own"));
+}
+
+TEST(TensorParallelGpuCount, ALaunchNeedingMoreThanItsCudaVisibleDevicesShareCrashes) {
+  const auto f = judge(vllmScript("          CUDA_VISIBLE_DEVICES=0,1 vllm serve m1 --tensor-parallel-size 4 &\n"
+                                  "          CUDA_VISIBLE_DEVICES=2,3 vllm serve m2 --tensor-parallel-size 2\n",
+                                  "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("CUDA_VISIBLE_DEVICES=0,1 shows it 2 of the container's 4 GPUs"));
+  EXPECT_THAT(f[0].message(), HasSubstr("World size (4) is larger than the number of available GPUs (2)"));
+}
+
+TEST(TensorParallelGpuCount, CudaVisibleDevicesEnvNarrowsWhatTheLaunchSees) {
+  const std::string env = "        env: [{name: CUDA_VISIBLE_DEVICES, value: \"0,1\"}]\n";
+  // TP 2 on the 2 GPUs it sees: it runs; the other 2 are idle, a warning.
+  const auto f = judge(server("vllm/vllm-openai:v0.11.0", env + "        args: [\"--tensor-parallel-size\", \"2\"]\n", "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_THAT(f[0].message(), HasSubstr("2 GPUs would sit idle"));
+  EXPECT_THAT(f[0].message(), Not(HasSubstr("raise the parallelism")));
+  // TP 4 on 2 visible GPUs crashes.
+  const auto crash = judge(server("vllm/vllm-openai:v0.11.0", env + "        args: [\"--tensor-parallel-size\", \"4\"]\n", "4"));
+  ASSERT_EQ(crash.size(), 1u);
+  EXPECT_EQ(crash[0].severity, Severity::Error);
+  EXPECT_THAT(crash[0].message(), HasSubstr("CUDA_VISIBLE_DEVICES=0,1 (env) shows it 2"));
+}
+
+TEST(TensorParallelGpuCount, ACudaVisibleDevicesThatIsNoLiteralLeavesTheLaunchUnjudged) {
+  EXPECT_THAT(judge(vllmScript("          CUDA_VISIBLE_DEVICES=$DEVS vllm serve m1 --tensor-parallel-size 2\n", "4")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, ParallelismBeyond4096IsReportedNotDropped) {
+  const auto f = judge(vllmArgs("\"--tensor-parallel-size\", \"5000\"", "2"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("tensor-parallel 5000 = 5000 GPU workers"));
+  // A product beyond int64 saturates instead of wrapping (UBSan).
+  const auto huge = judge(vllmArgs("\"-tp\", \"999999999999999999\", \"-pp\", \"999999999999999999\"", "2"));
+  ASSERT_EQ(huge.size(), 1u);
+  EXPECT_THAT(huge[0].message(), HasSubstr("= 9223372036854775807 GPU workers"));
 }
 
 TEST(TensorParallelGpuCount, IsOnByDefaultAsAnError) {
