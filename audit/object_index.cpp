@@ -120,6 +120,11 @@ void ObjectIndex::markDirty(const std::string& ns) {
   dirty_.insert(ns);
 }
 
+bool ObjectIndex::hasDirty() const {
+  std::lock_guard lock(mutex_);
+  return !dirty_.empty();
+}
+
 std::size_t ObjectIndex::factsSensitiveCount() const {
   std::lock_guard lock(mutex_);
   std::size_t n = 0;

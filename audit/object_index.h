@@ -82,6 +82,7 @@ class ObjectIndex {
   // The namespaces to look at again since the last call.
   std::set<std::string> takeDirty();
   void markDirty(const std::string& ns);
+  bool hasDirty() const;
   // How many objects have findings that may depend on the cluster facts.
   std::size_t factsSensitiveCount() const;
 

@@ -1,6 +1,5 @@
 #include "audit/work_queue.h"
 
-#include <chrono>
 #include <vector>
 
 namespace gpuguard::audit {
@@ -102,8 +101,9 @@ std::optional<std::pair<std::string, WorkItem>> WorkQueue::get() {
   return popLocked();
 }
 
-std::optional<std::pair<std::string, WorkItem>> WorkQueue::tryGet() {
-  std::lock_guard lock(mutex_);
+std::optional<std::pair<std::string, WorkItem>> WorkQueue::get(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  ready_.wait_for(lock, wait, [this] { return shutDown_ || !order_.empty(); });
   if (shutDown_) return std::nullopt;
   return popLocked();
 }
@@ -137,6 +137,11 @@ void WorkQueue::clear() {
 std::size_t WorkQueue::length() const {
   std::lock_guard lock(mutex_);
   return order_.size();
+}
+
+bool WorkQueue::busy() const {
+  std::lock_guard lock(mutex_);
+  return !order_.empty() || !processing_.empty() || !heldBack_.empty();
 }
 
 std::size_t WorkQueue::bytesHeld() const {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,8 @@ struct WorkItem {
   std::size_t resource = 0;            // the index of its resource in the auditor's table
   std::optional<nlohmann::json> body;  // the object; none: deleted (Delete) or dropped over the budget
   std::size_t bytes = 0;               // what the body weighs against the budget (approximateBytes)
+  std::string ns, name;                // where to fetch it when the body was dropped
+  std::string judgeKey;                // judgeKeyOf(body), computed when it was queued
 };
 
 // A cheap estimate of the memory a JSON value holds (strings, keys, nodes):
@@ -55,8 +58,9 @@ class WorkQueue {
   // The next key and its item; nullopt once shut down. The key is processing
   // until done(key).
   std::optional<std::pair<std::string, WorkItem>> get();
-  // As get(), but nullopt at once when nothing waits.
-  std::optional<std::pair<std::string, WorkItem>> tryGet();
+  // As get(), but nullopt after `wait` when nothing came (or at once: 0).
+  std::optional<std::pair<std::string, WorkItem>> get(std::chrono::milliseconds wait);
+  std::optional<std::pair<std::string, WorkItem>> tryGet() { return get(std::chrono::milliseconds(0)); }
   void done(const std::string& key);
 
   // Wakes every waiter; get() returns nullopt from now on.
@@ -65,6 +69,7 @@ class WorkQueue {
   void clear();
 
   std::size_t length() const;          // keys waiting
+  bool busy() const;                   // keys waiting or being processed
   std::size_t bytesHeld() const;       // bodies waiting, against the budget
   std::uint64_t droppedBodies() const; // bodies dropped over the budget (refetches)
 

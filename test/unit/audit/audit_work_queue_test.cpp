@@ -15,7 +15,7 @@ using nlohmann::json;
 WorkItem withBody(std::string name, Trigger trigger = Trigger::Watch) {
   json body = {{"metadata", {{"name", std::move(name)}}}};
   const std::size_t bytes = approximateBytes(body);
-  return WorkItem{trigger, 0, std::move(body), bytes};
+  return WorkItem{trigger, 0, std::move(body), bytes, "", "", ""};
 }
 
 std::string nameIn(const WorkItem& item) { return item.body ? (*item.body)["metadata"]["name"].get<std::string>() : ""; }
