@@ -15,7 +15,7 @@ build=${1:-build}
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy) || { echo "tidy.sh: no clang-tidy, skipped"; exit 77; }
 [[ -f $build/compile_commands.json ]] || { echo "tidy.sh: no $build/compile_commands.json (run ./build.sh)" >&2; exit 2; }
 
-modules='^(rules|schedule|yaml|cluster|lint|webhook|https|text)/'
+modules='^(rules|schedule|yaml|cluster|audit|lint|webhook|https|text)/'
 if ((all)); then
   mapfile -t files < <(git ls-files '*.cpp' | grep -E "$modules")
 else

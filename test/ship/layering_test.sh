@@ -28,7 +28,8 @@ declare -A allowed=(
   [yaml]="rules rules/k8s text"
   [cluster]="rules rules/k8s yaml"
   [lint]="rules rules/k8s cluster schedule yaml text"
-  [webhook]="rules rules/k8s cluster yaml text https"
+  [webhook]="rules rules/k8s cluster yaml text https audit"
+  [audit]="rules rules/k8s cluster text"
   [https]=""
 )
 
@@ -72,7 +73,7 @@ while IFS= read -r -d '' file; do
 done < <(find "${!allowed[@]}" -type f \( -name '*.cpp' -o -name '*.h' \) -print0)
 
 if ((${#broken[@]} == 0)); then
-  ok "every include follows an arrow: text, rules/k8s <- rules <- {rules/nvidia, rules/serving, rules/support} <- rules/checks; rules <- {schedule, yaml} <- cluster <- {lint, webhook}; https <- webhook; no include of another module's internal/"
+  ok "every include follows an arrow: text, rules/k8s <- rules <- {rules/nvidia, rules/serving, rules/support} <- rules/checks; rules <- {schedule, yaml} <- cluster <- {lint, audit <- webhook}; https <- webhook; no include of another module's internal/"
 else
   for b in "${broken[@]}"; do fail "$b"; done
 fi
