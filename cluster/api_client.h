@@ -123,6 +123,11 @@ class ApiClient {
                     int timeoutSeconds, const std::atomic<bool>* cancel,
                     const std::function<void(int status)>& onOpen = {});
 
+  // A GET of any path ("/apis", "/apis/apps/v1") answered as one JSON object.
+  ApiResult getPath(std::string pathAndQuery, const std::atomic<bool>* cancel = nullptr) {
+    return call("GET", std::move(pathAndQuery), {}, {}, cancel);
+  }
+
   // One object. `namespaceName` is "" for a cluster-scoped resource; `version`
   // is the one to speak (discovery's preferred version). Every call answers an
   // ApiResult: 404 and 409 are statuses to act on, not exceptions.
