@@ -109,6 +109,9 @@ class ApiClient {
   }
   // How often a request waiting on the server looks at its cancel flag.
   void setCancelCheck(std::chrono::milliseconds every) { cancelCheck_ = every; }
+  // How long a request on one object waits for each answer byte (30 s; the
+  // leader election sets it well within its renew deadline).
+  void setObjectTimeout(std::chrono::milliseconds timeout) { objectTimeout_ = timeout; }
 
   // A watch from `resourceVersion` with bookmarks, ended by the server after
   // `timeoutSeconds`, by `cancel`, or by `onEvent` returning false.
@@ -160,6 +163,7 @@ class ApiClient {
   std::shared_ptr<HttpClient> client_;
   std::string clientCertPem_;  // the certificate client_ was built with
   std::chrono::milliseconds cancelCheck_{250};
+  std::chrono::milliseconds objectTimeout_{std::chrono::seconds(30)};
 };
 
 // "limit=500&continue=..." with the value percent-encoded.
