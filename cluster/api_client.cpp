@@ -2,11 +2,23 @@
 
 namespace gpuguard::cluster {
 
-namespace {
-
 using nlohmann::json;
 
-// The message of a metav1.Status body, else the start of the body.
+namespace {
+
+// "&labelSelector=...&fieldSelector=..." (each only when set).
+std::string selectorQuery(const ListOptions& options) {
+  std::string query;
+  if (!options.labelSelector.empty()) query += "&labelSelector=" + queryEscape(options.labelSelector);
+  if (!options.fieldSelector.empty()) query += "&fieldSelector=" + queryEscape(options.fieldSelector);
+  return query;
+}
+
+// Serialized without throwing: a string that is not UTF-8 is written with U+FFFD.
+std::string jsonText(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
 std::string statusMessage(const HttpResponse& r) {
   if (!r.error.empty()) return r.error;
   const json body = json::parse(r.body, nullptr, false);
@@ -14,10 +26,15 @@ std::string statusMessage(const HttpResponse& r) {
   return "HTTP " + std::to_string(r.status) + (r.body.empty() ? "" : ": " + r.body.substr(0, 200));
 }
 
-}  // namespace
+std::string Resource::path(const std::string& version, const std::string& namespaceName) const {
+  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (namespaced && !namespaceName.empty()) p += "/namespaces/" + queryEscape(namespaceName);
+  return p + "/" + plural;
+}
 
-std::string Resource::path(const std::string& version) const {
-  return (group.empty() ? "/api/" + version : "/apis/" + group + "/" + version) + "/" + plural;
+std::string Resource::objectPath(const std::string& version, const std::string& namespaceName,
+                                 const std::string& name) const {
+  return path(version, namespaceName) + "/" + queryEscape(name);
 }
 
 const std::vector<Resource>& factResources() {
@@ -60,7 +77,8 @@ std::shared_ptr<HttpClient> ApiClient::clientFor(const Authenticator::Current& c
   return client_;
 }
 
-HttpResponse ApiClient::get(HttpRequest request) {
+HttpResponse ApiClient::send(std::string_view method, HttpRequest request, std::string_view body,
+                             std::string_view contentType) {
   const std::size_t baseHeaders = request.headers.size();
   for (int attempt = 0;; ++attempt) {
     const Authenticator::Current credential = authenticator_.current();
@@ -71,14 +89,14 @@ HttpResponse ApiClient::get(HttpRequest request) {
     }
     request.headers.resize(baseHeaders);
     if (!credential.authorization.empty()) request.headers.emplace_back("Authorization", credential.authorization);
-    HttpResponse response = clientFor(credential)->get(request);
+    HttpResponse response = clientFor(credential)->send(method, request, body, contentType);
     if (response.status != 401 || attempt > 0 || !config_.credentials.exec) return response;
     authenticator_.unauthorized();  // the plugin's credential was revoked or expired early
   }
 }
 
-ListResult ApiClient::list(const Resource& resource, const std::function<void(json&&)>& onItem, std::size_t pageSize,
-                           const std::atomic<bool>* cancel) {
+ListResult ApiClient::list(const Resource& resource, const std::function<void(json&&)>& onItem,
+                           const ListOptions& options, const std::atomic<bool>* cancel) {
   ListResult result;
   for (const std::string& version : resource.versions) {
     result = ListResult{};
@@ -86,7 +104,8 @@ ListResult ApiClient::list(const Resource& resource, const std::function<void(js
     std::string continueToken;
     do {
       HttpRequest request;
-      request.pathAndQuery = resource.path(version) + "?limit=" + std::to_string(pageSize);
+      request.pathAndQuery = resource.path(version, options.namespaceName) +
+                             "?limit=" + std::to_string(options.pageSize) + selectorQuery(options);
       if (!continueToken.empty()) request.pathAndQuery += "&continue=" + queryEscape(continueToken);
       request.cancel = cancel;
       request.cancelCheck = cancelCheck_;
@@ -117,9 +136,10 @@ ListResult ApiClient::list(const Resource& resource, const std::function<void(js
   return result;
 }
 
-WatchResult ApiClient::watch(const Resource& resource, const std::string& version, const std::string& resourceVersion,
-                             const std::function<bool(WatchEvent&&)>& onEvent, int timeoutSeconds,
-                             const std::atomic<bool>* cancel, const std::function<void(int status)>& onOpen) {
+WatchResult ApiClient::watch(const Resource& resource, const std::string& version, const ListOptions& options,
+                             const std::string& resourceVersion, const std::function<bool(WatchEvent&&)>& onEvent,
+                             int timeoutSeconds, const std::atomic<bool>* cancel,
+                             const std::function<void(int status)>& onOpen) {
   WatchResult result;
   result.resourceVersion = resourceVersion;
   WatchStreamParser parser;
@@ -129,15 +149,18 @@ WatchResult ApiClient::watch(const Resource& resource, const std::string& versio
     if (event.type == WatchEvent::Type::Error) {
       result.errorEventCode = statusCode(event.object);
       if (result.errorEventCode == 0) result.errorEventCode = 500;
-      result.error = "watch ERROR event: " + event.object.value("message", event.object.dump());
+      const json* message = event.object.is_object() && event.object.contains("message") ? &event.object["message"] : nullptr;
+      result.error = "watch ERROR event: " + (message != nullptr && message->is_string() ? message->get<std::string>()
+                                                                                       : jsonText(event.object));
       return false;
     }
     if (std::string rv = resourceVersionOf(event.object); !rv.empty()) result.resourceVersion = std::move(rv);
     return onEvent(std::move(event));
   };
   HttpRequest request;
-  request.pathAndQuery = resource.path(version) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                         queryEscape(resourceVersion) + "&timeoutSeconds=" + std::to_string(timeoutSeconds);
+  request.pathAndQuery = resource.path(version, options.namespaceName) +
+                         "?watch=1&allowWatchBookmarks=true&resourceVersion=" + queryEscape(resourceVersion) +
+                         "&timeoutSeconds=" + std::to_string(timeoutSeconds) + selectorQuery(options);
   request.cancel = cancel;
   request.cancelCheck = cancelCheck_;
   request.onStatus = onOpen;
@@ -156,6 +179,62 @@ WatchResult ApiClient::watch(const Resource& resource, const std::string& versio
     result.error = statusMessage(response);
   }
   return result;
+}
+
+ApiResult ApiClient::call(std::string_view method, std::string pathAndQuery, std::string_view body,
+                          std::string_view contentType, const std::atomic<bool>* cancel) {
+  HttpRequest request;
+  request.pathAndQuery = std::move(pathAndQuery);
+  request.cancel = cancel;
+  request.cancelCheck = cancelCheck_;
+  request.idleTimeout = std::chrono::seconds(30);
+  request.maxBodyBytes = kMaxObjectBytes;
+  HttpResponse response = send(method, std::move(request), body, contentType);
+  ApiResult result;
+  result.status = response.status;
+  if (!response.error.empty()) {
+    result.error = response.error;
+    return result;
+  }
+  result.body = json::parse(response.body, nullptr, false);
+  if (result.body.is_discarded()) result.body = nullptr;
+  if (!response.ok()) {
+    result.error = statusMessage(response);
+  } else if (!result.body.is_object() && !response.body.empty()) {
+    result.error = std::string("the answer to ") + std::string(method) + " is not a JSON object: " +
+                   response.body.substr(0, 80);
+  }
+  return result;
+}
+
+ApiResult ApiClient::getObject(const Resource& resource, const std::string& version, const std::string& namespaceName,
+                               const std::string& name, const std::atomic<bool>* cancel) {
+  return call("GET", resource.objectPath(version, namespaceName, name), {}, {}, cancel);
+}
+
+ApiResult ApiClient::create(const Resource& resource, const std::string& version, const std::string& namespaceName,
+                            const json& object) {
+  return call("POST", resource.path(version, namespaceName), jsonText(object), "application/json");
+}
+
+ApiResult ApiClient::replace(const Resource& resource, const std::string& version, const std::string& namespaceName,
+                             const std::string& name, const json& object) {
+  return call("PUT", resource.objectPath(version, namespaceName, name), jsonText(object), "application/json");
+}
+
+ApiResult ApiClient::apply(const Resource& resource, const std::string& version, const std::string& namespaceName,
+                           const std::string& name, const json& object, const std::string& fieldManager) {
+  return call("PATCH",
+              resource.objectPath(version, namespaceName, name) + "?fieldManager=" + queryEscape(fieldManager) +
+                  "&force=true",
+              jsonText(object), "application/apply-patch+yaml");
+}
+
+ApiResult ApiClient::remove(const Resource& resource, const std::string& version, const std::string& namespaceName,
+                            const std::string& name, const std::string& uid) {
+  json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
+  return call("DELETE", resource.objectPath(version, namespaceName, name), jsonText(options), "application/json");
 }
 
 }  // namespace gpuguard::cluster

@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "cluster/http_response_reader.h"
 
@@ -126,6 +128,45 @@ struct HttpClient::Tls {
   ~Tls() { SSL_CTX_free(ctx); }
 };
 
+// Idle keep-alive connections, newest last.
+struct HttpClient::Pool {
+  struct Idle {
+    std::unique_ptr<Transport> transport;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::mutex mutex;
+  std::vector<Idle> idle;
+
+  // The newest idle connection still usable, or null.
+  std::unique_ptr<Transport> take() {
+    std::lock_guard lock(mutex);
+    while (!idle.empty()) {
+      Idle last = std::move(idle.back());
+      idle.pop_back();
+      if (std::chrono::steady_clock::now() - last.since < kMaxIdleTime && last.transport->quietWhileIdle()) {
+        return std::move(last.transport);
+      }
+    }
+    return nullptr;
+  }
+  void put(std::unique_ptr<Transport> transport) {
+    std::lock_guard lock(mutex);
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(idle, [&](const Idle& i) { return now - i.since >= kMaxIdleTime; });
+    if (idle.size() >= kMaxIdleConnections) idle.erase(idle.begin());  // the oldest goes
+    idle.push_back({std::move(transport), std::chrono::steady_clock::now()});
+  }
+};
+
+// One request as send() was given it.
+struct HttpClient::Exchange {
+  std::string_view method;
+  const HttpRequest& request;
+  std::string_view body;
+  std::string_view contentType;
+  bool keepAlive;  // not streaming: the connection may come from and go back to the pool
+};
+
 std::string parseServerUrl(std::string_view url, ServerUrl& out) {
   out = ServerUrl{};
   const std::string original(url);
@@ -170,7 +211,7 @@ std::string parseServerUrl(std::string_view url, ServerUrl& out) {
 }
 
 HttpClient::HttpClient(ServerUrl server, TlsSettings tls, std::chrono::milliseconds connectTimeout)
-    : server_(std::move(server)), settings_(std::move(tls)), connectTimeout_(connectTimeout) {
+    : server_(std::move(server)), settings_(std::move(tls)), connectTimeout_(connectTimeout), pool_(new Pool) {
   if (!server_.tls) return;
   tls_ = new Tls;
   tls_->ctx = SSL_CTX_new(TLS_client_method());
@@ -196,38 +237,69 @@ HttpClient::HttpClient(ServerUrl server, TlsSettings tls, std::chrono::milliseco
   }
 }
 
-HttpClient::~HttpClient() { delete tls_; }
+HttpClient::~HttpClient() {
+  delete pool_;
+  delete tls_;
+}
 
-HttpResponse HttpClient::get(const HttpRequest& request) const {
-  HttpResponse response;
+std::size_t HttpClient::idleConnections() const {
+  std::lock_guard lock(pool_->mutex);
+  return pool_->idle.size();
+}
+
+HttpResponse HttpClient::send(std::string_view method, const HttpRequest& request, std::string_view body,
+                              std::string_view contentType) const {
   if (!configError_.empty()) {
-    response.error = configError_;
-    return response;
+    HttpResponse failed;
+    failed.error = configError_;
+    return failed;
   }
-  const int fd = connectTo(server_, connectTimeout_, response.error);
-  if (fd < 0) return response;
-  Transport transport(fd);
-  transport.cancelCheck = request.cancelCheck;
-  if (server_.tls) {
-    const std::string& name = settings_.serverName.empty() ? server_.host : settings_.serverName;
-    if (std::string error = transport.startTls(tls_->ctx, name, isIpAddress(name), !settings_.insecureSkipVerify,
-                                               connectTimeout_, request.cancel);
-        !error.empty()) {
-      response.error = "TLS with " + server_.host + ": " + error;
-      return response;
+  const Exchange x{method, request, body, contentType, !request.onBody};
+  bool stale = false;
+  HttpResponse response = exchange(x, stale);
+  if (stale) response = exchange(x, stale);  // the server had closed the idle connection: once more, on a new one
+  return response;
+}
+
+HttpResponse HttpClient::exchange(const Exchange& x, bool& staleConnection) const {
+  HttpResponse response;
+  std::unique_ptr<Transport> transport = x.keepAlive && !staleConnection ? pool_->take() : nullptr;
+  const bool reused = transport != nullptr;
+  staleConnection = false;
+  if (!reused) {
+    const int fd = connectTo(server_, connectTimeout_, response.error);
+    if (fd < 0) return response;
+    transport = std::make_unique<Transport>(fd);
+    if (server_.tls) {
+      const std::string& name = settings_.serverName.empty() ? server_.host : settings_.serverName;
+      if (std::string error = transport->startTls(tls_->ctx, name, isIpAddress(name), !settings_.insecureSkipVerify,
+                                                  connectTimeout_, x.request.cancel);
+          !error.empty()) {
+        response.error = "TLS with " + server_.host + ": " + error;
+        return response;
+      }
     }
   }
-  std::string head = "GET " + server_.pathPrefix + request.pathAndQuery + " HTTP/1.1\r\nHost: " +
+  transport->cancelCheck = x.request.cancelCheck;
+  std::string head = std::string(x.method) + " " + server_.pathPrefix + x.request.pathAndQuery + " HTTP/1.1\r\nHost: " +
                      (server_.host.find(':') != std::string::npos ? "[" + server_.host + "]" : server_.host) + ":" +
-                     std::to_string(server_.port) +
-                     "\r\nAccept: application/json\r\nUser-Agent: gpuguard\r\nConnection: close\r\n";
-  for (const auto& [name, value] : request.headers) head += name + ": " + value + "\r\n";
+                     std::to_string(server_.port) + "\r\nAccept: application/json\r\nUser-Agent: gpuguard\r\n" +
+                     (x.keepAlive ? "" : "Connection: close\r\n");
+  if (!x.contentType.empty()) head += "Content-Type: " + std::string(x.contentType) + "\r\n";
+  if (!x.body.empty() || x.method == "POST" || x.method == "PUT" || x.method == "PATCH") {
+    head += "Content-Length: " + std::to_string(x.body.size()) + "\r\n";
+  }
+  for (const auto& [name, value] : x.request.headers) head += name + ": " + value + "\r\n";
   head += "\r\n";
-  if (std::string error = transport.writeAll(head, request.idleTimeout); !error.empty()) {
+  head += x.body;
+  if (std::string error = transport->writeAll(head, x.request.idleTimeout); !error.empty()) {
+    staleConnection = reused;
     response.error = error;
     return response;
   }
-  readResponse(transport, request, response);
+  const ReadOutcome outcome = readResponse(*transport, x.request, response);
+  if (outcome.nothingReceived && reused) staleConnection = true;
+  if (x.keepAlive && outcome.reusable) pool_->put(std::move(transport));
   return response;
 }
 

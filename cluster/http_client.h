@@ -1,6 +1,8 @@
-// A small HTTP/1.1 client for the Kubernetes API server: one GET per
-// connection, over TLS (OpenSSL) or plain TCP (`kubectl proxy`), with the
-// body handed over as it arrives (a watch is an endless chunked body).
+// A small HTTP/1.1 client for the Kubernetes API server, over TLS (OpenSSL) or
+// plain TCP (`kubectl proxy`). A streaming request (a watch: an endless
+// chunked body handed over as it arrives) has a connection of its own; the
+// others (list pages, GET/POST/PUT/PATCH/DELETE of one object) reuse idle
+// keep-alive connections, so 1,000 report writes are not 1,000 TLS handshakes.
 //
 // Why not cpp-httplib's client, which the design names: Debian 12 ships it
 // only as a shared library (libcpp-httplib.so.0.11; its header is the split,
@@ -62,6 +64,9 @@ struct HttpRequest {
   // Checked at least every `cancelCheck` while waiting: true ends the request.
   const std::atomic<bool>* cancel = nullptr;
   std::chrono::milliseconds cancelCheck{250};
+  // A collected body (no onBody) larger than this fails the request: one
+  // object is at most ~1.5 MiB in etcd, a list page of 500 large objects more.
+  std::size_t maxBodyBytes = 512u << 20;
 };
 
 class HttpClient {
@@ -77,15 +82,32 @@ class HttpClient {
   // Empty when the TLS settings are usable, else why not (a bad PEM...).
   const std::string& configError() const { return configError_; }
 
-  HttpResponse get(const HttpRequest& request) const;
+  // `method` ("GET", "POST", "PUT", "PATCH", "DELETE") with `body` of
+  // `contentType` (none when empty). A non-streaming request on a reused
+  // connection that the server closed before answering is sent once more on a
+  // new one: the API server's writes are safe to repeat (create answers 409
+  // AlreadyExists, PUT carries its resourceVersion, apply is idempotent, DELETE
+  // its uid precondition).
+  HttpResponse send(std::string_view method, const HttpRequest& request, std::string_view body = {},
+                    std::string_view contentType = {}) const;
+  HttpResponse get(const HttpRequest& request) const { return send("GET", request); }
+
+  // Idle keep-alive connections held (tests; at most kMaxIdleConnections).
+  std::size_t idleConnections() const;
+  static constexpr std::size_t kMaxIdleConnections = 4;
+  static constexpr std::chrono::seconds kMaxIdleTime{30};
 
  private:
   struct Tls;
+  struct Pool;
+  struct Exchange;
+  HttpResponse exchange(const Exchange& x, bool& staleConnection) const;
   ServerUrl server_;
   TlsSettings settings_;
   std::chrono::milliseconds connectTimeout_;
   std::string configError_;
   Tls* tls_ = nullptr;  // the SSL_CTX, built once
+  Pool* pool_ = nullptr;  // idle keep-alive connections
 };
 
 }  // namespace gpuguard::cluster

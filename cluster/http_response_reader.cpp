@@ -34,6 +34,7 @@ struct Head {
   int status = 0;
   std::optional<std::size_t> contentLength;
   bool chunked = false;
+  bool keepAlive = true;  // HTTP/1.1 without "Connection: close"
 };
 
 std::string parseHead(std::string_view text, Head& head) {
@@ -44,6 +45,7 @@ std::string parseHead(std::string_view text, Head& head) {
   }
   auto [p, ec] = std::from_chars(statusLine.data() + 9, statusLine.data() + 12, head.status);
   if (ec != std::errc() || head.status < 100 || head.status > 599) return "bad status line";
+  head.keepAlive = statusLine.starts_with("HTTP/1.1");
   std::size_t pos = lineEnd + 2;
   while (pos < text.size()) {
     const std::size_t end = text.find("\r\n", pos);
@@ -60,6 +62,8 @@ std::string parseHead(std::string_view text, Head& head) {
       head.contentLength = n;
     } else if (name == "transfer-encoding") {
       head.chunked = lowercase(value).find("chunked") != std::string::npos;
+    } else if (name == "connection" && lowercase(value).find("close") != std::string::npos) {
+      head.keepAlive = false;
     }
   }
   return "";
@@ -75,9 +79,10 @@ class BodySink {
   bool put(std::string_view data) {
     if (data.empty()) return true;
     if (stream_) return request_.onBody(data);
-    const std::size_t cap = request_.onBody ? (1u << 20) : HttpClient::kMaxBodyBytes;
+    const std::size_t cap = request_.onBody ? (1u << 20) : std::min(request_.maxBodyBytes, HttpClient::kMaxBodyBytes);
     if (response_.body.size() + data.size() > cap) {
-      response_.error = "the answer is larger than " + std::to_string(cap >> 20) + " MiB";
+      response_.error = cap >= (1u << 20) ? "the answer is larger than " + std::to_string(cap >> 20) + " MiB"
+                                          : "the answer is larger than " + std::to_string(cap) + " bytes";
       return false;
     }
     response_.body.append(data);
@@ -101,6 +106,7 @@ class Reader {
     const long n = transport_.read(chunk, sizeof chunk, request_.idleTimeout, request_.cancel, error);
     if (n > 0) {
       buffer_.append(chunk, static_cast<std::size_t>(n));
+      receivedAny_ = true;
       return true;
     }
     if (n < 0) response_.error = error;
@@ -133,13 +139,20 @@ class Reader {
       if (!sink.put(std::string_view(buffer_).substr(0, take))) return;
       buffer_.erase(0, take);
       length -= take;
-      if (length == 0) return;
+      if (length == 0) {
+        complete_ = true;
+        return;
+      }
       if (!fill()) {
         if (response_.error.empty()) response_.error = "the connection closed inside the body";
         return;
       }
     }
   }
+
+  bool receivedAny() const { return receivedAny_; }
+  // The answer ended where its framing says, with no byte beyond it.
+  bool complete() const { return complete_ && buffer_.empty() && response_.error.empty(); }
 
   void readUntilClose(BodySink& sink) {
     do {
@@ -160,8 +173,9 @@ class Reader {
       auto [p, ec] = std::from_chars(begin, begin + lineEnd, size, 16);
       if (ec != std::errc() || p == begin) return fail("a bad chunk size");
       buffer_.erase(0, lineEnd + 2);
-      if (size == 0) return;  // trailers are not read: the connection closes
+      if (size == 0) return readTrailers();
       readSized(sink, size);
+      complete_ = false;  // a chunk is not the end of the body
       if (!response_.error.empty()) return;
       while (buffer_.size() < 2) {
         if (!fill()) return fail("the connection closed inside a chunked body");
@@ -171,6 +185,21 @@ class Reader {
   }
 
  private:
+  // After the last chunk: trailer lines up to an empty line (RFC 9112 7.1.2).
+  void readTrailers() {
+    while (true) {
+      std::size_t lineEnd;
+      while ((lineEnd = buffer_.find("\r\n")) == std::string::npos) {
+        if (buffer_.size() > 4096) return fail("a chunked trailer longer than 4 KiB");
+        if (!fill()) return;  // closed after the last chunk: the body is whole, the connection is not reusable
+      }
+      buffer_.erase(0, lineEnd + 2);
+      if (lineEnd == 0) {
+        complete_ = true;
+        return;
+      }
+    }
+  }
   void fail(const char* what) {
     if (response_.error.empty()) response_.error = what;
   }
@@ -178,6 +207,8 @@ class Reader {
   const HttpRequest& request_;
   HttpResponse& response_;
   std::string buffer_;
+  bool receivedAny_ = false;
+  bool complete_ = false;
 };
 
 }  // namespace
@@ -298,14 +329,27 @@ long Transport::read(char* buffer, std::size_t size, std::chrono::milliseconds i
   }
 }
 
-void readResponse(Transport& transport, const HttpRequest& request, HttpResponse& response) {
+bool Transport::quietWhileIdle() const {
+  if (ssl_ != nullptr && SSL_pending(ssl_) > 0) return false;
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) == 0;
+}
+
+ReadOutcome readResponse(Transport& transport, const HttpRequest& request, HttpResponse& response) {
   Reader reader(transport, request, response);
   Head head;
-  if (!reader.readHead(head)) return;
+  ReadOutcome outcome;
+  if (!reader.readHead(head)) {
+    outcome.nothingReceived = !reader.receivedAny();
+    return outcome;
+  }
   response.status = head.status;
   if (request.onStatus) request.onStatus(head.status);
   BodySink sink(request, response, head.status >= 200 && head.status < 300);
-  if (head.status == 204 || head.status == 304) return;
+  if (head.status == 204 || head.status == 304 || (head.contentLength && *head.contentLength == 0)) {
+    outcome.reusable = head.keepAlive && !head.chunked;
+    return outcome;
+  }
   if (head.chunked) {
     reader.readChunked(sink);
   } else if (head.contentLength) {
@@ -313,6 +357,8 @@ void readResponse(Transport& transport, const HttpRequest& request, HttpResponse
   } else {
     reader.readUntilClose(sink);
   }
+  outcome.reusable = head.keepAlive && reader.complete();
+  return outcome;
 }
 
 }  // namespace gpuguard::cluster

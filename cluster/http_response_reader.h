@@ -30,6 +30,9 @@ class Transport {
   // > 0 bytes read, 0 at the end of the stream; < 0 on error (`error` says which).
   long read(char* buffer, std::size_t size, std::chrono::milliseconds idleTimeout, const std::atomic<bool>* cancel,
             std::string& error);
+  // An idle keep-alive connection is reusable when nothing is readable on it:
+  // readable means the server closed it (or sent bytes nobody asked for).
+  bool quietWhileIdle() const;
 
  private:
   // Waits for the socket (POLLIN or POLLOUT) in `cancelCheck` steps; false on timeout or cancel.
@@ -39,7 +42,12 @@ class Transport {
   SSL* ssl_ = nullptr;
 };
 
+struct ReadOutcome {
+  bool reusable = false;        // the answer ended on its own (length or last chunk), no "Connection: close"
+  bool nothingReceived = false; // the connection ended before the first byte of an answer
+};
+
 // Reads the answer to the request just written.
-void readResponse(Transport& transport, const HttpRequest& request, HttpResponse& response);
+ReadOutcome readResponse(Transport& transport, const HttpRequest& request, HttpResponse& response);
 
 }  // namespace gpuguard::cluster

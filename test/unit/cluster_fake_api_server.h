@@ -1,12 +1,18 @@
 // A Kubernetes API server in the test process (cpp-httplib, an implementation
 // independent of cluster/http_client.cpp): lists answered from what the test
 // set, watches that stream the lines the test pushes, drop, end, or answer an
-// HTTP error, and a log of every request.
+// HTTP error; objects stored and written with GET, POST, PUT, PATCH (apply)
+// and DELETE (cluster_fake_object_store.h); failures injected per request; a
+// log of every request and of every write's body.
 //
 //   FakeApiServer api;
 //   api.setList("/api/v1/nodes", 200, {{"metadata", {{"resourceVersion", "5"}}}, {"items", ...}});
 //   api.push("/api/v1/nodes", R"({"type":"ADDED","object":{...}})");
 //   api.push("/api/v1/nodes", FakeApiServer::kDrop);   // the connection closes mid-stream
+//   api.putObject("/apis/coordination.k8s.io/v1/namespaces/gg/leases/gpuguard-audit", lease);
+//   api.failNext("PUT", "/apis/coordination.k8s.io/v1/namespaces/gg/leases/gpuguard-audit", 500);
+//
+// The request log: "PATH?QUERY auth=..." for a GET (params sorted), "VERB PATH?QUERY auth=..." otherwise.
 #pragma once
 
 #include <httplib.h>
@@ -16,11 +22,16 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "test/unit/cluster_fake_object_store.h"
 
 namespace gpuguard::testing {
 
@@ -29,8 +40,27 @@ class FakeApiServer {
   static constexpr const char* kDrop = "!drop";  // close the watch without ending the chunked body
   static constexpr const char* kEnd = "!end";    // end the watch cleanly (its timeoutSeconds passed)
 
+  // A write as it reached the server.
+  struct Write {
+    std::string method;
+    std::string target;       // path?query
+    std::string contentType;
+    nlohmann::json body;      // null when the body is not JSON
+  };
+
   FakeApiServer() {
-    server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); });
+    const auto handler = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
+    server_.Get(".*", handler);
+    server_.Post(".*", handler);
+    server_.Put(".*", handler);
+    server_.Patch(".*", handler);
+    server_.Delete(".*", handler);
+    // Like the API server (Go): no Nagle delay, and a thread for every open
+    // connection, so idle keep-alive connections never hold up a watch; an
+    // idle one is closed after 1 s, which bounds how long stop() waits for it.
+    server_.set_tcp_nodelay(true);
+    server_.set_keep_alive_timeout(1);
+    server_.new_task_queue = [] { return new httplib::ThreadPool(64); };
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -77,9 +107,47 @@ class FakeApiServer {
     changed_.notify_all();
   }
 
+  // Stores an object as if created (uid and resourceVersion assigned when
+  // absent); the answer is the stored object.
+  nlohmann::json putObject(const std::string& path, nlohmann::json object) {
+    std::lock_guard lock(mutex_);
+    return store_.put(path, std::move(object));
+  }
+  std::optional<nlohmann::json> object(const std::string& path) const {
+    std::lock_guard lock(mutex_);
+    return store_.get(path);
+  }
+  void deleteObject(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    store_.erase(path);
+  }
+  std::size_t objectCount() const {
+    std::lock_guard lock(mutex_);
+    return store_.size();
+  }
+  // An empty collection answers an empty list, not 404 (the resource is served).
+  void serveCollection(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    store_.serve(path);
+  }
+  // The next `times` requests `method path` (no query) answer `status` with a metav1.Status.
+  void failNext(const std::string& method, const std::string& path, int status, int times = 1) {
+    std::lock_guard lock(mutex_);
+    failures_[{method, path}] = {status, times};
+  }
+
   std::vector<std::string> requests() const {
     std::lock_guard lock(mutex_);
     return requests_;
+  }
+  std::vector<Write> writes() const {
+    std::lock_guard lock(mutex_);
+    return writes_;
+  }
+  // How many TCP connections the requests came on (keep-alive reuses them).
+  std::size_t connections() const {
+    std::lock_guard lock(mutex_);
+    return clientPorts_.size();
   }
   int watchesOpen() const {
     std::lock_guard lock(mutex_);
@@ -119,12 +187,52 @@ class FakeApiServer {
     return t;
   }
 
+  static void answer(httplib::Response& res, const FakeAnswer& a) {
+    res.status = a.status;
+    res.set_content(a.body.dump(), "application/json");
+  }
+
+  // A failure the test asked for, consumed.
+  bool injectedFailure(const httplib::Request& req, httplib::Response& res) {
+    auto found = failures_.find({req.method, req.path});
+    if (found == failures_.end() || found->second.second <= 0) return false;
+    --found->second.second;
+    const int code = found->second.first;
+    answer(res, FakeObjectStore::status(code, code == 409 ? "Conflict" : "InternalError", "injected by the test"));
+    return true;
+  }
+
+  void write(const httplib::Request& req, httplib::Response& res) {
+    const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+    const std::string contentType = req.get_header_value("Content-Type");
+    writes_.push_back({req.method, target(req), contentType, body.is_discarded() ? nlohmann::json() : body});
+    if (injectedFailure(req, res)) return;
+    if (body.is_discarded() && !(req.method == "DELETE" && req.body.empty())) {
+      return answer(res, FakeObjectStore::status(400, "BadRequest", "the body is not JSON"));
+    }
+    if (req.method == "POST") return answer(res, store_.create(req.path, body));
+    if (req.method == "PUT") return answer(res, store_.replace(req.path, body));
+    if (req.method == "DELETE") return answer(res, store_.remove(req.path, body));
+    if (contentType != "application/apply-patch+yaml") {
+      return answer(res, FakeObjectStore::status(415, "UnsupportedMediaType", "the fake serves only apply patches"));
+    }
+    if (!req.has_param("fieldManager")) {
+      return answer(res, FakeObjectStore::status(400, "BadRequest", "PATCH, fieldManager: Required value: is required for apply patch"));
+    }
+    answer(res, store_.apply(req.path, body));
+  }
+
   void handle(const httplib::Request& req, httplib::Response& res) {
     std::unique_lock lock(mutex_);
-    requests_.push_back(target(req) + " auth=" + req.get_header_value("Authorization"));
+    clientPorts_.insert(req.remote_port);
+    requests_.push_back((req.method == "GET" ? "" : req.method + " ") + target(req) +
+                        " auth=" + req.get_header_value("Authorization"));
+    if (req.method != "GET") return write(req, res);
     if (req.has_param("watch")) return watch(req, res, lock);
+    if (injectedFailure(req, res)) return;
     auto found = pages_.find(req.path);
     if (found == pages_.end()) {
+      if (auto stored = store_.read(req.path, req.get_param_value("labelSelector"))) return answer(res, *stored);
       res.status = 404;
       res.set_content(R"({"kind":"Status","code":404,"message":"the server could not find the requested resource"})",
                       "application/json");
@@ -182,6 +290,10 @@ class FakeApiServer {
   std::map<std::string, int> watchStatus_;
   std::map<std::string, std::deque<std::string>> lines_;
   std::vector<std::string> requests_;
+  std::vector<Write> writes_;
+  std::set<int> clientPorts_;
+  FakeObjectStore store_;
+  std::map<std::pair<std::string, std::string>, std::pair<int, int>> failures_;  // (method, path) -> (status, times)
   int watchesOpen_ = 0;
 };
 
