@@ -311,6 +311,35 @@ PYEOF
   else
     skip "the audit table vs the ClusterRole: this gpuguard-webhook has no --print-audit-resources"
   fi
+  # The webhook accepts every flag the chart renders (run as --check-policy: it parses them all,
+  # loads the policy, and exits). Active once the binary knows leader election (--help says so).
+  if [[ -n $WEBHOOK ]] && "$WEBHOOK" --help 2>/dev/null | grep -q -- "--leader-elect"; then
+    for profile in default audit-reports; do
+      render=$OUT/chart-$profile.yaml
+      mkdir -p "$SHIP_TMP/etc-$profile"
+      mapfile -t argv < <("$PY" - "$render" "$SHIP_TMP/etc-$profile" <<'PYEOF'
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+cm = [o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "gpuguard-policy"][0]
+for key, text in cm["data"].items():
+    open(f"{sys.argv[2]}/{key}", "w").write(text)
+dep = [o for o in objs if o["kind"] == "Deployment"][0]
+env = {"GPUGUARD_MEMORY_LIMIT": "268435456", "POD_NAMESPACE": "gpuguard-system", "POD_NAME": "gpuguard-webhook-0"}
+for arg in dep["spec"]["template"]["spec"]["containers"][0]["args"]:
+    for name, value in env.items():
+        arg = arg.replace(f"$({name})", value)
+    print(arg.replace("/etc/gpuguard/policy/", sys.argv[2] + "/"))
+PYEOF
+      )
+      if POD_NAME=gpuguard-webhook-0 POD_NAMESPACE=$NS "$WEBHOOK" "${argv[@]}" --check-policy >"$SHIP_TMP/args.log" 2>&1; then
+        ok "$profile: gpuguard-webhook accepts every flag the chart renders (${#argv[@]} args)"
+      else
+        fail "$profile: gpuguard-webhook refuses the chart's flags: $(head -c 400 "$SHIP_TMP/args.log")"
+      fi
+    done
+  else
+    skip "the chart's flags vs the webhook: this gpuguard-webhook has no --leader-elect yet"
+  fi
 fi
 refuses "audit.reportFormat=yaml" "reportFormat" --set audit.reportFormat=yaml
 refuses "audit.resyncInterval=1d" "resyncInterval" --set audit.resyncInterval=1d
