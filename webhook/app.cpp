@@ -68,7 +68,7 @@ HttpResponse WebhookApp::handle(const HttpRequest& request) {
     external.policyReloadSuccesses = policy_.reloadSuccesses();
     external.policyReloadFailures = policy_.reloadFailures();
     if (const cluster::FactsCache* facts = facts_.load(std::memory_order_acquire)) external.clusterFacts = facts->status();
-    if (const audit::Auditor* auditor = audit_.load(std::memory_order_acquire)) {
+    if (const AuditRun* auditor = audit_.load(std::memory_order_acquire)) {
       external.audit = auditor->status();
       external.auditMaxNamespaces = auditMaxNamespaces_.load(std::memory_order_relaxed);
     }

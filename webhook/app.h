@@ -11,9 +11,9 @@
 
 #include <atomic>
 
-#include "audit/auditor.h"
 #include "cluster/facts_cache.h"
 #include "webhook/admission.h"
+#include "webhook/audit_run.h"
 #include "https/server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -38,7 +38,7 @@ class WebhookApp {
   void attachClusterFacts(const cluster::FactsCache* facts) { facts_.store(facts, std::memory_order_release); }
   // The background audit whose state /metrics shows (--audit); unset: off.
   // `maxNamespaces`: namespaces with their own gpuguard_audit_findings series.
-  void attachAudit(const audit::Auditor* auditor, std::size_t maxNamespaces) {
+  void attachAudit(const AuditRun* auditor, std::size_t maxNamespaces) {
     auditMaxNamespaces_.store(maxNamespaces, std::memory_order_relaxed);
     audit_.store(auditor, std::memory_order_release);
   }
@@ -54,7 +54,7 @@ class WebhookApp {
   AdmissionLimits limits_;
   std::atomic<const HttpsServer*> server_{nullptr};
   std::atomic<const cluster::FactsCache*> facts_{nullptr};
-  std::atomic<const audit::Auditor*> audit_{nullptr};
+  std::atomic<const AuditRun*> audit_{nullptr};
   std::atomic<std::size_t> auditMaxNamespaces_{500};
   std::atomic<bool> serving_{false};
 };

@@ -28,9 +28,45 @@ FlagSetter repeated(std::vector<std::string>& dst, std::function<bool(const std:
   };
 }
 
+FlagSetter leaseDuration(std::chrono::milliseconds& dst) {
+  return [&dst](const std::string& v) -> std::string {
+    const auto d = parseDuration(v);
+    if (!d || *d < std::chrono::seconds(1)) return "must be a duration of at least 1s, like 15s";
+    dst = *d;
+    return "";
+  };
+}
+
+FlagSetter name(std::optional<std::string>& dst) {
+  return [&dst](const std::string& v) -> std::string {
+    if (v.empty() || v.size() > 253) return "must be a name of 1 to 253 characters";
+    dst = v;
+    return "";
+  };
+}
+
+void addLeaderElectionFlags(AuditFlags& f, FlagSetters& s) {
+  s.emplace("leader-elect", [&f](const std::string& v) -> std::string {
+    if (v != "true" && v != "false") return "must be true or false";
+    f.leaderElect = v == "true";
+    return "";
+  });
+  s.emplace("leader-elect-lease-duration", leaseDuration(f.leaseDuration));
+  s.emplace("leader-elect-renew-deadline", leaseDuration(f.renewDeadline));
+  s.emplace("leader-elect-retry-period", leaseDuration(f.retryPeriod));
+  s.emplace("leader-elect-resource-name", [&f](const std::string& v) -> std::string {
+    if (v.empty() || v.size() > 253) return "must be a name of 1 to 253 characters";
+    f.leaseName = v;
+    return "";
+  });
+  s.emplace("leader-elect-resource-namespace", name(f.leaseNamespace));
+  s.emplace("leader-elect-identity", name(f.identity));
+}
+
 }  // namespace
 
 void addAuditFlags(AuditFlags& f, FlagSetters& s) {
+  addLeaderElectionFlags(f, s);
   s.emplace("audit", [&f](const std::string& v) -> std::string {
     if (v == "on" || v == "true") f.mode = AuditFlags::Mode::On;
     else if (v == "off" || v == "false") f.mode = AuditFlags::Mode::Off;

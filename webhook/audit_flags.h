@@ -33,6 +33,15 @@ struct AuditFlags {
   std::size_t pendingBytes = 16u << 20;
   std::size_t metricsMaxNamespaces = 500;
   bool printResources = false;  // --print-audit-resources: the table, then exit
+  // Leader election (kube-scheduler's --leader-elect* names): only the holder
+  // of the Lease audits; the other replicas stand by cold.
+  bool leaderElect = true;
+  std::chrono::milliseconds leaseDuration{std::chrono::seconds(15)};
+  std::chrono::milliseconds renewDeadline{std::chrono::seconds(10)};
+  std::chrono::milliseconds retryPeriod{std::chrono::seconds(2)};
+  std::string leaseName = "gpuguard-audit";
+  std::optional<std::string> leaseNamespace;  // default: $POD_NAMESPACE, else the configuration's namespace
+  std::optional<std::string> identity;        // default: $POD_NAME (else the host name) + "_" + 8 random hex
 };
 
 using FlagSetter = std::function<std::string(const std::string&)>;

@@ -75,6 +75,10 @@ void renderWork(std::string& out, const audit::AuditStatus& s) {
   sample(out, "gpuguard_audit_reports_api_served", "", s.reportsApiServed ? 1 : 0);
   header(out, "gpuguard_audit_running", "gauge", "1 while this replica audits.");
   sample(out, "gpuguard_audit_running", "", s.running ? 1 : 0);
+  header(out, "gpuguard_audit_leader", "gauge", "1 while this replica holds the audit's Lease (or audits without election).");
+  sample(out, "gpuguard_audit_leader", "", s.leader ? 1 : 0);
+  header(out, "gpuguard_audit_leader_transitions_total", "counter", "Times this replica became the audit's leader.");
+  sample(out, "gpuguard_audit_leader_transitions_total", "", s.leaderTransitions);
 }
 
 }  // namespace

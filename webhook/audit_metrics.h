@@ -14,6 +14,7 @@
 //   gpuguard_audit_reports                                     gauge, report documents held
 //   gpuguard_audit_reports_api_served                          gauge 0/1
 //   gpuguard_audit_running                                     gauge 0/1, this replica audits
+//   gpuguard_audit_leader, gpuguard_audit_leader_transitions_total   gauge 0/1, counter: the Lease
 #pragma once
 
 #include <cstddef>

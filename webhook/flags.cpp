@@ -98,8 +98,8 @@ Background audit (docs/audit.md; off by default):
                                 watch) with this policy, engine and cluster
                                 facts, and write the findings as one report per
                                 namespace (default off; auto: on when a cluster
-                                configuration is found). Without leader
-                                election, run one replica with it on.
+                                configuration is found). With several
+                                replicas, only the Lease holder audits.
   --audit-policy=FILE           The policy the audit judges with (default
                                 --policy); reloaded like it.
   --audit-report-format=F       openreports (openreports.io/v1alpha1 Report and
@@ -121,6 +121,17 @@ Background audit (docs/audit.md; off by default):
                                 gpuguard_audit_findings series (default 500; the
                                 rest are namespace="_other").
   --print-audit-resources       Print the audited resources and exit.
+  --leader-elect=true|false     Only the replica holding a coordination.k8s.io
+                                Lease audits; the others stand by (default
+                                true). The Lease:
+  --leader-elect-resource-name=NAME       (default gpuguard-audit) in
+  --leader-elect-resource-namespace=NS    (default $POD_NAMESPACE, else the
+                                configuration's namespace), held as
+  --leader-elect-identity=ID    (default $POD_NAME or the host name, plus "_" and
+                                8 random hex digits), with
+  --leader-elect-lease-duration=DUR, --leader-elect-renew-deadline=DUR,
+  --leader-elect-retry-period=DUR   (default 15s, 10s, 2s; client-go's rule:
+                                lease > renew deadline > 1.2 x retry period).
 
 Logging:
   --log-level=LEVEL             debug, info, warn or error (default info). Info

@@ -120,7 +120,7 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   Metrics metrics(GPUGUARD_VERSION);
   WebhookApp app(*policy, metrics, logger);
   app.attachClusterFacts(facts.get());
-  if (audit) app.attachAudit(&audit->auditor(), flags.audit.metricsMaxNamespaces);
+  if (audit) app.attachAudit(audit.get(), flags.audit.metricsMaxNamespaces);
   const MemoryLimit memory = memoryLimit(flags, cgroupMemoryLimit());
   ServerConfig config = serverConfig(flags, serverMemory(flags, memory.bytes));  // the audit's share apart
   const std::size_t maxConnections = config.maxConnections, maxHandshakes = config.maxHandshakes;

@@ -9,6 +9,7 @@
 #include "rules/engine.h"
 #include "test/unit/test_support.h"
 #include "webhook/audit_judge.h"
+#include "webhook/audit_run.h"
 #include "webhook/flags.h"
 #include "webhook/metrics.h"
 
@@ -70,6 +71,42 @@ TEST(AuditFlagsTest, RefuseValuesThatMeanNothing) {
   EXPECT_THAT(parse({"--audit-policy="}).error, HasSubstr("must name a file"));
 }
 
+TEST(AuditFlagsTest, LeaderElectionIsOnWithClientGosDurations) {
+  const AuditFlags defaults = parse({}).flags.audit;
+  EXPECT_TRUE(defaults.leaderElect);
+  EXPECT_EQ(defaults.leaseDuration, std::chrono::seconds(15));
+  EXPECT_EQ(defaults.renewDeadline, std::chrono::seconds(10));
+  EXPECT_EQ(defaults.retryPeriod, std::chrono::seconds(2));
+  EXPECT_EQ(defaults.leaseName, "gpuguard-audit");
+  const FlagsResult r = parse({"--leader-elect=false", "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
+                               "--leader-elect-retry-period=1s", "--leader-elect-resource-name=audit-lock",
+                               "--leader-elect-resource-namespace=gpuguard-system", "--leader-elect-identity=pod-a_1"});
+  ASSERT_EQ(r.error, "");
+  EXPECT_FALSE(r.flags.audit.leaderElect);
+  EXPECT_EQ(r.flags.audit.leaseDuration, std::chrono::seconds(4));
+  EXPECT_EQ(r.flags.audit.leaseNamespace, "gpuguard-system");
+  EXPECT_EQ(r.flags.audit.identity, "pod-a_1");
+  EXPECT_THAT(parse({"--leader-elect=yes"}).error, HasSubstr("true or false"));
+  EXPECT_THAT(parse({"--leader-elect-retry-period=500ms"}).error, HasSubstr("at least 1s"));
+}
+
+TEST(AuditFlagsTest, HelpNamesEveryAuditAndLeaderElectionFlag) {
+  AuditFlags flags;
+  FlagSetters setters;
+  addAuditFlags(flags, setters);
+  EXPECT_GE(setters.size(), 19u);
+  for (const auto& [name, setter] : setters) EXPECT_THAT(std::string(kUsage), HasSubstr("--" + name)) << name;
+  EXPECT_THAT(std::string(kUsage), HasSubstr("--print-audit-resources"));
+}
+
+TEST(AuditFlagsTest, TheElectionIdentityIsThePodNameAndEightHexDigits) {
+  const std::string a = electionIdentity(), b = electionIdentity();
+  ASSERT_GT(a.size(), 9u);
+  EXPECT_EQ(a[a.size() - 9], '_');
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef", a.size() - 8), std::string::npos);
+  EXPECT_NE(a, b) << "unique per replica, as client-go requires";
+}
+
 TEST(AuditFlagsTest, PrintAuditResourcesNeedsNoCertificate) {
   const FlagsResult r = parseFlags({"--print-audit-resources"});
   EXPECT_EQ(r.error, "");
@@ -89,6 +126,8 @@ audit::AuditStatus auditing() {
   s.lastFullScanDuration = 2.25;
   s.queueLength = 7;
   s.reports = 2;
+  s.leader = true;
+  s.leaderTransitions = 2;
   return s;
 }
 
@@ -108,6 +147,8 @@ TEST(AuditMetricsTest, ShowTheFindingsObjectsAndTheLastScan) {
   EXPECT_THAT(text, HasSubstr("gpuguard_audit_queue_length 7\n"));
   EXPECT_THAT(text, HasSubstr("gpuguard_audit_reports_api_served 1\n"));
   EXPECT_THAT(text, HasSubstr("gpuguard_audit_running 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpuguard_audit_leader 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpuguard_audit_leader_transitions_total 2\n"));
 }
 
 TEST(AuditMetricsTest, NamespacesPastTheCapShareOneSeries) {
