@@ -145,3 +145,14 @@ if until_true 20 b_leads && until_true 15 has_rows_of Deployment/later &&
 else
     bad "audit: takeover: b leader=$(leader_of $((APORT + 1))) holder=$(holder) rows [$(report_rows | tr '\n' ';')]"
 fi
+# SIGTERM: the leader releases the Lease (holderIdentity ""), so a standby takes it within a few
+# retry periods (client-go: 2.2 x retry at most) instead of a lease duration.
+start_replica c $((APORT)) || { bad "audit setup: webhook replica c"; return 0; }
+t=$SECONDS
+kill -TERM "$PID_b"
+c_leads() { [[ $(leader_of "$APORT") == 1 && $(holder) == c* ]]; }
+if until_true 5 c_leads; then
+    ok "audit: SIGTERM of the leader releases the Lease: replica c holds it after $((SECONDS - t)) s (lease 4 s, retry 1 s)"
+else
+    bad "audit: release on SIGTERM: c leader=$(leader_of "$APORT") holder=$(holder) after $((SECONDS - t)) s"
+fi
