@@ -87,6 +87,7 @@ assert r["source"] == "gpuguard", r.get("source")
 assert s["fail"] == sum(x["result"] == "fail" for x in res) and s["warn"] == sum(x["result"] == "warn" for x in res)
 assert all(x["source"] == "gpuguard" and x["properties"].get("field") and x["timestamp"]["seconds"] > 0 for x in res)'
 }
+kc get reports.openreports.io gpuguard -n "$AUDIT_NS" -o json >"$W/report.json" 2>&1  # kept with E2E_KEEP=1
 if summary_ok 2>"$W/summary.err"; then
     ok "audit: the report's summary counts its results; each result has source gpuguard, the field path and a timestamp"
 else
