@@ -156,3 +156,15 @@ if until_true 5 c_leads; then
 else
     bad "audit: release on SIGTERM: c leader=$(leader_of "$APORT") holder=$(holder) after $((SECONDS - t)) s"
 fi
+# Deleted while no replica ran: the next leader's first full scan removes its results.
+kill -TERM "$PID_c"
+until_true 10 bash -c "! kill -0 $PID_c 2>/dev/null"
+kc delete deployment later -n "$AUDIT_NS" >/dev/null
+has_rows_of Deployment/later || bad "audit: Deployment/later had no results before the restart"
+start_replica d "$APORT" || { bad "audit setup: webhook replica d"; return 0; }
+t=$SECONDS
+if until_true 15 no_rows_of Deployment/later && has_rows_of Deployment/late; then
+    ok "audit: an object deleted while no replica ran loses its results after the next leader's first scan ($((SECONDS - t)) s); the others stay"
+else
+    bad "audit: stale results after a restart: [$(report_rows | tr '\n' ';')]"
+fi
