@@ -35,6 +35,9 @@ struct AuditStatus {
   std::uint64_t refetches = 0;
   double judgeSeconds = 0;           // CPU time judging (the thread's), in total
   std::size_t reports = 0;           // report documents held
+  // The Lease (set by the webhook, which runs the election).
+  bool leader = false;               // this replica holds it (or audits without election)
+  std::uint64_t leaderTransitions = 0;  // times this replica became the leader
 };
 
 }  // namespace gpuguard::audit

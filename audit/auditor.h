@@ -88,6 +88,10 @@ struct AuditorOptions {
   // The cluster facts now (null: none); unset: judged without facts.
   std::function<std::shared_ptr<const ClusterFacts>()> facts;
   std::function<bool()> mayWrite;      // the leader's fence; unset: always
+  // Discovery: the resources as served (versions, kinds); run once on the
+  // control thread before anything is listed. Unset: the table as it is.
+  std::function<std::vector<AuditedResource>(std::vector<AuditedResource>, const std::atomic<bool>& cancel)>
+      resolveResources;
   std::function<Timestamp()> now;      // wall clock for first-seen times; unset: the system clock
   bool idleScheduling = true;          // the threads run SCHED_IDLE
   std::function<void(bool warning, const std::string& message)> log;
@@ -121,6 +125,7 @@ class Auditor {
   void watchFacts(std::shared_ptr<const ClusterFacts>& seen, std::chrono::steady_clock::time_point& seenAt,
                   std::chrono::steady_clock::time_point& lastRejudge);
   void takeInventory();
+  void resolveResources();
   void checkScanComplete();
   bool sleepFor(std::chrono::milliseconds wait);
   void setState(Reflector& r, std::string_view state, bool synced, const std::string& error);

@@ -187,7 +187,7 @@ ApiResult ApiClient::call(std::string_view method, std::string pathAndQuery, std
   request.pathAndQuery = std::move(pathAndQuery);
   request.cancel = cancel;
   request.cancelCheck = cancelCheck_;
-  request.idleTimeout = std::chrono::seconds(30);
+  request.idleTimeout = objectTimeout_;
   request.maxBodyBytes = kMaxObjectBytes;
   HttpResponse response = send(method, std::move(request), body, contentType);
   ApiResult result;

@@ -109,6 +109,9 @@ class ApiClient {
   }
   // How often a request waiting on the server looks at its cancel flag.
   void setCancelCheck(std::chrono::milliseconds every) { cancelCheck_ = every; }
+  // How long a request on one object waits for each answer byte (30 s; the
+  // leader election sets it well within its renew deadline).
+  void setObjectTimeout(std::chrono::milliseconds timeout) { objectTimeout_ = timeout; }
 
   // A watch from `resourceVersion` with bookmarks, ended by the server after
   // `timeoutSeconds`, by `cancel`, or by `onEvent` returning false.
@@ -122,6 +125,11 @@ class ApiClient {
                     const std::string& resourceVersion, const std::function<bool(WatchEvent&&)>& onEvent,
                     int timeoutSeconds, const std::atomic<bool>* cancel,
                     const std::function<void(int status)>& onOpen = {});
+
+  // A GET of any path ("/apis", "/apis/apps/v1") answered as one JSON object.
+  ApiResult getPath(std::string pathAndQuery, const std::atomic<bool>* cancel = nullptr) {
+    return call("GET", std::move(pathAndQuery), {}, {}, cancel);
+  }
 
   // One object. `namespaceName` is "" for a cluster-scoped resource; `version`
   // is the one to speak (discovery's preferred version). Every call answers an
@@ -155,6 +163,7 @@ class ApiClient {
   std::shared_ptr<HttpClient> client_;
   std::string clientCertPem_;  // the certificate client_ was built with
   std::chrono::milliseconds cancelCheck_{250};
+  std::chrono::milliseconds objectTimeout_{std::chrono::seconds(30)};
 };
 
 // "limit=500&continue=..." with the value percent-encoded.

@@ -232,6 +232,8 @@ ClientConfig select(const Merged& merged, const ConfigRequest& request) {
     }
     readUser(user->second, userName, out);
   }
+  const std::string ns = stringAt(context->second.body, "namespace", context->second.file, where);
+  if (!ns.empty()) out.namespaceName = ns;
   out.describe = "kubeconfig " + files + ", context " + contextName;
   return out;
 }
@@ -280,6 +282,11 @@ std::optional<ClientConfig> inClusterConfig(const Environment& env) {
   if (!ca) throw ConfigError("in-cluster: cannot read the service account's CA " + caFile);
   out.tls.caPem = *ca;
   out.credentials.tokenFile = tokenFile;
+  // The pod's own namespace, as client-go's in-cluster loader reads it.
+  if (std::optional<std::string> ns = readFile(env.serviceAccountDir + "/namespace")) {
+    while (!ns->empty() && (ns->back() == '\n' || ns->back() == ' ')) ns->pop_back();
+    if (!ns->empty()) out.namespaceName = *ns;
+  }
   out.describe = "in-cluster service account (" + out.server + ")";
   return out;
 }

@@ -47,6 +47,9 @@ struct ClientConfig {
   TlsSettings tls;
   Credentials credentials;
   std::string describe;    // "kubeconfig /home/u/.kube/config, context kind-gpu" or "in-cluster service account"
+  // The namespace kubectl would use without -n: the context's `namespace`,
+  // in a pod the service account's namespace file; "default" otherwise.
+  std::string namespaceName = "default";
 };
 
 // What the process sees; tests substitute their own.

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <ostream>
+
+#include "cluster/client_config.h"
 
 #include "lint/options.h"
 #include "rules/cluster_facts.h"
@@ -16,5 +19,10 @@ namespace gpuguard::lint {
 // credentials): the caller exits 2. A resource the API server does not serve
 // is a note, one RBAC refuses a warning; both go to `err`.
 std::shared_ptr<const ClusterFacts> listClusterFactsFor(const Options& o, std::ostream& err);
+std::shared_ptr<const ClusterFacts> listClusterFactsFor(const cluster::ClientConfig& config, std::ostream& err);
+
+// The cluster --kubeconfig/--context (or the environment) names, or nullopt
+// with the reason on `err`.
+std::optional<cluster::ClientConfig> clientConfigFor(const Options& o, std::ostream& err);
 
 }  // namespace gpuguard::lint

@@ -98,6 +98,12 @@ Judge against a live cluster (docs/cluster-facts.md)
                          exit 2 when the API server cannot be reached
       --kubeconfig FILE  with --cluster: the kubeconfig (default $KUBECONFIG, ~/.kube/config)
       --context NAME     with --cluster: the kubeconfig context (default current-context)
+      --pending          with --cluster, no PATH: explain the GPU pods that are Pending now
+                         against the live nodes and the pods holding GPUs, beside
+                         kube-scheduler's own PodScheduled message (docs/pending.md); exit 1
+                         if one can never schedule, 0 if they only wait for GPUs others hold
+  -n, --namespace NS     with --pending: that namespace (default: the context's namespace)
+  -A, --all-namespaces   with --pending: every namespace
 
 Exit status: 0 no finding at the --fail-on level, 1 at least one, 2 unreadable input,
 a kustomization or chart that does not render, nothing linted with --fail-on-empty, or
@@ -177,6 +183,8 @@ bool applySwitch(const std::string& a, Options& o) {
   else if (a == "--fix-follow-symlinks") o.fixFollowSymlinks = true;
   else if (a == "--allow-remote") o.allowRemote = true;
   else if (a == "--cluster") o.cluster = true;  // lint/cluster_list.h
+  else if (a == "--pending") o.pending = true;  // lint/cluster_pending.h
+  else if (a == "-A" || a == "--all-namespaces") o.allNamespaces = true;
   else if (a == "--version") o.version = true;
   else if (a == "-h" || a == "--help") o.help = true;
   else return false;
@@ -272,6 +280,10 @@ bool applyInputOption(const std::vector<std::string>& args, std::size_t& i, Opti
     const std::optional<int> ms = durationMs(value);
     if (ms) o.renderTimeoutMs = *ms;
     else if (error.empty()) error = "--render-timeout takes a duration such as 300s, 5m or 1500ms, got \"" + value + "\"";
+  } else if (is(a, "-n", "--namespace")) {
+    takeValue(args, i, a.rfind("--namespace", 0) == 0 ? "--namespace" : "-n", value, error);
+    if (error.empty() && value.empty()) error = "--namespace needs a namespace name";
+    o.namespaceName = value;
   } else if (is(a, nullptr, "--nodes") || is(a, nullptr, "--facts") || is(a, nullptr, "--pods") ||
              is(a, nullptr, "--kubeconfig") || is(a, nullptr, "--context")) {
     const std::string flag = a.substr(0, a.find('='));
@@ -287,9 +299,22 @@ bool applyInputOption(const std::vector<std::string>& args, std::size_t& i, Opti
   return true;
 }
 
+// --pending's own rules: a live question, no files.
+std::string pendingConflicts(const Options& o) {
+  if ((o.namespaceName || o.allNamespaces) && !o.pending) return "--namespace and --all-namespaces go with --pending";
+  if (!o.pending) return "";
+  if (!o.cluster) return "--pending asks the live cluster: add --cluster (for files, use --nodes FILE)";
+  if (!o.paths.empty()) return "--pending reads the Pending pods from the cluster, not from PATH (got " + o.paths.front() + ")";
+  if (o.namespaceName && o.allNamespaces) return "give --namespace or --all-namespaces, not both";
+  if (o.nodes || o.facts || o.fix) return "--pending goes with neither --nodes, --facts nor --fix";
+  if (!o.fileFormats.empty()) return "--pending prints one report (--format text or json)";
+  return "";
+}
+
 // What is wrong with the options together, or "".
 std::string conflicts(const Options& o) {
   const bool informational = o.help || o.version || o.listRules || o.explain || o.rulesMarkdown || o.rulesTable;
+  if (std::string pending = pendingConflicts(o); !pending.empty() || o.pending) return pending;
   if (!informational && o.paths.empty()) return "no PATH given (use - for stdin)";
   if (o.pods && !o.nodes) return "--pods only goes with --nodes";
   if ((o.kubeconfig || o.kubeContext) && !o.cluster) return "--kubeconfig and --context go with --cluster";

@@ -64,6 +64,10 @@ struct Options {
   bool cluster = false;
   std::optional<std::string> kubeconfig;  // --kubeconfig FILE (with --cluster)
   std::optional<std::string> kubeContext; // --context NAME (with --cluster)
+  // --cluster --pending: the GPU pods Pending now, explained (lint/cluster_pending.h)
+  bool pending = false;
+  std::optional<std::string> namespaceName;  // -n, --namespace NS (default: the context's namespace)
+  bool allNamespaces = false;                // -A, --all-namespaces
 };
 
 struct ParsedOptions {

@@ -10,6 +10,7 @@
 
 #include "gpuguard_version.h"
 #include "lint/cluster_list.h"
+#include "lint/cluster_pending.h"
 #include "lint/command.h"
 #include "lint/exit_codes.h"
 #include "lint/facts_file.h"
@@ -413,6 +414,7 @@ int runLint(const Options& o, const RunStreams& streams) {
   std::ostream& err = streams.err;
   std::optional<RunConfig> config = loadRunConfig(o, err);
   if (!config || !applyRuleSwitches(o, config->policy.engine, err)) return kExitTrouble;
+  if (o.pending) return runClusterPending(o, *config, streams);  // lint/cluster_pending.h: lists its own facts
   if (o.facts) {  // lint/facts_file.h
     config->policy.cluster = loadFactsFile(*o.facts, err);
     if (!config->policy.cluster) return kExitTrouble;

@@ -158,6 +158,8 @@ std::map<std::string, std::string, std::less<>> draBackedRequests(const Resource
   for (const auto& [name, amount] : requests) {
     if (auto c = snapshot.draExtendedResources.find(name); c != snapshot.draExtendedResources.end()) {
       out.emplace(name, "DeviceClass " + c->second);
+    } else if (const std::string* served = snapshot.facts ? snapshot.facts->classServing(name) : nullptr) {
+      out.emplace(name, "DeviceClass " + *served);
     } else if (name.starts_with(kDeviceClassResourcePrefix)) {
       out.emplace(name, "DeviceClass " + name.substr(kDeviceClassResourcePrefix.size()));
     } else if (policy.isDraExtendedResource(name)) {

@@ -10,6 +10,9 @@ namespace {
 
 using nlohmann::json;
 
+// What a cluster of 100,000 pods may say about its quantities, bounded.
+constexpr std::size_t kMaxWarnings = 100;
+
 // Calls fn(item) for the object itself or each item of a List / *List.
 template <typename Fn>
 void forEachItem(const json& root, Fn&& fn) {
@@ -38,10 +41,62 @@ Amount NodeInfo::used(std::string_view resource, const BoundPod* except) const {
 }
 
 const NodeInfo* Snapshot::node(std::string_view name) const {
-  for (const NodeInfo& n : nodes) {
-    if (n.name == name) return &n;
+  auto it = byName.find(name);
+  return it == byName.end() ? nullptr : &nodes[it->second];
+}
+
+NodeInfo* Snapshot::node(std::string_view name) {
+  auto it = byName.find(name);
+  return it == byName.end() ? nullptr : &nodes[it->second];
+}
+
+void addBoundPod(Snapshot& s, const json& item) {
+  if (!item.is_object()) return;
+  const std::string kind = stringOr(item, "kind");
+  if (!kind.empty() && kind != "Pod") return;
+  const json* spec = member(item, "spec");
+  const std::string nodeName = spec ? stringOr(*spec, "nodeName") : "";
+  if (nodeName.empty()) return;  // not bound: holds nothing yet
+  const json* status = member(item, "status");
+  const std::string phase = status ? stringOr(*status, "phase") : "";
+  if (phase == "Succeeded" || phase == "Failed") {
+    ++s.finishedPods;
+    return;
   }
-  return nullptr;
+  NodeInfo* node = s.node(nodeName);
+  if (!node) {
+    ++s.podsOnOtherNodes;
+    return;
+  }
+  const json* metadata = member(item, "metadata");
+  BoundPod p;
+  p.ns = metadata ? stringOr(*metadata, "namespace") : "";
+  p.name = metadata ? stringOr(*metadata, "name") : "";
+  // The Pod's own spec (not a template it might carry in an annotation).
+  for (const PodSite& site : findPodSites(item)) {
+    if (site.specPath.apiPath() != "spec") continue;
+    PodRequests r = podRequests(site);
+    for (const std::string& problem : r.problems) {
+      if (s.warnings.size() < kMaxWarnings) s.warnings.push_back("pod " + p.ns + "/" + p.name + " " + problem);
+    }
+    p.requests = std::move(r.resources);
+    break;
+  }
+  node->pods.push_back(std::move(p));
+  ++s.boundPods;
+}
+
+Snapshot snapshotOf(std::shared_ptr<const ClusterFacts> facts) {
+  Snapshot s;
+  if (!facts) return s;
+  for (const auto& node : facts->nodes()) {
+    NodeInfo n;
+    static_cast<NodeFacts&>(n) = *node;
+    s.byName.emplace(n.name, s.nodes.size());
+    s.nodes.push_back(std::move(n));
+  }
+  s.facts = std::move(facts);
+  return s;
 }
 
 Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
@@ -60,6 +115,7 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
       s.warnings.push_back("a node without metadata.name was skipped");
       return;
     }
+    s.byName.emplace(n.name, s.nodes.size());
     s.nodes.push_back(std::move(n));
   });
   if (s.nodes.empty()) {
@@ -71,41 +127,7 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
 
   if (!podsDoc) return s;
   s.podsGiven = true;
-  forEachItem(*podsDoc, [&](const json& item) {
-    if (!item.is_object()) return;
-    const std::string kind = stringOr(item, "kind");
-    if (!kind.empty() && kind != "Pod") return;
-    const json* spec = member(item, "spec");
-    const std::string nodeName = spec ? stringOr(*spec, "nodeName") : "";
-    if (nodeName.empty()) return;  // not bound: holds nothing yet
-    const json* status = member(item, "status");
-    const std::string phase = status ? stringOr(*status, "phase") : "";
-    if (phase == "Succeeded" || phase == "Failed") {
-      ++s.finishedPods;
-      return;
-    }
-    auto node = std::find_if(s.nodes.begin(), s.nodes.end(), [&](const NodeInfo& n) { return n.name == nodeName; });
-    if (node == s.nodes.end()) {
-      ++s.podsOnOtherNodes;
-      return;
-    }
-    const json* metadata = member(item, "metadata");
-    BoundPod p;
-    p.ns = metadata ? stringOr(*metadata, "namespace") : "";
-    p.name = metadata ? stringOr(*metadata, "name") : "";
-    // The Pod's own spec (not a template it might carry in an annotation).
-    for (const PodSite& site : findPodSites(item)) {
-      if (site.specPath.apiPath() != "spec") continue;
-      PodRequests r = podRequests(site);
-      for (const std::string& problem : r.problems) {
-        s.warnings.push_back("pod " + p.ns + "/" + p.name + " " + problem);
-      }
-      p.requests = std::move(r.resources);
-      break;
-    }
-    node->pods.push_back(std::move(p));
-    ++s.boundPods;
-  });
+  forEachItem(*podsDoc, [&](const json& item) { addBoundPod(s, item); });
   return s;
 }
 

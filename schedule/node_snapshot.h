@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct Snapshot {
   // KEP-5004: extended resource name -> the DeviceClass whose
   // spec.extendedResourceName names it (resource.k8s.io/v1 DeviceClass items).
   std::map<std::string, std::string, std::less<>> draExtendedResources;
+  // A snapshot made from live facts (snapshotOf): DeviceClasses serving an
+  // extended resource are looked up there too.
+  std::shared_ptr<const ClusterFacts> facts;
   bool podsGiven = false;
   std::size_t boundPods = 0;         // counted against a node of the snapshot
   std::size_t finishedPods = 0;      // Succeeded or Failed: hold nothing
@@ -51,11 +55,25 @@ struct Snapshot {
   std::string error;                 // non-empty: the nodes document holds no Node at all
 
   const NodeInfo* node(std::string_view name) const;
+  NodeInfo* node(std::string_view name);
+
+  // nodes' index by name (the first of a name wins), kept by makeSnapshot
+  // and snapshotOf: a pod list of 100,000 pods finds each node in log time.
+  std::map<std::string, std::size_t, std::less<>> byName;
 };
 
 // `nodes`: a List (or NodeList) of Node, or one Node, with any DeviceClass
 // items beside them. `pods`: a List of Pod,
 // or one Pod, or nullptr when no pods were given.
 Snapshot makeSnapshot(const nlohmann::json& nodes, const nlohmann::json* pods = nullptr);
+
+// The nodes of live cluster facts (gpuguard-lint --cluster --pending), no
+// pods yet: podsGiven is false until addBoundPod is called or it is set.
+Snapshot snapshotOf(std::shared_ptr<const ClusterFacts> facts);
+
+// One Pod of `kubectl get pods -o json`: held against its node when it is
+// bound there and not finished (Succeeded, Failed), else only counted.
+// Reduced at once to what the filters read, so a caller can stream pods.
+void addBoundPod(Snapshot& snapshot, const nlohmann::json& pod);
 
 }  // namespace gpuguard::schedule

@@ -87,7 +87,9 @@ void writeTable(std::ostream& out, const std::vector<std::vector<std::string>>& 
   }
 }
 
-void writePod(std::ostream& out, const PodDiagnosis& d) {
+}  // namespace
+
+void writePodText(std::ostream& out, const PodDiagnosis& d) {
   out << d.title();
   if (!d.source.empty()) out << " in " << d.source;
   out << "\n  requests: " << requestsText(d) << "\n";
@@ -147,6 +149,8 @@ void writePod(std::ostream& out, const PodDiagnosis& d) {
   }
   for (const std::string& n : d.notes) out << "  note: " << n << "\n";
 }
+
+namespace {
 
 json labelCheckJson(const LabelCheck& c) {
   return {{"requirement", c.requirement},
@@ -215,7 +219,7 @@ void writeText(std::ostream& out, const std::vector<PodDiagnosis>& pods, const S
   std::size_t pending = 0;
   for (std::size_t i = 0; i < pods.size(); ++i) {
     if (i) out << "\n";
-    writePod(out, pods[i]);
+    writePodText(out, pods[i]);
     pending += !pods[i].schedulable();
   }
   out << "\n" << pods.size() << (pods.size() == 1 ? " GPU pod" : " GPU pods") << " against " << snapshot.nodes.size()

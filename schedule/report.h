@@ -14,6 +14,9 @@
 namespace gpuguard::schedule {
 
 void writeText(std::ostream& out, const std::vector<PodDiagnosis>& pods, const Snapshot& snapshot);
+// One pod's block of writeText: title, requests, placement, the node table,
+// the verdict, the dominant reason and the notes.
+void writePodText(std::ostream& out, const PodDiagnosis& pod);
 
 nlohmann::json toJson(const PodDiagnosis& pod);
 // {"schedulable": every pod schedulable somewhere, "snapshot": {...}, "pods": [...]}

@@ -68,6 +68,10 @@ HttpResponse WebhookApp::handle(const HttpRequest& request) {
     external.policyReloadSuccesses = policy_.reloadSuccesses();
     external.policyReloadFailures = policy_.reloadFailures();
     if (const cluster::FactsCache* facts = facts_.load(std::memory_order_acquire)) external.clusterFacts = facts->status();
+    if (const AuditRun* auditor = audit_.load(std::memory_order_acquire)) {
+      external.audit = auditor->status();
+      external.auditMaxNamespaces = auditMaxNamespaces_.load(std::memory_order_relaxed);
+    }
     HttpResponse r = text(200, metrics_.render(external));
     r.contentType = "text/plain; version=0.0.4; charset=utf-8";
     return r;

@@ -13,6 +13,7 @@
 
 #include "cluster/facts_cache.h"
 #include "webhook/admission.h"
+#include "webhook/audit_run.h"
 #include "https/server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -35,6 +36,12 @@ class WebhookApp {
   // the time; null before they are synced), and whose state /metrics shows.
   // Unset: --cluster-facts=off or no configuration, judged without them.
   void attachClusterFacts(const cluster::FactsCache* facts) { facts_.store(facts, std::memory_order_release); }
+  // The background audit whose state /metrics shows (--audit); unset: off.
+  // `maxNamespaces`: namespaces with their own gpuguard_audit_findings series.
+  void attachAudit(const AuditRun* auditor, std::size_t maxNamespaces) {
+    auditMaxNamespaces_.store(maxNamespaces, std::memory_order_relaxed);
+    audit_.store(auditor, std::memory_order_release);
+  }
   bool ready() const;
 
  private:
@@ -47,6 +54,8 @@ class WebhookApp {
   AdmissionLimits limits_;
   std::atomic<const HttpsServer*> server_{nullptr};
   std::atomic<const cluster::FactsCache*> facts_{nullptr};
+  std::atomic<const AuditRun*> audit_{nullptr};
+  std::atomic<std::size_t> auditMaxNamespaces_{500};
   std::atomic<bool> serving_{false};
 };
 

@@ -93,6 +93,46 @@ Cluster facts (docs/cluster-facts.md):
                                 service account, else ~/.kube/config.
   --context=NAME                The kubeconfig context (default: current-context).
 
+Background audit (docs/audit.md; off by default):
+  --audit=off|on|auto           Judge what the cluster already runs (list, then
+                                watch) with this policy, engine and cluster
+                                facts, and write the findings as one report per
+                                namespace (default off; auto: on when a cluster
+                                configuration is found). With several
+                                replicas, only the Lease holder audits.
+  --audit-policy=FILE           The policy the audit judges with (default
+                                --policy); reloaded like it.
+  --audit-report-format=F       openreports (openreports.io/v1alpha1 Report and
+                                ClusterReport, default) or wgpolicyk8s
+                                (wgpolicyk8s.io/v1alpha2 PolicyReport).
+  --audit-resync-interval=DUR   A full relist this often (default 1h).
+  --audit-judge-qps=N           Judgements per second at most (default 50; 0:
+                                unlimited).
+  --audit-api-qps=N             API calls per second (GET, apply, DELETE; not
+                                lists and watches) (default 20), with
+  --audit-api-burst=N           bursts of up to N (default 40).
+  --audit-max-results=N         Results per object at most (default 100).
+  --audit-extra-resource=R      Also audit this custom resource, plural.group
+                                (repeatable; RBAC must grant get/list/watch).
+  --audit-exclude-namespace=NS  Do not audit this namespace (repeatable).
+  --audit-pending-bytes=SIZE    Object bodies held in the audit's queue at most
+                                (default 16Mi; lists wait beyond it).
+  --audit-metrics-max-namespaces=N  Namespaces with their own
+                                gpuguard_audit_findings series (default 500; the
+                                rest are namespace="_other").
+  --print-audit-resources       Print the audited resources and exit.
+  --leader-elect=true|false     Only the replica holding a coordination.k8s.io
+                                Lease audits; the others stand by (default
+                                true). The Lease:
+  --leader-elect-resource-name=NAME       (default gpuguard-audit) in
+  --leader-elect-resource-namespace=NS    (default $POD_NAMESPACE, else the
+                                configuration's namespace), held as
+  --leader-elect-identity=ID    (default $POD_NAME or the host name, plus "_" and
+                                8 random hex digits), with
+  --leader-elect-lease-duration=DUR, --leader-elect-renew-deadline=DUR,
+  --leader-elect-retry-period=DUR   (default 15s, 10s, 2s; client-go's rule:
+                                lease > renew deadline > 1.2 x retry period).
+
 Logging:
   --log-level=LEVEL             debug, info, warn or error (default info). Info
                                 logs every denial and every request that got
@@ -146,8 +186,8 @@ std::optional<std::size_t> parseByteSize(const std::string& text) {
 namespace {
 
 // Sets one flag from its value; returns what is wrong with the value, or "".
-using Setter = std::function<std::string(const std::string&)>;
-using Setters = std::map<std::string, Setter, std::less<>>;
+using Setter = FlagSetter;
+using Setters = FlagSetters;
 
 Setter path(std::string& dst) {
   return [&dst](const std::string& v) { return v.empty() ? "must not be empty" : (dst = v, ""); };
@@ -262,6 +302,7 @@ std::string applyArgument(const std::vector<std::string>& args, std::size_t& i, 
   if (name == "help") return applySwitch(name, eq, arg, f.help);
   if (name == "version") return applySwitch(name, eq, arg, f.version);
   if (name == "check-policy") return applySwitch(name, eq, arg, f.checkPolicy);
+  if (name == "print-audit-resources") return applySwitch(name, eq, arg, f.audit.printResources);
   auto setter = valued.find(name);
   if (setter == valued.end()) return "unknown flag --" + name + " (see --help)";
   std::string value;
@@ -278,7 +319,7 @@ std::string applyArgument(const std::vector<std::string>& args, std::size_t& i, 
 
 // What the flags lack for the mode they ask for, or "".
 std::string missingFlags(const Flags& f) {
-  if (f.help || f.version) return "";
+  if (f.help || f.version || f.audit.printResources) return "";
   if (f.checkPolicy) return f.policy ? "" : "--check-policy needs --policy=FILE";
   if (f.tlsCertFile.empty() || f.tlsPrivateKeyFile.empty()) {
     return "--tls-cert-file and --tls-private-key-file are required (there is no plain-HTTP mode)";
@@ -293,6 +334,7 @@ FlagsResult parseFlags(const std::vector<std::string>& args) {
   Setters valued;
   addSourceFlags(r.flags, valued);
   addServingFlags(r.flags, valued);
+  addAuditFlags(r.flags.audit, valued);
   for (std::size_t i = 0; i < args.size(); ++i) {
     r.error = applyArgument(args, i, r.flags, valued);
     if (!r.error.empty()) return r;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "https/server.h"
+#include "webhook/audit_flags.h"
 #include "webhook/log.h"
 
 namespace gpuguard::webhook {
@@ -44,6 +45,8 @@ struct Flags {
   std::optional<std::string> kubeconfig;
   std::optional<std::string> kubeContext;
   enum class ClusterFacts { Auto, On, Off } clusterFacts = ClusterFacts::Auto;
+  // The background audit (docs/audit.md): off unless asked for.
+  AuditFlags audit;
   bool help = false;
   bool version = false;
   bool checkPolicy = false;  // load --policy, report, exit

@@ -13,8 +13,10 @@
 
 #include "cluster/client_config.h"
 #include "cluster/facts_cache.h"
+#include "audit/audited_resources.h"
 #include "gpuguard_version.h"
 #include "webhook/app.h"
+#include "webhook/audit_run.h"
 #include "webhook/flags.h"
 #include "https/memory_budget.h"
 #include "https/server.h"
@@ -110,15 +112,17 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
     return kExitFailure;
   }
 
-  bool factsFailed = false;
-  std::unique_ptr<cluster::FactsCache> facts = startClusterFacts(flags, logger, factsFailed);
-  if (factsFailed) return kExitFailure;
+  bool failed = false;  // an explicit cluster configuration that cannot be read, an audit asked for that cannot start
+  std::unique_ptr<cluster::FactsCache> facts = startClusterFacts(flags, logger, failed);
+  std::unique_ptr<AuditRun> audit = failed ? nullptr : startAudit(flags, logger, *policy, facts.get(), failed);
+  if (failed) return kExitFailure;
 
   Metrics metrics(GPUGUARD_VERSION);
   WebhookApp app(*policy, metrics, logger);
   app.attachClusterFacts(facts.get());
+  if (audit) app.attachAudit(audit.get(), flags.audit.metricsMaxNamespaces);
   const MemoryLimit memory = memoryLimit(flags, cgroupMemoryLimit());
-  ServerConfig config = serverConfig(flags, memory.bytes);
+  ServerConfig config = serverConfig(flags, serverMemory(flags, memory.bytes));  // the audit's share apart
   const std::size_t maxConnections = config.maxConnections, maxHandshakes = config.maxHandshakes;
   config.log = serverLog(logger);
   HttpsServer server(std::move(config), [&app](const HttpRequest& request) { return app.handle(request); });
@@ -131,6 +135,7 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   }
   app.setServing(true);
   policy->start(flags.policyPollInterval);
+
   logger.info("serving")
       .str("version", GPUGUARD_VERSION)
       .str("bindAddress", flags.bindAddress)
@@ -167,6 +172,7 @@ int serve(const Flags& flags, const Logger& logger, const sigset_t& signals) {
   waiter.join();
   app.setServing(false);
   policy->stop();
+  if (audit) audit->stop();  // before the facts it reads
   if (facts) facts->stop();
   if (!signalled.load()) {
     logger.error("the HTTPS server stopped unexpectedly");
@@ -195,6 +201,10 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (flags.checkPolicy) return checkPolicy(*flags.policy);
+  if (flags.audit.printResources) {
+    std::cout << audit::printAuditedResources(audit::withExtraResources(flags.audit.extraResources));
+    return kExitOk;
+  }
   reexecWithMallocTunables(argv);  // serving only: --help and friends stay one exec
 
   // Block the signals handled (SIGTERM, SIGINT; SIGHUP, ignored) before any thread exists, so every thread

@@ -6,6 +6,8 @@
 #include <mutex>
 
 #include "rules/registry.h"
+#include "webhook/audit_metrics.h"
+#include "webhook/metrics_text.h"
 #include "webhook/process_metrics.h"
 
 namespace gpuguard::webhook {
@@ -28,36 +30,6 @@ std::string_view kindLabel(std::string_view kind) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
   });
   return plain ? kind : "other";
-}
-
-std::string formatDouble(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += ' ';
-  out += type;
-  out += '\n';
-}
-
-void sample(std::string& out, std::string_view name, std::string_view labels, std::uint64_t value) {
-  out += name;
-  if (!labels.empty()) {
-    out += '{';
-    out += labels;
-    out += '}';
-  }
-  out += ' ';
-  out += std::to_string(value);
-  out += '\n';
 }
 
 // Read from the certificate being served at scrape time, so they follow every reload.
@@ -281,6 +253,7 @@ std::string Metrics::render(const ExternalCounters& external) const {
 
   if (external.certificateNotAfter) renderCertificateExpiry(out, *external.certificateNotAfter);
   if (external.clusterFacts) renderClusterFacts(out, *external.clusterFacts);
+  if (external.audit) renderAudit(out, *external.audit, external.auditMaxNamespaces);
 
   header(out, "gpuguard_build_info", "gauge", "Always 1; the version is a label.");
   sample(out, "gpuguard_build_info", "version=\"" + escapeLabelValue(version_) + "\"", 1);

@@ -15,6 +15,7 @@
 //   gpuguard_cluster_facts_objects{resource}                   gauge, fact records held
 //   gpuguard_cluster_facts_watch_restarts_total{resource}      counter
 //   gpuguard_cluster_facts_relists_total{resource}             counter (410 Gone)
+//   gpuguard_audit_*                                           the background audit (webhook/audit_metrics.h)
 //   gpuguard_build_info{version}                               gauge, always 1
 //   gpuguard_serving_certificate_expiration_timestamp_seconds  gauge, the served leaf's notAfter
 //   gpuguard_serving_certificate_expiry_seconds                gauge, notAfter - now (< 0: expired)
@@ -39,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "audit/audit_status.h"
 #include "cluster/facts_status.h"
 #include "webhook/admission.h"
 #include "https/server.h"
@@ -54,6 +56,10 @@ struct ExternalCounters {
   std::uint64_t policyReloadFailures = 0;
   // The watched cluster facts (--cluster-facts); unset when they are off.
   std::optional<cluster::FactsStatus> clusterFacts;
+  // The background audit (--audit); unset when it is off. Namespaces past
+  // the cap share the series namespace="_other".
+  std::optional<audit::AuditStatus> audit;
+  std::size_t auditMaxNamespaces = 500;
 };
 
 class Metrics {

@@ -14,6 +14,7 @@
 #   E2E_ORACLE=0          skip the API-server oracle (see oracle.sh); GPUGUARD_LINT, GPUGUARD_CORPUS as there
 #   E2E_SCHED_ORACLE=0    skip the scheduler oracle (see sched-oracle.sh)
 #   E2E_CLUSTER_FACTS=0   skip the cluster facts cases (see cluster-facts.sh)
+#   E2E_AUDIT=0           skip --pending live and the background audit (see audit.sh)
 #
 # Prints "control plane: kube-apiserver vX.Y.Z, kube-scheduler vX.Y.Z, etcd vA.B.C" first, one
 # line per case ("ok - ..." / "FAIL - ..."), the time taken, and finally
@@ -866,6 +867,25 @@ if [[ ${E2E_CLUSTER_FACTS:-1} == 1 ]]; then
     else
         PASSED=$((PASSED + fp)); FAILED=$((FAILED + ff))
         ((ff == 0)) || FAILED_NAMES+=("cluster facts: $ff cases")
+    fi
+fi
+
+# ======================================================================================
+# issue 27: gpuguard-lint --cluster --pending against kube-scheduler, and the background audit
+# into OpenReports with two replicas (audit.sh, on its own control plane)
+# ======================================================================================
+if [[ ${E2E_AUDIT:-1} == 1 ]]; then
+    audit_lint=${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}
+    [[ $audit_lint == /* ]] || audit_lint=$ROOT/$audit_lint
+    audit_out=$(GPUGUARD_WEBHOOK=$WEBHOOK GPUGUARD_LINT=$audit_lint timeout 600 bash "$HERE/audit.sh" 2>&1)
+    grep -E '^(ok|FAIL|skip) - ' <<<"$audit_out"
+    read -r ap af < <(tail -n 1 <<<"$audit_out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+    if [[ -z ${ap:-} ]]; then
+        echo "FAIL - audit: audit.sh did not finish: $(tail -n 3 <<<"$audit_out" | tr '\n' ' ')"
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("audit: did not finish")
+    else
+        PASSED=$((PASSED + ap)); FAILED=$((FAILED + af))
+        ((af == 0)) || FAILED_NAMES+=("audit: $af cases")
     fi
 fi
 

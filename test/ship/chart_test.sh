@@ -261,4 +261,89 @@ if [[ -n $PY ]]; then
   check "an explicit webhook.failurePolicy wins over the mode" grep -q "failurePolicy: Fail" "$SHIP_TMP/sw.yaml"
 fi
 
+# ---- the background audit: pinned CRDs, the table the RBAC grants, the switch ------------------
+# The OpenReports CRDs are upstream's files byte for byte below a 4-line header; these digests are
+# openreports/reports-api v0.2.1 (b7afe2eae0fdc4aa8df7252d56dbf1b191152cbd), the version Kyverno
+# 1.17.2 requires. Updating them is a deliberate act: new file, new digest here.
+declare -A PINNED=([openreports.io_reports.yaml]=d9e81ed2ce5ce6923b1411b5b6fbafec1c33df515657c627bab8f5ff4388c156
+                   [openreports.io_clusterreports.yaml]=9b29a60e505a314b66cffd48844c1c0ba0ae09c2b11248ce6d5f901a930f0d69)
+for crd in "${!PINNED[@]}"; do
+  file=$CHART/files/crds/$crd
+  body_sum=$(tail -n +5 "$file" 2>/dev/null | sha256sum | cut -d' ' -f1)
+  header_sum=$(sed -n '4s/^# sha256 (the upstream file, this header excluded): //p' "$file" 2>/dev/null)
+  check "files/crds/$crd is OpenReports v0.2.1's, unmodified (sha256 ${body_sum:0:12}...)" test "$body_sum" = "${PINNED[$crd]}"
+  check "files/crds/$crd: its header records that digest and the source commit" \
+    test "$header_sum" = "${PINNED[$crd]}" -a "$(grep -c 'b7afe2eae0fdc4aa8df7252d56dbf1b191152cbd' "$file")" -ge 1
+done
+if [[ -n $PY ]]; then
+  "$HELM" template gpuguard "$CHART" -n "$NS" --set audit.installCrds=true >"$SHIP_TMP/crds.yaml" 2>"$SHIP_TMP/crds.log" ||
+    fail "helm template with audit.installCrds: $(cat "$SHIP_TMP/crds.log")"
+  check "audit.installCrds renders both CRDs, kept on uninstall (helm.sh/resource-policy: keep), with the files' spec" \
+    "$PY" - "$SHIP_TMP/crds.yaml" "$CHART/files/crds" <<'PYEOF'
+import sys, yaml
+crds = {o["metadata"]["name"]: o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "CustomResourceDefinition"}
+files = [yaml.safe_load(open(f"{sys.argv[2]}/openreports.io_{p}.yaml")) for p in ("reports", "clusterreports")]
+ok = sorted(crds) == ["clusterreports.openreports.io", "reports.openreports.io"]
+ok = ok and all(crds[f["metadata"]["name"]]["spec"] == f["spec"] and
+                crds[f["metadata"]["name"]]["metadata"]["annotations"].get("helm.sh/resource-policy") == "keep" for f in files)
+sys.exit(0 if ok else 1)
+PYEOF
+  check "by default the chart installs no CRD" not grep -q "kind: CustomResourceDefinition" "$SHIP_TMP/stable1.yaml"
+  "$HELM" template gpuguard "$CHART" -n "$NS" --set mode=enforce >"$SHIP_TMP/enforce.yaml" 2>/dev/null
+  check "audit.enabled auto: on in mode audit (the default render runs it)" grep -q -- "- --audit=on" "$SHIP_TMP/stable1.yaml"
+  check "audit.enabled auto: off in mode enforce" not grep -q -- "- --audit" "$SHIP_TMP/enforce.yaml"
+  "$HELM" template gpuguard "$CHART" -n "$NS" --set audit.enabled=false >"$SHIP_TMP/audit-off.yaml" 2>/dev/null
+  check "audit.enabled=false: no audit flags, no audit RBAC, no Lease Role" \
+    not grep -qE -- "- --audit|- --leader-elect|name: gpuguard-audit" "$SHIP_TMP/audit-off.yaml"
+  # The ClusterRole reads what the webhook audits: gpuguard-webhook --print-audit-resources is
+  # the C++ table (audit/audited_resources.cpp), "GROUP-or-core PLURAL SCOPE" a line.
+  if [[ -n $WEBHOOK ]] && "$WEBHOOK" --print-audit-resources >"$SHIP_TMP/audited.txt" 2>/dev/null; then
+    "$PY" - "$SHIP_TMP/stable1.yaml" "$SHIP_TMP/audited.txt" >"$SHIP_TMP/table.log" 2>&1 <<'PYEOF'
+import sys, yaml
+role = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "ClusterRole" and o["metadata"]["name"] == "gpuguard-audit"][0]
+granted = {(g, r) for rule in role["rules"] if sorted(rule["verbs"]) == ["get", "list", "watch"]
+           for g in rule["apiGroups"] for r in rule["resources"]}
+table = {("" if l.split()[0] == "core" else l.split()[0], l.split()[1]) for l in open(sys.argv[2]) if l.strip()}
+print(("ok - " if table == granted else "FAIL - ") + "the audit ClusterRole reads exactly gpuguard-webhook --print-audit-resources"
+      + ("" if table == granted else f" (not granted: {sorted(table - granted)}; granted, not audited: {sorted(granted - table)})"))
+PYEOF
+    report_lines "" "$SHIP_TMP/table.log"
+  else
+    skip "the audit table vs the ClusterRole: this gpuguard-webhook has no --print-audit-resources"
+  fi
+  # The webhook accepts every flag the chart renders (run as --check-policy: it parses them all,
+  # loads the policy, and exits). Active once the binary knows leader election (--help says so).
+  if [[ -n $WEBHOOK && $("$WEBHOOK" --help 2>/dev/null) == *--leader-elect* ]]; then
+    for profile in default audit-reports; do
+      render=$OUT/chart-$profile.yaml
+      mkdir -p "$SHIP_TMP/etc-$profile"
+      mapfile -t argv < <("$PY" - "$render" "$SHIP_TMP/etc-$profile" <<'PYEOF'
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+cm = [o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "gpuguard-policy"][0]
+for key, text in cm["data"].items():
+    open(f"{sys.argv[2]}/{key}", "w").write(text)
+dep = [o for o in objs if o["kind"] == "Deployment"][0]
+env = {"GPUGUARD_MEMORY_LIMIT": "268435456", "POD_NAMESPACE": "gpuguard-system", "POD_NAME": "gpuguard-webhook-0"}
+for arg in dep["spec"]["template"]["spec"]["containers"][0]["args"]:
+    for name, value in env.items():
+        arg = arg.replace(f"$({name})", value)
+    print(arg.replace("/etc/gpuguard/policy/", sys.argv[2] + "/"))
+PYEOF
+      )
+      if POD_NAME=gpuguard-webhook-0 POD_NAMESPACE=$NS "$WEBHOOK" "${argv[@]}" --check-policy >"$SHIP_TMP/args.log" 2>&1; then
+        ok "$profile: gpuguard-webhook accepts every flag the chart renders (${#argv[@]} args)"
+      else
+        fail "$profile: gpuguard-webhook refuses the chart's flags: $(head -c 400 "$SHIP_TMP/args.log")"
+      fi
+    done
+  else
+    skip "the chart's flags vs the webhook: this gpuguard-webhook has no --leader-elect yet"
+  fi
+fi
+refuses "audit.reportFormat=yaml" "reportFormat" --set audit.reportFormat=yaml
+refuses "audit.resyncInterval=1d" "resyncInterval" --set audit.resyncInterval=1d
+refuses "audit.enabled=sometimes" "enabled" --set audit.enabled=sometimes
+refuses "an extra resource without its group" "group" --set 'audit.extraResources[0].resource=trainers'
+
 finish

@@ -15,6 +15,8 @@ import sys
 
 import yaml
 
+from check_audit import audit_enabled, check_audit
+
 NS = "gpuguard-system"
 APP = {"app.kubernetes.io/name": "gpuguard", "app.kubernetes.io/component": "webhook"}
 SECRET = "gpuguard-webhook-tls"
@@ -78,6 +80,7 @@ def chart_expectations(files):
         "rule": values["serviceMonitor"]["enabled"] and values["serviceMonitor"]["prometheusRule"]["enabled"],
         "dashboard": values["grafanaDashboard"]["enabled"],
         "cluster_facts": values["clusterFacts"]["enabled"],
+        "audit": audit_enabled(values),
     }
 
 
@@ -134,7 +137,7 @@ def main():
                "priority_class": "system-cluster-critical" if args.priority_class else None,
                "mutate": args.mode == "enforce",  # manifests/base ships it; the audit component leaves it out
                "object_selector": False, "network_policy": args.monitoring, "monitoring": args.monitoring,
-               "rule": args.monitoring, "dashboard": False, "cluster_facts": True}
+               "rule": args.monitoring, "dashboard": False, "cluster_facts": True, "audit": False}
     args.mode = exp["mode"]
     args.cert_manager = exp["cert_manager"]
 
@@ -147,7 +150,7 @@ def main():
     else:
         check(not [o for o in objs if o["kind"] == "Namespace"], "the chart creates no Namespace (helm -n, --create-namespace)")
     cluster_scoped = {"Namespace", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "PriorityClass",
-                      "ClusterRole", "ClusterRoleBinding"}
+                      "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"}
     dashboard_ns = (exp.get("values", {}).get("grafanaDashboard", {}).get("namespace") or NS)
     stray = [f'{o["kind"]}/{o["metadata"]["name"]}' for o in objs
              if o["kind"] not in cluster_scoped and o["metadata"].get("namespace") != NS
@@ -159,10 +162,14 @@ def main():
     sa = one(objs, "ServiceAccount", "gpuguard-webhook")
     check(sa.get("automountServiceAccountToken") is False, "the ServiceAccount mounts no API token by default")
     rbac = [o for o in objs if o["kind"] in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")]
+    facts_rbac = [o for o in rbac if "-audit" not in o["metadata"]["name"]]
     if exp["cluster_facts"]:
-        check_cluster_facts_rbac(objs, rbac, NS)
+        check_cluster_facts_rbac(objs, facts_rbac, NS)
     else:
-        check(not rbac, "no RBAC: without cluster facts the webhook never calls the API server")
+        check(not facts_rbac, "no cluster-facts RBAC while clusterFacts is off")
+    if not exp["cluster_facts"] and not exp["audit"]:
+        check(not rbac, "no RBAC: without cluster facts and audit the webhook never calls the API server")
+    calls_api = exp["cluster_facts"] or exp["audit"]
 
     # ---- Deployment --------------------------------------------------------------------
     dep = one(objs, "Deployment", "gpuguard-webhook")
@@ -191,10 +198,10 @@ def main():
     check(psc.get("runAsUser") == 65532 and psc.get("runAsGroup") == 65532,
           "pod runs as 65532:65532, the Dockerfile's USER")
     check(psc.get("seccompProfile", {}).get("type") == "RuntimeDefault", "pod seccompProfile RuntimeDefault")
-    if exp["cluster_facts"]:
-        check(pod.get("automountServiceAccountToken") is True, "the pod mounts its API token (to read the cluster facts)")
+    if calls_api:
+        check(pod.get("automountServiceAccountToken") is True, "the pod mounts its API token (cluster facts, audit)")
     else:
-        check(pod.get("automountServiceAccountToken") is False, "the pod mounts no API token (cluster facts off)")
+        check(pod.get("automountServiceAccountToken") is False, "the pod mounts no API token (cluster facts and audit off)")
     check(pod.get("serviceAccountName") == "gpuguard-webhook", "the pod runs as ServiceAccount gpuguard-webhook")
     check(not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC"), "no host namespaces")
     if exp["priority_class"]:
@@ -288,6 +295,7 @@ def main():
         check(rest == want, "the policy outside rules is the values' policy")
     check(policy.get("allowSuppressions") is False,
           "the webhook ignores suppression annotations (anyone who can create a pod can write one)")
+    check_audit(check, objs, rbac, c, cm, yaml, exp.get("values") if args.chart_values else None, NS)
 
     # ---- Service and PDB ----------------------------------------------------------------
     svc = one(objs, "Service", "gpuguard-webhook")
@@ -375,7 +383,7 @@ def main():
         np_ = one(objs, "NetworkPolicy", "gpuguard-webhook").get("spec", {})
         check(np_.get("podSelector", {}).get("matchLabels") == APP, "the NetworkPolicy selects the webhook pods")
         egress = np_.get("egress")
-        if exp["cluster_facts"]:
+        if calls_api:
             eports = sorted(p.get("port") for r in egress or [] for p in r.get("ports", []))
             check(sorted(np_.get("policyTypes", [])) == ["Egress", "Ingress"] and eports == [443, 6443] and
                   all(r.get("ports") for r in egress or []), "egress only to HTTPS ports 443 and 6443 (the API server)")
@@ -418,6 +426,12 @@ def main():
                           ("GpuguardWebhookSlow", "gpuguard_admission_duration_seconds_bucket"),
                           ("GpuguardWebhookDown", "up")):
             check(metric in alerts.get(a, {}).get("expr", ""), f"alert {a} on {metric}")
+        if exp["audit"]:
+            for a, metric in (("GpuguardAuditStale", "gpuguard_audit_last_full_scan_timestamp_seconds"),
+                              ("GpuguardAuditNoLeader", "gpuguard_audit_leader")):
+                check(metric in alerts.get(a, {}).get("expr", ""), f"alert {a} on {metric}")
+        else:
+            check(not [a for a in alerts if a.startswith("GpuguardAudit")], "no audit alerts while the audit is off")
     else:
         check(not prs, "no PrometheusRule unless asked for")
     dash = [o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-dashboard")]

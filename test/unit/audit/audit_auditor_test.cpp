@@ -368,6 +368,33 @@ TEST_F(AuditorTest, StatusCountsFindingsObjectsAndTheScan) {
   EXPECT_TRUE(counted);
 }
 
+TEST_F(AuditorTest, DiscoveryNamesTheKindOfAnExtraResourceSoItIsAudited) {
+  json trainer = workload("t1", "ml", "gpu-fractional");
+  trainer["apiVersion"] = "example.com/v2";
+  trainer["kind"] = "Trainer";
+  api.put("trainers.example.com", trainer);
+  AuditorOptions o = options();
+  o.resources = withExtraResources({"trainers.example.com"});
+  o.resources.erase(o.resources.begin(), o.resources.end() - 1);  // the extra resource alone
+  o.resolveResources = [](std::vector<AuditedResource> resources, const std::atomic<bool>&) {
+    resources.at(0).versions = {"v2"};
+    resources.at(0).kind = "Trainer";
+    return resources;
+  };
+  start(std::move(o));
+  ASSERT_TRUE(settled());
+  EXPECT_EQ(report("ml/gpuguard")["results"][0]["resources"][0]["apiVersion"], "example.com/v2");
+}
+
+TEST_F(AuditorTest, AnExtraResourceDiscoveryDoesNotNameIsNotServed) {
+  AuditorOptions o = options();
+  o.resources = {withExtraResources({"trainers.example.com"}).back()};
+  start(std::move(o));
+  ASSERT_TRUE(settled());
+  EXPECT_EQ(auditor->status().resources.at(0).state, "not served");
+  EXPECT_EQ(api.lists("trainers.example.com"), 0u);
+}
+
 TEST_F(AuditorTest, TheRealEngineJudgesAsAdmissionWould) {
   const json deployment = json::parse(R"({"apiVersion": "apps/v1", "kind": "Deployment",
       "metadata": {"name": "vllm", "namespace": "ml"},

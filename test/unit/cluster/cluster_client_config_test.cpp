@@ -228,6 +228,29 @@ TEST(InClusterConfigTest, ReadsTheServiceAccountWhenRunningInAPod) {
   EXPECT_EQ(v6->url.port, 6443);
 }
 
+TEST(ClientNamespaceTest, IsTheContextsNamespaceThePodsOwnInAClusterAndDefaultOtherwise) {
+  TempDir dir;
+  const std::string withNamespace = dir.write("ns-config", R"(apiVersion: v1
+kind: Config
+current-context: ml
+clusters: [{name: k, cluster: {server: 'https://10.0.0.1:6443'}}]
+contexts:
+- {name: ml, context: {cluster: k, user: u, namespace: team-ml}}
+- {name: plain, context: {cluster: k, user: u}}
+users: [{name: u, user: {token: t}}]
+)");
+  EXPECT_EQ(findClientConfig(request(withNamespace), fakeEnv({}))->namespaceName, "team-ml");
+  EXPECT_EQ(findClientConfig(request(withNamespace, "plain"), fakeEnv({}))->namespaceName, "default");
+
+  TempDir sa;
+  sa.write("token", "t");
+  sa.write("ca.crt", "POD-CA");
+  const Environment pod = fakeEnv({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}}, sa.path().string());
+  EXPECT_EQ(inClusterConfig(pod)->namespaceName, "default");  // no namespace file
+  sa.write("namespace", "gpuguard-system\n");
+  EXPECT_EQ(inClusterConfig(pod)->namespaceName, "gpuguard-system");
+}
+
 TEST(InClusterConfigTest, OutsideAPodThereIsNoneAndAPodWithoutItsCaIsAnError) {
   TempDir sa;
   EXPECT_FALSE(inClusterConfig(fakeEnv({}, sa.path().string())));

@@ -94,6 +94,49 @@ not listed, and each listed rule becomes a warning unless it is off.
 {{- toYaml $policy -}}
 {{- end -}}
 
+{{/* The policy as enforce renders it (the values' rules, unchanged): the audit judges with it, so
+a "fail" result means "enforce would deny this" (docs/audit.md). */}}
+{{- define "gpuguard.enforcePolicy" -}}
+{{- toYaml .Values.policy -}}
+{{- end -}}
+
+{{/* "true" when the background audit runs: audit.enabled, or with auto, mode audit. */}}
+{{- define "gpuguard.auditEnabled" -}}
+{{- $e := .Values.audit.enabled -}}
+{{- if eq (toString $e) "auto" -}}
+{{- ternary "true" "" (eq .Values.mode "audit") -}}
+{{- else if $e -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The API token is mounted, and the API server reachable, for the cluster facts or the audit. */}}
+{{- define "gpuguard.callsApiServer" -}}
+{{- if or .Values.clusterFacts.enabled (include "gpuguard.auditEnabled" .) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- define "gpuguard.auditLease" -}}{{ include "gpuguard.fullname" . }}-audit{{- end -}}
+
+{{/*
+What the audit lists and watches, by API group: the webhook's rules (gpuguard.webhookRules),
+LimitRanges and Karpenter NodePools (rules read them), and audit.extraResources. A YAML list
+of {apiGroups: [G], resources: [...]}, one entry per webhook rule plus the additions.
+*/}}
+{{- define "gpuguard.auditResources" -}}
+{{- $rules := list -}}
+{{- range (include "gpuguard.webhookRules" . | fromYamlArray) -}}
+{{- $rules = append $rules (dict "apiGroups" .apiGroups "resources" .resources) -}}
+{{- end -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "limitranges")) -}}
+{{- $rules = append $rules (dict "apiGroups" (list "karpenter.sh") "resources" (list "nodepools")) -}}
+{{- range .Values.audit.extraResources -}}
+{{- $rules = append $rules (dict "apiGroups" (list .group) "resources" (list .resource)) -}}
+{{- end -}}
+{{- toYaml $rules -}}
+{{- end -}}
+
 {{/* The namespaceSelector: the release namespace and excludeNamespaces never reach the webhook. */}}
 {{- define "gpuguard.namespaceSelector" -}}
 {{- $excluded := concat (list .Release.Namespace) (.Values.webhook.excludeNamespaces | default list) -}}
