@@ -45,6 +45,7 @@ ClaimFacts claimFacts(const json* claimSpec) {
   if (!requests || !requests->is_array()) return out;
   for (const json& request : *requests) {
     if (!request.is_object()) continue;
+    out.requestNames.push_back(stringOr(request, "name"));
     std::vector<DeviceRequestFacts> alternatives;
     if (const json* subs = member(request, "firstAvailable"); subs && subs->is_array()) {
       for (const json& sub : *subs) {

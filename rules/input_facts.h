@@ -46,6 +46,8 @@ struct DeviceRequestFacts {
 // alternative (exactly) or several (firstAvailable, of which one is allocated).
 struct ClaimFacts {
   std::vector<std::vector<DeviceRequestFacts>> requests;
+  // The requests' names, in order (what a container's resources.claims[].request names).
+  std::vector<std::string> requestNames;
 };
 
 // The record of one object of each DRA kind (the cluster facts reduce with

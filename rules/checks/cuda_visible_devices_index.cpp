@@ -110,13 +110,13 @@ class CudaVisibleDevicesIndex final : public Rule {
         position == 0 ? "so CUDA sees no device at all (\"no CUDA-capable device is detected\")"
                       : "so CUDA sees only the " + std::to_string(position) + " device(s) listed before it";
     out.report(env.path,
-               FieldError::invalid(quotedValue(env.value),
+               FieldError::invalid(quotedValue(abbreviated(env.value)),
                                    "index " + std::to_string(index) + " is beyond the " + std::to_string(visible) +
                                        " device(s) container " + std::string(c.name()) +
                                        " sees (numbered from 0 inside the container, whatever their node index); "
                                        "an invalid index hides itself and every later entry, " + effect +
                                        "; number the container's GPUs from 0, or ask for more GPUs"),
-               env.value);
+               abbreviated(env.value));
   }
 };
 

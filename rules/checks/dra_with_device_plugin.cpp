@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "rules/checks/checks.h"
+#include "rules/support/dra_request_checks.h"
 #include "rules/support/k8s_objects.h"
 #include "rules/k8s/field_error.h"
 
@@ -48,9 +49,18 @@ constexpr RuleDoc kDoc{
         "deviceClassName is required; allocationMode is ExactCount (the default) or All; count must not be "
         "negative, and must not be set (other than 0) with allocationMode All. count: 0 with ExactCount is "
         "defaulted to 1 by the API server (SetDefaults_ExactDeviceRequest), so it is accepted - it means one "
-        "device, neither none nor all; that case is reported at the rule's own severity (warning). Older "
+        "device, neither none nor all; that case is reported at the rule's own severity (warning). A device "
+        "toleration's operator is Equal or Exists (Unsupported value: \"Gt\" on v1.37.2) and its effect "
+        "None, NoSchedule or NoExecute: PreferNoSchedule, a node taint effect, is refused. Older "
         "resource.k8s.io versions (v1alpha2, with resourceClassName) are not checked. Findings of the rule take "
-        "the policy's severity for the rule when one is set.",
+        "the policy's severity for the rule when one is set. A container's resources.claims[].request must name a "
+        "request of its claim (an error, when the claim's template or claim is in the input): the API server "
+        "does not check it, and the kubelet gives the container only the devices of the named request, so a "
+        "misspelt name holds a GPU the container never sees. A CEL selector comparing productName with a name "
+        "in GPU Feature Discovery's dashed form ('NVIDIA-H100-80GB-HBM3') is an error: the driver's productName is "
+        "the NVML name with spaces, so no device matches and the claim is never allocated. adminAccess: true is "
+        "refused unless the namespace carries resource.kubernetes.io/admin-access: \"true\": a reminder at the "
+        "rule's severity, since the namespace is rarely in the input.",
     .remediation =
         "Ask for a pod's GPUs one way: either nvidia.com/gpu limits (device plugin) or a resource claim (DRA). "
         "In resource.k8s.io/v1 write requests as {name, exactly: {deviceClassName, allocationMode, count, "
@@ -156,6 +166,7 @@ class DraWithDevicePlugin final : public Rule {
       }
     }
     checkContainerClaims(site, declared, out);
+    if (claims) checkRequestNames(ctx, site, *claims, out);
 
     reportBothWays(ctx, site, out);
   }
@@ -270,6 +281,55 @@ class DraWithDevicePlugin final : public Rule {
                               Severity::Error);
       }
     }
+  }
+
+  // A container's claims[].request must name a request of the claim: the API
+  // server does not check it, and the kubelet hands the container only the
+  // devices of the named request (pkg/kubelet/cm/dra/claiminfo.go; reference
+  // §15.2), so a misspelt name holds a GPU the container never sees. Judged
+  // when the claim's template or claim is in the input.
+  static void checkRequestNames(const CheckContext& ctx, const PodSite& site, const json& podClaims, Reporter& out) {
+    for (const ContainerRef& c : site.containers) {
+      const json* resources = objectAt(*c.container, "resources");
+      const json* claims = resources ? arrayAt(*resources, "claims") : nullptr;
+      for (std::size_t j = 0; claims && j < claims->size(); ++j) {
+        const std::string* name = stringAt((*claims)[j], "name");
+        const std::string* request = stringAt((*claims)[j], "request");
+        if (!name || !request || request->empty()) continue;
+        std::string source;
+        const ClaimFacts* facts = claimFactsOf(ctx, podClaims, *name, source);
+        if (!facts || facts->requestNames.empty()) continue;
+        const std::string wanted = request->substr(0, request->find('/'));
+        const auto& names = facts->requestNames;
+        if (std::find(names.begin(), names.end(), wanted) != names.end()) continue;
+        const FieldPath at = c.path.field("resources").field("claims").index(j).field("request");
+        out.reportWithDefault(at,
+                              FieldError::note("request " + quotedValue(*request) + " names no request of " + source +
+                                               " (its requests: " + joined(names, ", ") +
+                                               "); the API server accepts it, but the kubelet gives the container "
+                                               "only the devices of the request it names, so the claim holds a GPU "
+                                               "the container never sees; write request: " + names.front() +
+                                               ", or leave request out to get every device of the claim"),
+                              *request, Severity::Error);
+      }
+    }
+  }
+
+  // The facts of the claim a pod's resourceClaims entry `name` refers to, when the input holds them.
+  static const ClaimFacts* claimFactsOf(const CheckContext& ctx, const json& podClaims, const std::string& name,
+                                        std::string& source) {
+    for (const json& entry : podClaims) {
+      if (!entry.is_object() || stringOr(entry, "name") != name) continue;
+      if (const std::string* t = stringAt(entry, "resourceClaimTemplateName")) {
+        source = "ResourceClaimTemplate " + *t;
+        return ctx.gpu().claimTemplate(*t);
+      }
+      if (const std::string* claim = stringAt(entry, "resourceClaimName")) {
+        source = "ResourceClaim " + *claim;
+        return ctx.gpu().claim(*claim);
+      }
+    }
+    return nullptr;
   }
 
   // --- ResourceClaim / ResourceClaimTemplate ----------------------------------
@@ -398,7 +458,7 @@ class DraWithDevicePlugin final : public Rule {
                                                "admin access"),
                               renderValue(subs[k]["adminAccess"]), Severity::Error);
       }
-      checkExact(subs[k], path.index(k), out);
+      checkExact(subs[k], path.index(k), out, /*subRequest=*/true);
     }
   }
 
@@ -418,7 +478,8 @@ class DraWithDevicePlugin final : public Rule {
   }
 
   // The fields of an exact (or sub-) request: deviceClassName, allocationMode, count.
-  static void checkExact(const json& request, const FieldPath& path, Reporter& out) {
+  static void checkExact(const json& request, const FieldPath& path, Reporter& out, bool subRequest = false) {
+    checkRequestDetails(request, path, subRequest, out);
     const std::string* className = stringAt(request, "deviceClassName");
     if (!className || className->empty()) {
       out.reportWithDefault(path.field("deviceClassName"),

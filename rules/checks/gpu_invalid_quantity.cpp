@@ -21,12 +21,18 @@ constexpr RuleDoc kDoc{
         "The API server decodes every resource value with resource.ParseQuantity. Text such as \"1 GPU\", "
         "\"1K\" or \"1,000\" fails to decode, and a negative count fails validation. Inside a custom resource "
         "(RayCluster, PyTorchJob, JobSet...) nobody checks: the operator's pod creation fails later, far from "
-        "the author.",
+        "the author. A string is read as the API server reads kubectl's JSON: Quantity.UnmarshalJSON trims spaces "
+        "from the raw token but does not decode escapes, so \"1\\n\", \"\\t1\" or \"1\\u2028\" (a line break, "
+        "tab or U+2028 in the YAML string) fail to decode, while \" 1\" and \"1\\u00a0\" are trimmed and valid.",
     .remediation = "Write the count as a plain whole number, e.g. nvidia.com/gpu: 1.",
     .wrongExample = "resources:\n  limits:\n    nvidia.com/gpu: \"1 GPU\"\n",
     .rightExample = "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
     .policyKeys = kPolicyKeys,
 };
+
+constexpr std::string_view kEscapedNote =
+    "the value holds a character kubectl sends JSON-escaped (a line break, tab, quote, backslash, U+2028...), and "
+    "Quantity.UnmarshalJSON parses the escape as written instead of decoding it (the API server answers HTTP 400); ";
 
 class GpuInvalidQuantity final : public Rule {
  public:
@@ -48,8 +54,9 @@ class GpuInvalidQuantity final : public Rule {
     if (!q.quantity) {
       out.report(e.path,
                  FieldError::invalid(shown,
-                                     std::string(quantityErrorMessage(q.error)) + "; write a whole number of " +
-                                         e.name + ", e.g. 1"),
+                                     std::string(quantityErrorMessage(q.error)) + "; " +
+                                         (q.jsonEscaped ? std::string(kEscapedNote) : std::string()) +
+                                         "write a whole number of " + e.name + ", e.g. 1"),
                  shown);
     } else if (q.quantity->isNegative()) {
       out.report(e.path,

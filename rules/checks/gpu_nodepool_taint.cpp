@@ -35,7 +35,9 @@ constexpr RuleDoc kDoc{
         "g6e, g6f, gr6, gr6f, g7e), instance-category p or g, instance-gpu-count (Exists, Gt >= 0, In > 0), "
         "instance-gpu-name, instance-gpu-manufacturer nvidia; karpenter.azure.com/sku-gpu-count, sku-gpu-name, "
         "sku-gpu-manufacturer nvidia and sku-family N*; node.kubernetes.io/instance-type with an AWS NVIDIA "
-        "family or a GCE GPU machine family (a2-, a3-, a4-, a4x-, g2-, g4-); cloud.google.com/gke-accelerator; "
+        "family, a GCE GPU machine family (a2-, a3-, a4-, a4x-, g2-, g4-) or an Azure N-series size "
+        "(Standard_NC..., Standard_ND..., Standard_NV...; not the AMD ND MI300X, NGads V620 and NVv4 sizes); "
+        "cloud.google.com/gke-accelerator; "
         "and nvidia.com/gpu* node labels. AMD-only selections (g4ad, manufacturer amd) are not reported. Kinds: "
         "karpenter.sh/v1 and v1beta1 NodePool (spec.template.spec) and the older v1alpha5 Provisioner (spec). "
         "DRA: Karpenter's scheduling simulation long ignored DRA ResourceClaims (kubernetes-sigs/karpenter: "
@@ -67,7 +69,17 @@ bool isAwsNvidiaFamily(std::string_view family) {
   return family.starts_with("p5") || family.starts_with("p6");
 }
 
+// Azure's N-series VM sizes (Standard_NC24ads_A100_v4, Standard_ND96isr_H100_v5;
+// reference §15.6), without the AMD ones (ND MI300X, NGads V620, NVv4).
+bool isAzureNvidiaSize(std::string_view type) {
+  const std::string lower = lowercase(type);
+  if (!lower.starts_with("standard_n")) return false;
+  if (lower.find("mi300") != std::string::npos || lower.find("v620") != std::string::npos) return false;
+  return !(lower.starts_with("standard_nv") && lower.ends_with("as_v4"));
+}
+
 bool isGpuInstanceType(std::string_view type) {
+  if (isAzureNvidiaSize(type)) return true;
   const std::size_t dot = type.find('.');
   if (dot != std::string_view::npos && isAwsNvidiaFamily(type.substr(0, dot))) return true;
   for (std::string_view prefix : {"a2-", "a3-", "a4-", "a4x-", "g2-", "g4-"}) {

@@ -134,7 +134,7 @@ class NvidiaVisibleDevicesEnv final : public Rule {
     const std::optional<Named> named = namedGpus(env->value);
     if (!named || isNvidiaNodeAgentImage(c.image()) || isPrivileged(c)) return;
     const ContainerGpus gpus = containerGpus(site, c, ctx.gpu());
-    const std::string shown = quotedValue(env->value);
+    const std::string shown = quotedValue(abbreviated(env->value));
     const std::string reach = named->all ? "every GPU of the node" : std::to_string(named->count) + " GPU(s)";
     const std::string fix = "; remove it and ask for the GPUs with resources.limits nvidia.com/gpu (or a DRA "
                             "claim): the device plugin then sets NVIDIA_VISIBLE_DEVICES to the container's own";
@@ -147,26 +147,26 @@ class NvidiaVisibleDevicesEnv final : public Rule {
         out.reportWithDefault(env->path,
                               FieldError::invalid(shown, detail + " (a node agent that must read every GPU: "
                                                                   "suppress the finding for it)"),
-                              env->value, Severity::Warning);
+                              abbreviated(env->value), Severity::Warning);
       } else {
-        out.report(env->path, FieldError::invalid(shown, detail), env->value);
+        out.report(env->path, FieldError::invalid(shown, detail), abbreviated(env->value));
       }
       return;
     }
     if (!gpus.devices) {
-      if (named->all) reportAllWithGpus(c, env->path, shown, env->value, "", out);
+      if (named->all) reportAllWithGpus(c, env->path, shown, abbreviated(env->value), "", out);
       return;
     }
     const std::string asks = std::to_string(*gpus.devices) + " GPU(s)";
     if (named->all) {
-      reportAllWithGpus(c, env->path, shown, env->value, asks, out);
+      reportAllWithGpus(c, env->path, shown, abbreviated(env->value), asks, out);
     } else if (named->count > *gpus.devices) {
       out.report(env->path,
                  FieldError::invalid(shown, "container " + std::string(c.name()) + " asks for " + asks +
                                                 " but names " + std::to_string(named->count) + " of the node's; " +
                                                 runtimeNote(site) + ", so it reaches GPUs the scheduler gave "
                                                 "other pods or counts as free" + fix),
-                 env->value);
+                 abbreviated(env->value));
     } else {
       out.reportWithDefault(
           env->path,
@@ -174,7 +174,7 @@ class NvidiaVisibleDevicesEnv final : public Rule {
                                          " names node GPUs by index or UUID in place of the " + asks +
                                          " the device plugin allocated, which may be others (another pod's); " +
                                          runtimeNote(site) + fix),
-          env->value, Severity::Warning);
+          abbreviated(env->value), Severity::Warning);
     }
   }
 

@@ -9,6 +9,7 @@
 
 #include "rules/checks/checks.h"
 #include "rules/serving/launch.h"
+#include "rules/support/container_gpus.h"
 #include "rules/resources.h"
 #include "rules/k8s/field_error.h"
 
@@ -38,14 +39,17 @@ constexpr RuleDoc kDoc{
         "on one GPU or with --num-shard 1. "
         "Launches are recognised in command/args, inside `sh -c` scripts, and from the image's entrypoint "
         "(vllm/vllm-openai, *text-generation-inference*) when the pod sets only args; both --flag N and "
-        "--flag=N are read, the last occurrence wins. The GPUs are the launching container's GPU request "
-        "(policy gpuResources): a container sees only its own devices. One replica may span a group of pods: "
+        "--flag=N are read, the last occurrence wins. The GPUs are what the launching container gets: its GPU "
+        "resources (policy gpuResources, deviceclass.resource.kubernetes.io names of GPU classes) and the GPU "
+        "claims it lists whose templates the input holds (their counts); a container sees only its own devices, "
+        "and a CUDA process sees one MIG device however many the container holds. One replica may span a group of pods: "
         "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group), a DynamoGraphDeployment service "
         "with multinode.nodeCount N, or with --nnodes N, the world "
         "size must equal the GPUs of the whole group (leader + (size - 1) x worker). No finding when a value is "
         "not a literal integer ($(TP), templates), when arguments are hidden (\"$@\", $EXTRA_ARGS, --config), "
         "when no parallelism flag is given (TGI then uses every visible GPU), when the container asks for no "
-        "GPU (another accelerator, or DRA), or when a replica spreads over pods whose number is unknown (Ray "
+        "GPU (another accelerator, or a DRA claim whose template is not in the input), or when a replica spreads over "
+        "pods whose number is unknown (Ray "
         "clusters, --dist-init-addr without a known group size, vLLM data-parallel ranks across pods, -dpb "
         "ray, external_launcher). vLLM --nnodes/-n N (with --node-rank/-r) spreads one replica over N pods. "
         "--distributed-executor-backend ray spreads it only over a Ray cluster: in a KubeRay RayCluster, "
@@ -195,8 +199,16 @@ class TensorParallelGpuCount final : public Rule {
         if (c.kind == ContainerKind::Ephemeral || c.kind == ContainerKind::Init) continue;
         // No GPU request: another accelerator, DRA, or all GPUs of the node.
         // Asked first: it is cheaper than reading the command line.
-        const long long own = containerGpus(c, ctx.policy, site.isPod);
-        if (own == 0) continue;
+        // What one process sees: the GPU resources and the GPU claims the
+        // container lists (DRA, implicit deviceclass names), and of MIG
+        // devices only one (reference §15.7).
+        const ContainerGpus gpus = containerGpus(site, c, ctx.gpu());
+        if (!gpus.asksGpu || !gpus.devices || *gpus.devices <= 0) continue;
+        const long long own = gpus.mig ? 1 : *gpus.devices;
+        const std::string ownText =
+            gpus.mig ? "the container gets " + std::to_string(*gpus.devices) + " MIG device" +
+                           (*gpus.devices == 1 ? "" : "s") + ", of which a CUDA process sees one"
+                     : "the container gets " + std::to_string(own) + " GPU" + (own == 1 ? "" : "s");
         const std::vector<ServingLaunch> launches = findServingLaunches(c);
         if (launches.empty()) continue;
         const ServingLaunch* launch = &launches.front();
@@ -229,7 +241,7 @@ class TensorParallelGpuCount final : public Rule {
           continue;  // data-parallel ranks across pods: who runs where is not in the manifest
         }
         if (pods == 1) {
-          judgeLaunchesInOnePod(launches, own, out);
+          judgeLaunchesInOnePod(launches, own, ownText, out);
           continue;
         }
         const GroupGpus g = groupGpus(ctx, site, pods);
@@ -243,7 +255,8 @@ class TensorParallelGpuCount final : public Rule {
   // CUDA_VISIBLE_DEVICES share, else all the container's): too few for one is
   // a crash; GPUs no launch uses are idle, which costs money but breaks
   // nothing (a warning).
-  static void judgeLaunchesInOnePod(const std::vector<ServingLaunch>& launches, long long own, Reporter& out) {
+  static void judgeLaunchesInOnePod(const std::vector<ServingLaunch>& launches, long long own,
+                                    const std::string& ownText, Reporter& out) {
     std::vector<World> worlds;
     for (const ServingLaunch& l : launches) {
       const auto w = worldOf(l);
@@ -259,15 +272,14 @@ class TensorParallelGpuCount final : public Rule {
       if (worlds[i].size > sees) {
         const std::string how = l.visibleGpus ? l.visibleFrom + " shows it " + std::to_string(sees) + " of the "
                                                     "container's " + std::to_string(own) + " GPUs"
-                                              : "the container gets " + std::to_string(own) + " GPU" +
-                                                    (own == 1 ? "" : "s");
+                                              : ownText;
         reportMismatch(l, worlds[i], sees, how, l.rayExecutor, out);
         crashes = true;
       }
       used = addUnits(used, worlds[i].size);
     }
     if (crashes || used >= own) return;
-    std::string how = "the container gets " + std::to_string(own) + " GPU" + (own == 1 ? "" : "s");
+    const std::string& how = ownText;
     World total = worlds.front();
     if (launches.size() > 1) {
       total.size = used;

@@ -65,6 +65,11 @@ struct FieldError {
 // quotes, with quotes and backslashes escaped ("nvidia.com/gpu" -> "\"nvidia.com/gpu\"").
 std::string quotedValue(std::string_view text);
 
+// A value echoed in a finding, at most about `max` bytes: longer text is cut
+// at a UTF-8 character boundary and says how long it was ("0,1,2,... (2000000
+// bytes)"), so a hostile 2 MB env value does not come back as a 2 MB line.
+std::string abbreviated(std::string_view text, std::size_t max = 200);
+
 // A value as the API server's field errors show it (field.Invalid(path,
 // value, detail)), for FieldError::value: strings quoted, the rest as JSON
 // ("500m" -> "\"500m\"", 535 -> "535").

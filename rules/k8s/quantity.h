@@ -135,7 +135,15 @@ struct QuantityValue {
   std::optional<Quantity> quantity;
   QuantityError error = QuantityError::None;
   std::string text;  // what was written, for messages ("500m", "0.5", "true")
+  // The string reaches the API server JSON-escaped ("1\n" as 1\n), and
+  // Quantity.UnmarshalJSON parses the escapes as they are.
+  bool jsonEscaped = false;
 };
 QuantityValue decodeQuantity(const nlohmann::json& value);
+
+// A string as Go's encoding/json writes it between the quotes (what kubectl
+// sends): quotes, backslashes, control characters, <, >, &, U+2028 and
+// U+2029 escaped, invalid UTF-8 as \ufffd.
+std::string goJsonStringBody(std::string_view s);
 
 }  // namespace gpuguard

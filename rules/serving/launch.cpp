@@ -1,4 +1,5 @@
 #include "rules/serving/launch.h"
+#include "rules/serving/launch_env.h"
 #include "rules/k8s/go_strconv.h"
 #include "text/templated.h"
 
@@ -6,6 +7,8 @@
 #include <array>
 #include <iterator>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -125,13 +128,13 @@ std::vector<Command> splitScript(std::string_view s, const FieldPath& path) {
   return commands;
 }
 
-std::vector<Token> listTokens(const json& list, const FieldPath& path) {
+std::vector<Token> listTokens(const json& list, const FieldPath& path, const EnvValues& env) {
   std::vector<Token> out;
   if (!list.is_array()) return out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& v = list[i];
     Token t;
-    if (v.is_string()) t.text = v.get<std::string>();
+    if (v.is_string()) t.text = expandEnvReferences(v.get<std::string>(), env);
     else if (v.is_number_integer() || v.is_number_unsigned()) t.text = v.dump();
     else continue;
     t.dynamic = isDynamic(t.text);
@@ -447,20 +450,6 @@ namespace {
 
 constexpr std::string_view kCudaVisible = "CUDA_VISIBLE_DEVICES";
 
-// The devices a literal CUDA_VISIBLE_DEVICES value names ("0,1" -> 2);
-// nullopt for an expansion or an empty value.
-std::optional<long long> visibleCount(const std::string& value, bool dynamic) {
-  if (dynamic || value.empty()) return std::nullopt;
-  long long n = 0;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    const std::size_t comma = std::min(value.find(',', start), value.size());
-    if (comma > start) ++n;
-    start = comma + 1;
-  }
-  return n > 0 ? std::optional<long long>(n) : std::nullopt;
-}
-
 // A shell word CUDA_VISIBLE_DEVICES=... : its device count and text.
 bool readVisibleAssignment(const Token& t, std::optional<long long>& count, std::string& from) {
   if (!t.text.starts_with(kCudaVisible) || t.text.size() <= kCudaVisible.size() || t.text[kCudaVisible.size()] != '=') {
@@ -502,10 +491,11 @@ std::vector<ServingLaunch> findServingLaunches(const ContainerRef& container) {
   auto command = c.find("command");
   auto args = c.find("args");
   const bool hasCommand = command != c.end() && command->is_array() && !command->empty();
+  const EnvValues env = literalEnvValues(c);
   std::vector<Token> argv;
-  if (hasCommand) argv = listTokens(*command, container.path.field("command"));
+  if (hasCommand) argv = listTokens(*command, container.path.field("command"), env);
   if (args != c.end()) {
-    std::vector<Token> a = listTokens(*args, container.path.field("args"));
+    std::vector<Token> a = listTokens(*args, container.path.field("args"), env);
     argv.insert(argv.end(), std::make_move_iterator(a.begin()), std::make_move_iterator(a.end()));
   }
 

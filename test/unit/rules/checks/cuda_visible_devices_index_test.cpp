@@ -33,6 +33,16 @@ TEST(CudaVisibleDevicesIndex, NodeIndicesOnATwoGpuContainerLeaveNoDevice) {
   EXPECT_THAT(f[0].message(), HasSubstr("CUDA sees no device at all"));
 }
 
+TEST(CudaVisibleDevicesIndex, AHugeValueIsEchoedAbbreviated) {
+  std::string value = "9";
+  for (int i = 0; i < 100000; ++i) value += ",0";  // 200,001 bytes
+  const auto f = judgeYaml(pod(value, "nvidia.com/gpu: 2"), kRule);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_LT(f[0].message().size(), 1000u);
+  EXPECT_LT(f[0].value.size(), 300u);
+  EXPECT_THAT(f[0].message(), HasSubstr("... (200001 bytes)"));
+}
+
 TEST(CudaVisibleDevicesIndex, ALaterInvalidIndexHidesTheRest) {
   const auto f = judgeYaml(pod("0,2,1", "nvidia.com/gpu: 2"), kRule);
   ASSERT_THAT(rulesHit(f), ElementsAre("cuda-visible-devices-index"));

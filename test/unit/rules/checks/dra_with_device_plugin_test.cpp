@@ -164,6 +164,96 @@ TEST(DraClaims, AV1RequestUnderExactlyIsFine) {
               IsEmpty());
 }
 
+// --- a container's claims[].request ----------------------------------------------
+
+// A template with one request named `request`, and a Pod whose container uses it with `containerRequest`.
+std::string podUsingRequest(const std::string& request, const std::string& containerRequest) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpu-tmpl}\nspec:\n  spec:\n"
+         "    devices:\n      requests:\n      - name: " + request +
+         "\n        exactly: {deviceClassName: gpu.nvidia.com}\n---\n"
+         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+         "  resourceClaims: [{name: g, resourceClaimTemplateName: gpu-tmpl}]\n"
+         "  containers:\n  - name: c\n    image: x\n    resources:\n      claims: [{name: g, request: " +
+         containerRequest + "}]\n";
+}
+
+TEST(DraPodClaims, AContainerRequestNamingNoRequestOfTheClaimSeesNoGpu) {
+  const auto f = testing::only(testing::judgeInput(podUsingRequest("gpu", "gpus"), kDraOnly), "dra-with-device-plugin");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.claims[0].request");
+  EXPECT_THAT(f[0].message(), HasSubstr("request \"gpus\" names no request of ResourceClaimTemplate gpu-tmpl "
+                                        "(its requests: gpu)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("write request: gpu"));
+}
+
+TEST(DraPodClaims, AContainerRequestOfTheClaimOrWithoutTheTemplateIsNotJudged) {
+  EXPECT_THAT(testing::only(testing::judgeInput(podUsingRequest("gpu", "gpu"), kDraOnly), "dra-with-device-plugin"),
+              IsEmpty());
+  // Without the template in the input its requests are unknown.
+  EXPECT_THAT(judgeYaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                        "  resourceClaims: [{name: g, resourceClaimTemplateName: elsewhere}]\n"
+                        "  containers:\n  - {name: c, image: x, resources: {claims: [{name: g, request: gpus}]}}\n",
+                        kDraOnly),
+              IsEmpty());
+}
+
+TEST(DraClaims, AdminAccessNamesTheNamespaceLabelItNeeds) {
+  const auto f = templateFindings("v1", "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n"
+                                        "          adminAccess: true\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.adminAccess");
+  EXPECT_THAT(f[0].message(), HasSubstr("resource.kubernetes.io/admin-access: \"true\""));
+  EXPECT_THAT(templateFindings("v1", "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n"
+                                     "          adminAccess: false\n"),
+              IsEmpty());
+}
+
+// The NVIDIA DRA driver's productName is the NVML name, with spaces (reference §15.2).
+TEST(DraClaims, AProductNameInGfdsDashedFormMatchesNoDevice) {
+  const std::string selector =
+      "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n          selectors:\n"
+      "          - cel: {expression: \"device.attributes['gpu.nvidia.com'].productName == 'NAME'\"}\n";
+  std::string dashed = selector;
+  dashed.replace(dashed.find("NAME"), 4, "NVIDIA-H100-80GB-HBM3");
+  const auto f = templateFindings("v1", dashed);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.selectors[0].cel.expression");
+  EXPECT_THAT(f[0].message(), HasSubstr("'NVIDIA-H100-80GB-HBM3', GPU Feature Discovery's label form"));
+  // The NVML name, dashes inside a word included, is fine.
+  std::string nvml = selector;
+  nvml.replace(nvml.find("NAME"), 4, "NVIDIA A100-SXM4-80GB");
+  EXPECT_THAT(templateFindings("v1", nvml), IsEmpty());
+}
+
+// validateDeviceToleration (reference §15.2; the Gt wording is v1.37.2's, docs/e2e-oracle.md).
+TEST(DraClaims, ADeviceTolerationWithGtIsAnUnsupportedOperator) {
+  const auto f = templateFindings("v1", "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n"
+                                        "          tolerations: [{key: example.com/temp, operator: Gt, value: \"80\", "
+                                        "effect: NoSchedule}]\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.tolerations[0].operator");
+  EXPECT_THAT(f[0].message(), StartsWith("Unsupported value: \"Gt\": supported values: \"Equal\", \"Exists\""));
+}
+
+TEST(DraClaims, ADeviceTolerationHasNoPreferNoSchedule) {
+  const auto f = templateFindings("v1", "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n"
+                                        "          tolerations: [{key: example.com/unhealthy, operator: Exists, "
+                                        "effect: PreferNoSchedule}]\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.tolerations[0].effect");
+  EXPECT_THAT(f[0].message(), StartsWith("Unsupported value: \"PreferNoSchedule\""));
+  // The effects a device toleration has are fine.
+  EXPECT_THAT(templateFindings("v1", "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n"
+                                     "          tolerations: [{key: k, operator: Exists, effect: NoExecute}, "
+                                     "{key: k, operator: Equal, value: v, effect: NoSchedule}, {operator: Exists}]\n"),
+              IsEmpty());
+}
+
 TEST(DraClaims, AV1RequestInTheV1beta1ShapeIsTheMigrationMistake) {
   const auto f = templateFindings("v1", "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n        count: 2\n");
   ASSERT_EQ(f.size(), 1u);

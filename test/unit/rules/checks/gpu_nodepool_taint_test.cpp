@@ -133,6 +133,12 @@ INSTANTIATE_TEST_SUITE_P(
         Selection{"karpenter.azure.com/sku-gpu-manufacturer", "In", "[nvidia]", true},
         Selection{"karpenter.azure.com/sku-family", "In", "[NC]", true},
         Selection{"karpenter.azure.com/sku-family", "In", "[D, E]", false},
+        // Azure N-series sizes in node.kubernetes.io/instance-type (reference §15.6); AMD sizes are not NVIDIA's
+        Selection{"node.kubernetes.io/instance-type", "In", "[Standard_ND96isr_H100_v5]", true},
+        Selection{"node.kubernetes.io/instance-type", "In", "[Standard_NC24ads_A100_v4]", true},
+        Selection{"node.kubernetes.io/instance-type", "In", "[Standard_D4s_v5]", false},
+        Selection{"node.kubernetes.io/instance-type", "In", "[Standard_ND96isr_MI300X_v5]", false},
+        Selection{"node.kubernetes.io/instance-type", "In", "[Standard_NV32as_v4]", false},
         // GCE machine families and GKE / GFD labels
         Selection{"node.kubernetes.io/instance-type", "In", "[a3-highgpu-8g]", true},
         Selection{"node.kubernetes.io/instance-type", "In", "[g2-standard-8]", true},

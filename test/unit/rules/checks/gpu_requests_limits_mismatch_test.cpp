@@ -53,6 +53,35 @@ TEST(GpuRequestsLimits, DifferentValuesAreAMismatchReportedAtRequestsWithoutTheK
 }
 
 
+// deviceclass.resource.kubernetes.io/<class> is a native name: overcommit is
+// allowed, but requests above limits are still refused (reference §15.2).
+TEST(GpuRequestsLimits, ADeviceClassRequestAboveItsLimitIsRefused) {
+  const auto f = only(judgeYaml(gpuPod("limits:\n  deviceclass.resource.kubernetes.io/gpu.nvidia.com: 1\n"
+                                       "requests:\n  deviceclass.resource.kubernetes.io/gpu.nvidia.com: 2")),
+                      "gpu-requests-limits-mismatch");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.requests");
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"2\": must be less than or equal to "
+                                        "deviceclass.resource.kubernetes.io/gpu.nvidia.com limit of 1"));
+}
+
+TEST(GpuRequestsLimits, ADeviceClassRequestBelowItsLimitOrAloneIsAccepted) {
+  EXPECT_THAT(only(judgeYaml(gpuPod("limits:\n  deviceclass.resource.kubernetes.io/gpu.nvidia.com: 2\n"
+                                    "requests:\n  deviceclass.resource.kubernetes.io/gpu.nvidia.com: 1")),
+                   "gpu-requests-limits-mismatch"),
+              IsEmpty());
+  EXPECT_THAT(only(judgeYaml(gpuPod("requests:\n  deviceclass.resource.kubernetes.io/gpu.nvidia.com: 1")),
+                   "gpu-requests-limits-mismatch"),
+              IsEmpty());
+  // Edge values compare without overflow.
+  EXPECT_THAT(only(judgeYaml(gpuPod("limits:\n  deviceclass.resource.kubernetes.io/gpu.nvidia.com: \"1e30\"\n"
+                                    "requests:\n  deviceclass.resource.kubernetes.io/gpu.nvidia.com: "
+                                    "\"9223372036854775807\"")),
+                   "gpu-requests-limits-mismatch"),
+              IsEmpty());
+}
+
 // Defaulting rounds both up to milli precision before validation compares
 // them: 0.9999 is stored as 1 (gpu-fractional explains it and stays quiet,
 // see above), while 1.0001 becomes 1001m and still differs.

@@ -432,6 +432,66 @@ TEST(TensorParallelGpuCount, ParallelismBeyond4096IsReportedNotDropped) {
   EXPECT_THAT(huge[0].message(), HasSubstr("= 9223372036854775807 GPU workers"));
 }
 
+// --- $(VAR) in command and args (reference §15.8) -------------------------------
+
+TEST(TensorParallelGpuCount, VarReferencesAreExpandedFromLiteralEnvFirst) {
+  const std::string env = "        env: [{name: TP, value: \"8\"}]\n";
+  const auto f = judge(server("vllm/vllm-openai:v0.11.0", env + "        args: [\"--tensor-parallel-size=$(TP)\"]\n", "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("tensor-parallel 8 = 8 GPU workers"));
+  // $$(TP) is the literal text $(TP), and an unknown or valueFrom variable stays unknown.
+  EXPECT_THAT(judge(server("vllm/vllm-openai:v0.11.0", env + "        args: [\"--tensor-parallel-size=$$(TP)\"]\n", "4")),
+              IsEmpty());
+  EXPECT_THAT(judge(server("vllm/vllm-openai:v0.11.0", "        args: [\"--tensor-parallel-size=$(TP)\"]\n", "4")),
+              IsEmpty());
+  EXPECT_THAT(judge(server("vllm/vllm-openai:v0.11.0",
+                           "        env: [{name: TP, valueFrom: {configMapKeyRef: {name: c, key: tp}}}]\n"
+                           "        args: [\"--tensor-parallel-size=$(TP)\"]\n",
+                           "4")),
+              IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, UnclosedVarReferencesAreReadInLinearTime) {
+  std::string unclosed;
+  for (int i = 0; i < 100000; ++i) unclosed += "$(";
+  EXPECT_THAT(judge(server("vllm/vllm-openai:v0.11.0",
+                           "        env: [{name: TP, value: \"8\"}]\n        args: [\"--tensor-parallel-size=" +
+                               unclosed + "\"]\n",
+                           "4")),
+              IsEmpty());
+}
+
+// --- GPUs from DRA and MIG (reference §15.7) -------------------------------------
+
+TEST(TensorParallelGpuCount, GpusFromADraClaimCount) {
+  const std::string yaml =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.nvidia.com}\nspec:\n"
+      "  selectors: [{cel: {expression: \"device.driver == 'gpu.nvidia.com'\"}}]\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: two-gpus}\nspec:\n  spec:\n"
+      "    devices:\n      requests:\n      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 2}\n"
+      "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+      "  resourceClaims: [{name: g, resourceClaimTemplateName: two-gpus}]\n  containers:\n  - name: vllm\n"
+      "    image: vllm/vllm-openai:v0.11.0\n    args: [\"--tensor-parallel-size\", \"TP\"]\n"
+      "    resources: {claims: [{name: g}]}\n";
+  std::string four = yaml;
+  four.replace(four.find("TP"), 2, "4");
+  const auto f = testing::only(testing::judgeInput(four, kTpOnly), "tensor-parallel-gpu-count");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("the container gets 2 GPUs"));
+  std::string two = yaml;
+  two.replace(two.find("TP"), 2, "2");
+  EXPECT_THAT(testing::only(testing::judgeInput(two, kTpOnly), "tensor-parallel-gpu-count"), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, AProcessSeesOneMigDevice) {
+  const auto f = judge(server("vllm/vllm-openai:v0.11.0", "        args: [\"--tensor-parallel-size\", \"2\"]\n",
+                              "").append("        resources: {limits: {nvidia.com/mig-3g.40gb: 2}}\n"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("the container gets 2 MIG devices, of which a CUDA process sees one"));
+}
+
 TEST(TensorParallelGpuCount, IsOnByDefaultAsAnError) {
   const auto mine = testing::only(judgeYaml(vllmArgs("\"--tensor-parallel-size=4\"", "2")), "tensor-parallel-gpu-count");
   ASSERT_EQ(mine.size(), 1u);
