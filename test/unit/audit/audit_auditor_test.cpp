@@ -299,6 +299,19 @@ TEST_F(AuditorTest, ReportsOfObjectsDeletedWhileNobodyAuditedAreRemovedAfterTheS
   EXPECT_TRUE(report("ml/gpuguard").is_null());
 }
 
+TEST_F(AuditorTest, SwitchingTheReportFormatDeletesOurReportsInTheOtherApiAfterTheScan) {
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start();
+  ASSERT_TRUE(settled());
+  auditor->stop();
+  AuditorOptions wg = options();
+  wg.format = ReportFormat::WgPolicy;
+  start(std::move(wg));
+  ASSERT_TRUE(settled());
+  EXPECT_TRUE(eventually([&] { return report("ml/gpuguard").is_null(); })) << "the openreports Report is gone";
+  EXPECT_EQ(report("ml/gpuguard", "policyreports.wgpolicyk8s.io")["kind"], "PolicyReport");
+}
+
 TEST_F(AuditorTest, ARefusedResourceKeepsItsReports) {
   api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
   start();
