@@ -340,7 +340,9 @@ ReadOutcome readResponse(Transport& transport, const HttpRequest& request, HttpR
   Head head;
   ReadOutcome outcome;
   if (!reader.readHead(head)) {
-    outcome.nothingReceived = !reader.receivedAny();
+    // Closed or reset before a byte: a kept-alive connection the server had given up. A timeout
+    // or a cancel is not: the server has the request (sending it again would wait twice).
+    outcome.nothingReceived = !reader.receivedAny() && response.error != "timed out" && response.error != "cancelled";
     return outcome;
   }
   response.status = head.status;

@@ -44,7 +44,7 @@ class Transport {
 
 struct ReadOutcome {
   bool reusable = false;        // the answer ended on its own (length or last chunk), no "Connection: close"
-  bool nothingReceived = false; // the connection ended before the first byte of an answer
+  bool nothingReceived = false; // the connection closed (or was reset) before the first byte of an answer
 };
 
 // Reads the answer to the request just written.

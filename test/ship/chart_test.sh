@@ -313,7 +313,7 @@ PYEOF
   fi
   # The webhook accepts every flag the chart renders (run as --check-policy: it parses them all,
   # loads the policy, and exits). Active once the binary knows leader election (--help says so).
-  if [[ -n $WEBHOOK ]] && "$WEBHOOK" --help 2>/dev/null | grep -q -- "--leader-elect"; then
+  if [[ -n $WEBHOOK && $("$WEBHOOK" --help 2>/dev/null) == *--leader-elect* ]]; then
     for profile in default audit-reports; do
       render=$OUT/chart-$profile.yaml
       mkdir -p "$SHIP_TMP/etc-$profile"

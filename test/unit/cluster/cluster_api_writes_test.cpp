@@ -244,12 +244,16 @@ TEST(HttpKeepAliveTest, RequestsWithoutAStreamShareConnectionsAndAWatchHasItsOwn
   EXPECT_EQ(api.connections(), 3u);
 }
 
-// A server that reads a second request on a kept-alive connection and closes
-// it without an answer (a Go server closing an idle connection just as the
-// request arrives); its next connection answers.
+// A server whose first connection answers one request and then misbehaves
+// as `Mode` says; a second connection (when the mode has one) answers.
 class ClosingServer {
  public:
-  ClosingServer() {
+  enum class Mode {
+    CloseUnanswered,  // reads the second request and closes (a Go server dropping an idle connection as it arrives)
+    Silent,           // reads the second request and never answers, the connection kept open
+    CloseIdle,        // closes right after the first answer: the connection dies while idle in the pool
+  };
+  explicit ClosingServer(Mode mode = Mode::CloseUnanswered) : mode_(mode) {
     listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -286,13 +290,26 @@ class ClosingServer {
   void serve() {
     const int first = accept(listener_, nullptr, nullptr);
     answerOne(first);
+    if (mode_ == Mode::CloseIdle) {
+      close(first);
+      const int second = accept(listener_, nullptr, nullptr);
+      answerOne(second);
+      close(second);
+      return;
+    }
     char buffer[4096];
     if (recv(first, buffer, sizeof buffer, 0) > 0) ++requests_;  // the second request: read, never answered
+    if (mode_ == Mode::Silent) {
+      while (recv(first, buffer, sizeof buffer, 0) > 0) ++requests_;  // until the client gives up and closes
+      close(first);
+      return;
+    }
     close(first);
     const int second = accept(listener_, nullptr, nullptr);
     answerOne(second);
     close(second);
   }
+  Mode mode_;
   int listener_ = -1;
   std::uint16_t port_ = 0;
   std::thread thread_;
@@ -312,17 +329,44 @@ TEST(HttpKeepAliveTest, AReusedConnectionClosedBeforeTheAnswerIsRetriedOnceOnANe
   EXPECT_EQ(server.requests(), 3);
 }
 
-TEST(HttpKeepAliveTest, AnIdleConnectionTheServerClosedIsDroppedNotUsed) {
-  auto api = std::make_unique<FakeApiServer>();
-  HttpClient http(ServerUrl{false, "127.0.0.1", static_cast<std::uint16_t>(api->port()), ""}, TlsSettings{});
-  api->putObject("/api/v1/namespaces/ml/pods/p", {{"metadata", {{"name", "p"}}}});
+TEST(HttpKeepAliveTest, AReusedConnectionThatTimesOutIsNotSentAgain) {
+  ClosingServer server(ClosingServer::Mode::Silent);
+  {
+    HttpClient http(ServerUrl{false, "127.0.0.1", server.port(), ""}, TlsSettings{});
+    HttpRequest request;
+    request.pathAndQuery = "/api/v1/namespaces/ml/pods/p";
+    request.idleTimeout = std::chrono::milliseconds(100);
+    EXPECT_EQ(http.get(request).status, 200);
+    const HttpResponse slow = http.get(request);
+    EXPECT_EQ(slow.status, 0);
+    EXPECT_EQ(slow.error, "timed out");
+  }
+  EXPECT_EQ(server.requests(), 2);
+}
+
+TEST(HttpKeepAliveTest, AnIdleConnectionTheServerClosedIsReplacedWithoutAnError) {
+  ClosingServer server(ClosingServer::Mode::CloseIdle);
+  HttpClient http(ServerUrl{false, "127.0.0.1", server.port(), ""}, TlsSettings{});
   HttpRequest request;
   request.pathAndQuery = "/api/v1/namespaces/ml/pods/p";
   EXPECT_EQ(http.get(request).status, 200);
   EXPECT_EQ(http.idleConnections(), 1u);
-  const int port = api->port();
-  api.reset();  // closes every connection, the idle one too
-  HttpResponse refused = http.get(request);
+  const HttpResponse next = http.get(request);  // the pooled connection is closed: dropped (or retried)
+  EXPECT_EQ(next.error, "");
+  EXPECT_EQ(next.status, 200);
+  EXPECT_EQ(server.requests(), 2);
+}
+
+TEST(HttpKeepAliveTest, AServerGoneIsAConnectErrorAndNoConnectionIsKept) {
+  int port;
+  {
+    FakeApiServer gone;
+    port = gone.port();
+  }
+  HttpClient http(ServerUrl{false, "127.0.0.1", static_cast<std::uint16_t>(port), ""}, TlsSettings{});
+  HttpRequest request;
+  request.pathAndQuery = "/api/v1/namespaces/ml/pods/p";
+  const HttpResponse refused = http.get(request);
   EXPECT_EQ(refused.status, 0);
   EXPECT_EQ(refused.error, "cannot connect to 127.0.0.1:" + std::to_string(port) + ": Connection refused");
   EXPECT_EQ(http.idleConnections(), 0u);
