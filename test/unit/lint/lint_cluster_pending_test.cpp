@@ -133,6 +133,27 @@ TEST_F(LintClusterPendingTest, APodNoNodeCouldEverTakeIsExit1AndSaysSo) {
       << r.out;
 }
 
+TEST_F(LintClusterPendingTest, APodOnlyAKarpenterNodePoolCanTakeWaitsAndIsExit0) {
+  // No node has 4 GPUs, but the NodePool launches nodes with 8 (and the pod tolerates its taint).
+  api_.setList("/apis/karpenter.sh/v1/nodepools", 200,
+               {{"items",
+                 {{{"metadata", {{"name", "gpu-8"}}},
+                   {"spec",
+                    {{"template",
+                      {{"spec",
+                        {{"requirements",
+                          {{{"key", "karpenter.k8s.aws/instance-gpu-count"}, {"operator", "In"}, {"values", {"8"}}}}},
+                         {"taints", {{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}}}}}}}}}}}}});
+  setPods({holder_, tolerating(pod("ml", "four", "4", "Pending"))});
+  const RunResult r = pending({"--format", "json"});
+  EXPECT_EQ(r.exitCode, 0) << r.err << r.out;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc["pods"].size(), 1u);
+  EXPECT_EQ(doc["pods"][0]["schedulable"], false);      // no node of today takes it
+  EXPECT_EQ(doc["pods"][0]["neverSchedules"], false);   // the pool can
+  EXPECT_EQ(doc["neverSchedules"], false);
+}
+
 TEST_F(LintClusterPendingTest, ADifferentSchedulerMessageIsShownAsDisagreement) {
   setPods({holder_, unschedulable(pod("ml", "untolerated", "1", "Pending"),
                                   "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: ...")});
