@@ -1,5 +1,6 @@
 #include "audit/audited_resources.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gpuguard::audit {
@@ -123,6 +124,29 @@ std::vector<AuditedResource> withExtraResources(const std::vector<std::string>& 
     if (!known) out.push_back(std::move(*parsed));
   }
   return out;
+}
+
+std::vector<AuditedResource> resolveServed(std::vector<AuditedResource> resources, const cluster::Discovery& discovery) {
+  for (AuditedResource& r : resources) {
+    const cluster::ServedResource* served = discovery.find(r.group, r.plural);
+    if (!served) continue;
+    std::vector<std::string> versions{served->version};
+    for (const std::string& v : r.versions) {
+      if (v != served->version) versions.push_back(v);
+    }
+    r.versions = std::move(versions);
+    r.kind = served->kind;
+    r.namespaced = served->namespaced;
+  }
+  return resources;
+}
+
+std::vector<std::string> groupsOf(const std::vector<AuditedResource>& resources) {
+  std::vector<std::string> groups;
+  for (const AuditedResource& r : resources) {
+    if (std::find(groups.begin(), groups.end(), r.group) == groups.end()) groups.push_back(r.group);
+  }
+  return groups;
 }
 
 std::string printAuditedResources(const std::vector<AuditedResource>& resources) {

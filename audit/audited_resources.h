@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/report_model.h"
+#include "cluster/discovery.h"
 
 namespace gpuguard::audit {
 
@@ -39,6 +40,15 @@ const std::vector<AuditedResource>& auditedResources();
 // The table plus the extra resources ("plural.group", a CRD the chart's RBAC
 // grants), without duplicates. Throws std::invalid_argument naming a bad entry.
 std::vector<AuditedResource> withExtraResources(const std::vector<std::string>& extra);
+
+// The resources as the API server serves them (discovery): each one served
+// speaks the version discovery picked (the group's preferred one) first, and
+// takes its kind and scope from it (an extra resource learns them only so).
+// A resource not served keeps its table versions (listed, 404, looked for
+// again later); so does one whose group's discovery failed.
+std::vector<AuditedResource> resolveServed(std::vector<AuditedResource> resources, const cluster::Discovery& discovery);
+// The groups of `resources`, once each ("" for core).
+std::vector<std::string> groupsOf(const std::vector<AuditedResource>& resources);
 
 // "trainers.example.com" -> {group example.com, plural trainers}; nullopt
 // when it is not a lowercase plural and a DNS group.

@@ -298,6 +298,15 @@ void Auditor::takeInventory() {
   for (const std::string& ns : namespaces) index_.markDirty(ns);
 }
 
+void Auditor::resolveResources() {
+  if (!options_.resolveResources) return;
+  std::vector<AuditedResource> resolved = options_.resolveResources(options_.resources, stopping_);
+  if (resolved.size() != options_.resources.size()) return;
+  // Before the reflectors are released (released_ orders these writes before their reads).
+  for (std::size_t i = 0; i < resolved.size(); ++i) reflectors_[i]->resource = resolved[i];
+  options_.resources = std::move(resolved);
+}
+
 void Auditor::watchFacts(std::shared_ptr<const ClusterFacts>& seen, Clock::time_point& seenAt,
                          Clock::time_point& lastRejudge) {
   if (!options_.facts) return;
@@ -320,6 +329,7 @@ void Auditor::controlLoop() {
   std::shared_ptr<const ClusterFacts> seen = options_.facts ? options_.facts() : nullptr;
   auto seenAt = started, lastRejudge = started, lastResync = started;
   facts_.store(std::make_shared<const FactsState>(FactsState{seen, 0}));
+  resolveResources();
   takeInventory();
   while (!stopping_.load()) {
     const auto now = Clock::now();

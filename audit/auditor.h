@@ -88,6 +88,10 @@ struct AuditorOptions {
   // The cluster facts now (null: none); unset: judged without facts.
   std::function<std::shared_ptr<const ClusterFacts>()> facts;
   std::function<bool()> mayWrite;      // the leader's fence; unset: always
+  // Discovery: the resources as served (versions, kinds); run once on the
+  // control thread before anything is listed. Unset: the table as it is.
+  std::function<std::vector<AuditedResource>(std::vector<AuditedResource>, const std::atomic<bool>& cancel)>
+      resolveResources;
   std::function<Timestamp()> now;      // wall clock for first-seen times; unset: the system clock
   bool idleScheduling = true;          // the threads run SCHED_IDLE
   std::function<void(bool warning, const std::string& message)> log;
@@ -121,6 +125,7 @@ class Auditor {
   void watchFacts(std::shared_ptr<const ClusterFacts>& seen, std::chrono::steady_clock::time_point& seenAt,
                   std::chrono::steady_clock::time_point& lastRejudge);
   void takeInventory();
+  void resolveResources();
   void checkScanComplete();
   bool sleepFor(std::chrono::milliseconds wait);
   void setState(Reflector& r, std::string_view state, bool synced, const std::string& error);
@@ -166,6 +171,7 @@ class Auditor {
   std::atomic<std::shared_ptr<const FactsState>> facts_;
   std::atomic<bool> released_{false};  // the reflectors may list (inventory taken, facts or their grace)
   std::atomic<bool> working_{false};
+  bool otherFormatLeft_ = true;  // worker only: our reports of the other format may remain
   std::atomic<std::uint64_t> judgeNanos_{0};
 };
 

@@ -28,6 +28,8 @@ class ClusterAuditApi final : public AuditApi {
                 const std::string& name) override;
   ApiAnswer apply(const AuditedResource& resource, const nlohmann::json& report) override;
   ApiAnswer remove(const AuditedResource& resource, const std::string& ns, const std::string& name) override;
+  // The client itself (discovery).
+  cluster::ApiClient& client() { return api_; }
 
  private:
   cluster::ApiClient api_;

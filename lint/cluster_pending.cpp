@@ -1,5 +1,7 @@
 #include "lint/cluster_pending.h"
 
+#include <map>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -131,20 +133,64 @@ struct Explained {
   std::string owner;              // "ReplicaSet ml/vllm-6d5f": where the fix belongs
 };
 
-std::string controllerOf(const json& pod) {
-  const json* md = member(pod, "metadata");
+// The controller reference of an object ("ReplicaSet", "vllm-6d5f"), or nullopt.
+std::optional<std::pair<std::string, std::string>> controllerRef(const json& object) {
+  const json* md = member(object, "metadata");
   const json* refs = md ? member(*md, "ownerReferences") : nullptr;
-  if (!refs || !refs->is_array()) return "";
+  if (!refs || !refs->is_array()) return std::nullopt;
   for (const json& ref : *refs) {
     const json* controller = ref.is_object() ? member(ref, "controller") : nullptr;
     if (controller && controller->is_boolean() && controller->get<bool>()) {
-      return stringOr(ref, "kind") + " " + stringOr(*md, "namespace") + "/" + stringOr(ref, "name");
+      return std::make_pair(stringOr(ref, "kind"), stringOr(ref, "name"));
     }
   }
-  return "";
+  return std::nullopt;
 }
 
-std::vector<Explained> explainAll(const LivePods& pods, const schedule::Snapshot& snapshot, const LintPolicy& policy) {
+// Where a Pending pod's fix belongs: its controller, and for a ReplicaSet or
+// a Job the Deployment or CronJob above it (one GET per owner, remembered,
+// at most kMaxOwnerGets in a run; refused or absent: the direct owner only).
+// "" for a bare pod.
+class OwnerFinder {
+ public:
+  explicit OwnerFinder(cluster::ApiClient& api) : api_(api) {}
+
+  std::string of(const json& pod) {
+    const auto owner = controllerRef(pod);
+    if (!owner) return "";
+    const json* md = member(pod, "metadata");
+    const std::string ns = md ? stringOr(*md, "namespace") : "";
+    const std::string direct = owner->first + " " + ns + "/" + owner->second;
+    const cluster::Resource* kind = owner->first == "ReplicaSet" ? &kReplicaSets
+                                    : owner->first == "Job"      ? &kJobs
+                                                                 : nullptr;
+    if (!kind) return direct;
+    auto above = above_.find(direct);
+    if (above == above_.end()) above = above_.emplace(direct, controllerOf(*kind, ns, owner->second)).first;
+    return above->second.empty() ? direct : above->second + " (through " + direct + ")";
+  }
+
+ private:
+  static constexpr std::size_t kMaxOwnerGets = 50;
+  inline static const cluster::Resource kReplicaSets{"apps", {"v1"}, "replicasets", "ReplicaSet", true};
+  inline static const cluster::Resource kJobs{"batch", {"v1"}, "jobs", "Job", true};
+
+  // "Deployment ml/vllm": the controller of the object `kind` ns/name; "".
+  std::string controllerOf(const cluster::Resource& kind, const std::string& ns, const std::string& name) {
+    if (gets_ >= kMaxOwnerGets) return "";
+    ++gets_;
+    const cluster::ApiResult r = api_.getObject(kind, "v1", ns, name);
+    const auto above = r.ok() ? controllerRef(r.body) : std::nullopt;
+    return above ? above->first + " " + ns + "/" + above->second : "";
+  }
+
+  cluster::ApiClient& api_;
+  std::size_t gets_ = 0;
+  std::map<std::string, std::string> above_;  // "ReplicaSet ml/x" -> "Deployment ml/vllm" ("" none)
+};
+
+std::vector<Explained> explainAll(const LivePods& pods, const schedule::Snapshot& snapshot, const LintPolicy& policy,
+                                  OwnerFinder& owners) {
   std::vector<Explained> out;
   for (const json& pod : pods.pending) {
     for (schedule::PodDiagnosis& d : schedule::diagnoseObject(pod, snapshot, policy.engine)) {
@@ -160,7 +206,7 @@ std::vector<Explained> explainAll(const LivePods& pods, const schedule::Snapshot
       for (Finding& f : judge(pod, policy.engine, options)) {
         if (!f.suppressed || !policy.allowSuppressions) e.findings.push_back(std::move(f));
       }
-      e.owner = controllerOf(pod);
+      e.owner = owners.of(pod);
       out.push_back(std::move(e));
     }
   }
@@ -275,7 +321,8 @@ int runClusterPending(const Options& o, const RunConfig& config, const RunStream
         << (pods.startingGpuPods == 1 ? " is" : "s are") << " already bound to a node (the kubelet is starting "
         << (pods.startingGpuPods == 1 ? "it" : "them") << ": kubectl describe pod)\n";
   }
-  const std::vector<Explained> explained = explainAll(pods, snapshot, config.policy);
+  OwnerFinder owners(api);
+  const std::vector<Explained> explained = explainAll(pods, snapshot, config.policy, owners);
   ReportOutput output(streams.out, err);
   if (!output.open(o.output)) return kExitTrouble;
   if (o.format == Format::Json) output.stream() << liveJson(explained, snapshot, o, ns).dump(2) << "\n";

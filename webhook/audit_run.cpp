@@ -87,6 +87,14 @@ AuditRun::~AuditRun() { stop(); }
 
 void AuditRun::startAuditing() {
   audit::AuditorOptions options = auditorOptions(flags_, logger_, *policy_, facts_);
+  // On the auditor's thread, not the elector's: discovery must not hold up a renewal.
+  options.resolveResources = [this](std::vector<audit::AuditedResource> resources, const std::atomic<bool>& cancel) {
+    const cluster::Discovery served = cluster::discover(api_->client(), audit::groupsOf(resources), &cancel);
+    for (const auto& [group, error] : served.errors) {
+      logger_.warn("background audit: discovery failed; the table's versions are tried").str("group", group).str("error", error);
+    }
+    return audit::resolveServed(std::move(resources), served);
+  };
   if (elector_) options.mayWrite = [this] { return elector_->mayWrite(); };
   auto auditor = std::make_unique<audit::Auditor>(*api_, auditJudge(*policy_), std::move(options));
   auditor->start();

@@ -46,9 +46,9 @@ start_replica() {  # start_replica NAME PORT : one webhook with the audit on and
 metric() {  # metric PORT SERIES -> its value ("" if absent)
     curl -sS --max-time 3 --cacert "$W/ca.crt" "https://127.0.0.1:$1/metrics" 2>/dev/null | awk -v s="$2" '$1 == s { print $2 }'
 }
-# report_rows : "Kind/name rule result" per result of the namespace's reports, sorted
+# report_rows [RESOURCE] : "Kind/name rule result" per result of the namespace's reports, sorted
 report_rows() {
-    kc get reports.openreports.io -n "$AUDIT_NS" -o json 2>/dev/null | python3 -c '
+    kc get "${1:-reports.openreports.io}" -n "$AUDIT_NS" -o json 2>/dev/null | python3 -c '
 import json, sys
 for r in json.load(sys.stdin)["items"]:
     for x in r.get("results") or []:
@@ -144,4 +144,68 @@ if until_true 20 b_leads && until_true 15 has_rows_of Deployment/later &&
     ok "audit: kill -9 of the leader: replica b takes the Lease and reports a new Deployment in $((SECONDS - t)) s; still one report"
 else
     bad "audit: takeover: b leader=$(leader_of $((APORT + 1))) holder=$(holder) rows [$(report_rows | tr '\n' ';')]"
+fi
+# SIGTERM: the leader releases the Lease (holderIdentity ""), so a standby takes it within a few
+# retry periods (client-go: 2.2 x retry at most) instead of a lease duration.
+start_replica c $((APORT)) || { bad "audit setup: webhook replica c"; return 0; }
+t=$SECONDS
+kill -TERM "$PID_b"
+c_leads() { [[ $(leader_of "$APORT") == 1 && $(holder) == c* ]]; }
+if until_true 5 c_leads; then
+    ok "audit: SIGTERM of the leader releases the Lease: replica c holds it after $((SECONDS - t)) s (lease 4 s, retry 1 s)"
+else
+    bad "audit: release on SIGTERM: c leader=$(leader_of "$APORT") holder=$(holder) after $((SECONDS - t)) s"
+fi
+# Deleted while no replica ran: the next leader's first full scan removes its results.
+kill -TERM "$PID_c"
+until_true 10 bash -c "! kill -0 $PID_c 2>/dev/null"
+kc delete deployment later -n "$AUDIT_NS" >/dev/null
+has_rows_of Deployment/later || bad "audit: Deployment/later had no results before the restart"
+start_replica d "$APORT" || { bad "audit setup: webhook replica d"; return 0; }
+t=$SECONDS
+if until_true 15 no_rows_of Deployment/later && has_rows_of Deployment/late; then
+    ok "audit: an object deleted while no replica ran loses its results after the next leader's first scan ($((SECONDS - t)) s); the others stay"
+else
+    bad "audit: stale results after a restart: [$(report_rows | tr '\n' ';')]"
+fi
+
+# --audit-report-format=wgpolicyk8s: the same results as PolicyReports. The CRD here is a minimal
+# one of our own (group, version, kinds, any content): Kyverno's copy is not vendored, so this
+# checks what gpuguard writes and where, not Kyverno's schema.
+kc apply -f - >/dev/null <<'YAML' || { bad "audit setup: a wgpolicyk8s.io PolicyReport CRD"; return 0; }
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: policyreports.wgpolicyk8s.io}
+spec:
+  group: wgpolicyk8s.io
+  names: {kind: PolicyReport, plural: policyreports, singular: policyreport, listKind: PolicyReportList, shortNames: [polr]}
+  scope: Namespaced
+  versions:
+  - {name: v1alpha2, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clusterpolicyreports.wgpolicyk8s.io}
+spec:
+  group: wgpolicyk8s.io
+  names: {kind: ClusterPolicyReport, plural: clusterpolicyreports, singular: clusterpolicyreport, listKind: ClusterPolicyReportList, shortNames: [cpolr]}
+  scope: Cluster
+  versions:
+  - {name: v1alpha2, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+YAML
+wg_listable() { kc get policyreports.wgpolicyk8s.io -A -o name >/dev/null 2>&1 && kc get clusterpolicyreports.wgpolicyk8s.io -o name >/dev/null 2>&1; }
+until_true 30 wg_listable || { bad "audit setup: the PolicyReport CRDs are not served"; return 0; }
+kill -TERM "$PID_d"
+until_true 10 bash -c "! kill -0 $PID_d 2>/dev/null"
+openreports_rows=$(report_rows)  # what the Report held before the switch
+election_args+=(--audit-report-format=wgpolicyk8s)
+start_replica w "$APORT" || { bad "audit setup: webhook replica w (wgpolicyk8s)"; return 0; }
+t=$SECONDS
+# The same results as PolicyReports, and (design §4.4, a format switch) our openreports Report
+# deleted once the first scan has written them.
+wg_same() { [[ -n $openreports_rows && $(report_rows policyreports.wgpolicyk8s.io) == "$openreports_rows" && -z $(report_rows) ]]; }
+if until_true 15 wg_same && [[ -z $(kc get policyreport gpuguard -n "$AUDIT_NS" -o jsonpath='{.source}') ]]; then
+    ok "audit: --audit-report-format=wgpolicyk8s writes PolicyReport $AUDIT_NS/gpuguard with the Report's results, no top-level source, and deletes our Report ($((SECONDS - t)) s)"
+else
+    bad "audit: wgpolicyk8s: [$(report_rows policyreports.wgpolicyk8s.io | tr '\n' ';')] vs [$openreports_rows] (Report now: [$(report_rows | tr '\n' ';')])"
 fi

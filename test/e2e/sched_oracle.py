@@ -14,7 +14,10 @@ For every case of scheduler/cases.yaml, alone on the cluster:
      (b) `gpuguard-lint --nodes nodes.json` where nodes.json is `kubectl get nodes,deviceclasses -o json` of
          the very same nodes: schedulable or not, on which nodes, and the verdict line (the
          scheduler's message up to " preemption:");
-     (c) admission with the cluster's facts: `gpuguard-lint --facts nodes.json` (the same file, which
+     (d) `gpuguard-lint --cluster --pending -A` on the live cluster: a pod the scheduler leaves
+         Pending is listed with agreesWithScheduler (its verdict equals the PodScheduled message up
+         to " preemption:"); a bound pod is not listed;
+    (c) admission with the cluster's facts: `gpuguard-lint --facts nodes.json` (the same file, which
          also holds the namespaces): gpu-unschedulable or gpu-count-exceeds-node must fire exactly
          when the scheduler leaves the pod Pending (printed as "admission scheduler oracle: N of M
          cases agree"; M counts the GPU pods the scheduler decided on).
@@ -336,6 +339,14 @@ def lint_case(lint, work, case):
     except ValueError:
         case.diag = None
         case.diag_missing = "gpuguard-lint --nodes exit %d: %s" % (rc, (err or out)[:300])
+    # (d) the live mode, against the same cluster, as a user would run it (KUBECONFIG: the admin's)
+    rc, out, err = run([lint, "--cluster", "--pending", "-A", "--format", "json", "-c", policy])
+    case.live, case.live_error = None, None
+    try:
+        name = case.pod["metadata"]["name"]
+        case.live = next((p for p in json.loads(out).get("pods", []) if p.get("name") == name), None)
+    except ValueError:
+        case.live_error = "gpuguard-lint --cluster --pending exit %d: %s" % (rc, (err or out)[:300])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,6 +433,29 @@ def compare_admission(case):
     return ("n/a", "the API server rejected the pod")
 
 
+def compare_live(case):
+    """gpuguard-lint --cluster --pending -A: the pod's verdict beside the scheduler's own message."""
+    kind, what = case.verdict
+    if case.live_error:
+        return ("fail", case.live_error)
+    live = case.live
+    if kind == "bound":
+        if live is not None:
+            return ("disagree", "--pending lists it as Pending, the scheduler bound it to %s" % what)
+        return ("agree", "not listed (bound)")
+    if kind == "pending":
+        if live is None:
+            if case.diag is None:
+                return ("n/a", "not a GPU pod for --pending")
+            return ("disagree", "--pending does not list the Pending pod")
+        if live.get("schedulable") and any("does not evaluate" in n for n in live.get("notes") or []):
+            return ("n/a", "--pending fits it, leaving its resource claims to the scheduler")
+        if live.get("agreesWithScheduler") is True:
+            return ("agree", "same message as PodScheduled")
+        return ("disagree", live.get("agreement", "no agreement"))
+    return ("n/a", "the API server rejected the pod")
+
+
 def load_known(path):
     known = {}
     if path and os.path.exists(path):
@@ -434,16 +468,20 @@ def load_known(path):
 
 
 def judge(case, known):
-    for side, fn in (("rules", compare_rules), ("nodes", compare_nodes), ("admission", compare_admission)):
+    for side, fn in (("rules", compare_rules), ("nodes", compare_nodes), ("admission", compare_admission),
+                     ("live", compare_live)):
         if case.verdict[0] == "error":
             case.results[side] = ("fail", case.verdict[1])
             continue
         st, detail = fn(case)
         if st in ("disagree", "fail") and (case.name, side) in known:
             st, detail = "documented", known[(case.name, side)] + " (" + detail + ")"
+        elif side == "live" and st == "disagree" and case.results["nodes"][0] == "documented":
+            # the same replay on the same nodes: --nodes' documented difference is --pending's too
+            st, detail = "documented", "as --nodes: " + case.results["nodes"][1]
         case.results[side] = (st, detail)
     # a documented difference that no longer happens must be taken out of known.tsv
-    for side in ("rules", "nodes", "admission"):
+    for side in ("rules", "nodes", "admission", "live"):
         if (case.name, side) in known and case.results[side][0] not in ("documented",):
             case.results[side + "-known"] = ("stale", "scheduler/known.tsv lists a difference that did not happen")
 
@@ -475,13 +513,17 @@ def report(cases, versions, elapsed):
              "*admission*: `gpuguard-lint --facts` on the same file (the cluster facts): gpu-unschedulable or "
              "gpu-count-exceeds-node fire exactly when the scheduler leaves the pod Pending.",
              "",
-             "| # | case | kube-scheduler | rules | --nodes | admission |",
-             "|---:|---|---|---|---|---|"]
+             "*--pending*: `gpuguard-lint --cluster --pending -A` on the live cluster: the Pending pod listed "
+             "with a verdict equal to its PodScheduled message (up to \" preemption:\"), a bound pod not listed.",
+             "",
+             "| # | case | kube-scheduler | rules | --nodes | admission | --pending |",
+             "|---:|---|---|---|---|---|---|"]
     for c in cases:
         r, n = c.results.get("rules", ("-", "")), c.results.get("nodes", ("-", ""))
-        a = c.results.get("admission", ("-", ""))
-        lines.append("| %d | `%s`: %s | %s | %s: %s | %s: %s | %s: %s |" % (
-            c.n, c.name, md(c.about), md(verdict_text(c.verdict)), r[0], md(r[1]), n[0], md(n[1]), a[0], md(a[1])))
+        a, v = c.results.get("admission", ("-", "")), c.results.get("live", ("-", ""))
+        lines.append("| %d | `%s`: %s | %s | %s: %s | %s: %s | %s: %s | %s: %s |" % (
+            c.n, c.name, md(c.about), md(verdict_text(c.verdict)), r[0], md(r[1]), n[0], md(n[1]), a[0], md(a[1]),
+            v[0], md(v[1])))
     return "\n".join(lines) + "\n", n_ok
 
 
@@ -543,6 +585,9 @@ def main():
     judged = [c for c in cases if c.results.get("admission", ("n/a",))[0] != "n/a"]
     a_ok = sum(c.results["admission"][0] in ("agree", "documented") for c in judged)
     print("admission scheduler oracle: %d of %d cases agree" % (a_ok, len(judged)))
+    live = [c for c in cases if c.results.get("live", ("n/a",))[0] != "n/a"]
+    l_ok = sum(c.results["live"][0] in ("agree", "documented") for c in live)
+    print("--pending scheduler oracle: %d of %d cases agree" % (l_ok, len(live)))
     print("scheduler oracle: %d of %d cases agree" % (n_ok, len(cases)))
     print("SCHED_COUNTS %d %d" % (n_ok, len(cases) - n_ok))
     return 0 if n_ok == len(cases) else 1

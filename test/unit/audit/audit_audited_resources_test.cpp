@@ -141,6 +141,27 @@ TEST(ExtraResourceTest, AreAddedOnceAfterTheTable) {
   EXPECT_THROW(withExtraResources({"not a resource"}), std::invalid_argument);
 }
 
+TEST(ResolveServedTest, DiscoveryPicksTheVersionAndNamesAnExtraResourcesKind) {
+  cluster::Discovery discovery;
+  discovery.resources = {{"ray.io", "v1alpha1", "rayclusters", "RayCluster", true, {"get", "list", "watch"}},
+                         {"example.com", "v2", "trainers", "Trainer", false, {"get", "list", "watch"}}};
+  const std::vector<AuditedResource> resolved =
+      resolveServed(withExtraResources({"trainers.example.com"}), discovery);
+  const AuditedResource* ray = find(resolved, "rayclusters.ray.io");
+  EXPECT_EQ(ray->versions, (std::vector<std::string>{"v1alpha1", "v1"})) << "the served one first, the table's after";
+  const AuditedResource* trainers = find(resolved, "trainers.example.com");
+  EXPECT_EQ(trainers->versions, std::vector<std::string>{"v2"});
+  EXPECT_EQ(trainers->kind, "Trainer");
+  EXPECT_FALSE(trainers->namespaced);
+  EXPECT_EQ(find(resolved, "deployments.apps")->versions, std::vector<std::string>{"v1"}) << "not in discovery: as the table says";
+}
+
+TEST(ResolveServedTest, GroupsAreNamedOnce) {
+  const std::vector<std::string> groups = groupsOf(auditedResources());
+  EXPECT_EQ(std::count(groups.begin(), groups.end(), "kubeflow.org"), 1);
+  EXPECT_EQ(groups.front(), "") << "core";
+}
+
 TEST(PrintAuditedResourcesTest, PrintsGroupPluralAndScopeALine) {
   const std::string printed = printAuditedResources(auditedResources());
   EXPECT_EQ(printed.rfind("core pods Namespaced\n", 0), 0u);

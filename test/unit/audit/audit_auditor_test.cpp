@@ -299,6 +299,19 @@ TEST_F(AuditorTest, ReportsOfObjectsDeletedWhileNobodyAuditedAreRemovedAfterTheS
   EXPECT_TRUE(report("ml/gpuguard").is_null());
 }
 
+TEST_F(AuditorTest, SwitchingTheReportFormatDeletesOurReportsInTheOtherApiAfterTheScan) {
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start();
+  ASSERT_TRUE(settled());
+  auditor->stop();
+  AuditorOptions wg = options();
+  wg.format = ReportFormat::WgPolicy;
+  start(std::move(wg));
+  ASSERT_TRUE(settled());
+  EXPECT_TRUE(eventually([&] { return report("ml/gpuguard").is_null(); })) << "the openreports Report is gone";
+  EXPECT_EQ(report("ml/gpuguard", "policyreports.wgpolicyk8s.io")["kind"], "PolicyReport");
+}
+
 TEST_F(AuditorTest, ARefusedResourceKeepsItsReports) {
   api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
   start();
@@ -366,6 +379,33 @@ TEST_F(AuditorTest, StatusCountsFindingsObjectsAndTheScan) {
   bool counted = false;
   for (const AuditResourceStatus& r : s.resources) counted = counted || (r.resource == "deployments.apps" && r.objects == 1 && r.synced);
   EXPECT_TRUE(counted);
+}
+
+TEST_F(AuditorTest, DiscoveryNamesTheKindOfAnExtraResourceSoItIsAudited) {
+  json trainer = workload("t1", "ml", "gpu-fractional");
+  trainer["apiVersion"] = "example.com/v2";
+  trainer["kind"] = "Trainer";
+  api.put("trainers.example.com", trainer);
+  AuditorOptions o = options();
+  o.resources = withExtraResources({"trainers.example.com"});
+  o.resources.erase(o.resources.begin(), o.resources.end() - 1);  // the extra resource alone
+  o.resolveResources = [](std::vector<AuditedResource> resources, const std::atomic<bool>&) {
+    resources.at(0).versions = {"v2"};
+    resources.at(0).kind = "Trainer";
+    return resources;
+  };
+  start(std::move(o));
+  ASSERT_TRUE(settled());
+  EXPECT_EQ(report("ml/gpuguard")["results"][0]["resources"][0]["apiVersion"], "example.com/v2");
+}
+
+TEST_F(AuditorTest, AnExtraResourceDiscoveryDoesNotNameIsNotServed) {
+  AuditorOptions o = options();
+  o.resources = {withExtraResources({"trainers.example.com"}).back()};
+  start(std::move(o));
+  ASSERT_TRUE(settled());
+  EXPECT_EQ(auditor->status().resources.at(0).state, "not served");
+  EXPECT_EQ(api.lists("trainers.example.com"), 0u);
 }
 
 TEST_F(AuditorTest, TheRealEngineJudgesAsAdmissionWould) {

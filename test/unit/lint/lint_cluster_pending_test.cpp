@@ -133,6 +133,27 @@ TEST_F(LintClusterPendingTest, APodNoNodeCouldEverTakeIsExit1AndSaysSo) {
       << r.out;
 }
 
+TEST_F(LintClusterPendingTest, APodOnlyAKarpenterNodePoolCanTakeWaitsAndIsExit0) {
+  // No node has 4 GPUs, but the NodePool launches nodes with 8 (and the pod tolerates its taint).
+  api_.setList("/apis/karpenter.sh/v1/nodepools", 200,
+               {{"items",
+                 {{{"metadata", {{"name", "gpu-8"}}},
+                   {"spec",
+                    {{"template",
+                      {{"spec",
+                        {{"requirements",
+                          {{{"key", "karpenter.k8s.aws/instance-gpu-count"}, {"operator", "In"}, {"values", {"8"}}}}},
+                         {"taints", {{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}}}}}}}}}}}}});
+  setPods({holder_, tolerating(pod("ml", "four", "4", "Pending"))});
+  const RunResult r = pending({"--format", "json"});
+  EXPECT_EQ(r.exitCode, 0) << r.err << r.out;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc["pods"].size(), 1u);
+  EXPECT_EQ(doc["pods"][0]["schedulable"], false);      // no node of today takes it
+  EXPECT_EQ(doc["pods"][0]["neverSchedules"], false);   // the pool can
+  EXPECT_EQ(doc["neverSchedules"], false);
+}
+
 TEST_F(LintClusterPendingTest, ADifferentSchedulerMessageIsShownAsDisagreement) {
   setPods({holder_, unschedulable(pod("ml", "untolerated", "1", "Pending"),
                                   "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: ...")});
@@ -164,8 +185,30 @@ TEST_F(LintClusterPendingTest, JsonCarriesTheReplayTheSchedulersConditionAgreeme
   EXPECT_EQ(p["scheduler"]["message"], kTaintAndHeld);
   EXPECT_EQ(p["agreesWithScheduler"], true);
   EXPECT_EQ(p["neverSchedules"], false);
-  EXPECT_EQ(p["owner"], "ReplicaSet ml/vllm-6d5f");
+  EXPECT_EQ(p["owner"], "ReplicaSet ml/vllm-6d5f");  // the ReplicaSet cannot be read: the direct owner
   ASSERT_TRUE(p["findings"].is_array());
+}
+
+TEST_F(LintClusterPendingTest, TheFixBelongsToTheDeploymentAboveTheReplicaSetOneGetPerOwner) {
+  json first = waiting_, second = unschedulable(pod("ml", "untolerated-2", "1", "Pending"), kTaintAndHeld);
+  for (json* p : {&first, &second}) {
+    (*p)["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "vllm-6d5f"},
+                                            {"uid", "u1"}, {"controller", true}}};
+  }
+  setPods({holder_, first, second});
+  api_.putObject("/apis/apps/v1/namespaces/ml/replicasets/vllm-6d5f",
+                 {{"metadata", {{"name", "vllm-6d5f"}, {"namespace", "ml"},
+                                {"ownerReferences", {{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "vllm"},
+                                                      {"uid", "u0"}, {"controller", true}}}}}}});
+  const RunResult r = pending();
+  EXPECT_NE(r.out.find("  owned by Deployment ml/vllm (through ReplicaSet ml/vllm-6d5f): change the pod template there, "
+                       "not the pod\n"),
+            std::string::npos)
+      << r.out;
+  const std::vector<std::string> requests = api_.requests();
+  EXPECT_EQ(std::count_if(requests.begin(), requests.end(),
+                          [](const std::string& q) { return q.starts_with("/apis/apps/v1/namespaces/ml/replicasets/vllm-6d5f"); }),
+            1);
 }
 
 TEST_F(LintClusterPendingTest, NamespaceFlagAndAllNamespacesChooseWhosePendingPodsAreExplained) {
