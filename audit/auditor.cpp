@@ -335,7 +335,8 @@ void Auditor::controlLoop() {
     const auto now = Clock::now();
     if (!released_.load()) {
       seen = options_.facts ? options_.facts() : nullptr;
-      if (seen || now - started >= options_.factsGrace) {
+      // Without a facts source (--cluster-facts=off) there is nothing to wait for.
+      if (!options_.facts || seen || now - started >= options_.factsGrace) {
         facts_.store(std::make_shared<const FactsState>(FactsState{seen, 0}));
         released_.store(true);
         lastResync = now;

@@ -171,6 +171,7 @@ class Auditor {
   std::atomic<std::shared_ptr<const FactsState>> facts_;
   std::atomic<bool> released_{false};  // the reflectors may list (inventory taken, facts or their grace)
   std::atomic<bool> working_{false};
+  bool otherFormatLeft_ = true;  // worker only: our reports of the other format may remain
   std::atomic<std::uint64_t> judgeNanos_{0};
 };
 

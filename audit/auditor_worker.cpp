@@ -111,6 +111,8 @@ void Auditor::flush() {
     }
     if (!writer_.write(index_.namespaceResults(ns))) index_.markDirty(ns);  // written again at the next flush
   }
+  // A format switch: our reports in the other API go once a complete scan wrote the new ones.
+  if (otherFormatLeft_ && completedScans_.load() > 0 && !stopping_.load()) otherFormatLeft_ = !writer_.removeOtherFormat();
 }
 
 }  // namespace gpuguard::audit

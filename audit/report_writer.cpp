@@ -15,16 +15,24 @@ std::string stringAt(const json& object, std::initializer_list<const char*> path
   return at->is_string() ? at->get<std::string>() : std::string();
 }
 
+AuditedResource reportResourceOf(ReportFormat format, bool clusterScoped) {
+  const ReportApi& api = reportApi(format);
+  return AuditedResource{std::string(api.group), {std::string(api.version)},
+                         std::string(clusterScoped ? api.clusterPlural : api.plural),
+                         std::string(clusterScoped ? api.clusterKind : api.kind), !clusterScoped};
+}
+
+ReportFormat otherFormat(ReportFormat format) {
+  return format == ReportFormat::OpenReports ? ReportFormat::WgPolicy : ReportFormat::OpenReports;
+}
+
 }  // namespace
 
 ReportWriter::ReportWriter(AuditApi& api, TokenBucket& apiCalls, const std::atomic<bool>& cancel, WriterOptions options)
     : api_(api), apiCalls_(apiCalls), cancel_(cancel), options_(std::move(options)) {}
 
 AuditedResource ReportWriter::reportResource(bool clusterScoped) const {
-  const ReportApi& api = reportApi(options_.format);
-  return AuditedResource{std::string(api.group), {std::string(api.version)},
-                         std::string(clusterScoped ? api.clusterPlural : api.plural),
-                         std::string(clusterScoped ? api.clusterKind : api.kind), !clusterScoped};
+  return reportResourceOf(options_.format, clusterScoped);
 }
 
 void ReportWriter::count(const char* verb, const char* result) {
@@ -64,16 +72,55 @@ bool ReportWriter::listReports(bool clusterScoped, std::vector<AuditResult>& res
   return true;
 }
 
+void ReportWriter::listOtherFormat(bool clusterScoped) {
+  const AuditedResource resource = reportResourceOf(otherFormat(options_.format), clusterScoped);
+  const std::string selector = std::string(kManagedByLabel) + "=" + std::string(kManagedByValue);
+  std::vector<std::tuple<bool, std::string, std::string>> found;
+  api_.list(
+      resource, selector,
+      [&](json&& report) {
+        found.emplace_back(clusterScoped, stringAt(report, {"metadata", "namespace"}), stringAt(report, {"metadata", "name"}));
+      },
+      &cancel_);  // not served (404) or refused: nothing of ours to find there
+  std::lock_guard lock(mutex_);
+  for (auto& f : found) otherFormat_.push_back(std::move(f));
+}
+
 ReportWriter::Inventory ReportWriter::inventory() {
   Inventory out;
   {
     std::lock_guard lock(mutex_);
     written_.clear();
+    otherFormat_.clear();
   }
   const bool namespaced = listReports(false, out.results);
   const bool clusterScoped = listReports(true, out.results);
   out.served = namespaced && clusterScoped;
+  listOtherFormat(false);
+  listOtherFormat(true);
   return out;
+}
+
+bool ReportWriter::removeOtherFormat() {
+  std::vector<std::tuple<bool, std::string, std::string>> pending;
+  {
+    std::lock_guard lock(mutex_);
+    pending.swap(otherFormat_);
+  }
+  std::vector<std::tuple<bool, std::string, std::string>> left;
+  for (auto& [clusterScoped, ns, name] : pending) {
+    const AuditedResource resource = reportResourceOf(otherFormat(options_.format), clusterScoped);
+    bool gone = false;
+    if (!fenced("delete") && apiCalls_.take(cancel_)) {
+      const ApiAnswer a = api_.remove(resource, ns, name);
+      gone = a.ok() || a.status == 404;
+      count("delete", gone ? "ok" : a.status == 409 ? "conflict" : "error");
+    }
+    if (!gone) left.emplace_back(clusterScoped, ns, name);
+  }
+  std::lock_guard lock(mutex_);
+  for (auto& l : left) otherFormat_.push_back(std::move(l));
+  return otherFormat_.empty();
 }
 
 bool ReportWriter::applyOne(const json& report, bool clusterScoped) {

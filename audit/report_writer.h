@@ -19,6 +19,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,11 @@ class ReportWriter {
   // Lists our reports of the configured format; what is written is remembered.
   Inventory inventory();
 
+  // Deletes our reports of the other format found by inventory() (a
+  // --audit-report-format switch); call after a complete scan. False while
+  // some remain (a failed or fenced delete: try again later).
+  bool removeOtherFormat();
+
   // Makes the namespace's documents those of `set` (none when it has no
   // results). False when a write failed or was fenced: try again later.
   bool write(const NamespaceResults& set);
@@ -64,6 +70,7 @@ class ReportWriter {
     std::set<std::string> names;  // gpuguard, gpuguard-2...
   };
   bool listReports(bool clusterScoped, std::vector<AuditResult>& results);
+  void listOtherFormat(bool clusterScoped);
   bool applyOne(const nlohmann::json& report, bool clusterScoped);
   bool removeOne(const std::string& ns, const std::string& name, bool clusterScoped);
   bool fenced(const char* verb);
@@ -76,6 +83,8 @@ class ReportWriter {
   mutable std::mutex mutex_;  // written_ and writes_ (the worker writes; /metrics reads)
   std::map<std::string, Written> written_;  // by namespace ("" = the cluster report)
   std::map<std::pair<std::string, std::string>, std::uint64_t> writes_;
+  // Our reports in the other format: (cluster-scoped, namespace, name).
+  std::vector<std::tuple<bool, std::string, std::string>> otherFormat_;
 };
 
 }  // namespace gpuguard::audit

@@ -137,6 +137,18 @@ TEST_F(AuditorTest, ObjectsThatExistedBeforeTheAuditAreReportedPerNamespace) {
   EXPECT_TRUE(report("team-b/gpuguard").is_object());
 }
 
+// With --cluster-facts=off the webhook gives the audit no facts source: the
+// first list must not wait out the grace that exists to let facts arrive.
+TEST_F(AuditorTest, WithoutAFactsSourceTheFirstListDoesNotWaitForFacts) {
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-fractional"));
+  AuditorOptions o = options();
+  o.facts = nullptr;
+  o.factsGrace = std::chrono::hours(1);
+  start(std::move(o));
+  ASSERT_TRUE(settled());
+  EXPECT_TRUE(report("ml/gpuguard").is_object());
+}
+
 TEST_F(AuditorTest, CleanObjectsExemptNamespacesAndControlledObjectsHaveNoResults) {
   api.put("deployments.apps", workload("clean", "quiet", ""));
   api.put("deployments.apps", workload("bad", "exempt", "gpu-fractional"));
@@ -297,6 +309,19 @@ TEST_F(AuditorTest, ReportsOfObjectsDeletedWhileNobodyAuditedAreRemovedAfterTheS
   start();
   ASSERT_TRUE(settled());
   EXPECT_TRUE(report("ml/gpuguard").is_null());
+}
+
+TEST_F(AuditorTest, SwitchingTheReportFormatDeletesOurReportsInTheOtherApiAfterTheScan) {
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start();
+  ASSERT_TRUE(settled());
+  auditor->stop();
+  AuditorOptions wg = options();
+  wg.format = ReportFormat::WgPolicy;
+  start(std::move(wg));
+  ASSERT_TRUE(settled());
+  EXPECT_TRUE(eventually([&] { return report("ml/gpuguard").is_null(); })) << "the openreports Report is gone";
+  EXPECT_EQ(report("ml/gpuguard", "policyreports.wgpolicyk8s.io")["kind"], "PolicyReport");
 }
 
 TEST_F(AuditorTest, ARefusedResourceKeepsItsReports) {
