@@ -1,25 +1,18 @@
 #include "webhook/policy_source.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "audit/sha256.h"
 #include "yaml/policy_file.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::webhook {
 namespace {
-
-std::string sha256(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) return {};
-  return std::string(reinterpret_cast<const char*>(digest), length);
-}
 
 bool sameTimes(const struct stat& a, const struct stat& b) {
   return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
@@ -63,7 +56,7 @@ LoadedPolicy parsePolicyText(const std::string& text, const std::string& source)
   if (!parsed.error && (parsed.documents.empty() || parsed.documents.front().value.is_null())) {
     throw PolicyError(source + ": holds no policy document (empty or truncated; write {} for the built-in defaults)");
   }
-  return {std::make_shared<const AdmissionPolicy>(AdmissionPolicy::from(yaml::parsePolicy(text, source))), sha256(text)};
+  return {std::make_shared<const AdmissionPolicy>(AdmissionPolicy::from(yaml::parsePolicy(text, source))), audit::sha256Hex(text)};
 }
 
 LoadedPolicy loadPolicy(const std::string& path) {
@@ -143,7 +136,7 @@ std::optional<std::string> PolicySource::readFile(const Identity& now) {
 }
 
 bool PolicySource::apply(const Identity& now, const std::string& bytes, bool requireRepeat) {
-  const std::string digest = sha256(bytes);
+  const std::string digest = audit::sha256Hex(bytes);
   if (digest == activeDigest_) {  // the same policy written again: nothing to do
     seen_ = now;
     candidateDigest_.clear();
