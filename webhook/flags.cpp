@@ -1,6 +1,7 @@
 #include "webhook/flags.h"
 
 #include "https/memory_budget.h"
+#include "webhook/flag_setters.h"
 
 #include <charconv>
 #include <functional>
@@ -189,48 +190,21 @@ namespace {
 using Setter = FlagSetter;
 using Setters = FlagSetters;
 
-Setter path(std::string& dst) {
-  return [&dst](const std::string& v) { return v.empty() ? "must not be empty" : (dst = v, ""); };
-}
+// "must not be empty" unless the flag says what it names.
+Setter path(std::string& dst) { return nonEmpty(dst); }
 
 Setter optionalPath(std::optional<std::string>& dst, const char* empty = "must not be empty") {
-  return [&dst, empty](const std::string& v) -> std::string {
-    if (v.empty()) return empty;
-    dst = v;
-    return "";
-  };
+  return nonEmpty(dst, empty);
 }
 
 Setter duration(std::chrono::milliseconds& dst) {
-  return [&dst](const std::string& v) -> std::string {
-    auto d = parseDuration(v);
-    if (!d || d->count() == 0) return "must be a duration like 500ms, 2s or 1m";
-    dst = *d;
-    return "";
-  };
+  return durationAtLeast(dst, std::chrono::milliseconds(1), "must be a duration like 500ms, 2s or 1m");
 }
 
 // A whole number from 0 to `max`, into `dst` (unsigned, std::size_t...).
 template <typename Number>
 Setter number(Number& dst, Number max, std::string error) {
-  return [&dst, max, error](const std::string& v) -> std::string {
-    Number n = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc() || p != v.data() + v.size() || n > max) return error;
-    dst = n;
-    return "";
-  };
-}
-
-// A byte size of at least `min`, into `dst` (std::size_t or an optional).
-template <typename Bytes>
-Setter byteSize(Bytes& dst, std::size_t min, std::string error) {
-  return [&dst, min, error](const std::string& v) -> std::string {
-    auto n = parseByteSize(v);
-    if (!n || *n < min) return error;
-    dst = *n;
-    return "";
-  };
+  return wholeNumber(dst, Number{0}, max, std::move(error));
 }
 
 // TLS, the policy and the cluster: files and names.
@@ -241,13 +215,7 @@ void addSourceFlags(Flags& f, Setters& s) {
   s.emplace("policy", optionalPath(f.policy));
   s.emplace("kubeconfig", optionalPath(f.kubeconfig, "must name a file"));
   s.emplace("context", optionalPath(f.kubeContext, "must name a context"));
-  s.emplace("cluster-facts", [&f](const std::string& v) -> std::string {
-    if (v == "on" || v == "true") f.clusterFacts = Flags::ClusterFacts::On;
-    else if (v == "off" || v == "false") f.clusterFacts = Flags::ClusterFacts::Off;
-    else if (v == "auto") f.clusterFacts = Flags::ClusterFacts::Auto;
-    else return "must be on, off or auto";
-    return "";
-  });
+  s.emplace("cluster-facts", onOffAuto(f.clusterFacts));
   s.emplace("log-level", [&f](const std::string& v) -> std::string {
     auto level = parseLogLevel(v);
     if (!level) return "must be debug, info, warn or error";
