@@ -92,18 +92,18 @@ TEST_F(LintClusterPendingTest, ExplainsAPendingGpuPodBesideKubeSchedulersMessage
   EXPECT_NE(r.out.find("  verdict: Pending: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had "
                        "untolerated taint(s).\n"),
             std::string::npos)
-      << r.out;
+      << r.err << r.out;
   EXPECT_NE(r.out.find("  kube-scheduler: " + std::string(kTaintAndHeld) +
                        " (PodScheduled=False, Unschedulable, since 2026-12-04T10:00:00Z)\n  agreement: agrees with "
                        "kube-scheduler\n  waits: a node could take it once other pods free what they hold\n"),
             std::string::npos)
-      << r.out;
+      << r.err << r.out;
   EXPECT_NE(r.out.find("held by 1 bound pod"), std::string::npos) << r.out;  // gpu-b's GPU, by batch/holder
   EXPECT_EQ(r.out.find("cpu-only"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n1 Pending GPU pod in namespace ml against 2 nodes: 0 never schedule, 1 waits; "
                        "kube-scheduler agrees on 1 of the 1 it has tried\n"),
             std::string::npos)
-      << r.out;
+      << r.err << r.out;
 }
 
 TEST_F(LintClusterPendingTest, ListsTheFactsAndEveryUnfinishedPodOnceWithTheKubeconfigsCredential) {
@@ -126,11 +126,11 @@ TEST_F(LintClusterPendingTest, APodNoNodeCouldEverTakeIsExit1AndSaysSo) {
                        "node could take it even with nothing else running, and no NodePool can launch one\n",
                        big),
             std::string::npos)
-      << r.out;
+      << r.err << r.out;
   EXPECT_NE(r.out.find("[gpu-unschedulable]", big), std::string::npos) << r.out;  // the rule says what to change
   EXPECT_NE(r.out.find("2 Pending GPU pods in namespace ml against 2 nodes: 1 never schedules, 1 waits"),
             std::string::npos)
-      << r.out;
+      << r.err << r.out;
 }
 
 TEST_F(LintClusterPendingTest, APodOnlyAKarpenterNodePoolCanTakeWaitsAndIsExit0) {
@@ -158,10 +158,11 @@ TEST_F(LintClusterPendingTest, ADifferentSchedulerMessageIsShownAsDisagreement) 
   setPods({holder_, unschedulable(pod("ml", "untolerated", "1", "Pending"),
                                   "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: ...")});
   const RunResult r = pending();
+  ASSERT_EQ(r.exitCode, 0) << r.err << r.out;  // it waits: an empty gpu-b would take it
   EXPECT_NE(r.out.find("  agreement: kube-scheduler says otherwise: \"0/2 nodes are available: 2 node(s) had "
                        "untolerated taint(s)\"\n"),
             std::string::npos)
-      << r.out;
+      << r.err << r.out;
   EXPECT_NE(r.out.find("kube-scheduler agrees on 0 of the 1 it has tried"), std::string::npos) << r.out;
 }
 
@@ -204,7 +205,7 @@ TEST_F(LintClusterPendingTest, TheFixBelongsToTheDeploymentAboveTheReplicaSetOne
   EXPECT_NE(r.out.find("  owned by Deployment ml/vllm (through ReplicaSet ml/vllm-6d5f): change the pod template there, "
                        "not the pod\n"),
             std::string::npos)
-      << r.out;
+      << r.err << r.out;
   const std::vector<std::string> requests = api_.requests();
   EXPECT_EQ(std::count_if(requests.begin(), requests.end(),
                           [](const std::string& q) { return q.starts_with("/apis/apps/v1/namespaces/ml/replicasets/vllm-6d5f"); }),
