@@ -5,10 +5,6 @@
 #include <pthread.h>
 #include <sched.h>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "cluster/backoff.h"
 
 namespace gpuguard::audit {
@@ -182,10 +178,11 @@ bool Auditor::listOnce(Reflector& r) {
   }
   r.version = result.version.empty() ? r.resource.versions.front() : result.version;
   r.resourceVersion = result.resourceVersion;
+  // No malloc_trim here: it locks every arena in turn, admission's too, and
+  // madvises its free pages while holding the lock, from a SCHED_IDLE thread
+  // (a request would wait for it). The pages' memory stays in this thread's
+  // own arena (webhook/malloc_tuning.h) for the next list.
   index_.forgetUnseen(r.index, seen);
-#ifdef __GLIBC__
-  if (result.items > 100) malloc_trim(0);  // the pages are freed: give their memory back
-#endif
   setState(r, "synced", true, "");
   std::lock_guard lock(mutex_);
   r.notServed = false;

@@ -47,6 +47,17 @@ void reexecWithMallocTunables(char** argv) {
 #endif
 }
 
+void reserveMallocArenas(unsigned extraThreads) {
+#ifdef GPUGUARD_TUNE_MALLOC
+  if (extraThreads == 0) return;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const unsigned glibcDefault = 8u * static_cast<unsigned>(cores > 0 ? cores : 2);
+  mallopt(M_ARENA_MAX, static_cast<int>(glibcDefault + extraThreads));
+#else
+  (void)extraThreads;
+#endif
+}
+
 void releaseFreedMemory() {
 #ifdef __GLIBC__
   malloc_trim(0);

@@ -26,6 +26,17 @@ bool mallocTuningSupported();
 // any thread starts.
 void reexecWithMallocTunables(char** argv);
 
+// Gives each thread of the process a malloc arena of its own, up to
+// glibc's default number (8 per core) plus `extraThreads`: the background
+// audit's threads (one per audited resource, ~40) would otherwise share the
+// 16 arenas of a 2-core machine with the admission threads. A thread that
+// allocates takes its arena's lock, and an audit thread runs SCHED_IDLE: one
+// preempted while it holds an admission thread's arena would stall that
+// request until the idle thread gets a CPU again (priority inversion, worst
+// on a busy node). Call it before any thread starts: glibc fixes the limit
+// when it first needs it.
+void reserveMallocArenas(unsigned extraThreads);
+
 // Returns the memory freed since the last call to the kernel (glibc's
 // malloc_trim). glibc otherwise keeps it in its arenas: a review of a
 // 3 MiB object builds a tree of ~100 MiB, and the process would stay that
