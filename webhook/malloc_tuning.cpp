@@ -64,4 +64,41 @@ void releaseFreedMemory() {
 #endif
 }
 
+MemoryReleaser::MemoryReleaser() : thread_([this] { run(); }) {}
+
+MemoryReleaser::~MemoryReleaser() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void MemoryReleaser::request() {
+  {
+    std::lock_guard lock(mutex_);
+    pending_ = true;
+  }
+  wake_.notify_one();
+}
+
+std::uint64_t MemoryReleaser::releases() const {
+  std::lock_guard lock(mutex_);
+  return releases_;
+}
+
+void MemoryReleaser::run() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return pending_ || stopping_; });
+    if (stopping_) return;
+    pending_ = false;
+    lock.unlock();
+    releaseFreedMemory();
+    lock.lock();
+    ++releases_;
+  }
+}
+
 }  // namespace gpuguard::webhook

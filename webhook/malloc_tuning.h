@@ -10,6 +10,11 @@
 // CPU per request at 32 connections, at the same RSS (docs/performance.md).
 #pragma once
 
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
 namespace gpuguard::webhook {
 
 // The setting added to GLIBC_TUNABLES.
@@ -36,6 +41,31 @@ void reexecWithMallocTunables(char** argv);
 // on a busy node). Call it before any thread starts: glibc fixes the limit
 // when it first needs it.
 void reserveMallocArenas(unsigned extraThreads);
+
+// Calls releaseFreedMemory() on a thread of its own, at normal priority,
+// when asked: malloc_trim locks every arena in turn, the audit's too, and
+// one of its SCHED_IDLE threads may hold its arena's lock while preempted,
+// so the request that asked must not wait for it. Requests made while a
+// release runs or waits are served by one more release (coalesced).
+class MemoryReleaser {
+ public:
+  MemoryReleaser();
+  ~MemoryReleaser();  // waits for a release in progress
+  MemoryReleaser(const MemoryReleaser&) = delete;
+  MemoryReleaser& operator=(const MemoryReleaser&) = delete;
+
+  void request();                       // never blocks on the allocator
+  std::uint64_t releases() const;       // releases done so far
+
+ private:
+  void run();
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool pending_ = false;
+  bool stopping_ = false;
+  std::uint64_t releases_ = 0;
+  std::thread thread_;
+};
 
 // Returns the memory freed since the last call to the kernel (glibc's
 // malloc_trim). glibc otherwise keeps it in its arenas: a review of a
