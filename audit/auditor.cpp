@@ -288,8 +288,9 @@ void Auditor::takeInventory() {
     options_.log(false, "audit: " + std::string(reportFormatName(options_.format)) + " reports served; " +
                             std::to_string(inventory.results.size()) + " results found in our reports");
   }
-  // A failed list was logged by the writer, and is no reason to tell anyone to install CRDs.
-  if (!inventory.served && !inventory.failed && options_.log && (reportsServed_ || lastScanEnd_ == 0)) {
+  // A failed or refused list was logged by the writer, and is no reason to tell anyone to install CRDs.
+  const bool missing = !inventory.served && !inventory.failed && !inventory.refused;
+  if (missing && options_.log && (reportsServed_ || lastScanEnd_ == 0)) {
     options_.log(true, "audit: the " + writer_.reportResource(false).name() +
                            " API is not served (install its CRDs); judging without writing reports");
   }

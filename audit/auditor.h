@@ -163,7 +163,7 @@ class Auditor {
   bool reportsServed_ = false;
   std::chrono::steady_clock::time_point lastInventoryTry_{};
   // When the inventory is taken again while the reports are not written: notServedRetry after a
-  // 404, a backoff after a failed list (control thread only: inventoryBackoff_).
+  // 404 or a refusal (401/403), a backoff after a failed list (control thread only: inventoryBackoff_).
   std::chrono::milliseconds inventoryRetry_{0};
   cluster::Backoff inventoryBackoff_;
   std::uint64_t completedScan_ = 0;

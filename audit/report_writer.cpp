@@ -65,7 +65,8 @@ ReportWriter::Listed ReportWriter::listReports(bool clusterScoped, std::vector<A
     if (options_.log && listed.status != 404) {
       options_.log(true, "audit: cannot list our " + reportResource(clusterScoped).name() + ": " + listed.error);
     }
-    return listed.status == 404 ? Listed::NotServed : Listed::Failed;
+    if (listed.status == 404) return Listed::NotServed;
+    return listed.status == 401 || listed.status == 403 ? Listed::Refused : Listed::Failed;
   }
   std::lock_guard lock(mutex_);
   for (auto& [ns, w] : found) written_[ns] = std::move(w);
@@ -97,6 +98,7 @@ ReportWriter::Inventory ReportWriter::inventory() {
   const Listed clusterScoped = listReports(true, out.results);
   out.served = namespaced == Listed::Yes && clusterScoped == Listed::Yes;
   out.failed = namespaced == Listed::Failed || clusterScoped == Listed::Failed;
+  out.refused = namespaced == Listed::Refused || clusterScoped == Listed::Refused;
   listOtherFormat(false);
   listOtherFormat(true);
   return out;

@@ -380,6 +380,28 @@ TEST_F(AuditorTest, AReportListThatFailsBrieflyIsAskedAgainSoon) {
   }));
 }
 
+TEST_F(AuditorTest, ARefusedReportListIsLoggedAsRefusedNotAsMissingCrds) {
+  AuditorOptions o = options();
+  std::mutex logMutex;
+  o.log = [&](bool, const std::string& line) {
+    std::lock_guard lock(logMutex);
+    logged.push_back(line);
+  };
+  api.answer(kReports, 403);
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start(std::move(o));
+  ASSERT_TRUE(eventually([&] { return auditor->completedScans() > 0 && auditor->status().findings.size() == 1; }));
+  auditor->stop();
+  EXPECT_TRUE(api.writes().empty());
+  std::lock_guard lock(logMutex);
+  EXPECT_TRUE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("cannot list our reports.openreports.io: the server answered 403") != std::string::npos;
+  }));
+  EXPECT_FALSE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("install its CRDs") != std::string::npos;
+  }));
+}
+
 TEST_F(AuditorTest, BehindAClosedFenceNothingIsWrittenAndTheWriteWaits) {
   leading.store(false);
   api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
