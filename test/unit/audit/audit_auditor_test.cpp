@@ -85,7 +85,7 @@ struct AuditorTest : ::testing::Test {
         if (r.name() == name) o.resources.push_back(r);
       }
     }
-    o.tick = o.flushInterval = std::chrono::milliseconds(5);
+    o.tick = o.flushInterval = o.firstScanFlushInterval = std::chrono::milliseconds(5);
     o.factsGrace = o.factsSettle = o.factsMinInterval = std::chrono::milliseconds(0);
     o.backoffInitial = o.backoffMax = std::chrono::milliseconds(5);
     o.judgeQps = o.apiQps = 0;
@@ -400,6 +400,24 @@ TEST_F(AuditorTest, ARefusedReportListIsLoggedAsRefusedNotAsMissingCrds) {
   EXPECT_FALSE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
     return l.find("install its CRDs") != std::string::npos;
   }));
+}
+
+// A report is not rewritten as it grows during the first full scan: it is written once the scan
+// is complete (a resource still unreachable keeps the scan incomplete).
+TEST_F(AuditorTest, DuringTheFirstScanReportsAreWrittenWhenItCompletes) {
+  AuditorOptions o = options();
+  o.firstScanFlushInterval = std::chrono::hours(1);
+  api.answer("replicasets.apps", 503);
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  api.put("deployments.apps", workload("train", "ml", "warn-b"));
+  start(std::move(o));
+  ASSERT_TRUE(eventually([&] { return auditor->status().findings.size() == 2; })) << "both judged";
+  EXPECT_EQ(auditor->completedScans(), 0u);
+  EXPECT_TRUE(api.writes().empty()) << "the scan is not complete";
+  api.answer("replicasets.apps", 0);
+  ASSERT_TRUE(settled());
+  EXPECT_EQ(api.writes(), std::vector<std::string>{"apply reports.openreports.io ml/gpuguard"});
+  EXPECT_EQ(policiesIn(report("ml/gpuguard")).size(), 2u);
 }
 
 TEST_F(AuditorTest, BehindAClosedFenceNothingIsWrittenAndTheWriteWaits) {
