@@ -48,6 +48,7 @@
 #include "audit/report_writer.h"
 #include "audit/token_bucket.h"
 #include "audit/work_queue.h"
+#include "cluster/backoff.h"
 #include "rules/cluster_facts.h"
 #include "rules/finding.h"
 
@@ -161,6 +162,10 @@ class Auditor {
   bool inventoryTaken_ = false;
   bool reportsServed_ = false;
   std::chrono::steady_clock::time_point lastInventoryTry_{};
+  // When the inventory is taken again while the reports are not written: notServedRetry after a
+  // 404 or a refusal (401/403), a backoff after a failed list (control thread only: inventoryBackoff_).
+  std::chrono::milliseconds inventoryRetry_{0};
+  cluster::Backoff inventoryBackoff_;
   std::uint64_t completedScan_ = 0;
   std::atomic<std::uint64_t> completedScans_{0};
   // The facts objects are judged with, and their generation (one snapshot, so both agree).

@@ -352,6 +352,56 @@ TEST_F(AuditorTest, WithoutTheReportApiItJudgesButWritesNothing) {
   EXPECT_FALSE(auditor->status().reportsApiServed);
 }
 
+// A report list that fails otherwise than 404 (a CRD's storage "(re)initializing" answers 503)
+// says nothing about whether the CRDs are installed: it is asked again after a backoff, not after
+// the not-served wait, and nobody is told to install CRDs.
+TEST_F(AuditorTest, AReportListThatFailsBrieflyIsAskedAgainSoon) {
+  AuditorOptions o = options();
+  o.notServedRetry = std::chrono::hours(1);
+  std::mutex logMutex;
+  o.log = [&](bool, const std::string& line) {
+    std::lock_guard lock(logMutex);
+    logged.push_back(line);
+  };
+  api.answer(kClusterReports, 503);
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start(std::move(o));
+  ASSERT_TRUE(eventually([&] { return api.lists(kClusterReports) >= 2; })) << "asked again within the backoff";
+  api.answer(kClusterReports, 0);
+  ASSERT_TRUE(eventually([&] { return report("ml/gpuguard").is_object(); })) << "written without waiting an hour";
+  EXPECT_EQ(policiesIn(report("ml/gpuguard")), std::vector<std::string>{"gpu-missing-toleration"});
+  auditor->stop();
+  std::lock_guard lock(logMutex);
+  EXPECT_TRUE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("cannot list our clusterreports.openreports.io") != std::string::npos;
+  }));
+  EXPECT_FALSE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("install its CRDs") != std::string::npos;
+  }));
+}
+
+TEST_F(AuditorTest, ARefusedReportListIsLoggedAsRefusedNotAsMissingCrds) {
+  AuditorOptions o = options();
+  std::mutex logMutex;
+  o.log = [&](bool, const std::string& line) {
+    std::lock_guard lock(logMutex);
+    logged.push_back(line);
+  };
+  api.answer(kReports, 403);
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start(std::move(o));
+  ASSERT_TRUE(eventually([&] { return auditor->completedScans() > 0 && auditor->status().findings.size() == 1; }));
+  auditor->stop();
+  EXPECT_TRUE(api.writes().empty());
+  std::lock_guard lock(logMutex);
+  EXPECT_TRUE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("cannot list our reports.openreports.io: the server answered 403") != std::string::npos;
+  }));
+  EXPECT_FALSE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("install its CRDs") != std::string::npos;
+  }));
+}
+
 TEST_F(AuditorTest, BehindAClosedFenceNothingIsWrittenAndTheWriteWaits) {
   leading.store(false);
   api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
