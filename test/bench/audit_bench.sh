@@ -31,7 +31,7 @@ while getopts "d:r:w:pa:Ph" o; do
   case $o in
     d) DURATION=$OPTARG ;; r) REPS=$OPTARG ;; w) WORKLOADS=$OPTARG ;; p) PIN=1 ;;
     a) EXTRA=$OPTARG ;; P) PROFILE=1 ;;
-    *) sed -n '2,23p' "$0"; exit 2 ;;
+    *) sed -n '2,25p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
