@@ -12,7 +12,11 @@
 #include <benchmark/benchmark.h>
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/cluster_facts.h"
 #include "rules/engine.h"
 #include "rules/k8s/quantity.h"
 #include "webhook/admission.h"
@@ -140,6 +145,99 @@ void BM_Judge(benchmark::State& state, const char* text) {
 BENCHMARK_CAPTURE(BM_Judge, gpu_pod, kGpuPod);
 BENCHMARK_CAPTURE(BM_Judge, deployment, kDeployment);
 BENCHMARK_CAPTURE(BM_Judge, raycluster, kRayCluster);
+
+// ---- judge() with cluster facts on vs off -----------------------------------
+// The webhook with cluster facts judges each pod against every node group
+// (rules/cluster_reach.h). The cluster is test/bench/gen_nodes.py's, 500 nodes
+// (zone i%4, EKS node group i%20, driver 550/570, H100/A100, 8 GPUs, the
+// nvidia.com/gpu taint): 20 node groups. What the reducers drop (images,
+// conditions, addresses) is left out.
+
+nlohmann::json benchNode(int i) {
+  char name[16];
+  std::snprintf(name, sizeof name, "gpu-%05d", i);
+  const std::string driver = i % 2 ? "550" : "570";
+  const bool hopper = i / 2 % 2 == 0;
+  nlohmann::json labels = {
+      {"kubernetes.io/hostname", name}, {"kubernetes.io/os", "linux"}, {"kubernetes.io/arch", "amd64"},
+      {"node.kubernetes.io/instance-type", "p5.48xlarge"},
+      {"topology.kubernetes.io/zone", std::string("us-east-1") + "abcd"[i % 4]},
+      {"topology.kubernetes.io/region", "us-east-1"}, {"eks.amazonaws.com/nodegroup", "gpu-" + std::to_string(i % 20)},
+      {"nvidia.com/gpu.present", "true"},
+      {"nvidia.com/gpu.product", hopper ? "NVIDIA-H100-80GB-HBM3" : "NVIDIA-A100-SXM4-80GB"},
+      {"nvidia.com/gpu.count", "8"}, {"nvidia.com/gpu.memory", "81559"}, {"nvidia.com/gpu.family", hopper ? "hopper" : "ampere"},
+      {"nvidia.com/cuda.driver.major", driver}, {"nvidia.com/cuda.driver.minor", "54"}, {"nvidia.com/cuda.driver.rev", "15"},
+      {"nvidia.com/cuda.driver-version.major", driver}, {"nvidia.com/cuda.driver-version.minor", "54"},
+      {"nvidia.com/cuda.driver-version.revision", "15"}, {"nvidia.com/cuda.runtime.major", "12"},
+      {"nvidia.com/cuda.runtime.minor", "4"}, {"nvidia.com/mig.capable", "true"}, {"nvidia.com/mig.strategy", "single"},
+      {"nvidia.com/gpu.compute.major", hopper ? "9" : "8"}, {"nvidia.com/gpu.compute.minor", "0"}};
+  for (int k = 0; k < 25; ++k) labels["feature.node.kubernetes.io/cpu-cpuid.AVX" + std::to_string(k)] = "true";
+  const nlohmann::json capacity = {{"cpu", "192"}, {"memory", "2Ti"}, {"pods", "110"}, {"ephemeral-storage", "3Ti"},
+                                   {"nvidia.com/gpu", "8"}, {"hugepages-1Gi", "0"}, {"hugepages-2Mi", "0"}};
+  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"labels", labels}}},
+          {"spec", {{"taints", {{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}}}}},
+          {"status", {{"capacity", capacity}, {"allocatable", capacity}}}};
+}
+
+std::shared_ptr<const gpuguard::ClusterFacts> benchCluster(int nodes) {
+  nlohmann::json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", nlohmann::json::array()}};
+  for (int i = 0; i < nodes; ++i) list["items"].push_back(benchNode(i));
+  gpuguard::ClusterFactsBuilder builder;
+  builder.setSource("bench gen_nodes.py shape");
+  builder.markListed(gpuguard::FactKind::Node);
+  builder.add(list);
+  return builder.build();
+}
+
+const char* kPinnedGpuPod = R"({
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "infer-0", "namespace": "ml"},
+  "spec": {
+    "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+      {"matchExpressions": [{"key": "nvidia.com/cuda.driver-version.major", "operator": "In", "values": ["550"]}]}]}}},
+    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    "containers": [{"name": "infer", "image": "nvcr.io/nvidia/tritonserver:24.01-py3",
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}}}]
+  }})";
+
+// Facts on and facts off judged alternately in one loop, each timed in this
+// thread's CPU time, so the ratio comes from one run under one load.
+void BM_JudgeClusterFactsOnVsOff(benchmark::State& state) {
+  const auto object = nlohmann::json::parse(kPinnedGpuPod);
+  const auto cluster = benchCluster(static_cast<int>(state.range(0)));
+  const gpuguard::Policy policy;
+  gpuguard::JudgeOptions on;
+  on.cluster = cluster.get();
+  // This thread's CPU time: on a shared machine wall time counts the waits.
+  struct Clock {
+    using duration = std::chrono::nanoseconds;
+    static std::chrono::time_point<Clock, duration> now() {
+      timespec ts{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return std::chrono::time_point<Clock, duration>(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+    }
+  };
+  Clock::duration withFacts{}, without{};
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    auto a = gpuguard::judge(object, policy, on);
+    benchmark::DoNotOptimize(a);
+    const auto t1 = Clock::now();
+    auto b = gpuguard::judge(object, policy);
+    benchmark::DoNotOptimize(b);
+    withFacts += t1 - t0;
+    without += Clock::now() - t1;
+  }
+  const auto perIteration = [&](Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count() / static_cast<double>(state.iterations());
+  };
+  state.counters["facts_on_us"] = perIteration(withFacts);
+  state.counters["facts_off_us"] = perIteration(without);
+  state.counters["on_off_ratio"] = perIteration(withFacts) / perIteration(without);
+  state.counters["node_groups"] = static_cast<double>(cluster->nodeGroups().size());
+}
+BENCHMARK(BM_JudgeClusterFactsOnVsOff)->Arg(500);
 
 // ---- AdmissionReview: decode -> judge -> encode vs a bare parse ------------
 
