@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
 
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/node_selection.h"
@@ -122,6 +123,48 @@ bool namesNodes(const PlacementPod& pod, const std::vector<NodeTerm>& terms) {
     if (!term.fields.empty()) return true;
   }
   return false;
+}
+
+// What of a node the filters read for this pod (judgeNode with no bound
+// pods): the labels its nodeSelector and affinity expressions name, the
+// taints, the cordon, and the capacity and allocatable of what it requests
+// and of pods. Node groups alike in these get the same verdict: a pod that
+// reads only gpu.product and the driver major tells 20 node groups of one
+// cloud apart as 4. Not for a pod that names nodes (matchFields, nodeName).
+std::string visibleKey(const PlacementPod& pod, const NodeFacts& node) {
+  std::string key;
+  const auto field = [&](std::string_view s) {
+    key += std::to_string(s.size());
+    key += ':';
+    key += s;
+  };
+  const auto label = [&](const std::string& name) {
+    const std::string* value = node.label(name);
+    if (value) field(*value);
+    else key += '-';
+  };
+  for (const auto& [name, want] : pod.selector) label(name);
+  for (const RequiredAffinity::Term& term : pod.affinity.terms) {
+    for (const NodeExpression& x : term.expressions) label(x.key);
+  }
+  key += node.unschedulable ? "|u|" : "|s|";
+  for (const Taint& t : node.taints) {
+    field(t.key);
+    key += t.value ? "=" : "~";
+    field(t.value.value_or(""));
+    field(t.effect);
+  }
+  const auto amount = [&](const ResourceList& list, std::string_view name) {
+    auto it = list.find(name);
+    if (it == list.end()) key += '-';
+    else field(it->second.str());
+  };
+  for (const auto& [name, requested] : pod.requests) {
+    amount(node.capacity, name);
+    amount(node.allocatable, name);
+  }
+  amount(node.allocatable, "pods");
+  return key;
 }
 
 PoolReach judgePool(const NodePoolFacts& pool, const PlacementPod& pod, const std::vector<NodeTerm>& terms,
@@ -265,15 +308,24 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   static const std::vector<BoundPod> kNoPods;
   const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
   std::vector<NodeGroup> singles;
-  if (namesNodes(pod, terms)) {
+  const bool perNode = namesNodes(pod, terms);
+  if (perNode) {
     for (const auto& node : cluster.nodes()) singles.push_back(NodeGroup{node.get(), {node.get()}});
   }
-  for (const NodeGroup& group : singles.empty() ? cluster.nodeGroups() : singles) {
+  std::unordered_map<std::string, std::size_t> judgedAlike;  // visibleKey -> index in reach.nodes
+  for (const NodeGroup& group : perNode ? singles : cluster.nodeGroups()) {
     const NodeFacts* node = group.representative;
     NodeReach n;
     n.node = node;
     n.nodes = group.members;
-    n.verdict = judgeNode(pod, *node, kNoPods, policy);
+    if (perNode) {
+      n.verdict = judgeNode(pod, *node, kNoPods, policy);
+    } else if (auto [it, added] = judgedAlike.emplace(visibleKey(pod, *node), reach.nodes.size()); added) {
+      n.verdict = judgeNode(pod, *node, kNoPods, policy);
+    } else {
+      n.verdict = reach.nodes[it->second].verdict;  // the same but for the node's name
+      n.verdict.node = node->name;
+    }
     n.gpuNode = isGpuNode(*node, gpuResources, policy);
     // A cordoned node comes back: its unschedulable taint does not make it unreachable.
     const bool taintsPass = std::all_of(n.verdict.untoleratedTaints.begin(), n.verdict.untoleratedTaints.end(),

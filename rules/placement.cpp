@@ -81,11 +81,12 @@ NodeExpression parseExpression(const json& e, bool field) {
 // labels.Requirement.Matches / the node field selector.
 LabelCheck evaluate(const NodeExpression& x, const NodeFacts& node, bool field) {
   LabelCheck c;
-  c.requirement = describeExpression(x);
   c.key = x.key;
   c.nodeValue = field ? std::optional<std::string>(node.name) : labelOf(node, x.key);
   const auto& v = c.nodeValue;
   c.matches = requirementMatches(x.op, x.values, v);
+  if (c.matches) return c;  // the callers keep only failing checks: no words for a match
+  c.requirement = describeExpression(x);
   const bool integerOperator = x.op == "Gt" || x.op == "Lt";
   if (x.op == "Exists" || (integerOperator && !v)) c.why = "label absent";
   else if (integerOperator && !parseGoInt(*v)) c.why = "node has " + *v + ", not an integer";
@@ -351,15 +352,16 @@ namespace {
 // NodeAffinity: the nodeSelector AND the required affinity (terms ORed).
 void checkNodeAffinity(const PlacementPod& pod, const NodeFacts& node, NodeVerdict& v) {
   for (const auto& [key, want] : pod.selector) {
+    const std::string* value = node.label(key);
+    if (value && *value == want) continue;  // only failures are kept: no words for a match
     LabelCheck c;
     c.requirement = key + "=" + want;
     c.key = key;
-    c.nodeValue = labelOf(node, key);
-    c.matches = c.nodeValue && *c.nodeValue == want;
+    if (value) c.nodeValue = *value;
     c.why = presentValue(c.nodeValue);
     c.observed = key + (c.nodeValue ? " is " + (c.nodeValue->empty() ? std::string("\"\"") : *c.nodeValue)
                                     : std::string(" absent"));
-    if (!c.matches) v.selectorFailures.push_back(std::move(c));
+    v.selectorFailures.push_back(std::move(c));
   }
   if (pod.affinity.required) {
     v.affinityMatches = false;
