@@ -135,6 +135,7 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
 yaml::Limits manifestLimits() {
   yaml::Limits limits;
   limits.refuseFlowSequenceDocuments = true;
+  limits.onlyWhatKubectlReads = true;
   return limits;
 }
 

@@ -66,8 +66,9 @@ inline const std::string& fileOf(const FileReport& report, const Located& l) {
 // names (field in API notation, message with what to do).
 Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& document);
 
-// How the linter reads a manifest: yaml::Limits' defaults, and a document
-// written as a JSON array is an error, as in kubectl (not "no objects").
+// How the linter reads a manifest: yaml::Limits' defaults, a document
+// written as a JSON array is an error, as in kubectl (not "no objects"), and
+// of a file with CR-only line breaks only what kubectl reads is judged.
 yaml::Limits manifestLimits();
 
 // The ineffective-suppression warnings of every metadata.annotations map in
