@@ -5,10 +5,6 @@
 #include <pthread.h>
 #include <sched.h>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "cluster/backoff.h"
 
 namespace gpuguard::audit {
@@ -58,7 +54,8 @@ Auditor::Auditor(AuditApi& api, JudgeFn judge, AuditorOptions options)
       judgeBucket_(options_.judgeQps, 1),
       apiBucket_(options_.apiQps, options_.apiBurst),
       queue_(options_.pendingBytes),
-      writer_(api_, apiBucket_, stopping_, WriterOptions{options_.format, options_.bounds, options_.mayWrite, options_.log}) {
+      writer_(api_, apiBucket_, stopping_, WriterOptions{options_.format, options_.bounds, options_.mayWrite, options_.log}),
+      inventoryBackoff_(options_.backoffInitial, options_.backoffMax) {
   for (std::size_t i = 0; i < options_.resources.size(); ++i) {
     auto r = std::make_unique<Reflector>();
     r->index = i;
@@ -182,10 +179,11 @@ bool Auditor::listOnce(Reflector& r) {
   }
   r.version = result.version.empty() ? r.resource.versions.front() : result.version;
   r.resourceVersion = result.resourceVersion;
+  // No malloc_trim here: it locks every arena in turn, admission's too, and
+  // madvises its free pages while holding the lock, from a SCHED_IDLE thread
+  // (a request would wait for it). The pages' memory stays in this thread's
+  // own arena (webhook/malloc_tuning.h) for the next list.
   index_.forgetUnseen(r.index, seen);
-#ifdef __GLIBC__
-  if (result.items > 100) malloc_trim(0);  // the pages are freed: give their memory back
-#endif
   setState(r, "synced", true, "");
   std::lock_guard lock(mutex_);
   r.notServed = false;
@@ -280,14 +278,19 @@ void Auditor::checkScanComplete() {
 
 void Auditor::takeInventory() {
   ReportWriter::Inventory inventory = writer_.inventory();
+  if (!inventory.failed) inventoryBackoff_.reset();
+  const std::chrono::milliseconds retry = inventory.failed ? inventoryBackoff_.next() : options_.notServedRetry;
   std::lock_guard lock(mutex_);
   lastInventoryTry_ = Clock::now();
+  inventoryRetry_ = retry;
   inventoryTaken_ = true;
   if (inventory.served && !reportsServed_ && options_.log) {
     options_.log(false, "audit: " + std::string(reportFormatName(options_.format)) + " reports served; " +
                             std::to_string(inventory.results.size()) + " results found in our reports");
   }
-  if (!inventory.served && options_.log && (reportsServed_ || lastScanEnd_ == 0)) {
+  // A failed or refused list was logged by the writer, and is no reason to tell anyone to install CRDs.
+  const bool missing = !inventory.served && !inventory.failed && !inventory.refused;
+  if (missing && options_.log && (reportsServed_ || lastScanEnd_ == 0)) {
     options_.log(true, "audit: the " + writer_.reportResource(false).name() +
                            " API is not served (install its CRDs); judging without writing reports");
   }
@@ -358,7 +361,7 @@ void Auditor::controlLoop() {
     bool retryInventory;
     {
       std::lock_guard lock(mutex_);
-      retryInventory = !reportsServed_ && now - lastInventoryTry_ >= options_.notServedRetry;
+      retryInventory = !reportsServed_ && now - lastInventoryTry_ >= inventoryRetry_;
     }
     if (retryInventory) takeInventory();
     if (!sleepFor(options_.tick)) return;

@@ -12,7 +12,8 @@
 //   worker       one thread: judges queued objects (a token bucket paces
 //                it), records their results, and writes the reports of the
 //                namespaces whose results changed (never per event: at most
-//                every flushInterval, and only when the digest changed).
+//                every flushInterval, and only when the digest changed;
+//                during the first full scan, when it completes).
 //   control      one thread: a new policy generation relists everything
 //                (trigger "policy"); a new facts snapshot, once settled and
 //                at most every factsMinInterval, relists too but re-judges
@@ -48,6 +49,7 @@
 #include "audit/report_writer.h"
 #include "audit/token_bucket.h"
 #include "audit/work_queue.h"
+#include "cluster/backoff.h"
 #include "rules/cluster_facts.h"
 #include "rules/finding.h"
 
@@ -76,6 +78,11 @@ struct AuditorOptions {
   std::chrono::milliseconds factsMinInterval{std::chrono::seconds(60)};
   std::chrono::milliseconds notServedRetry{std::chrono::minutes(5)};
   std::chrono::milliseconds flushInterval{std::chrono::seconds(1)};
+  // Until the first full scan completes, reports are written when it does, or
+  // this long after the last write (a huge cluster shows progress): a report
+  // rewritten every second as it grows costs the API server an apply of up to
+  // 1 MiB each time, and its readers a watch event, for nothing.
+  std::chrono::milliseconds firstScanFlushInterval{std::chrono::seconds(60)};
   std::chrono::milliseconds tick{std::chrono::seconds(1)};  // the control loop's look at policy and facts
   std::chrono::milliseconds backoffInitial{500};
   std::chrono::milliseconds backoffMax{30000};
@@ -161,6 +168,10 @@ class Auditor {
   bool inventoryTaken_ = false;
   bool reportsServed_ = false;
   std::chrono::steady_clock::time_point lastInventoryTry_{};
+  // When the inventory is taken again while the reports are not written: notServedRetry after a
+  // 404 or a refusal (401/403), a backoff after a failed list (control thread only: inventoryBackoff_).
+  std::chrono::milliseconds inventoryRetry_{0};
+  cluster::Backoff inventoryBackoff_;
   std::uint64_t completedScan_ = 0;
   std::atomic<std::uint64_t> completedScans_{0};
   // The facts objects are judged with, and their generation (one snapshot, so both agree).

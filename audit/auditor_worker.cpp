@@ -34,7 +34,10 @@ void Auditor::workerLoop() {
       process(next->first, std::move(next->second));
       queue_.done(next->first);
     }
-    if (!next || Clock::now() - lastFlush >= options_.flushInterval) {
+    // First full scan: its end (the loop comes here with nothing queued) or the long interval.
+    const bool firstScan = completedScans_.load() == 0;
+    const auto interval = firstScan ? options_.firstScanFlushInterval : options_.flushInterval;
+    if ((!next && !firstScan) || Clock::now() - lastFlush >= interval) {
       working_.store(true);  // before the dirty set is taken: idle() never sees neither
       flush();
       working_.store(false);

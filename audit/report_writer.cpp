@@ -46,7 +46,7 @@ bool ReportWriter::fenced(const char* verb) {
   return true;
 }
 
-bool ReportWriter::listReports(bool clusterScoped, std::vector<AuditResult>& results) {
+ReportWriter::Listed ReportWriter::listReports(bool clusterScoped, std::vector<AuditResult>& results) {
   const std::string selector = std::string(kManagedByLabel) + "=" + std::string(kManagedByValue);
   std::map<std::string, Written> found;
   const cluster::ListResult listed = api_.list(
@@ -65,11 +65,12 @@ bool ReportWriter::listReports(bool clusterScoped, std::vector<AuditResult>& res
     if (options_.log && listed.status != 404) {
       options_.log(true, "audit: cannot list our " + reportResource(clusterScoped).name() + ": " + listed.error);
     }
-    return false;
+    if (listed.status == 404) return Listed::NotServed;
+    return listed.status == 401 || listed.status == 403 ? Listed::Refused : Listed::Failed;
   }
   std::lock_guard lock(mutex_);
   for (auto& [ns, w] : found) written_[ns] = std::move(w);
-  return true;
+  return Listed::Yes;
 }
 
 void ReportWriter::listOtherFormat(bool clusterScoped) {
@@ -93,9 +94,11 @@ ReportWriter::Inventory ReportWriter::inventory() {
     written_.clear();
     otherFormat_.clear();
   }
-  const bool namespaced = listReports(false, out.results);
-  const bool clusterScoped = listReports(true, out.results);
-  out.served = namespaced && clusterScoped;
+  const Listed namespaced = listReports(false, out.results);
+  const Listed clusterScoped = listReports(true, out.results);
+  out.served = namespaced == Listed::Yes && clusterScoped == Listed::Yes;
+  out.failed = namespaced == Listed::Failed || clusterScoped == Listed::Failed;
+  out.refused = namespaced == Listed::Refused || clusterScoped == Listed::Refused;
   listOtherFormat(false);
   listOtherFormat(true);
   return out;

@@ -42,6 +42,10 @@ class ReportWriter {
 
   struct Inventory {
     bool served = false;               // both report resources answered the list
+    // A list failed otherwise than 404 (a timeout, a 503 "storage is (re)initializing" of a
+    // CRD just created, a 429): served or not is unknown, so ask again soon.
+    bool failed = false;
+    bool refused = false;  // 401/403: RBAC; asked again after the not-served wait
     std::vector<AuditResult> results;  // what our reports hold
   };
   // Lists our reports of the configured format; what is written is remembered.
@@ -69,7 +73,8 @@ class ReportWriter {
     std::string digest;           // "" when the documents disagree (rewrite)
     std::set<std::string> names;  // gpuguard, gpuguard-2...
   };
-  bool listReports(bool clusterScoped, std::vector<AuditResult>& results);
+  enum class Listed { Yes, NotServed, Refused, Failed };
+  Listed listReports(bool clusterScoped, std::vector<AuditResult>& results);
   void listOtherFormat(bool clusterScoped);
   bool applyOne(const nlohmann::json& report, bool clusterScoped);
   bool removeOne(const std::string& ns, const std::string& name, bool clusterScoped);

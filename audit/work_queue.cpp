@@ -1,5 +1,6 @@
 #include "audit/work_queue.h"
 
+#include <bit>
 #include <vector>
 
 namespace gpuguard::audit {
@@ -15,23 +16,46 @@ std::string_view triggerName(Trigger trigger) {
   return "?";
 }
 
+namespace {
+
+// What glibc's malloc takes for a request: 8 bytes of header, 16-byte steps, 32 at least.
+constexpr std::size_t chunkOf(std::size_t request) {
+  const std::size_t size = (request + 8 + 15) & ~std::size_t{15};
+  return size < 32 ? 32 : size;
+}
+// A std::string keeps up to 15 characters inside itself; longer ones on the heap.
+constexpr std::size_t stringHeap(std::size_t length) { return length > 15 ? chunkOf(length + 1) : 0; }
+// A parsed array grew by doubling.
+constexpr std::size_t arrayCapacity(std::size_t size) { return size == 0 ? 0 : std::bit_ceil(size); }
+
+}  // namespace
+
+// The heap a parsed nlohmann::json tree holds, node by node as libstdc++
+// and glibc lay it out: a string or object or array value is a heap block
+// of its own; each object member a red-black tree node (links, key, value);
+// an array's items one block of 16-byte values. A parsed Kubernetes object
+// holds about 7 times its JSON text (a 2.6 KB Pod: 18 KB); the budget is
+// the memory the queue really holds, so it counts all of it.
 std::size_t approximateBytes(const nlohmann::json& value) {
-  constexpr std::size_t kNode = 16;  // a json node's own size, roughly
-  std::size_t total = 0;
-  std::vector<const nlohmann::json*> pending{&value};
+  using Json = nlohmann::json;
+  constexpr std::size_t kTreeLinks = 32;  // an rb-tree node's colour and three pointers
+  std::size_t total = sizeof(Json);
+  std::vector<const Json*> pending{&value};
   while (!pending.empty()) {
-    const nlohmann::json* v = pending.back();
+    const Json* v = pending.back();
     pending.pop_back();
-    total += kNode;
     if (v->is_string()) {
-      total += v->get_ref<const std::string&>().size();
+      total += chunkOf(sizeof(std::string)) + stringHeap(v->get_ref<const std::string&>().size());
     } else if (v->is_object()) {
+      total += chunkOf(sizeof(Json::object_t));
       for (auto it = v->begin(); it != v->end(); ++it) {
-        total += it.key().size() + kNode;
+        total += chunkOf(kTreeLinks + sizeof(Json::object_t::value_type)) + stringHeap(it.key().size());
         pending.push_back(&it.value());
       }
     } else if (v->is_array()) {
-      for (const nlohmann::json& item : *v) pending.push_back(&item);
+      total += chunkOf(sizeof(Json::array_t));
+      if (!v->empty()) total += chunkOf(arrayCapacity(v->size()) * sizeof(Json));
+      for (const Json& item : *v) pending.push_back(&item);
     }
   }
   return total;

@@ -346,29 +346,10 @@ std::vector<std::pair<std::string, std::string>> nodeSelectorOf(const PodSite& s
   return out;
 }
 
-NodeVerdict judgeNode(const PlacementPod& pod, const NodeFacts& node, const std::vector<BoundPod>& bound,
-                      const Policy& policy) {
-  NodeVerdict v;
-  v.node = node.name;
-  const BoundPod* self = pod.self ? &*pod.self : nullptr;
+namespace {
 
-  // A pod that names its node never meets the scheduler: the kubelet admits
-  // it against NoExecute taints only, and not against a cordon
-  // (lifecycle/predicate.go generalFilter; kubernetes-gpu-semantics.md §15.1).
-  const bool kubeletOnly = !pod.nodeName.empty();
-  // NodeUnschedulable
-  v.cordoned = !kubeletOnly && node.unschedulable &&
-               !tolerated(pod.tolerations, Taint{kTaintUnschedulable, "", "NoSchedule"});
-  // NodeName
-  v.nodeNameMismatch = !pod.nodeName.empty() && pod.nodeName != node.name;
-  // TaintToleration: NoSchedule and NoExecute; PreferNoSchedule only scores.
-  for (const Taint& t : node.taints) {
-    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
-    if (kubeletOnly && t.effect != "NoExecute") continue;
-    ++v.filteringTaints;
-    if (!tolerated(pod.tolerations, t)) v.untoleratedTaints.push_back(t);
-  }
-  // NodeAffinity: nodeSelector AND required affinity (terms ORed).
+// NodeAffinity: the nodeSelector AND the required affinity (terms ORed).
+void checkNodeAffinity(const PlacementPod& pod, const NodeFacts& node, NodeVerdict& v) {
   for (const auto& [key, want] : pod.selector) {
     LabelCheck c;
     c.requirement = key + "=" + want;
@@ -404,19 +385,11 @@ NodeVerdict judgeNode(const PlacementPod& pod, const NodeFacts& node, const std:
     }
     if (!v.affinityMatches) v.terms = std::move(terms);
   }
-  // NodeResourcesFit
-  std::vector<const std::pair<const std::string, Amount>*> order;
-  for (const auto& entry : pod.requests) order.push_back(&entry);
-  std::stable_sort(order.begin(), order.end(),
-                   [](auto* a, auto* b) { return resourceOrder(a->first) < resourceOrder(b->first); });
-  for (const auto* entry : order) v.resources.push_back(fitOf(entry->first, entry->second, node, bound, pod, policy));
-  if (auto pods = node.allocatable.find("pods"); pods != node.allocatable.end()) {
-    std::size_t others = 0;
-    for (const BoundPod& p : bound) others += !(self && p.ns == self->ns && p.name == self->name);
-    v.tooManyPods = Amount::units(static_cast<long long>(others) + 1) > pods->second;
-  }
+}
 
-  // The first filter that fails decides what the scheduler reports.
+// The first filter that fails decides what the scheduler reports.
+void explainFirstFailure(const PlacementPod& pod, const NodeFacts& node, const std::vector<BoundPod>& bound,
+                         NodeVerdict& v) {
   if (v.cordoned) {
     v.reasons = {kReasonUnschedulable};
     v.cause = "cordoned (spec.unschedulable)";
@@ -457,6 +430,46 @@ NodeVerdict judgeNode(const PlacementPod& pod, const NodeFacts& node, const std:
     v.cause = v.schedulable ? "fits" : joined(causes, "; ");
     v.verdict = v.cause;
   }
+}
+
+}  // namespace
+
+NodeVerdict judgeNode(const PlacementPod& pod, const NodeFacts& node, const std::vector<BoundPod>& bound,
+                      const Policy& policy) {
+  NodeVerdict v;
+  v.node = node.name;
+  const BoundPod* self = pod.self ? &*pod.self : nullptr;
+
+  // A pod that names its node never meets the scheduler: the kubelet admits
+  // it against NoExecute taints only, and not against a cordon
+  // (lifecycle/predicate.go generalFilter; kubernetes-gpu-semantics.md §15.1).
+  const bool kubeletOnly = !pod.nodeName.empty();
+  // NodeUnschedulable
+  v.cordoned = !kubeletOnly && node.unschedulable &&
+               !tolerated(pod.tolerations, Taint{kTaintUnschedulable, "", "NoSchedule"});
+  // NodeName
+  v.nodeNameMismatch = !pod.nodeName.empty() && pod.nodeName != node.name;
+  // TaintToleration: NoSchedule and NoExecute; PreferNoSchedule only scores.
+  for (const Taint& t : node.taints) {
+    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
+    if (kubeletOnly && t.effect != "NoExecute") continue;
+    ++v.filteringTaints;
+    if (!tolerated(pod.tolerations, t)) v.untoleratedTaints.push_back(t);
+  }
+  checkNodeAffinity(pod, node, v);
+  // NodeResourcesFit
+  std::vector<const std::pair<const std::string, Amount>*> order;
+  for (const auto& entry : pod.requests) order.push_back(&entry);
+  std::stable_sort(order.begin(), order.end(),
+                   [](auto* a, auto* b) { return resourceOrder(a->first) < resourceOrder(b->first); });
+  for (const auto* entry : order) v.resources.push_back(fitOf(entry->first, entry->second, node, bound, pod, policy));
+  if (auto pods = node.allocatable.find("pods"); pods != node.allocatable.end()) {
+    std::size_t others = 0;
+    for (const BoundPod& p : bound) others += !(self && p.ns == self->ns && p.name == self->name);
+    v.tooManyPods = Amount::units(static_cast<long long>(others) + 1) > pods->second;
+  }
+
+  explainFirstFailure(pod, node, bound, v);
   return v;
 }
 

@@ -92,7 +92,7 @@ HttpResponse WebhookApp::admit(const HttpRequest& request, bool mutating) {
   logReview(result, std::chrono::duration<double, std::milli>(elapsed).count(), request, facts != nullptr);
   // The tree of a large object is freed by now; without this the process
   // would keep its peak size (the manifests limit memory to 256 MiB).
-  if (request.body.size() >= kReleaseMemoryAfterBytes) releaseFreedMemory();
+  if (request.body.size() >= kReleaseMemoryAfterBytes) releaser_.request();
 
   HttpResponse response;
   response.status = result.httpStatus;

@@ -16,6 +16,7 @@
 #include "webhook/audit_run.h"
 #include "https/server.h"
 #include "webhook/log.h"
+#include "webhook/malloc_tuning.h"
 #include "webhook/metrics.h"
 #include "webhook/policy_source.h"
 
@@ -57,6 +58,7 @@ class WebhookApp {
   std::atomic<const AuditRun*> audit_{nullptr};
   std::atomic<std::size_t> auditMaxNamespaces_{500};
   std::atomic<bool> serving_{false};
+  MemoryReleaser releaser_;  // large requests' memory, given back off the request path
 };
 
 }  // namespace gpuguard::webhook

@@ -116,8 +116,8 @@ Background audit (docs/audit.md; off by default):
   --audit-extra-resource=R      Also audit this custom resource, plural.group
                                 (repeatable; RBAC must grant get/list/watch).
   --audit-exclude-namespace=NS  Do not audit this namespace (repeatable).
-  --audit-pending-bytes=SIZE    Object bodies held in the audit's queue at most
-                                (default 16Mi; lists wait beyond it).
+  --audit-pending-bytes=SIZE    Object bodies held in the audit's queue at most,
+                                as parsed (default 16Mi; lists wait beyond it).
   --audit-metrics-max-namespaces=N  Namespaces with their own
                                 gpuguard_audit_findings series (default 500; the
                                 rest are namespace="_other").

@@ -206,6 +206,10 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   reexecWithMallocTunables(argv);  // serving only: --help and friends stay one exec
+  if (flags.audit.mode != AuditFlags::Mode::Off) {
+    // The audit's threads: a reflector per resource, the worker, the control loop, the elector.
+    reserveMallocArenas(static_cast<unsigned>(audit::withExtraResources(flags.audit.extraResources).size()) + 3);
+  }
 
   // Block the signals handled (SIGTERM, SIGINT; SIGHUP, ignored) before any thread exists, so every thread
   // inherits the mask and only the waiter in serve() receives them.

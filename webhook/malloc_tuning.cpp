@@ -47,10 +47,58 @@ void reexecWithMallocTunables(char** argv) {
 #endif
 }
 
+void reserveMallocArenas(unsigned extraThreads) {
+#ifdef GPUGUARD_TUNE_MALLOC
+  if (extraThreads == 0) return;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const unsigned glibcDefault = 8u * static_cast<unsigned>(cores > 0 ? cores : 2);
+  mallopt(M_ARENA_MAX, static_cast<int>(glibcDefault + extraThreads));
+#else
+  (void)extraThreads;
+#endif
+}
+
 void releaseFreedMemory() {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
+}
+
+MemoryReleaser::MemoryReleaser() : thread_([this] { run(); }) {}
+
+MemoryReleaser::~MemoryReleaser() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void MemoryReleaser::request() {
+  {
+    std::lock_guard lock(mutex_);
+    pending_ = true;
+  }
+  wake_.notify_one();
+}
+
+std::uint64_t MemoryReleaser::releases() const {
+  std::lock_guard lock(mutex_);
+  return releases_;
+}
+
+void MemoryReleaser::run() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return pending_ || stopping_; });
+    if (stopping_) return;
+    pending_ = false;
+    lock.unlock();
+    releaseFreedMemory();
+    lock.lock();
+    ++releases_;
+  }
 }
 
 }  // namespace gpuguard::webhook

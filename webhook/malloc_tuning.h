@@ -10,6 +10,11 @@
 // CPU per request at 32 connections, at the same RSS (docs/performance.md).
 #pragma once
 
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
 namespace gpuguard::webhook {
 
 // The setting added to GLIBC_TUNABLES.
@@ -25,6 +30,42 @@ bool mallocTuningSupported();
 // /proc): the process then runs on with glibc's defaults. Call it before
 // any thread starts.
 void reexecWithMallocTunables(char** argv);
+
+// Gives each thread of the process a malloc arena of its own, up to
+// glibc's default number (8 per core) plus `extraThreads`: the background
+// audit's threads (one per audited resource, ~40) would otherwise share the
+// 16 arenas of a 2-core machine with the admission threads. A thread that
+// allocates takes its arena's lock, and an audit thread runs SCHED_IDLE: one
+// preempted while it holds an admission thread's arena would stall that
+// request until the idle thread gets a CPU again (priority inversion, worst
+// on a busy node). Call it before any thread starts: glibc fixes the limit
+// when it first needs it.
+void reserveMallocArenas(unsigned extraThreads);
+
+// Calls releaseFreedMemory() on a thread of its own, at normal priority,
+// when asked: malloc_trim locks every arena in turn, the audit's too, and
+// one of its SCHED_IDLE threads may hold its arena's lock while preempted,
+// so the request that asked must not wait for it. Requests made while a
+// release runs or waits are served by one more release (coalesced).
+class MemoryReleaser {
+ public:
+  MemoryReleaser();
+  ~MemoryReleaser();  // waits for a release in progress
+  MemoryReleaser(const MemoryReleaser&) = delete;
+  MemoryReleaser& operator=(const MemoryReleaser&) = delete;
+
+  void request();                       // never blocks on the allocator
+  std::uint64_t releases() const;       // releases done so far
+
+ private:
+  void run();
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool pending_ = false;
+  bool stopping_ = false;
+  std::uint64_t releases_ = 0;
+  std::thread thread_;
+};
 
 // Returns the memory freed since the last call to the kernel (glibc's
 // malloc_trim). glibc otherwise keeps it in its arenas: a review of a

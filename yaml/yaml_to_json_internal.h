@@ -4,7 +4,9 @@
 //   yaml_to_json_text.cpp      1. input checks: encoding and allowed characters
 //   yaml_to_json_sections.cpp  2. sections, 3. the pre-scan
 //   yaml_to_json_scalars.cpp   4a. scalar resolution (go-yaml v2.4 resolve())
-//   yaml_to_json_builder.cpp   4. yaml-cpp events -> JSON + source map
+//   yaml_to_json_builder.h     4. yaml-cpp events -> JSON + source map (class Builder;
+//                                 defined in yaml_to_json_builder.cpp and _builder_tree.cpp)
+//   yaml_to_json_section_parser.cpp  4. one section through yaml-cpp into the Builder
 // Not part of the yaml/ interface: only these files include it.
 #pragma once
 
@@ -175,7 +177,7 @@ std::string_view kindTagName(Kind k);
 constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
 
 // ---------------------------------------------------------------------------
-// 4. Building one document (yaml_to_json_builder.cpp).
+// 4. Building one document (yaml_to_json_section_parser.cpp).
 
 // Parses one section into one Document, reusing its buffers from section to
 // section.

@@ -42,10 +42,11 @@ bool addAt(json& root, const std::string& pointer, json value) {
     *node = std::move(value);
     return true;
   }
-  const std::size_t slash = pointer.rfind('/');
-  json* parent = slash == std::string::npos ? nullptr : at(root, pointer.substr(0, slash));
+  if (pointer.find('/') == std::string::npos) return false;
+  auto [parentPointer, name] = splitLastJsonPointerToken(pointer);
+  json* parent = at(root, std::string(parentPointer));
   if (!parent || !parent->is_object()) return false;
-  (*parent)[unescapeJsonPointerToken(std::string_view(pointer).substr(slash + 1))] = std::move(value);
+  (*parent)[std::move(name)] = std::move(value);
   return true;
 }
 
@@ -96,8 +97,8 @@ struct Target {
 
 // The parent of a JSON pointer and the last reference token, unescaped.
 std::pair<std::string, std::string> splitLast(const std::string& pointer) {
-  const std::size_t slash = pointer.rfind('/');
-  return {pointer.substr(0, slash), unescapeJsonPointerToken(std::string_view(pointer).substr(slash + 1))};
+  auto [parent, name] = splitLastJsonPointerToken(pointer);
+  return {std::string(parent), std::move(name)};
 }
 
 class Planner {

@@ -2,8 +2,10 @@
 
 #include <stdlib.h>
 
+#include <charconv>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "lint/command.h"
@@ -44,27 +46,26 @@ std::vector<std::string> pathsOfObjects(const json& doc, const char* key) {
   return out;
 }
 
+// A list index as RFC 6901 writes one: digits only, no sign, fits size_t.
+std::optional<std::size_t> arrayIndex(std::string_view token) {
+  std::size_t i = 0;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), i);
+  if (token.empty() || ec != std::errc() || end != token.data() + token.size()) return std::nullopt;
+  return i;
+}
+
+const json* childAt(const json& node, const std::string& token) {
+  if (node.is_object()) {
+    const auto it = node.find(token);
+    return it == node.end() ? nullptr : &*it;
+  }
+  const std::optional<std::size_t> i = node.is_array() ? arrayIndex(token) : std::nullopt;
+  return i && *i < node.size() ? &node[*i] : nullptr;
+}
+
 const json* nodeAt(const json& root, std::string_view pointer) {
   const json* node = &root;
-  while (!pointer.empty() && node) {
-    pointer.remove_prefix(1);
-    const std::size_t slash = pointer.find('/');
-    const std::string token = unescapeJsonPointerToken(pointer.substr(0, slash));
-    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-    if (node->is_object()) {
-      const auto it = node->find(token);
-      node = it == node->end() ? nullptr : &*it;
-    } else if (node->is_array()) {
-      std::size_t i = 0;
-      bool digits = !token.empty();
-      for (char c : token) digits = digits && c >= '0' && c <= '9';
-      if (!digits) return nullptr;
-      i = std::stoul(token);
-      node = i < node->size() ? &(*node)[i] : nullptr;
-    } else {
-      node = nullptr;
-    }
-  }
+  for (JsonPointerTokens tokens(pointer); !tokens.done() && node;) node = childAt(*node, tokens.next());
   return node;
 }
 
@@ -80,21 +81,18 @@ Translated translate(const json& rendered, std::string_view pointer, const json&
   Translated t;
   const json* r = &rendered;
   const json* c = &candidate;
-  while (!pointer.empty()) {
-    pointer.remove_prefix(1);
-    const std::size_t slash = pointer.find('/');
-    const std::string_view raw = pointer.substr(0, slash);
-    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-    const std::string token = unescapeJsonPointerToken(raw);
+  for (JsonPointerTokens tokens(pointer); !tokens.done();) {
+    const std::string token = tokens.next();
     if (r->is_object() && c->is_object()) {
       const auto ri = r->find(token);
       const auto ci = c->find(token);
       if (ri == r->end() || ci == c->end()) return t;
       r = &*ri;
       c = &*ci;
-      t.pointer += "/" + std::string(raw);
+      t.pointer += '/';
+      appendJsonPointerToken(t.pointer, token);
     } else if (r->is_array() && c->is_array()) {
-      const json* item = nodeAt(*r, "/" + std::string(raw));
+      const json* item = childAt(*r, token);
       if (!item) return t;
       std::optional<std::size_t> j;
       const auto name = item->is_object() ? item->find("name") : item->end();
@@ -103,9 +101,8 @@ Translated translate(const json& rendered, std::string_view pointer, const json&
           const json& other = (*c)[k];
           if (other.is_object() && other.value("name", json()) == *name) j = k;
         }
-      } else {
-        const std::size_t i = std::stoul(token);
-        if (i < c->size()) j = i;
+      } else if (const std::optional<std::size_t> i = arrayIndex(token); i && *i < c->size()) {
+        j = i;
       }
       if (!j) return t;
       r = item;

@@ -60,7 +60,11 @@ constexpr RuleDoc kDoc{
         "in GPU Feature Discovery's dashed form ('NVIDIA-H100-80GB-HBM3') is an error: the driver's productName is "
         "the NVML name with spaces, so no device matches and the claim is never allocated. adminAccess: true is "
         "refused unless the namespace carries resource.kubernetes.io/admin-access: \"true\": a reminder at the "
-        "rule's severity, since the namespace is rarely in the input.",
+        "rule's severity, since the namespace is rarely in the input. DeviceClass, ResourceClaim and "
+        "ResourceClaimTemplate objects of resource.k8s.io/v1beta1 or v1beta2 are reported at the rule's severity: a "
+        "default Kubernetes 1.37 API server serves resource.k8s.io/v1 only (the betas need "
+        "--runtime-config=resource.k8s.io/v1beta1=true), so kubectl answers no matches for kind; v1alpha3 holds none "
+        "of them at all.",
     .remediation =
         "Ask for a pod's GPUs one way: either nvidia.com/gpu limits (device plugin) or a resource claim (DRA). "
         "In resource.k8s.io/v1 write requests as {name, exactly: {deviceClassName, allocationMode, count, "
@@ -144,7 +148,10 @@ class DraWithDevicePlugin final : public Rule {
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) checkPod(ctx, site, out);
-    forEachObject(ctx.object, [&](const json& obj, const FieldPath& path) { checkClaimObject(obj, path, out); });
+    forEachObject(ctx.object, [&](const json& obj, const FieldPath& path) {
+      reportUnservedVersion(obj, path, out);
+      checkClaimObject(obj, path, out);
+    });
   }
 
  private:
@@ -333,6 +340,29 @@ class DraWithDevicePlugin final : public Rule {
   }
 
   // --- ResourceClaim / ResourceClaimTemplate ----------------------------------
+
+  // A default Kubernetes 1.37 API server serves resource.k8s.io/v1 only: v1beta1
+  // and v1beta2 are in betaAPIGroupVersionsDisabledByDefault, and v1alpha3 holds
+  // none of these kinds (pkg/controlplane/instance.go, pkg/registry/resource/rest,
+  // v1.37.2; reference §15.2), so kubectl finds no such kind.
+  static void reportUnservedVersion(const json& obj, const FieldPath& base, Reporter& out) {
+    const std::string* kind = stringAt(obj, "kind");
+    const std::string* apiVersion = stringAt(obj, "apiVersion");
+    if (!kind || !apiVersion) return;
+    if (*kind != "DeviceClass" && *kind != "ResourceClaim" && *kind != "ResourceClaimTemplate") return;
+    const bool beta = *apiVersion == "resource.k8s.io/v1beta1" || *apiVersion == "resource.k8s.io/v1beta2";
+    if (!beta && *apiVersion != "resource.k8s.io/v1alpha3") return;
+    const std::string noMatch = "kubectl answers no matches for kind \"" + *kind + "\" in version \"" + *apiVersion + "\"";
+    const std::string served = beta ? "is not served by a default Kubernetes 1.37 API server (needs --runtime-config=" +
+                                          *apiVersion + "=true), so " + noMatch
+                                    : "holds no " + *kind + " in Kubernetes 1.37 (only DeviceTaintRule and "
+                                          "ResourcePoolStatusRequest, off by default), so " + noMatch;
+    std::string fix = "use resource.k8s.io/v1";
+    if (*kind == "DeviceClass") fix += " (the same selectors and config)";
+    else if (*apiVersion == "resource.k8s.io/v1beta2") fix += " (the same shape as v1beta2)";
+    else fix += " (requests under exactly:)";
+    out.report(base.field("apiVersion"), FieldError::note(*apiVersion + " " + served + "; " + fix), *apiVersion);
+  }
 
   static void checkClaimObject(const json& obj, const FieldPath& base, Reporter& out) {
     const std::string* kind = stringAt(obj, "kind");

@@ -4,6 +4,7 @@
 #include <array>
 #include <initializer_list>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ constexpr RuleDoc kDoc{
     .id = "tensor-parallel-gpu-count",
     .defaultSeverity = Severity::Error,
     .summary = "vLLM, SGLang or TGI started with a tensor x pipeline parallelism that does not match the GPUs the "
-               "pod gets.",
+               "pod gets, or torchrun with more processes per pod than GPUs.",
     .description =
         "vLLM runs one worker per GPU: world size = --tensor-parallel-size (-tp) x --pipeline-parallel-size (-pp) "
         "x --prefill-context-parallel-size (-pcp) (x --data-parallel-size -dp, or --data-parallel-size-local "
@@ -61,18 +62,38 @@ constexpr RuleDoc kDoc{
         "CUDA_VISIBLE_DEVICES names (an inline CUDA_VISIBLE_DEVICES=0,1 prefix, an earlier export, else the "
         "container's env; a value that is not literal leaves the container unjudged), one that needs more crashes, "
         "and the GPUs left after adding up the launches' world sizes are idle. Parallelism values beyond any "
-        "pod's GPUs (TP 5000) are reported, the product saturating instead of overflowing.",
+        "pod's GPUs (TP 5000) are reported, the product saturating instead of overflowing. "
+        "torchrun (also python -m torch.distributed.run or torch.distributed.launch) starts --nproc-per-node "
+        "(--nproc_per_node) processes per pod, each on the GPU of its local rank: with more processes than the GPUs "
+        "it sees, two ranks share a GPU and NCCL aborts (\"Duplicate GPU detected\"), an error. The count is the "
+        "flag (torchrun's own options end at the training script), else PET_NPROC_PER_NODE, which a Kubeflow "
+        "PyTorchJob's spec.nprocPerNode (or the older spec.elasticPolicy.nProcPerNode) and a Kubeflow Trainer "
+        "TrainJob's spec.trainer.numProcPerNode set for torchrun, replacing the container's own; auto and gpu "
+        "start one process per GPU. Fewer processes than GPUs is not judged: one process may drive several.",
     .remediation =
         "Make the GPU request equal tensor x pipeline (x data) parallelism: request 4 GPUs for "
-        "--tensor-parallel-size 4, or lower the parallelism to the GPUs you have.",
+        "--tensor-parallel-size 4, or lower the parallelism to the GPUs you have. Give torchrun at most one "
+        "process per GPU (--nproc-per-node 4 on 4 GPUs, or gpu).",
     .wrongExample =
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: vllm}\n"
         "spec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.8.5\n"
         "    args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
-        "    resources:\n      limits:\n        nvidia.com/gpu: 2\n",
+        "    resources:\n      limits:\n        nvidia.com/gpu: 2\n"
+        "---\napiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
+        "  nprocPerNode: \"8\"\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n"
+        "        spec:\n          containers:\n          - name: pytorch\n"
+        "            image: nvcr.io/nvidia/pytorch:25.01-py3\n            command: [torchrun, train.py]\n"
+        "            resources:\n              limits:\n                nvidia.com/gpu: 4\n",
     .rightExample =
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: vllm}\n"
         "spec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.8.5\n"
         "    args: [\"--model=meta-llama/Llama-3.1-70B-Instruct\", \"--tensor-parallel-size=4\"]\n"
-        "    resources:\n      limits:\n        nvidia.com/gpu: 4\n",
+        "    resources:\n      limits:\n        nvidia.com/gpu: 4\n"
+        "---\napiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
+        "  nprocPerNode: \"4\"\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n"
+        "        spec:\n          containers:\n          - name: pytorch\n"
+        "            image: nvcr.io/nvidia/pytorch:25.01-py3\n            command: [torchrun, train.py]\n"
+        "            resources:\n              limits:\n                nvidia.com/gpu: 4\n",
     .policyKeys = kPolicyKeys,
 };
 
@@ -189,11 +210,93 @@ std::optional<std::string> shardedOnOneGpu(const ServingLaunch& l, long long gpu
   return std::nullopt;
 }
 
+// --- torchrun (reference §15.8) ---------------------------------------------
+
+// A --nproc-per-node value from a JSON field: a string as torchrun reads it,
+// an integer as written (a Kubeflow Trainer field is an int32).
+ParallelFlag nprocField(const json& value, const FieldPath& path, std::string name) {
+  ParallelFlag f;
+  f.present = true;
+  f.name = std::move(name);
+  f.path = path;
+  if (value.is_string()) {
+    f.text = value.get<std::string>();
+    f.value = torchrunProcesses(f.text);
+  } else if (value.is_number_unsigned()) {
+    f.text = value.dump();
+    const auto n = value.get<unsigned long long>();
+    f.value = n == 0 ? std::nullopt
+                     : std::optional<long long>(std::min<unsigned long long>(n, std::numeric_limits<long long>::max()));
+  } else if (value.is_number_integer()) {
+    f.text = value.dump();
+    const long long n = value.get<long long>();
+    if (n > 0) f.value = n;  // zero or negative: no processes to count
+  } else {
+    f.text = value.dump();
+  }
+  return f;
+}
+
+// What an operator hands torchrun as PET_NPROC_PER_NODE, which replaces the
+// container's own value: a Kubeflow PyTorchJob appends spec.nprocPerNode (and
+// after it the older spec.elasticPolicy.nProcPerNode) to the env of every
+// container of its replicas (training-operator pytorch/envvar.go, elastic.go);
+// Kubeflow Trainer's torch plugin sets it on the TrainJob's trainer from
+// spec.trainer.numProcPerNode, else to "auto" (plugins/torch/torch.go).
+std::optional<ParallelFlag> operatorNproc(const CheckContext& ctx, const PodSite& site, const ContainerRef& c) {
+  if (site.ownerKind == "PyTorchJob" && site.ownerApiVersion.starts_with("kubeflow.org/") &&
+      c.kind == ContainerKind::App) {
+    auto spec = ctx.object.find("spec");
+    if (spec == ctx.object.end() || !spec->is_object()) return std::nullopt;
+    const FieldPath specPath = FieldPath{}.field("spec");
+    auto elastic = spec->find("elasticPolicy");
+    if (elastic != spec->end() && elastic->is_object()) {
+      if (auto n = elastic->find("nProcPerNode"); n != elastic->end()) {
+        return nprocField(*n, specPath.field("elasticPolicy").field("nProcPerNode"), "spec.elasticPolicy.nProcPerNode");
+      }
+    }
+    if (auto n = spec->find("nprocPerNode"); n != spec->end()) {
+      return nprocField(*n, specPath.field("nprocPerNode"), "spec.nprocPerNode");
+    }
+    return std::nullopt;
+  }
+  if (site.ownerKind == "TrainJob" && site.ownerApiVersion.starts_with("trainer.kubeflow.org/") &&
+      c.kind == ContainerKind::Lone) {
+    const FieldPath path = c.path.field("numProcPerNode");
+    auto n = c.container->find("numProcPerNode");
+    if (n != c.container->end()) return nprocField(*n, path, "spec.trainer.numProcPerNode");
+    return nprocField(json("auto"), path, "spec.trainer.numProcPerNode");  // one process per GPU
+  }
+  return std::nullopt;
+}
+
+// What to change, by where the value comes from.
+std::string nprocAdvice(const ParallelFlag& nproc, long long sees) {
+  const std::string n = std::to_string(sees);
+  if (nproc.name.starts_with("-")) return "set " + nproc.name + " to " + n + " (or gpu, one process per visible GPU)";
+  if (nproc.name == "spec.trainer.numProcPerNode") {
+    return "set numProcPerNode to " + n + ", or leave it out (the torch runtime then starts one process per GPU)";
+  }
+  if (nproc.name.starts_with("spec.")) return "set " + nproc.name + " to " + n + " (or \"gpu\")";
+  return "set " + nproc.name + " to " + n + " (or gpu)";
+}
+
+// Where the value comes from, when it is not torchrun's own flag.
+std::string nprocSource(const ParallelFlag& nproc) {
+  if (nproc.name.starts_with("-")) return "";
+  if (nproc.name == "PET_NPROC_PER_NODE") return ", which reads PET_NPROC_PER_NODE as --nproc-per-node,";
+  if (nproc.name == "spec.trainer.numProcPerNode") {
+    return ", given --nproc-per-node by Kubeflow Trainer (PET_NPROC_PER_NODE),";
+  }
+  return ", given --nproc-per-node by the training operator (PET_NPROC_PER_NODE),";
+}
+
 class TensorParallelGpuCount final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
+    std::set<std::string> reported;  // an operator's field, judged once though every replica reads it
     for (const PodSite& site : ctx.sites) {
       for (const ContainerRef& c : site.containers) {
         if (c.kind == ContainerKind::Ephemeral || c.kind == ContainerKind::Init) continue;
@@ -209,7 +312,12 @@ class TensorParallelGpuCount final : public Rule {
             gpus.mig ? "the container gets " + std::to_string(*gpus.devices) + " MIG device" +
                            (*gpus.devices == 1 ? "" : "s") + ", of which a CUDA process sees one"
                      : "the container gets " + std::to_string(own) + " GPU" + (own == 1 ? "" : "s");
-        const std::vector<ServingLaunch> launches = findServingLaunches(c);
+        std::vector<ServingLaunch> launches = findServingLaunches(c);
+        for (const ServingLaunch& l : launches) {
+          if (l.engine != ServingEngine::Torchrun) continue;
+          judgeTorchrun(l, operatorNproc(ctx, site, c), own, ownText, reported, out);
+        }
+        std::erase_if(launches, [](const ServingLaunch& l) { return l.engine == ServingEngine::Torchrun; });
         if (launches.empty()) continue;
         const ServingLaunch* launch = &launches.front();
         if (const auto refusal = shardedOnOneGpu(*launch, own)) {
@@ -251,6 +359,34 @@ class TensorParallelGpuCount final : public Rule {
   }
 
  private:
+  // torchrun starts --nproc-per-node processes, each on the GPU of its local
+  // rank: more than the GPUs it sees puts two ranks on one GPU, and NCCL
+  // aborts. Fewer is not judged: one process may drive several GPUs.
+  static void judgeTorchrun(const ServingLaunch& l, std::optional<ParallelFlag> fromOperator, long long own,
+                            const std::string& ownText, std::set<std::string>& reported, Reporter& out) {
+    const bool ownFlag = l.nprocPerNode.present && l.nprocPerNode.name.starts_with("-");
+    const ParallelFlag& nproc = !ownFlag && fromOperator ? *fromOperator : l.nprocPerNode;
+    if (!nproc.value || l.opaqueArgs) return;  // auto, gpu, an expansion, or flags we cannot see
+    if (!l.visibleFrom.empty() && !l.visibleGpus) return;
+    const long long sees = l.visibleGpus ? std::min(*l.visibleGpus, own) : own;
+    if (*nproc.value <= sees) return;
+    if (!reported.insert(nproc.path.apiPath()).second) return;
+    const std::string how = l.visibleGpus ? l.visibleFrom + " shows it " + std::to_string(sees) + " of the "
+                                                "container's " + std::to_string(own) + " GPUs"
+                                          : ownText;
+    const std::string shown = renderValue(json(nproc.text));
+    const std::string envNote = nproc.name == "PET_NPROC_PER_NODE" ? " (PET_NPROC_PER_NODE)" : "";
+    const std::string count = std::to_string(*nproc.value);
+    out.report(nproc.path,
+               FieldError::invalid(shown + envNote,
+                                   "torchrun" + nprocSource(nproc) + " starts " + count +
+                                       " processes per pod, one per GPU, but " + how +
+                                       "; two ranks on one GPU make NCCL abort (\"Duplicate GPU detected\") and the "
+                                       "pod crash-loops; " + nprocAdvice(nproc, sees) + ", or request " + count +
+                                       " GPUs"),
+               shown);
+  }
+
   // The launches of one container, each on the GPUs it sees (its
   // CUDA_VISIBLE_DEVICES share, else all the container's): too few for one is
   // a crash; GPUs no launch uses are idle, which costs money but breaks

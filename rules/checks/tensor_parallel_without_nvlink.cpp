@@ -149,7 +149,7 @@ class TensorParallelWithoutNvlink final : public Rule {
       for (const ContainerRef& c : site.containers) {
         if (c.kind == ContainerKind::Ephemeral || c.kind == ContainerKind::Init) continue;
         const auto launch = findServingLaunch(c);
-        if (!launch) continue;
+        if (!launch || launch->engine == ServingEngine::Torchrun) continue;  // torchrun states no tensor parallelism
         const ParallelFlag& flag = launch->engine == ServingEngine::Tgi ? launch->numShard : launch->tensor;
         if (!flag.value || *flag.value < 2) continue;
         const long long tp = *flag.value;
@@ -168,6 +168,8 @@ class TensorParallelWithoutNvlink final : public Rule {
             advice = "TGI has no pipeline parallelism: prefer GPUs with NVLink (A100/H100 SXM), or a model (or "
                      "quantisation) that fits on fewer GPUs";
             break;
+          case ServingEngine::Torchrun:
+            continue;
         }
         // The value, then where it came from when it is an environment variable.
         const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";

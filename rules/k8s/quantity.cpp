@@ -311,6 +311,77 @@ std::string_view quantityErrorMessage(QuantityError e) {
   return {};
 }
 
+namespace {
+
+// A decimal suffix (SI, "m", "e3" ...): digits x 10^exp10 as Go's
+// ParseQuantity computes it. Go: precision = 18 - len(num+denom); scale =
+// exponent - len(denom) in int32. The int64 fast path is taken when
+// precision >= 0 and scale >= Nano; otherwise inf.Dec parses `value`
+// (ErrNumeric when it has no digit, e.g. ".e-10") with scale len(denom) -
+// exponent, in int32.
+QuantityError decimalValue(const Scanned& sc, const Interpreted& in, std::string& digits, std::int64_t& exp10) {
+  const auto denomLen = static_cast<std::int64_t>(sc.denom.size());
+  const std::int64_t totalDigits = static_cast<std::int64_t>(digits.size());
+  const std::int32_t scale = wrap32(std::int64_t{in.exponent} - denomLen);
+  if (totalDigits <= 18 && scale >= -9) {
+    exp10 = scale;
+  } else {
+    if (!sc.hasDigits) return QuantityError::Numeric;
+    const std::int32_t infScale = wrap32(denomLen + std::int64_t{wrap32(-std::int64_t{in.exponent})});
+    exp10 = -std::int64_t{infScale};
+  }
+  normalize(digits, exp10);
+  roundAwayToScale(digits, exp10, -9);
+  return QuantityError::None;
+}
+
+// (num.denom) x 2^exponent, rounded away from zero to nano, capped at
+// 2^63-1 in magnitude. Go takes its int64 fast path only without a fraction
+// and when precision = 15 - len(num) - exponent*3/10 - 1 >= 0 (and the
+// product fits); otherwise inf.Dec parses `value`, which needs a digit: "Pi"
+// and "Ei" alone are ErrNumeric while "Ki" .. "Ti" alone are zero.
+QuantityError binaryValue(const Scanned& sc, const Interpreted& in, std::string& digits, std::int64_t& exp10) {
+  const auto denomLen = static_cast<std::int64_t>(sc.denom.size());
+  const std::int64_t numLen = static_cast<std::int64_t>(sc.num.empty() ? 1 : sc.num.size());
+  const std::int64_t precision = 15 - numLen - in.exponent * 3 / 10 - 1;
+  if ((denomLen != 0 || precision < 0) && !sc.hasDigits) return QuantityError::Numeric;
+  std::int64_t exp = -denomLen;
+  normalize(digits, exp);
+  bool capped = false;
+  if (!digits.empty() && exp >= 0 && digits.size() + static_cast<std::size_t>(exp) <= 18) {
+    // Whole and below 10^18: exact in uint64 (like Go's int64 fast path).
+    std::uint64_t v = 0;
+    for (char c : digits) v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    for (std::int64_t i = 0; i < exp; ++i) v *= 10;
+    constexpr std::uint64_t kCap = (std::uint64_t{1} << 63) - 1;
+    if (v > (kCap >> in.exponent)) {
+      capped = true;
+    } else {
+      digits = std::to_string(v << in.exponent);
+      exp = 0;
+      normalize(digits, exp);
+    }
+  } else if (!digits.empty()) {
+    // At least 10^19 before the (>= 2^10) factor: certainly above the cap.
+    if (static_cast<std::int64_t>(digits.size()) + exp > 19) {
+      capped = true;
+    } else {
+      multiplyPow2(digits, in.exponent);
+      normalize(digits, exp);
+      roundAwayToScale(digits, exp, -9);
+      capped = compareMagnitude(digits, exp, std::string(kMaxInt64Digits), 0) > 0;
+    }
+  }
+  if (capped) {
+    digits.assign(kMaxInt64Digits);
+    exp = 0;
+  }
+  exp10 = exp;
+  return QuantityError::None;
+}
+
+}  // namespace
+
 std::optional<Quantity> Quantity::parse(std::string_view text, QuantityError* error) {
   if (text.empty()) {
     fail(error, QuantityError::FormatWrong);
@@ -336,81 +407,18 @@ std::optional<Quantity> Quantity::parse(std::string_view text, QuantityError* er
     return std::nullopt;
   }
   const std::string_view num = sc.num.empty() ? std::string_view("0") : sc.num;
-  const auto denomLen = static_cast<std::int64_t>(sc.denom.size());
-
   q.digits_.reserve(num.size() + sc.denom.size());
   q.digits_.append(num);
   q.digits_.append(sc.denom);
   q.format_ = in.format;
-
-  if (in.base == 10) {
-    // Go: precision = 18 - len(num+denom); scale = exponent - len(denom) in
-    // int32. The int64 fast path is taken when precision >= 0 and
-    // scale >= Nano; otherwise inf.Dec parses `value` (ErrNumeric when it has
-    // no digit, e.g. ".e-10") with scale len(denom) - exponent, in int32.
-    const std::int64_t totalDigits = static_cast<std::int64_t>(num.size()) + denomLen;
-    const std::int32_t scale = wrap32(std::int64_t{in.exponent} - denomLen);
-    if (totalDigits <= 18 && scale >= -9) {
-      q.exp10_ = scale;
-    } else {
-      if (!sc.hasDigits) {
-        fail(error, QuantityError::Numeric);
-        return std::nullopt;
-      }
-      const std::int32_t infScale = wrap32(denomLen + std::int64_t{wrap32(-std::int64_t{in.exponent})});
-      q.exp10_ = -std::int64_t{infScale};
-    }
-    normalize(q.digits_, q.exp10_);
-    roundAwayToScale(q.digits_, q.exp10_, -9);
-  } else {
-    // Go takes its int64 fast path only without a fraction and when
-    // precision = 15 - len(num) - exponent*3/10 - 1 >= 0 (and the product
-    // fits); otherwise inf.Dec parses `value`, which needs a digit: "Pi" and
-    // "Ei" alone are ErrNumeric while "Ki" .. "Ti" alone are zero.
-    const std::int64_t precision =
-        15 - static_cast<std::int64_t>(num.size()) - in.exponent * 3 / 10 - 1;
-    if ((denomLen != 0 || precision < 0) && !sc.hasDigits) {
-      fail(error, QuantityError::Numeric);
-      return std::nullopt;
-    }
-    // value = (num.denom) * 2^exponent, rounded away from zero to nano, and
-    // capped at 2^63-1 in magnitude.
-    std::int64_t exp = -denomLen;
-    normalize(q.digits_, exp);
-    bool capped = false;
-    if (!q.digits_.empty() && exp >= 0 && q.digits_.size() + static_cast<std::size_t>(exp) <= 18) {
-      // Whole and below 10^18: exact in uint64 (like Go's int64 fast path).
-      std::uint64_t v = 0;
-      for (char c : q.digits_) v = v * 10 + static_cast<std::uint64_t>(c - '0');
-      for (std::int64_t i = 0; i < exp; ++i) v *= 10;
-      constexpr std::uint64_t kCap = (std::uint64_t{1} << 63) - 1;
-      if (v > (kCap >> in.exponent)) {
-        capped = true;
-      } else {
-        q.digits_ = std::to_string(v << in.exponent);
-        exp = 0;
-        normalize(q.digits_, exp);
-      }
-    } else if (!q.digits_.empty()) {
-      // At least 10^19 before the (>= 2^10) factor: certainly above the cap.
-      if (static_cast<std::int64_t>(q.digits_.size()) + exp > 19) {
-        capped = true;
-      } else {
-        multiplyPow2(q.digits_, in.exponent);
-        normalize(q.digits_, exp);
-        roundAwayToScale(q.digits_, exp, -9);
-        capped = compareMagnitude(q.digits_, exp, std::string(kMaxInt64Digits), 0) > 0;
-      }
-    }
-    if (capped) {
-      q.digits_.assign(kMaxInt64Digits);
-      exp = 0;
-    }
-    q.exp10_ = exp;
-    // A BinarySI value strictly between 0 and 1 in magnitude becomes DecimalSI.
-    if (!q.digits_.empty() && static_cast<std::int64_t>(q.digits_.size()) + q.exp10_ <= 0) {
-      q.format_ = Format::DecimalSI;
-    }
+  const QuantityError e = in.base == 10 ? decimalValue(sc, in, q.digits_, q.exp10_) : binaryValue(sc, in, q.digits_, q.exp10_);
+  if (e != QuantityError::None) {
+    fail(error, e);
+    return std::nullopt;
+  }
+  // A BinarySI value strictly between 0 and 1 in magnitude becomes DecimalSI.
+  if (in.base != 10 && !q.digits_.empty() && static_cast<std::int64_t>(q.digits_.size()) + q.exp10_ <= 0) {
+    q.format_ = Format::DecimalSI;
   }
   q.negative_ = !sc.positive && !q.digits_.empty();
   if (error != nullptr) *error = QuantityError::None;

@@ -1,11 +1,11 @@
 #include "rules/serving/launch.h"
 #include "rules/serving/launch_env.h"
+#include "rules/serving/shell_words.h"
 #include "rules/k8s/go_strconv.h"
-#include "text/templated.h"
 
 #include <algorithm>
 #include <array>
-#include <iterator>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -19,130 +19,11 @@ namespace {
 
 using nlohmann::json;
 
-// Scripts longer than this are not read (no real launch script is).
-constexpr std::size_t kMaxScript = 256 * 1024;
+using Token = ShellWord;
+using Command = ShellCommand;
 
-struct Token {
-  std::string text;
-  bool dynamic = false;  // holds an expansion: $(VAR), ${VAR}, $VAR, `cmd`, {{ tpl }}
-  FieldPath path;
-};
-using Command = std::vector<Token>;
-
-bool isDynamic(std::string_view s) { return s.find('$') != std::string_view::npos || text::looksTemplated(s); }
-
-std::string_view basename(std::string_view s) {
-  auto slash = s.rfind('/');
-  return slash == std::string_view::npos ? s : s.substr(slash + 1);
-}
-
-bool isShell(std::string_view s) {
-  const std::string_view b = basename(s);
-  return b == "sh" || b == "bash" || b == "dash" || b == "ash" || b == "zsh" || b == "ksh";
-}
-
-// Splits a shell script into simple commands (`;`, `&&`, `||`, `|`, `&`,
-// newlines and parentheses separate them) of words with quotes removed.
-// Expansions are kept as written and mark the word dynamic.
-std::vector<Command> splitScript(std::string_view s, const FieldPath& path) {
-  std::vector<Command> commands(1);
-  Token word;
-  bool inWord = false;
-  auto endWord = [&] {
-    if (inWord) {
-      word.path = path;
-      commands.back().push_back(std::move(word));
-    }
-    word = Token{};
-    inWord = false;
-  };
-  auto endCommand = [&] {
-    endWord();
-    if (!commands.back().empty()) commands.emplace_back();
-  };
-  // Appends s[i..] up to the bracket closing the one at s[i] ($( ... ), ${ ... }).
-  auto takeGroup = [&](std::size_t& i, char open, char close) {
-    int depth = 0;
-    for (; i < s.size(); ++i) {
-      word.text += s[i];
-      if (s[i] == open) ++depth;
-      else if (s[i] == close && --depth == 0) return;
-    }
-  };
-
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '\\') {
-      if (i + 1 < s.size() && s[i + 1] == '\n') {
-        ++i;  // line continuation
-      } else if (i + 1 < s.size()) {
-        word.text += s[++i];
-        inWord = true;
-      }
-    } else if (c == '\'') {
-      inWord = true;
-      for (++i; i < s.size() && s[i] != '\''; ++i) word.text += s[i];
-    } else if (c == '"') {
-      inWord = true;
-      for (++i; i < s.size() && s[i] != '"'; ++i) {
-        if (s[i] == '\\' && i + 1 < s.size() && std::string_view("\"\\$`\n").find(s[i + 1]) != std::string_view::npos) {
-          if (s[i + 1] != '\n') word.text += s[i + 1];
-          ++i;
-        } else {
-          if (s[i] == '$' || s[i] == '`') word.dynamic = true;
-          word.text += s[i];
-        }
-      }
-    } else if (c == '$') {
-      inWord = true;
-      word.dynamic = true;
-      if (i + 1 < s.size() && (s[i + 1] == '(' || s[i + 1] == '{')) {
-        word.text += '$';
-        ++i;
-        takeGroup(i, s[i], s[i] == '(' ? ')' : '}');
-      } else {
-        word.text += c;
-      }
-    } else if (c == '`') {
-      inWord = true;
-      word.dynamic = true;
-      word.text += c;
-      for (++i; i < s.size() && s[i] != '`'; ++i) word.text += s[i];
-      word.text += '`';
-    } else if (c == '#' && !inWord) {
-      while (i < s.size() && s[i] != '\n') ++i;
-      endCommand();
-    } else if (c == ' ' || c == '\t' || c == '\r') {
-      endWord();
-    } else if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
-      endCommand();
-    } else if (c == '<' || c == '>') {
-      endWord();
-    } else {
-      word.text += c;
-      inWord = true;
-    }
-  }
-  endCommand();
-  if (commands.back().empty()) commands.pop_back();
-  return commands;
-}
-
-std::vector<Token> listTokens(const json& list, const FieldPath& path, const EnvValues& env) {
-  std::vector<Token> out;
-  if (!list.is_array()) return out;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const json& v = list[i];
-    Token t;
-    if (v.is_string()) t.text = expandEnvReferences(v.get<std::string>(), env);
-    else if (v.is_number_integer() || v.is_number_unsigned()) t.text = v.dump();
-    else continue;
-    t.dynamic = isDynamic(t.text);
-    t.path = path.index(i);
-    out.push_back(std::move(t));
-  }
-  return out;
-}
+bool isDynamic(std::string_view s) { return isDynamicWord(s); }
+std::string_view basename(std::string_view s) { return commandBaseName(s); }
 
 // Where an engine starts inside a command: the index of the first argument
 // after the launcher words, or nullopt.
@@ -170,6 +51,10 @@ std::optional<std::size_t> engineStart(const Command& cmd, ServingEngine& engine
       engine = ServingEngine::Tgi;
       return i + 1;
     }
+    if (b == "torchrun" || t == "torch.distributed.run" || t == "torch.distributed.launch") {
+      engine = ServingEngine::Torchrun;
+      return i + 1;
+    }
   }
   return std::nullopt;
 }
@@ -187,7 +72,9 @@ std::optional<ServingEngine> imageEngine(std::string_view image) {
   return std::nullopt;
 }
 
-enum class Slot { None, Tensor, Pipeline, Data, DataLocal, PrefillContext, Nnodes, NumShard, Sharded, Ambiguous };
+enum class Slot {
+  None, Tensor, Pipeline, Data, DataLocal, PrefillContext, Nnodes, NumShard, Sharded, NprocPerNode, Ambiguous
+};
 
 struct FlagSpec {
   std::string_view name;
@@ -267,6 +154,43 @@ constexpr std::array<FlagSpec, 20> kSglangFlags{{
 constexpr std::array<FlagSpec, 2> kTgiFlags{{{"--num-shard", Slot::NumShard, true, false, false, false},
                                              {"--sharded", Slot::Sharded, true, false, false, false}}};
 
+// torchrun's get_args_parser (torch/distributed/run.py, 2026), each flag in
+// its dashed spelling (the underscored one is its alias); --use-env is
+// torch.distributed.launch's. Every other word starting with - is refused.
+constexpr std::array<FlagSpec, 31> kTorchrunFlags{{
+    {"--nproc-per-node", Slot::NprocPerNode, true, false, false, false},
+    {"--nnodes", Slot::None, true, false, false, false},  // pods; --nproc-per-node counts per pod
+    {"--rdzv-backend", Slot::None, true, false, false, false},
+    {"--rdzv-endpoint", Slot::None, true, false, false, false},
+    {"--rdzv-id", Slot::None, true, false, false, false},
+    {"--rdzv-conf", Slot::None, true, false, false, false},
+    {"--standalone", Slot::None, false, false, false, false},
+    {"--max-restarts", Slot::None, true, false, false, false},
+    {"--monitor-interval", Slot::None, true, false, false, false},
+    {"--start-method", Slot::None, true, false, false, false},
+    {"--event-log-handler", Slot::None, true, false, false, false},
+    {"--role", Slot::None, true, false, false, false},
+    {"-m", Slot::None, false, false, false, false},
+    {"--module", Slot::None, false, false, false, false},
+    {"--no-python", Slot::None, false, false, false, false},
+    {"--run-path", Slot::None, false, false, false, false},
+    {"--log-dir", Slot::None, true, false, false, false},
+    {"-r", Slot::None, true, false, false, false},
+    {"--redirects", Slot::None, true, false, false, false},
+    {"-t", Slot::None, true, false, false, false},
+    {"--tee", Slot::None, true, false, false, false},
+    {"--local-ranks-filter", Slot::None, true, false, false, false},
+    {"--node-rank", Slot::None, true, false, false, false},
+    {"--master-addr", Slot::None, true, false, false, false},
+    {"--master-port", Slot::None, true, false, false, false},
+    {"--local-addr", Slot::None, true, false, false, false},
+    {"--logs-specs", Slot::None, true, false, false, false},
+    {"--numa-binding", Slot::None, true, false, false, false},
+    {"--signals-to-handle", Slot::None, true, false, false, false},
+    {"--use-env", Slot::None, false, false, false, false},
+    {"-h", Slot::None, false, false, false, false},
+}};
+
 const FlagSpec* findFlag(ServingEngine engine, std::string_view name) {
   auto search = [&](const auto& table) -> const FlagSpec* {
     for (const FlagSpec& f : table) {
@@ -278,6 +202,7 @@ const FlagSpec* findFlag(ServingEngine engine, std::string_view name) {
     case ServingEngine::Vllm: return search(kVllmFlags);
     case ServingEngine::SGLang: return search(kSglangFlags);
     case ServingEngine::Tgi: return search(kTgiFlags);
+    case ServingEngine::Torchrun: return search(kTorchrunFlags);
   }
   return nullptr;
 }
@@ -292,6 +217,7 @@ ParallelFlag* slotOf(ServingLaunch& l, Slot s) {
     case Slot::Nnodes: return &l.nnodes;
     case Slot::NumShard: return &l.numShard;
     case Slot::Sharded: return &l.sharded;
+    case Slot::NprocPerNode: return &l.nprocPerNode;
     case Slot::Ambiguous: return &l.pipeline;
     case Slot::None: return nullptr;
   }
@@ -318,8 +244,13 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
   for (std::size_t i = start; i < cmd.size(); ++i) {
     const Token& t = cmd[i];
     if (t.text.size() < 2 || t.text[0] != '-' || (t.text[1] >= '0' && t.text[1] <= '9')) {
-      // A positional word. vLLM's `serve` takes the model first; anything
-      // else dynamic may expand into flags we cannot see.
+      // A positional word. torchrun's first is the training script: the
+      // words after it are the script's. vLLM's `serve` takes the model
+      // first; anything else dynamic may expand into flags we cannot see.
+      if (launch.engine == ServingEngine::Torchrun) {
+        launch.opaqueArgs |= t.dynamic;  // "$@", $ARGS: may hold more of torchrun's own flags
+        break;
+      }
       if (t.dynamic && (t.text.find("$@") != std::string::npos || modelPositionalSeen ||
                         launch.engine != ServingEngine::Vllm)) {
         launch.opaqueArgs = true;
@@ -337,7 +268,10 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
       name.resize(eq);
     }
     // vLLM's FlexibleArgumentParser reads --pipeline_parallel_size as --pipeline-parallel-size.
-    if (launch.engine == ServingEngine::Vllm && name.starts_with("--")) std::replace(name.begin(), name.end(), '_', '-');
+    // So does torchrun, which registers both spellings of each flag.
+    if ((launch.engine == ServingEngine::Vllm || launch.engine == ServingEngine::Torchrun) && name.starts_with("--")) {
+      std::replace(name.begin(), name.end(), '_', '-');
+    }
     if (t.dynamic && !value) {
       launch.opaqueArgs = true;  // "--$(FLAG)"
       continue;
@@ -371,6 +305,9 @@ void readFlags(const Command& cmd, std::size_t start, ServingLaunch& launch) {
       slot->name = name;
       slot->path = where;
       slot->value = spec->slot == Slot::Ambiguous || !value ? std::nullopt : positiveLiteral(*value);
+      if (spec->slot == Slot::NprocPerNode) {
+        slot->value = value && !value->dynamic ? torchrunProcesses(value->text) : std::nullopt;
+      }
       if (spec->slot == Slot::Sharded) launch.shardedOn = value && !value->dynamic ? clapBool(value->text) : std::nullopt;
       if (spec->slot == Slot::Nnodes) {
         launch.nnodesIsGroupSize = value && value->dynamic && value->text.find("LWS_GROUP_SIZE") != std::string::npos;
@@ -395,9 +332,12 @@ bool scriptSpreadsOverPods(std::span<const Command> commands) {
 }
 
 // TGI's launcher reads each of its flags from an env var of the same name
-// (clap `env`); a flag on the command line wins.
-void readTgiEnv(const ContainerRef& c, std::size_t i, const json& e, const std::string& name, ServingLaunch& launch) {
-  ParallelFlag& flag = name == "NUM_SHARD" ? launch.numShard : launch.sharded;
+// (clap `env`), torchrun from PET_<FLAG> (its argparse `env` action); a flag
+// on the command line wins.
+void readFlagEnv(const ContainerRef& c, std::size_t i, const json& e, const std::string& name, ServingLaunch& launch) {
+  ParallelFlag& flag = name == "NUM_SHARD" ? launch.numShard
+                       : name == "SHARDED" ? launch.sharded
+                                           : launch.nprocPerNode;
   auto value = e.find("value");
   Token t;
   t.text = value != e.end() && value->is_string() ? value->get<std::string>() : "";
@@ -408,21 +348,26 @@ void readTgiEnv(const ContainerRef& c, std::size_t i, const json& e, const std::
   flag.path = c.path.field("env").index(i).field("value");
   flag.value = positiveLiteral(t);
   if (name == "SHARDED") launch.shardedOn = t.dynamic ? std::nullopt : clapBool(t.text);
+  if (name == "PET_NPROC_PER_NODE") flag.value = t.dynamic ? std::nullopt : torchrunProcesses(t.text);
 }
 
 void readEnv(const ContainerRef& c, ServingLaunch& launch) {
   auto env = c.container->find("env");
   if (env == c.container->end() || !env->is_array()) return;
   const bool shardsFromFlags = launch.numShard.present, shardedFromFlags = launch.sharded.present;
+  const bool nprocFromFlags = launch.nprocPerNode.present;
   for (std::size_t i = 0; i < env->size(); ++i) {
     const json& e = (*env)[i];
     if (!e.is_object()) continue;
     auto name = e.find("name");
     if (name == e.end() || !name->is_string()) continue;
     if (*name == "RAY_ADDRESS") launch.joinsRayCluster = true;  // ray.init() connects there
+    if (launch.engine == ServingEngine::Torchrun && *name == "PET_NPROC_PER_NODE" && !nprocFromFlags) {
+      readFlagEnv(c, i, e, name->get<std::string>(), launch);
+    }
     if (launch.engine != ServingEngine::Tgi) continue;
     if ((*name == "NUM_SHARD" && !shardsFromFlags) || (*name == "SHARDED" && !shardedFromFlags)) {
-      readTgiEnv(c, i, e, name->get<std::string>(), launch);
+      readFlagEnv(c, i, e, name->get<std::string>(), launch);
     }
   }
 }
@@ -434,12 +379,33 @@ std::string_view engineName(ServingEngine e) {
     case ServingEngine::Vllm: return "vLLM";
     case ServingEngine::SGLang: return "SGLang";
     case ServingEngine::Tgi: return "TGI";
+    case ServingEngine::Torchrun: return "torchrun";
   }
   return "";
 }
 
+std::optional<long long> torchrunProcesses(std::string_view value) {
+  constexpr std::string_view kSpace = " \t\n\r\f\v";
+  const auto first = value.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return std::nullopt;
+  value = value.substr(first, value.find_last_not_of(kSpace) - first + 1);
+  if (value.starts_with('+')) value.remove_prefix(1);
+  if (value.empty() || value.front() == '_' || value.back() == '_') return std::nullopt;
+  long long n = 0;
+  bool saturated = false;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char ch = value[i];
+    if (ch == '_' && value[i - 1] != '_') continue;  // int("1_0") is 10; "1__0" is refused
+    if (ch < '0' || ch > '9') return std::nullopt;
+    saturated = saturated || __builtin_mul_overflow(n, 10, &n) || __builtin_add_overflow(n, ch - '0', &n);
+  }
+  if (saturated) return std::numeric_limits<long long>::max();
+  return n > 0 ? std::optional<long long>(n) : std::nullopt;
+}
+
 const ParallelFlag& ServingLaunch::primary() const {
   if (engine == ServingEngine::Tgi) return numShard.present || !sharded.present ? numShard : sharded;
+  if (engine == ServingEngine::Torchrun) return nprocPerNode;
   if (tensor.present) return tensor;
   if (pipeline.present) return pipeline;
   if (data.present) return data;
@@ -487,35 +453,10 @@ std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container) {
 }
 
 std::vector<ServingLaunch> findServingLaunches(const ContainerRef& container) {
-  const json& c = *container.container;
-  auto command = c.find("command");
-  auto args = c.find("args");
-  const bool hasCommand = command != c.end() && command->is_array() && !command->empty();
-  const EnvValues env = literalEnvValues(c);
-  std::vector<Token> argv;
-  if (hasCommand) argv = listTokens(*command, container.path.field("command"), env);
-  if (args != c.end()) {
-    std::vector<Token> a = listTokens(*args, container.path.field("args"), env);
-    argv.insert(argv.end(), std::make_move_iterator(a.begin()), std::make_move_iterator(a.end()));
-  }
-
-  // The commands to look at: argv itself, or the script of `sh -c` (none
-  // when a shell runs no -c script). A span, so that argv is not copied.
-  std::vector<Command> script;
-  std::span<const Command> commands(&argv, 1);
-  std::size_t first = 0;
-  if (!argv.empty() && basename(argv[0].text) == "env") first = 1;
-  if (argv.size() > first && isShell(argv[first].text)) {
-    for (std::size_t i = first + 1; i + 1 < argv.size(); ++i) {
-      const std::string& opt = argv[i].text;
-      if (opt.size() < 2 || opt[0] != '-' || opt[1] == '-') break;
-      if (opt.find('c') != std::string::npos) {
-        if (argv[i + 1].text.size() <= kMaxScript) script = splitScript(argv[i + 1].text, argv[i + 1].path);
-        break;
-      }
-    }
-    commands = script;
-  }
+  const ContainerCommands words = containerCommands(container);
+  const std::span<const Command> commands = words.commands();
+  const Command& argv = words.argv;
+  const bool hasCommand = words.hasCommand;
 
   std::vector<ServingLaunch> launches;
   // `export CUDA_VISIBLE_DEVICES=...` holds for the commands after it.

@@ -1,9 +1,11 @@
-// How an inference server in a container is told to spread a model over
-// GPUs, read from the container's command and args (also inside `sh -c`
-// scripts). Shared by tensor-parallel-gpu-count and
-// tensor-parallel-without-nvlink. Facts: kubernetes-gpu-semantics.md §12;
-// flag names from vLLM's EngineArgs (vllm/engine/arg_utils.py), SGLang's
-// ServerArgs (python/sglang/srt/server_args.py) and TGI's launcher.
+// How an inference server (or torchrun) in a container is told to spread
+// work over GPUs, read from the container's command and args (also inside
+// `sh -c` scripts; rules/serving/shell_words.h reads the words). Shared by
+// tensor-parallel-gpu-count and tensor-parallel-without-nvlink. Facts:
+// kubernetes-gpu-semantics.md §12, §15.8; flag names from vLLM's EngineArgs
+// (vllm/engine/arg_utils.py), SGLang's ServerArgs
+// (python/sglang/srt/server_args.py), TGI's launcher and torchrun's
+// get_args_parser (torch/distributed/run.py).
 //
 // Recognised launches:
 //   vLLM    `vllm serve`, `python -m vllm.entrypoints.openai.api_server`
@@ -13,7 +15,10 @@
 //   SGLang  `python -m sglang.launch_server` / `sglang_router.launch_server`,
 //           Dynamo's `python -m dynamo.sglang`;
 //   TGI     `text-generation-launcher`, or an image named
-//           *text-generation-inference* with no command.
+//           *text-generation-inference* with no command;
+//   torchrun `torchrun`, `python -m torch.distributed.run` or the older
+//           `python -m torch.distributed.launch`: its options end at the
+//           training script, whose own arguments follow.
 #pragma once
 
 #include <optional>
@@ -26,8 +31,8 @@
 
 namespace gpuguard {
 
-enum class ServingEngine { Vllm, SGLang, Tgi };
-std::string_view engineName(ServingEngine e);  // "vLLM", "SGLang", "TGI"
+enum class ServingEngine { Vllm, SGLang, Tgi, Torchrun };
+std::string_view engineName(ServingEngine e);  // "vLLM", "SGLang", "TGI", "torchrun"
 
 struct ParallelFlag {
   bool present = false;
@@ -47,6 +52,10 @@ struct ServingLaunch {
   ParallelFlag nnodes;    // --nnodes (vLLM also -n)
   ParallelFlag numShard;  // TGI --num-shard (or NUM_SHARD env)
   ParallelFlag sharded;   // TGI --sharded (or SHARDED env)
+  // torchrun --nproc-per-node/--nproc_per_node (or PET_NPROC_PER_NODE env):
+  // local processes, one per GPU; its value is torchrunProcesses' reading
+  // (nullopt for auto, gpu, cpu, xpu or an expansion).
+  ParallelFlag nprocPerNode;
   std::optional<bool> shardedOn;  // its value: false runs one shard, true every visible GPU (at least 2)
   bool nnodesIsGroupSize = false;  // --nnodes $(LWS_GROUP_SIZE)
   bool dpAttention = false;        // SGLang --enable-dp-attention: data parallelism inside the TP group
@@ -67,12 +76,20 @@ struct ServingLaunch {
   std::string visibleFrom;
 
   // The flag that states the parallelism, for reporting: num-shard (else
-  // sharded) for TGI; else TP, PP, DP, local DP, the first one given.
+  // sharded) for TGI; nproc-per-node for torchrun; else TP, PP, DP, local
+  // DP, the first one given.
   const ParallelFlag& primary() const;
 };
 
 // The first inference-server launch in a container, if any.
 std::optional<ServingLaunch> findServingLaunch(const ContainerRef& container);
+
+// The processes torchrun starts for a --nproc-per-node value, which it
+// reads with Python's int(): a positive decimal (an optional +, underscores
+// between digits, spaces around), saturating at the largest long long;
+// nullopt for auto, gpu, cpu, xpu (counted on the node), zero, negative or
+// anything else.
+std::optional<long long> torchrunProcesses(std::string_view value);
 
 // Every inference-server launch in a container, in script order: a script
 // may start several servers (`vllm serve a &` then `vllm serve b &`), each

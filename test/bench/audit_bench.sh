@@ -3,14 +3,19 @@
 # 1.1x of off), in one run against the e2e control plane (test/e2e/lib.sh: etcd + kube-apiserver
 # on 127.0.0.1) with OpenReports' CRDs. On demand, not CI.
 #
-#   test/bench/audit_bench.sh [-d SECONDS] [-r REPS] [-w WORKLOADS] [-p] [BUILD_DIR]
+#   test/bench/audit_bench.sh [-d SECONDS] [-r REPS] [-w WORKLOADS] [-p] [-a FLAGS] [-P] [BUILD_DIR]
 #     -d SECONDS    each wrk measurement, from the webhook's start (default 30): the "on" arm
-#                   covers the audit's start, its first full scan and the report writes
+#                   covers the audit's start and the first part of its first full scan (judged
+#                   at --audit-judge-qps 50: the default 4,500 objects take ~90 s; the reports
+#                   are written when it completes, so with the default none within 30 s)
 #     -r REPS       audit off / audit on alternated REPS times, a fresh webhook each (default 3)
 #     -w WORKLOADS  Deployments (default 2000), as many bare Pods and a quarter as many Jobs,
 #                   over 20 namespaces; a third of them with findings (a GPU without the GPU
 #                   toleration and driver pin), the rest clean
 #     -p            pin the webhook to CPU 0 and everything else to CPU 1 (the in-process cost)
+#     -a FLAGS      more webhook flags for the "on" arm (e.g. "--audit-pending-bytes=4Mi")
+#     -P            profile: `perf record -g` of each webhook during its wrk run, and glibc's
+#                   malloc_stats (gdb) at its end, into the work directory (printed)
 #
 # Both arms: cluster facts on (100 GPU nodes), and a churn loop patching 10 Deployments a
 # second (the same API server load). Prints the uptime load at the start; per rep /validate p50
@@ -21,11 +26,12 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-DURATION=30 REPS=3 WORKLOADS=2000 PIN=0
-while getopts "d:r:w:ph" o; do
+DURATION=30 REPS=3 WORKLOADS=2000 PIN=0 EXTRA="" PROFILE=0
+while getopts "d:r:w:pa:Ph" o; do
   case $o in
     d) DURATION=$OPTARG ;; r) REPS=$OPTARG ;; w) WORKLOADS=$OPTARG ;; p) PIN=1 ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    a) EXTRA=$OPTARG ;; P) PROFILE=1 ;;
+    *) sed -n '2,25p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -125,18 +131,30 @@ run() {  # run off|on -> prints "p50 p99 requests" and, for on, the audit's figu
   [[ $arm == on ]] && e2e_kubectl delete reports --all -A >/dev/null 2>&1  # every on run writes them anew
   before=$(requests_total)
   local audit=(--audit=off)
-  [[ $arm == on ]] && audit=(--audit=on --audit-resync-interval=1h "${election[@]}")
+  # shellcheck disable=SC2206  # EXTRA: flags split on spaces
+  [[ $arm == on ]] && audit=(--audit=on --audit-resync-interval=1h "${election[@]}" $EXTRA)
   # shellcheck disable=SC2046  # on_cpu: "" or "taskset -c 0"
   POD_NAME=bench POD_NAMESPACE=default e2e_bg "webhook-$arm" $(on_cpu 0) "$WEBHOOK" --tls-cert-file="$W/tls.crt" \
     --tls-private-key-file="$W/tls.key" --bind-address=127.0.0.1 --port="$PORT" --log-level=warn \
     --cluster-facts=on --kubeconfig="$KUBECONFIG" "${audit[@]}"
   pid=$E2E_LAST_PID
   e2e_wait_for "webhook ($arm) ready" 30 ready >/dev/null 2>&1 || { tail -n 5 "$E2E_WORK/webhook-$arm.log"; exit 1; }
+  local perf=""
+  if ((PROFILE)); then
+    perf record -g -o "$W/perf-$arm-$r.data" -p "$pid" -- sleep "$DURATION" >/dev/null 2>&1 &
+    perf=$!
+  fi
   # shellcheck disable=SC2046
   read -r p50 p99 < <(GPUGUARD_LOAD_BODY="$W/body.json" $(on_cpu 1) wrk -t1 -c2 -d"${DURATION}s" --timeout 5s \
     -s "$ROOT/test/load/admission.lua" "https://127.0.0.1:$PORT" 2>/dev/null |
     sed -n 's/.*p50_ms=\([0-9.]*\) p99_ms=\([0-9.]*\).*/\1 \2/p')
   LAST="$p50 $p99 $(($(requests_total) - before))"
+  if ((PROFILE)); then
+    wait "$perf"
+    gdb -p "$pid" -batch -ex 'call (void)malloc_stats()' >/dev/null 2>&1  # to the webhook's stderr
+    cp "/proc/$pid/smaps_rollup" "$W/smaps-$arm-$r.txt"
+    echo "# profile of rep $r ($arm): $W/perf-$arm-$r.data, malloc_stats in $E2E_WORK/webhook-$arm.log" >&2
+  fi
   if [[ $arm == on ]]; then
     AUDIT="first full scan $(metric gpuguard_audit_last_full_scan_duration_seconds) s (0: not finished within ${DURATION} s),"
     AUDIT+=" reports written $(metric gpuguard_audit_report_writes_total), judge CPU $(metric gpuguard_audit_judge_seconds_total) s,"

@@ -6,7 +6,9 @@
 #   2. the background audit (docs/audit.md): OpenReports CRDs from the chart's pinned copy;
 #      workloads created before the webhook starts appear in the namespace's Report; a fix
 #      (kubectl patch) clears the result, a delete removes it; two webhook replicas write one
-#      set of reports and the other takes over when the leader is killed.
+#      set of reports and the other takes over when the leader is killed; a changed
+#      --audit-policy file (ConfigMap-style ..data swap) re-judges; as a ServiceAccount with only
+#      the shipped RBAC the audit works, and a verb taken away refuses that resource only.
 # Part 2 is skipped, with the reason, while the webhook has no --audit flag, the chart no pinned
 # OpenReports CRDs, or (for the two-replica case) no --leader-elect flags.
 #
@@ -143,4 +145,6 @@ until_true 30 crds_listable || { bad "setup: reports/clusterreports.openreports.
 ok "audit: the chart's pinned OpenReports CRDs are served ($(basename -a "${crd_files[@]}" | tr '\n' ' '))"
 # shellcheck source=audit_cases.sh
 source "$HERE/audit_cases.sh"
+# shellcheck source=audit_cases_more.sh
+source "$HERE/audit_cases_more.sh"
 finish

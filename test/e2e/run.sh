@@ -397,6 +397,26 @@ grep -qi "nodeSelector" <<<"$OUT" || problem "output does not name the nodeSelec
 expect_no_out "admission webhook"
 case_end
 
+# resource.k8s.io/v1beta1 and v1beta2 are off by default in 1.37 (pkg/controlplane/instance.go,
+# betaAPIGroupVersionsDisabledByDefault): kubectl finds no such kind; gpuguard-lint's
+# dra-with-device-plugin says so on each object (reference §15.2)
+case_begin "DRA objects of resource.k8s.io/v1beta1 and v1beta2 are not served (no matches for kind), as gpuguard-lint says"
+kc apply --dry-run=server -f "$CASES/dra-v1beta.yaml"
+expect_fail
+expect_out 'no matches for kind "ResourceClaimTemplate" in version "resource.k8s.io/v1beta1"' \
+    'no matches for kind "DeviceClass" in version "resource.k8s.io/v1beta1"' \
+    'no matches for kind "ResourceClaim" in version "resource.k8s.io/v1beta2"'
+OUT=$("${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}" "$CASES/dra-v1beta.yaml" 2>&1); RC=$?
+LAST_CMD="gpuguard-lint $CASES/dra-v1beta.yaml"
+note_output
+((RC == 0)) || problem "gpuguard-lint: warnings only, expected exit 0 (got $RC)"
+expect_out 'apiVersion: resource.k8s.io/v1beta1 is not served by a default Kubernetes 1.37 API server' \
+    'no matches for kind "ResourceClaimTemplate" in version "resource.k8s.io/v1beta1"' \
+    'no matches for kind "DeviceClass" in version "resource.k8s.io/v1beta1"' \
+    'no matches for kind "ResourceClaim" in version "resource.k8s.io/v1beta2"' \
+    '0 errors, 3 warnings'
+case_end
+
 # ---- warn-level findings -------------------------------------------------------------
 case_begin "policy at warning: 500m RayCluster is admitted with a Warning: line"
 kc apply -n e2e-warn -f "$CASES/raycluster-fractional.yaml"

@@ -83,7 +83,8 @@ def _check_deployment(check, container, values, on):
 
 
 def check_audit(check, objs, rbac, container, policy_cm, yaml, values, ns):
-    """values: the merged chart values; None for a kustomize render (no background audit there yet)."""
+    """values: the merged chart values (for a kustomize render with components/background-audit,
+    the chart's audit defaults); None for a kustomize render without it."""
     on = values is not None and audit_enabled(values)
     audit_rbac = [o for o in rbac if "-audit" in o["metadata"]["name"]]
     _check_deployment(check, container, values or {}, on)

@@ -3,6 +3,7 @@
 `helm template gpuguard manifests/chart/gpuguard -n gpuguard-system -f PROFILE`).
 
     check_manifests.py RENDERED.yaml MODE [--cert-manager] [--priority-class] [--monitoring]
+                       [--background-audit POLICY]
     check_manifests.py RENDERED.yaml --chart-values values.yaml PROFILE.yaml
 
 MODE is enforce or audit. With --chart-values the expectations (mode, replicas, the
@@ -118,6 +119,17 @@ def one(objs, kind, name=None):
     return found[0] if found else {}
 
 
+def audit_values(args, exp):
+    """What check_audit expects: the chart's values, or for a kustomize render with the
+    background-audit component the chart's audit defaults (the component is that render)."""
+    if args.chart_values:
+        return exp.get("values")
+    if not args.background_audit:
+        return None
+    return {"mode": args.mode, "audit": {"enabled": True, "reportFormat": "openreports"},
+            "policy": yaml.safe_load(open(args.background_audit))}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rendered")
@@ -125,6 +137,8 @@ def main():
     ap.add_argument("--cert-manager", action="store_true")
     ap.add_argument("--priority-class", action="store_true")
     ap.add_argument("--monitoring", action="store_true", help="the NetworkPolicy and monitoring components")
+    ap.add_argument("--background-audit", metavar="POLICY",
+                    help="the background-audit component; POLICY: the base policy it audits with")
     ap.add_argument("--chart-values", nargs="+", metavar="VALUES")
     args = ap.parse_args()
     objs = [o for o in yaml.safe_load_all(open(args.rendered)) if o]
@@ -137,7 +151,8 @@ def main():
                "priority_class": "system-cluster-critical" if args.priority_class else None,
                "mutate": args.mode == "enforce",  # manifests/base ships it; the audit component leaves it out
                "object_selector": False, "network_policy": args.monitoring, "monitoring": args.monitoring,
-               "rule": args.monitoring, "dashboard": False, "cluster_facts": True, "audit": False}
+               "rule": args.monitoring, "dashboard": False, "cluster_facts": True,
+               "audit": bool(args.background_audit)}
     args.mode = exp["mode"]
     args.cert_manager = exp["cert_manager"]
 
@@ -295,7 +310,7 @@ def main():
         check(rest == want, "the policy outside rules is the values' policy")
     check(policy.get("allowSuppressions") is False,
           "the webhook ignores suppression annotations (anyone who can create a pod can write one)")
-    check_audit(check, objs, rbac, c, cm, yaml, exp.get("values") if args.chart_values else None, NS)
+    check_audit(check, objs, rbac, c, cm, yaml, audit_values(args, exp), NS)
 
     # ---- Service and PDB ----------------------------------------------------------------
     svc = one(objs, "Service", "gpuguard-webhook")

@@ -33,6 +33,9 @@ TARGETS=(
   "with network-policy and monitoring|@enforce:network-policy,monitoring|enforce|--monitoring"
   "enforce with the audit component|@enforce:audit|audit|"
   "cert-manager with the audit component|@certs/cert-manager/enforce:audit|audit|--cert-manager"
+  "audit with background-audit|@audit:background-audit|audit|--background-audit $BASE_POLICY"
+  "enforce with background-audit|@enforce:background-audit|enforce|--background-audit $BASE_POLICY"
+  "enforce with the audit and background-audit components|@enforce:audit,background-audit|audit|--background-audit $BASE_POLICY"
 )
 # own_overlay DIR BASE COMPONENTS : an overlay of one's own, the way docs/install.md says
 # (kustomize wants relative paths): BASE (manifests/overlays/X or a path from the
@@ -105,18 +108,28 @@ def spec(path):
 def without_instance(s):  # the chart's selectors also name the release
     text = yaml.safe_dump(s)
     return yaml.safe_load(text.replace("app.kubernetes.io/instance: gpuguard\n", "app.kubernetes.io/name: gpuguard\n"))
-# The chart's group gpuguard-audit (the background audit, chart only) is not in the component.
+# The chart's group gpuguard-audit (its audit alerts) is not in the monitoring component.
 chart["PrometheusRule"]["spec"]["groups"] = [g for g in chart["PrometheusRule"]["spec"]["groups"] if g["name"] != "gpuguard-audit"]
 for kind, path in (("PrometheusRule", "monitoring/prometheusrule.yaml"), ("ServiceMonitor", "monitoring/servicemonitor.yaml"),
                    ("NetworkPolicy", "network-policy/networkpolicy.yaml")):
     same = without_instance(chart[kind]["spec"]) == spec(f"{comp}/{path}")
     print(("ok - " if same else "FAIL - ") + f"components/{path} has the spec of the chart's {kind}"
           + ("" if same else " (render the chart with serviceMonitor.enabled and networkPolicy.enabled and copy it)"))
+# components/background-audit grants what the chart grants with the audit on (its default mode).
+named = {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load_all(open(sys.argv[1])) if o}
+mine = {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load_all(open(f"{comp}/background-audit/rbac.yaml")) if o}
+for kind, name in (("ClusterRole", "gpuguard-audit"), ("Role", "gpuguard-audit-leader-election")):
+    theirs = named.get((kind, name), {}).get("rules")
+    same = theirs is not None and mine.get((kind, name), {}).get("rules") == theirs
+    print(("ok - " if same else "FAIL - ") + f"components/background-audit/rbac.yaml: {kind} {name} has the chart's rules"
+          + ("" if same else " (render the chart with mode: audit and copy them)"))
 EOF
   report_lines "" "$SHIP_TMP/parity.log"
 else
   skip "components vs the chart: no helm or no PyYAML"
 fi
+check "components/background-audit/enforce-policy.yaml is manifests/base/policy.yaml verbatim (the audit judges as enforce would)" \
+  cmp -s "$BASE_POLICY" "$REPO/manifests/components/background-audit/enforce-policy.yaml"
 
 # ---- the image tag is the project's version -------------------------------------------------------
 

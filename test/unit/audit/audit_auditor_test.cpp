@@ -85,7 +85,7 @@ struct AuditorTest : ::testing::Test {
         if (r.name() == name) o.resources.push_back(r);
       }
     }
-    o.tick = o.flushInterval = std::chrono::milliseconds(5);
+    o.tick = o.flushInterval = o.firstScanFlushInterval = std::chrono::milliseconds(5);
     o.factsGrace = o.factsSettle = o.factsMinInterval = std::chrono::milliseconds(0);
     o.backoffInitial = o.backoffMax = std::chrono::milliseconds(5);
     o.judgeQps = o.apiQps = 0;
@@ -350,6 +350,74 @@ TEST_F(AuditorTest, WithoutTheReportApiItJudgesButWritesNothing) {
   EXPECT_EQ(judge.count("vllm"), 1);
   EXPECT_TRUE(api.writes().empty());
   EXPECT_FALSE(auditor->status().reportsApiServed);
+}
+
+// A report list that fails otherwise than 404 (a CRD's storage "(re)initializing" answers 503)
+// says nothing about whether the CRDs are installed: it is asked again after a backoff, not after
+// the not-served wait, and nobody is told to install CRDs.
+TEST_F(AuditorTest, AReportListThatFailsBrieflyIsAskedAgainSoon) {
+  AuditorOptions o = options();
+  o.notServedRetry = std::chrono::hours(1);
+  std::mutex logMutex;
+  o.log = [&](bool, const std::string& line) {
+    std::lock_guard lock(logMutex);
+    logged.push_back(line);
+  };
+  api.answer(kClusterReports, 503);
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start(std::move(o));
+  ASSERT_TRUE(eventually([&] { return api.lists(kClusterReports) >= 2; })) << "asked again within the backoff";
+  api.answer(kClusterReports, 0);
+  ASSERT_TRUE(eventually([&] { return report("ml/gpuguard").is_object(); })) << "written without waiting an hour";
+  EXPECT_EQ(policiesIn(report("ml/gpuguard")), std::vector<std::string>{"gpu-missing-toleration"});
+  auditor->stop();
+  std::lock_guard lock(logMutex);
+  EXPECT_TRUE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("cannot list our clusterreports.openreports.io") != std::string::npos;
+  }));
+  EXPECT_FALSE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("install its CRDs") != std::string::npos;
+  }));
+}
+
+TEST_F(AuditorTest, ARefusedReportListIsLoggedAsRefusedNotAsMissingCrds) {
+  AuditorOptions o = options();
+  std::mutex logMutex;
+  o.log = [&](bool, const std::string& line) {
+    std::lock_guard lock(logMutex);
+    logged.push_back(line);
+  };
+  api.answer(kReports, 403);
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  start(std::move(o));
+  ASSERT_TRUE(eventually([&] { return auditor->completedScans() > 0 && auditor->status().findings.size() == 1; }));
+  auditor->stop();
+  EXPECT_TRUE(api.writes().empty());
+  std::lock_guard lock(logMutex);
+  EXPECT_TRUE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("cannot list our reports.openreports.io: the server answered 403") != std::string::npos;
+  }));
+  EXPECT_FALSE(std::any_of(logged.begin(), logged.end(), [](const std::string& l) {
+    return l.find("install its CRDs") != std::string::npos;
+  }));
+}
+
+// A report is not rewritten as it grows during the first full scan: it is written once the scan
+// is complete (a resource still unreachable keeps the scan incomplete).
+TEST_F(AuditorTest, DuringTheFirstScanReportsAreWrittenWhenItCompletes) {
+  AuditorOptions o = options();
+  o.firstScanFlushInterval = std::chrono::hours(1);
+  api.answer("replicasets.apps", 503);
+  api.put("deployments.apps", workload("vllm", "ml", "gpu-missing-toleration"));
+  api.put("deployments.apps", workload("train", "ml", "warn-b"));
+  start(std::move(o));
+  ASSERT_TRUE(eventually([&] { return auditor->status().findings.size() == 2; })) << "both judged";
+  EXPECT_EQ(auditor->completedScans(), 0u);
+  EXPECT_TRUE(api.writes().empty()) << "the scan is not complete";
+  api.answer("replicasets.apps", 0);
+  ASSERT_TRUE(settled());
+  EXPECT_EQ(api.writes(), std::vector<std::string>{"apply reports.openreports.io ml/gpuguard"});
+  EXPECT_EQ(policiesIn(report("ml/gpuguard")).size(), 2u);
 }
 
 TEST_F(AuditorTest, BehindAClosedFenceNothingIsWrittenAndTheWriteWaits) {

@@ -49,7 +49,7 @@ AuditorOptions deploymentsOnly() {
   for (const AuditedResource& r : auditedResources()) {
     if (r.name() == "deployments.apps") o.resources.push_back(r);
   }
-  o.tick = o.flushInterval = std::chrono::milliseconds(5);
+  o.tick = o.flushInterval = o.firstScanFlushInterval = std::chrono::milliseconds(5);
   o.factsGrace = std::chrono::milliseconds(0);
   o.judgeQps = o.apiQps = 0;
   o.idleScheduling = false;

@@ -127,8 +127,37 @@ TEST(WorkQueueTest, ClearForgetsEverythingAndStaysUsable) {
 
 TEST(ApproximateBytesTest, GrowsWithStringsKeysAndNodes) {
   EXPECT_GT(approximateBytes(json{{"k", std::string(1000, 'x')}}), 1000u);
-  EXPECT_LT(approximateBytes(json{{"k", "x"}}), 100u);
-  EXPECT_GT(approximateBytes(json::array({1, 2, 3})), approximateBytes(json::array({1})));
+  EXPECT_GT(approximateBytes(json::array({1, 2, 3, 4, 5})), approximateBytes(json::array({1})));
+  EXPECT_GT(approximateBytes(json{{"a", 1}, {"b", 2}}), approximateBytes(json{{"a", 1}}));
+}
+
+// The budget is memory the queue really holds: each string, object and array
+// is a heap block of its own and each object member a tree node, so a parsed
+// object weighs several times its JSON text (a 2.6 KB Pod: ~18 KB).
+TEST(ApproximateBytesTest, CountsTheTreeNotTheText) {
+  const json pod = json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "train-0", "namespace": "ml", "uid": "6f1c2b1e-0d4e-4b8a-9a57-3c1d2e4f5a6b",
+                 "labels": {"app": "train", "team": "research"}, "resourceVersion": "12345"},
+    "spec": {"containers": [{"name": "train", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                             "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                             "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}],
+             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}})");
+  const std::size_t text = pod.dump().size();
+  EXPECT_GT(approximateBytes(pod), 4 * text);
+  EXPECT_LT(approximateBytes(pod), 12 * text);
+}
+
+TEST(ApproximateBytesTest, ShortStringsLiveInsideTheirValueLongOnesOnTheHeap) {
+  const std::size_t shortOne = approximateBytes(json(std::string(15, 'x')));
+  EXPECT_EQ(approximateBytes(json(std::string(1, 'x'))), shortOne);
+  EXPECT_GT(approximateBytes(json(std::string(16, 'x'))), shortOne);
+}
+
+TEST(ApproximateBytesTest, ScalarsHoldNoHeap) {
+  EXPECT_EQ(approximateBytes(json(nullptr)), sizeof(json));
+  EXPECT_EQ(approximateBytes(json(true)), sizeof(json));
+  EXPECT_EQ(approximateBytes(json(9223372036854775807LL)), sizeof(json));
+  EXPECT_EQ(approximateBytes(json(1e30)), sizeof(json));
 }
 
 TEST(TriggerNameTest, NamesEachTriggerAsTheMetricsLabelDoes) {

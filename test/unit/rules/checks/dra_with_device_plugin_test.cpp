@@ -156,11 +156,19 @@ std::vector<Finding> templateFindings(const std::string& apiVersion, const std::
   return judgeYaml(claimTemplate(apiVersion, requests), kDraOnly);
 }
 
+// The findings on a template's requests, without the note every beta object
+// gets on its apiVersion (specified under "Versions a 1.37 API server serves").
+std::vector<Finding> shapeFindings(const std::string& apiVersion, const std::string& requests) {
+  std::vector<Finding> f = templateFindings(apiVersion, requests);
+  std::erase_if(f, [](const Finding& x) { return x.field() == "apiVersion"; });
+  return f;
+}
+
 TEST(DraClaims, AV1RequestUnderExactlyIsFine) {
   EXPECT_THAT(rulesHit(templateFindings("v1", "      - name: gpu\n        exactly:\n          deviceClassName: "
                                               "gpu.nvidia.com\n          allocationMode: ExactCount\n          count: 2\n")),
               IsEmpty());
-  EXPECT_THAT(rulesHit(templateFindings("v1beta2", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")),
+  EXPECT_THAT(rulesHit(shapeFindings("v1beta2", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")),
               IsEmpty());
 }
 
@@ -279,10 +287,10 @@ TEST(DraClaims, AV1RequestWithBothExactlyAndFirstAvailableIsReported) {
 }
 
 TEST(DraClaims, AV1beta1RequestIsFlat) {
-  EXPECT_THAT(rulesHit(templateFindings("v1beta1", "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n"
-                                                   "        allocationMode: All\n")),
+  EXPECT_THAT(rulesHit(shapeFindings("v1beta1", "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n"
+                                                "        allocationMode: All\n")),
               IsEmpty());
-  const auto f = templateFindings("v1beta1", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n");
+  const auto f = shapeFindings("v1beta1", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly");
   EXPECT_THAT(f[0].message(), HasSubstr("exists only in resource.k8s.io/v1 and v1beta2"));
@@ -293,7 +301,7 @@ TEST(DraClaims, ADeviceClassIsRequired) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.deviceClassName");
   EXPECT_THAT(f[0].message(), HasSubstr("Required value"));
-  const auto flat = templateFindings("v1beta1", "      - name: gpu\n        count: 1\n");
+  const auto flat = shapeFindings("v1beta1", "      - name: gpu\n        count: 1\n");
   ASSERT_EQ(flat.size(), 1u);
   EXPECT_EQ(flat[0].field(), "spec.spec.devices.requests[0].deviceClassName");
 }
@@ -394,6 +402,72 @@ spec: {spec: {devices: {requests: [{name: gpu}]}}}
 )",
                                  kDraOnly)),
               IsEmpty());
+}
+
+// --- Versions a 1.37 API server serves (reference §15.2) ---------------------------
+
+// A DRA object of this kind and version, well formed for its version.
+std::string draObject(const std::string& kind, const std::string& version) {
+  const std::string head = "apiVersion: resource.k8s.io/" + version + "\nkind: " + kind + "\nmetadata: {name: o}\n";
+  const std::string request = version == "v1beta1" || version == "v1alpha3"
+                                  ? "{name: gpu, deviceClassName: gpu.nvidia.com}"
+                                  : "{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}";
+  if (kind == "DeviceClass") return head + "spec: {selectors: [{cel: {expression: \"device.driver == 'gpu.nvidia.com'\"}}]}\n";
+  if (kind == "ResourceClaim") return head + "spec: {devices: {requests: [" + request + "]}}\n";
+  return head + "spec: {spec: {devices: {requests: [" + request + "]}}}\n";
+}
+
+TEST(DraServedVersions, BetaDraObjectsAreNotServedByADefault137ApiServer) {
+  for (const std::string kind : {"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"}) {
+    for (const std::string version : {"v1beta1", "v1beta2"}) {
+      const auto f = judgeYaml(draObject(kind, version), kDraOnly);
+      ASSERT_EQ(f.size(), 1u) << kind << " " << version;
+      EXPECT_EQ(f[0].severity, Severity::Warning);
+      EXPECT_EQ(f[0].field(), "apiVersion");
+      EXPECT_EQ(f[0].value, "resource.k8s.io/" + version);
+      EXPECT_THAT(f[0].message(), HasSubstr("resource.k8s.io/" + version +
+                                            " is not served by a default Kubernetes 1.37 API server (needs "
+                                            "--runtime-config=resource.k8s.io/" + version + "=true)"));
+      EXPECT_THAT(f[0].message(), HasSubstr("kubectl answers no matches for kind \"" + kind +
+                                            "\" in version \"resource.k8s.io/" + version + "\""));
+      EXPECT_THAT(f[0].message(), HasSubstr("; use resource.k8s.io/v1"));
+    }
+  }
+}
+
+TEST(DraServedVersions, TheAdviceSaysWhatChangesInV1) {
+  EXPECT_THAT(judgeYaml(draObject("ResourceClaimTemplate", "v1beta1"), kDraOnly)[0].message(),
+              HasSubstr("use resource.k8s.io/v1 (requests under exactly:)"));
+  EXPECT_THAT(judgeYaml(draObject("ResourceClaim", "v1beta2"), kDraOnly)[0].message(),
+              HasSubstr("use resource.k8s.io/v1 (the same shape as v1beta2)"));
+  EXPECT_THAT(judgeYaml(draObject("DeviceClass", "v1beta1"), kDraOnly)[0].message(),
+              HasSubstr("use resource.k8s.io/v1 (the same selectors and config)"));
+}
+
+TEST(DraServedVersions, V1alpha3HoldsNoneOfTheseKinds) {
+  const auto f = judgeYaml(draObject("ResourceClaim", "v1alpha3"), kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "apiVersion");
+  EXPECT_THAT(f[0].message(), HasSubstr("resource.k8s.io/v1alpha3 holds no ResourceClaim in Kubernetes 1.37"));
+}
+
+TEST(DraServedVersions, V1ObjectsOtherKindsAndGroupsAreServed) {
+  for (const std::string kind : {"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"}) {
+    EXPECT_THAT(judgeYaml(draObject(kind, "v1"), kDraOnly), IsEmpty()) << kind;
+  }
+  // Drivers write ResourceSlices, and DeviceTaintRule is not a claim: not this rule's.
+  EXPECT_THAT(judgeYaml("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceSlice\nmetadata: {name: s}\n", kDraOnly),
+              IsEmpty());
+  EXPECT_THAT(judgeYaml("apiVersion: example.com/v1beta1\nkind: DeviceClass\nmetadata: {name: d}\n", kDraOnly),
+              IsEmpty());
+}
+
+TEST(DraServedVersions, ListItemsAreReportedWhereTheyAre) {
+  const auto f = judgeYaml("apiVersion: v1\nkind: List\nitems:\n- apiVersion: resource.k8s.io/v1beta1\n"
+                           "  kind: DeviceClass\n  metadata: {name: d}\n",
+                           kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "items[0].apiVersion");
 }
 
 // --- KEP-5004: extended resources a DRA driver serves ------------------------------

@@ -492,12 +492,129 @@ TEST(TensorParallelGpuCount, AProcessSeesOneMigDevice) {
   EXPECT_THAT(f[0].message(), HasSubstr("the container gets 2 MIG devices, of which a CUDA process sees one"));
 }
 
+// --- torchrun --nproc-per-node and the operators that set it (reference §15.8) ---
+// How the launcher's words are read is specified in test/unit/rules/serving/launch_test.cpp.
+
+std::string torchrun(const std::string& fields, const std::string& gpus) {
+  return server("nvcr.io/nvidia/pytorch:24.05-py3", fields, gpus);
+}
+
+// `torchrun --nproc-per-node=<nproc> train.py` on `gpus` GPUs.
+std::vector<Finding> judgeNproc(const std::string& nproc, const std::string& gpus) {
+  return judge(torchrun("        command: [torchrun, \"--nproc-per-node=" + nproc + "\", train.py]\n", gpus));
+}
+
+TEST(TensorParallelGpuCount, TorchrunWithMoreProcessesThanGpusMakesNcclAbort) {
+  const auto f = judgeNproc("8", "4");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].command[1]");
+  EXPECT_EQ(f[0].value, "\"--nproc-per-node=8\"");
+  EXPECT_THAT(f[0].message(), HasSubstr("torchrun starts 8 processes per pod, one per GPU, but the container gets 4 "
+                                        "GPUs; two ranks on one GPU make NCCL abort (\"Duplicate GPU detected\")"));
+  EXPECT_THAT(f[0].message(), HasSubstr("set --nproc-per-node to 4 (or gpu, one process per visible GPU), or "
+                                        "request 8 GPUs"));
+}
+
+TEST(TensorParallelGpuCount, TorchrunWithAsManyOrFewerProcessesIsNotJudged) {
+  EXPECT_THAT(judge(torchrun("        command: [torchrun, --nproc_per_node, \"4\", train.py]\n", "4")), IsEmpty());
+  EXPECT_THAT(judgeNproc("1", "4"), IsEmpty()) << "one process may drive several GPUs";
+  EXPECT_THAT(judgeNproc("auto", "4"), IsEmpty()) << "one per visible GPU";
+  EXPECT_THAT(judgeNproc("gpu", "4"), IsEmpty());
+  EXPECT_THAT(judgeNproc("8", ""), IsEmpty()) << "CPU training asks for no GPU";
+}
+
+TEST(TensorParallelGpuCount, TorchrunEdgeValues) {
+  const auto huge = judgeNproc("9223372036854775807", "4");
+  ASSERT_EQ(huge.size(), 1u);
+  EXPECT_THAT(huge[0].message(), HasSubstr("starts 9223372036854775807 processes"));
+  // int() refuses these, or they start no process: torchrun fails before any GPU is touched.
+  for (const char* none : {"1e30", "0", "-1", "", "eight"}) EXPECT_THAT(judgeNproc(none, "4"), IsEmpty()) << none;
+  EXPECT_THAT(judgeNproc("8", "\"9223372036854775807\""), IsEmpty()) << "2^63-1 GPUs hold any process count";
+}
+
+TEST(TensorParallelGpuCount, TorchrunSeesWhatCudaVisibleDevicesAndMigLeaveIt) {
+  const auto narrowed =
+      judge(torchrun("        command: [sh, -c, \"CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc-per-node=4 t.py\"]\n", "4"));
+  ASSERT_EQ(narrowed.size(), 1u);
+  EXPECT_THAT(narrowed[0].message(), HasSubstr("CUDA_VISIBLE_DEVICES=0,1 shows it 2 of the container's 4 GPUs"));
+  const auto mig = judge(torchrun("        command: [torchrun, \"--nproc-per-node=2\", t.py]\n", "")
+                             .append("        resources: {limits: {nvidia.com/mig-3g.40gb: 2}}\n"));
+  ASSERT_EQ(mig.size(), 1u);
+  EXPECT_THAT(mig[0].message(), HasSubstr("set --nproc-per-node to 1"));
+}
+
+TEST(TensorParallelGpuCount, PetNprocPerNodeCountsLikeTheFlag) {
+  const std::string env = "        env: [{name: PET_NPROC_PER_NODE, value: \"8\"}]\n";
+  const auto f = judge(torchrun(env + "        command: [torchrun, train.py]\n", "4"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.template.spec.containers[0].env[0].value");
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"8\" (PET_NPROC_PER_NODE): torchrun, which reads "
+                                        "PET_NPROC_PER_NODE as --nproc-per-node, starts 8 processes"));
+  EXPECT_THAT(f[0].message(), HasSubstr("set PET_NPROC_PER_NODE to 4"));
+  // The flag overrides the env; a container that runs no torchrun reads neither.
+  EXPECT_THAT(judge(torchrun(env + "        command: [torchrun, \"--nproc-per-node=4\", train.py]\n", "4")), IsEmpty());
+  EXPECT_THAT(judge(torchrun(env + "        command: [python, train.py]\n", "4")), IsEmpty());
+}
+
+// A PyTorchJob with these spec fields whose Master and Worker run `command` on 4 GPUs.
+std::string pyTorchJob(const std::string& specFields, const std::string& command, const std::string& env = "") {
+  std::string replica = "      template:\n        spec:\n          containers:\n          - name: pytorch\n"
+                        "            image: nvcr.io/nvidia/pytorch:24.05-py3\n            command: " + command + "\n" +
+                        env + "            resources: {limits: {nvidia.com/gpu: 4}}\n";
+  return "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: ptj}\nspec:\n" + specFields +
+         "  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n" + replica + "    Worker:\n      replicas: 2\n" + replica;
+}
+
+TEST(TensorParallelGpuCount, APyTorchJobsNprocPerNodeReachesTorchrunThroughTheOperator) {
+  const auto f = judge(pyTorchJob("  nprocPerNode: \"8\"\n", "[torchrun, train.py]"));
+  ASSERT_EQ(f.size(), 1u) << "one finding on the field both replicas read";
+  EXPECT_EQ(f[0].field(), "spec.nprocPerNode");
+  EXPECT_THAT(f[0].message(), HasSubstr("torchrun, given --nproc-per-node by the training operator "
+                                        "(PET_NPROC_PER_NODE), starts 8 processes per pod"));
+  EXPECT_THAT(f[0].message(), HasSubstr("set spec.nprocPerNode to 4 (or \"gpu\"), or request 8 GPUs"));
+  // An integer counts the same; the deprecated elasticPolicy.nProcPerNode is appended after it, so it wins.
+  EXPECT_THAT(rulesHit(judge(pyTorchJob("  nprocPerNode: 8\n", "[torchrun, train.py]"))),
+              ElementsAre("tensor-parallel-gpu-count"));
+  const auto elastic =
+      judge(pyTorchJob("  elasticPolicy: {nProcPerNode: 8}\n  nprocPerNode: \"4\"\n", "[torchrun, t.py]"));
+  ASSERT_EQ(elastic.size(), 1u);
+  EXPECT_EQ(elastic[0].field(), "spec.elasticPolicy.nProcPerNode");
+}
+
+TEST(TensorParallelGpuCount, APyTorchJobsNprocPerNodeReplacesTheContainersEnvButNotItsFlag) {
+  const std::string env8 = "            env: [{name: PET_NPROC_PER_NODE, value: \"8\"}]\n";
+  EXPECT_THAT(judge(pyTorchJob("  nprocPerNode: \"4\"\n", "[torchrun, t.py]", env8)), IsEmpty());
+  EXPECT_THAT(judge(pyTorchJob("  nprocPerNode: \"8\"\n", "[torchrun, \"--nproc-per-node=4\", t.py]")), IsEmpty());
+  EXPECT_THAT(judge(pyTorchJob("  nprocPerNode: auto\n", "[torchrun, t.py]")), IsEmpty());
+  EXPECT_THAT(judge(pyTorchJob("  nprocPerNode: \"8\"\n", "[python, t.py]")), IsEmpty()) << "no torchrun reads it";
+  for (const char* odd : {"0", "-2", "\"\"", "\"-1\"", "\"9.5\""}) {
+    EXPECT_THAT(judge(pyTorchJob(std::string("  nprocPerNode: ") + odd + "\n", "[torchrun, t.py]")), IsEmpty()) << odd;
+  }
+  const auto huge = judge(pyTorchJob("  nprocPerNode: 18446744073709551615\n", "[torchrun, t.py]"));
+  ASSERT_EQ(huge.size(), 1u);
+  EXPECT_THAT(huge[0].message(), HasSubstr("starts 9223372036854775807 processes"));
+}
+
+TEST(TensorParallelGpuCount, ATrainJobsNumProcPerNodeReachesTorchrun) {
+  const std::string head = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+                           "  runtimeRef: {name: torch-distributed}\n  trainer:\n    command: [torchrun, train.py]\n"
+                           "    resourcesPerNode: {limits: {nvidia.com/gpu: 4}}\n";
+  const auto f = judge(head + "    numProcPerNode: 8\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.trainer.numProcPerNode");
+  EXPECT_THAT(f[0].message(), HasSubstr("given --nproc-per-node by Kubeflow Trainer (PET_NPROC_PER_NODE)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("set numProcPerNode to 4, or leave it out"));
+  EXPECT_THAT(judge(head + "    numProcPerNode: 4\n"), IsEmpty());
+  // Without it the torch runtime passes auto, replacing the trainer's own PET_NPROC_PER_NODE.
+  EXPECT_THAT(judge(head + "    env: [{name: PET_NPROC_PER_NODE, value: \"8\"}]\n"), IsEmpty());
+}
+
 TEST(TensorParallelGpuCount, IsOnByDefaultAsAnError) {
   const auto mine = testing::only(judgeYaml(vllmArgs("\"--tensor-parallel-size=4\"", "2")), "tensor-parallel-gpu-count");
   ASSERT_EQ(mine.size(), 1u);
   EXPECT_EQ(mine[0].severity, Severity::Error);
 }
-
 
 }  // namespace
 }  // namespace gpuguard

@@ -1,0 +1,48 @@
+// The words a container runs, as a launcher sees them: command and args
+// after the kubelet expanded $(VAR) from the container's literal env, and the
+// simple commands of a `sh -c` script split the way a POSIX shell splits
+// them, quotes removed. Shared by the launchers the rules read
+// (rules/serving/launch.cpp: vLLM, SGLang, TGI, torchrun). Facts:
+// kubernetes-gpu-semantics.md §12, §15.8.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/k8s/field_path.h"
+#include "rules/pod_specs.h"
+
+namespace gpuguard {
+
+struct ShellWord {
+  std::string text;
+  bool dynamic = false;  // holds an expansion: $(VAR), ${VAR}, $VAR, `cmd`, {{ tpl }}
+  FieldPath path;        // the command/args element holding it
+};
+using ShellCommand = std::vector<ShellWord>;
+
+// Whether a word holds an expansion the kubelet leaves to the shell (or a
+// template left to render).
+bool isDynamicWord(std::string_view s);
+
+// "/usr/bin/torchrun" -> "torchrun".
+std::string_view commandBaseName(std::string_view s);
+
+struct ContainerCommands {
+  bool hasCommand = false;    // the container sets `command` (else the image's entrypoint runs)
+  ShellCommand argv;          // command then args, expanded from literal env
+  std::vector<ShellCommand> script;  // the simple commands of `sh -c SCRIPT`, when argv runs one
+  bool runsShell = false;     // argv starts a shell (`env` aside): then `script` is what runs
+
+  // What runs: the script's commands, or argv as the one command (a view,
+  // so that argv is not copied; valid while this object lives).
+  std::span<const ShellCommand> commands() const {
+    return runsShell ? std::span<const ShellCommand>(script) : std::span<const ShellCommand>(&argv, 1);
+  }
+};
+
+ContainerCommands containerCommands(const ContainerRef& container);
+
+}  // namespace gpuguard

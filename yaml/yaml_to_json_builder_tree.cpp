@@ -1,0 +1,243 @@
+// yaml_to_json_builder.h's Builder: placing each node in its parent and
+// recording where it was written, maps and sequences, anchors and aliases,
+// and go-yaml's merge keys ("<<").
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <utility>
+
+#include "yaml/yaml_to_json_builder.h"
+
+namespace gpuguard::yaml::detail::builder {
+
+void Builder::registerAnchor(YAML::anchor_t anchor) {
+  if (!anchor) return;
+  if (anchors_.size() <= anchor) anchors_.resize(anchor + 1);
+  anchors_[anchor] = AnchorRecord{};
+  anchors_[anchor].name = std::move(pendingAnchorName_);
+  pendingAnchorName_.clear();
+}
+
+void Builder::setKey(Frame& f, std::string key, Position keyPos) {
+  f.key = std::move(key);
+  f.keyPos = keyPos;
+  f.expectKey = false;
+  f.keyIsMerge = false;
+  ptr_.resize(f.ptrLen);
+  ptr_ += '/';
+  appendJsonPointerToken(ptr_, f.key);
+}
+
+void Builder::setMergeKey(Frame& f, Position keyPos) {
+  f.keyPos = keyPos;
+  f.expectKey = false;
+  f.keyIsMerge = true;
+  --decodes_;  // go-yaml never decodes the "<<" key itself
+}
+
+void Builder::killSubtree(const Frame& f, std::string_view key) {
+  std::string prefix = pointerOf(f);
+  prefix += '/';
+  appendJsonPointerToken(prefix, key);
+  for (std::size_t i = f.logStart; i < log_.size(); ++i) {
+    LogEntry& e = log_[i];
+    if (!e.live) continue;
+    const std::string& p = e.pointer;
+    if (p.size() >= prefix.size() && p.compare(0, prefix.size(), prefix) == 0 && (p.size() == prefix.size() || p[prefix.size()] == '/'))
+      e.live = false;
+  }
+}
+
+void Builder::reportDuplicate(const Frame& f, const std::string& key) {
+  std::string pointer = pointerOf(f);
+  pointer += '/';
+  appendJsonPointerToken(pointer, key);
+  int firstLine = 0;
+  for (std::size_t i = log_.size(); i-- > f.logStart;)
+    if (log_[i].live && log_[i].pointer == pointer) {
+      firstLine = log_[i].origin.keyPosition.line;
+      break;
+    }
+  std::string message = "mapping key \"" + key + "\" already defined" +
+                        (firstLine > 0 ? " at line " + std::to_string(firstLine) : std::string()) +
+                        (lim_.rejectDuplicateKeys ? "" : "; kubectl keeps the last value");
+  if (lim_.rejectDuplicateKeys) fail(f.keyPos, std::move(message));
+  doc_->warnings.push_back(ParseWarning{f.keyPos, std::move(message), std::move(pointer), ParseWarning::Kind::DuplicateKey});
+}
+
+json* Builder::mapSlot(Frame& f) {
+  auto& obj = f.value->get_ref<json::object_t&>();
+  auto [it, inserted] = obj.try_emplace(std::move(f.key));
+  if (!inserted) {
+    bool explicitBefore = !f.hadMerge || f.explicitKeys->count(it->first) > 0;
+    if (explicitBefore) reportDuplicate(f, it->first);
+    killSubtree(f, it->first);
+    it->second = nullptr;
+  }
+  if (f.hadMerge) f.explicitKeys->insert(it->first);
+  return &it->second;
+}
+
+json* Builder::placeNode(const YAML::Mark& mark, json&& v, NodeOrigin&& origin) {
+  Frame* f = top();
+  if (!f) {
+    doc_->value = std::move(v);
+    ptr_.clear();
+    addEntry(std::move(origin));
+    return &doc_->value;
+  }
+  if (f->kind == Frame::Kind::Seq) {
+    if (f->role == Frame::Role::MergeSeq) failWantMap(mark);
+    auto& arr = f->value->get_ref<json::array_t&>();
+    arr.push_back(std::move(v));
+    ptr_.resize(f->ptrLen);
+    ptr_ += '/';
+    char buf[24];
+    auto res = std::to_chars(buf, buf + sizeof buf, f->index++);
+    ptr_.append(buf, res.ptr);
+    addEntry(std::move(origin));
+    return &arr.back();
+  }
+  if (f->keyIsMerge) failWantMap(mark);
+  json* slot = mapSlot(*f);
+  *slot = std::move(v);
+  origin.keyPosition = f->keyPos;
+  addEntry(std::move(origin));
+  f->expectKey = true;
+  return slot;
+}
+
+void Builder::placeScalar(const YAML::Mark& mark, json&& v, NodeOrigin&& origin, YAML::anchor_t anchor) {
+  json* slot = placeNode(mark, std::move(v), std::move(origin));
+  if (anchor) recordAnchor(anchor, *slot, log_.size() - 1, ptr_, 1, 0);
+}
+
+void Builder::openContainer(const YAML::Mark& mark, Frame::Kind kind, YAML::anchor_t anchor, bool flow) {
+  countDecode(mark);
+  checkTabs(mark);
+  registerAnchor(anchor);
+  Frame* parent = top();
+  if (parent && parent->kind == Frame::Kind::Map && parent->expectKey)
+    fail(position(mark), std::string("invalid map key: a ") + (kind == Frame::Kind::Map ? "mapping" : "sequence") +
+                             " cannot be a key (kubectl fails with \"invalid map key\")");
+  if (frames_.size() + 1 > lim_.maxDepth) failTooDeep(mark);
+  Frame nf;
+  nf.kind = kind;
+  nf.flow = flow;
+  nf.anchor = anchor;
+  nf.decodesAtStart = decodes_ - 1;
+  nf.logStart = log_.size();
+  nf.start = position(mark);
+  json empty = kind == Frame::Kind::Map ? json::object() : json::array();
+  if (parent && parent->kind == Frame::Kind::Map && parent->keyIsMerge) {  // "<<: {...}" / "<<: [...]"
+    if (kind == Frame::Kind::Map) {
+      nf.role = Frame::Role::MergeMap;
+      nf.owned = std::make_unique<json>(std::move(empty));
+      nf.value = nf.owned.get();
+    } else {
+      nf.role = Frame::Role::MergeSeq;
+      --decodes_;  // go-yaml walks this sequence's items without decoding the sequence
+    }
+    nf.ptrLen = parent->ptrLen;
+  } else if (parent && parent->kind == Frame::Kind::Seq && parent->role == Frame::Role::MergeSeq) {
+    if (kind != Frame::Kind::Map) failWantMap(mark);
+    nf.role = Frame::Role::MergeItem;
+    nf.owned = std::make_unique<json>(std::move(empty));
+    nf.value = nf.owned.get();
+    nf.ptrLen = parent->ptrLen;
+  } else {
+    NodeOrigin origin;
+    origin.position = nf.start;
+    nf.value = placeNode(mark, std::move(empty), std::move(origin));
+    nf.ptrLen = ptr_.size();
+  }
+  frames_.push_back(std::move(nf));
+}
+
+std::vector<RelEntry> Builder::extractEntries(std::size_t logStart, std::size_t prefixLen) {
+  std::vector<RelEntry> out;
+  for (std::size_t i = logStart; i < log_.size(); ++i) {
+    if (!log_[i].live) continue;
+    log_[i].live = false;
+    out.push_back(RelEntry{log_[i].pointer.substr(prefixLen), std::move(log_[i].origin)});
+  }
+  return out;
+}
+
+void Builder::closeContainer() {
+  Frame f = std::move(frames_.back());
+  frames_.pop_back();
+  const std::size_t depth = 1 + f.maxChildDepth;
+  Frame* parent = top();
+  switch (f.role) {
+    case Frame::Role::Normal:
+      if (f.anchor) recordAnchor(f.anchor, *f.value, f.logStart, pointerOf(f), decodes_ - f.decodesAtStart, depth);
+      if (parent) parent->maxChildDepth = std::max(parent->maxChildDepth, depth);
+      return;
+    case Frame::Role::MergeMap:
+    case Frame::Role::MergeItem: {
+      MergeSource src;
+      src.value = std::move(*f.owned);
+      src.entries = extractEntries(f.logStart, f.ptrLen);
+      src.depth = depth;
+      if (f.anchor) {
+        AnchorRecord& a = anchors_[f.anchor];
+        a.value = src.value;
+        a.entries = src.entries;
+        a.decodes = decodes_ - f.decodesAtStart;
+        a.depth = depth;
+        a.done = true;
+      }
+      if (f.role == Frame::Role::MergeItem) {
+        parent->sources.push_back(std::move(src));
+      } else {
+        applyMerge(*parent, src);
+        parent->keyIsMerge = false;
+        parent->expectKey = true;
+      }
+      return;
+    }
+    case Frame::Role::MergeSeq: {
+      // Step backwards as go-yaml does: earlier maps take precedence.
+      for (auto it = f.sources.rbegin(); it != f.sources.rend(); ++it) applyMerge(*parent, *it);
+      if (f.anchor) {
+        AnchorRecord& a = anchors_[f.anchor];
+        a.value = json::array();
+        for (const MergeSource& s : f.sources) a.value.push_back(s.anchor ? anchors_[s.anchor].value : s.value);
+        NodeOrigin o;
+        o.position = f.start;
+        a.entries.assign(1, RelEntry{"", std::move(o)});
+        a.decodes = decodes_ - f.decodesAtStart;
+        a.depth = depth;
+        a.done = true;
+      }
+      parent->keyIsMerge = false;
+      parent->expectKey = true;
+      return;
+    }
+  }
+}
+
+void Builder::applyMerge(Frame& target, const MergeSource& src) {
+  const json& sv = src.anchor ? anchors_[src.anchor].value : src.value;
+  const std::vector<RelEntry>& se = src.anchor ? anchors_[src.anchor].entries : src.entries;
+  auto& obj = target.value->get_ref<json::object_t&>();
+  if (!target.hadMerge) {
+    target.hadMerge = true;
+    target.explicitKeys = std::make_unique<std::set<std::string, std::less<>>>();
+    for (const auto& kv : obj) target.explicitKeys->insert(kv.first);
+  }
+  for (const auto& [k, v] : sv.get_ref<const json::object_t&>()) {
+    auto [it, inserted] = obj.try_emplace(k, v);
+    if (!inserted) {
+      killSubtree(target, k);
+      it->second = v;
+    }
+  }
+  const std::string prefix = pointerOf(target);
+  for (const RelEntry& e : se)
+    if (!e.rel.empty()) log_.push_back(LogEntry{prefix + e.rel, e.origin, true});
+  if (src.depth > 0) target.maxChildDepth = std::max(target.maxChildDepth, src.depth - 1);
+}
+
+}  // namespace gpuguard::yaml::detail::builder
