@@ -130,8 +130,9 @@ TEST(LintCrOnlyLineBreaks, LfLinesStillSeparateDocumentsInAMixedFile) {
   for (const lint::Located& l : report.findings) rules.push_back(l.finding.rule);
   EXPECT_THAT(rules, ::testing::UnorderedElementsAre("ignored-content", "gpu-fractional"));
   for (const lint::Located& l : report.findings) {
-    if (l.finding.rule == "ignored-content")
+    if (l.finding.rule == "ignored-content") {
       EXPECT_THAT(l.finding.message(), HasSubstr("only the first document of the lines up to the next LF line break"));
+    }
   }
 }
 
