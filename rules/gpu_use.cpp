@@ -99,6 +99,11 @@ const ClaimFacts* GpuFacts::claim(std::string_view name) const {
   return cluster ? cluster->claim(ns, name) : nullptr;
 }
 
+const NamespaceFacts* GpuFacts::namespaceFacts(std::string_view name) const {
+  if (const NamespaceFacts* n = input.namespaceFacts(name)) return n;
+  return cluster ? cluster->namespaceFacts(name) : nullptr;
+}
+
 const std::string* GpuFacts::classServing(std::string_view resource) const {
   if (const std::string* c = input.classServing(resource)) return c;
   return cluster ? cluster->classServing(resource) : nullptr;

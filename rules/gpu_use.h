@@ -44,6 +44,10 @@ struct GpuFacts {
   const ClaimFacts* claimTemplate(std::string_view name) const;
   const ClaimFacts* claim(std::string_view name) const;
   const std::string* classServing(std::string_view resource) const;
+  // A Namespace of that name: the input's, else the cluster's; nullptr when
+  // neither holds it. One lookup for both front ends, so that the linter
+  // (Namespaces of the input) and the webhook (the cluster's) decide alike.
+  const NamespaceFacts* namespaceFacts(std::string_view name) const;
 
   // A DeviceClass of NVIDIA GPUs (whole, MIG or passthrough). Known from the
   // input when it defines the class: its extendedResourceName is a GPU

@@ -1,4 +1,5 @@
 #include "rules/input_facts.h"
+#include "rules/cluster_reduce.h"
 
 #include "rules/k8s/json_access.h"
 
@@ -124,6 +125,12 @@ std::vector<std::string> celDriverNames(std::string_view cel) {
 }
 
 void InputFacts::addOne(const json& object) {
+  if (factKindOf(object) == FactKind::Namespace) {
+    std::vector<std::string> unread;  // a defaultTolerations annotation that does not parse: not read here
+    auto ns = std::make_shared<const NamespaceFacts>(reduceNamespace(object, unread));
+    if (!ns->name.empty()) namespaces_[ns->name] = std::move(ns);
+    return;
+  }
   const std::string apiVersion = stringOr(object, "apiVersion");
   if (apiVersion.starts_with("resource.nvidia.com/") && stringOr(object, "kind") == "ComputeDomain") {
     if (std::string channel = computeDomainChannelTemplate(object); !channel.empty()) {
@@ -169,6 +176,11 @@ const std::string* InputFacts::classServing(std::string_view resource) const {
 
 bool InputFacts::isComputeDomainChannel(std::string_view templateName) const {
   return channelTemplates_.find(templateName) != channelTemplates_.end();
+}
+
+const NamespaceFacts* InputFacts::namespaceFacts(std::string_view name) const {
+  auto it = namespaces_.find(name);
+  return it == namespaces_.end() ? nullptr : it->second.get();
 }
 
 }  // namespace gpuguard

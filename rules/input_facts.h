@@ -1,6 +1,7 @@
 // What one input says about the cluster beyond the object under judgement:
 // the DeviceClasses, ResourceClaimTemplates and ResourceClaims it defines
-// (resource.k8s.io). A pod names a claim or a claim template; the template
+// (resource.k8s.io), and its Namespaces (their labels decide whether a claim
+// may ask for adminAccess). A pod names a claim or a claim template; the template
 // names DeviceClasses; a class says what devices it selects and which
 // extended resource it serves (KEP-5004, spec.extendedResourceName). With
 // them a rule can tell a GPU claim from a NIC claim, and an nvidia.com/gpu
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 namespace gpuguard {
+
+struct NamespaceFacts;  // rules/cluster_facts.h: the cluster's facts reduce Namespaces the same way
 
 struct DeviceClassFacts {
   std::string extendedResourceName;  // spec.extendedResourceName, "" when not set
@@ -71,6 +75,9 @@ class InputFacts {
   // A ResourceClaimTemplate a ComputeDomain of the input creates
   // (spec.channel.resourceClaimTemplate.name): an IMEX channel, not a GPU.
   bool isComputeDomainChannel(std::string_view templateName) const;
+  // A core/v1 Namespace of the input, reduced as the cluster facts reduce
+  // one (reduceNamespace), or nullptr.
+  const NamespaceFacts* namespaceFacts(std::string_view name) const;
 
  private:
   void addOne(const nlohmann::json& object);
@@ -80,6 +87,7 @@ class InputFacts {
   std::map<std::string, ClaimFacts, std::less<>> claims_;
   std::map<std::string, std::string, std::less<>> servedBy_;  // extended resource -> class
   std::map<std::string, bool, std::less<>> channelTemplates_;  // ComputeDomain channel templates
+  std::map<std::string, std::shared_ptr<const NamespaceFacts>, std::less<>> namespaces_;
 };
 
 }  // namespace gpuguard

@@ -59,8 +59,9 @@ constexpr RuleDoc kDoc{
         "misspelt name holds a GPU the container never sees. A CEL selector comparing productName with a name "
         "in GPU Feature Discovery's dashed form ('NVIDIA-H100-80GB-HBM3') is an error: the driver's productName is "
         "the NVML name with spaces, so no device matches and the claim is never allocated. adminAccess: true is "
-        "refused unless the namespace carries resource.kubernetes.io/admin-access: \"true\": a reminder at the "
-        "rule's severity, since the namespace is rarely in the input. DeviceClass, ResourceClaim and "
+        "refused unless the namespace carries resource.kubernetes.io/admin-access: \"true\": an error (the API "
+        "server's Forbidden) when the claim's Namespace is in the input or the cluster facts without that label, "
+        "else a reminder at the rule's severity. DeviceClass, ResourceClaim and "
         "ResourceClaimTemplate objects of resource.k8s.io/v1beta1 or v1beta2 are reported at the rule's severity: a "
         "default Kubernetes 1.37 API server serves resource.k8s.io/v1 only (the betas need "
         "--runtime-config=resource.k8s.io/v1beta1=true), so kubectl answers no matches for kind; v1alpha3 holds none "
@@ -150,7 +151,7 @@ class DraWithDevicePlugin final : public Rule {
     for (const PodSite& site : ctx.sites) checkPod(ctx, site, out);
     forEachObject(ctx.object, [&](const json& obj, const FieldPath& path) {
       reportUnservedVersion(obj, path, out);
-      checkClaimObject(obj, path, out);
+      checkClaimObject(obj, path, claimNamespaceOf(ctx, obj, path), out);
     });
   }
 
@@ -364,7 +365,16 @@ class DraWithDevicePlugin final : public Rule {
     out.report(base.field("apiVersion"), FieldError::note(*apiVersion + " " + served + "; " + fix), *apiVersion);
   }
 
-  static void checkClaimObject(const json& obj, const FieldPath& base, Reporter& out) {
+  // The namespace a claim object is created in: the object's (the admission
+  // request's), or a List item's own metadata.namespace.
+  static ClaimNamespace claimNamespaceOf(const CheckContext& ctx, const json& obj, const FieldPath& path) {
+    std::string_view name = ctx.namespaceName;
+    const json* metadata = path.empty() ? nullptr : objectAt(obj, "metadata");
+    if (const std::string* ns = metadata ? stringAt(*metadata, "namespace") : nullptr; ns && !ns->empty()) name = *ns;
+    return ClaimNamespace{name, ctx.gpu().namespaceFacts(name), ctx.facts.namespaceFacts(name) != nullptr};
+  }
+
+  static void checkClaimObject(const json& obj, const FieldPath& base, const ClaimNamespace& ns, Reporter& out) {
     const std::string* kind = stringAt(obj, "kind");
     const std::string* apiVersion = stringAt(obj, "apiVersion");
     if (!kind || !apiVersion || !apiVersion->starts_with("resource.k8s.io/")) return;
@@ -397,7 +407,7 @@ class DraWithDevicePlugin final : public Rule {
       const json* firstAvailable = arrayAt(request, "firstAvailable");
       if (firstAvailable) {
         checkSubRequests(*firstAvailable, path.field("firstAvailable"),
-                         decodedPath.field("devices").field("requests").index(i).field("firstAvailable"), out);
+                         decodedPath.field("devices").field("requests").index(i).field("firstAvailable"), ns, out);
       }
       if (exactShape && firstAvailable) {
         reportFieldsBesideFirstAvailable(request, path, decodedPath.field("devices").field("requests").index(i), out);
@@ -412,7 +422,7 @@ class DraWithDevicePlugin final : public Rule {
                                 Severity::Error);
         }
         if (exactly) {
-          checkExact(*exactly, path.field("exactly"), out);
+          checkExact(*exactly, path.field("exactly"), ns, out);
         } else if (!firstAvailable) {
           if (hasAnyExactField(request)) {
             out.reportWithDefault(path,
@@ -442,7 +452,7 @@ class DraWithDevicePlugin final : public Rule {
                                 "",
                                 Severity::Error);
         } else if (!firstAvailable) {
-          checkExact(request, path, out);
+          checkExact(request, path, ns, out);
         }
       }
     }
@@ -475,7 +485,8 @@ class DraWithDevicePlugin final : public Rule {
     }
   }
 
-  static void checkSubRequests(const json& subs, const FieldPath& path, const FieldPath& decoded, Reporter& out) {
+  static void checkSubRequests(const json& subs, const FieldPath& path, const FieldPath& decoded,
+                               const ClaimNamespace& ns, Reporter& out) {
     for (std::size_t k = 0; k < subs.size(); ++k) {
       if (!subs[k].is_object()) continue;
       checkSubRequestName(subs[k], path.index(k), out);
@@ -488,7 +499,7 @@ class DraWithDevicePlugin final : public Rule {
                                                "admin access"),
                               renderValue(subs[k]["adminAccess"]), Severity::Error);
       }
-      checkExact(subs[k], path.index(k), out, /*subRequest=*/true);
+      checkExact(subs[k], path.index(k), ns, out, /*subRequest=*/true);
     }
   }
 
@@ -508,8 +519,9 @@ class DraWithDevicePlugin final : public Rule {
   }
 
   // The fields of an exact (or sub-) request: deviceClassName, allocationMode, count.
-  static void checkExact(const json& request, const FieldPath& path, Reporter& out, bool subRequest = false) {
-    checkRequestDetails(request, path, subRequest, out);
+  static void checkExact(const json& request, const FieldPath& path, const ClaimNamespace& ns, Reporter& out,
+                         bool subRequest = false) {
+    checkRequestDetails(request, path, subRequest, ns, out);
     const std::string* className = stringAt(request, "deviceClassName");
     if (!className || className->empty()) {
       out.reportWithDefault(path.field("deviceClassName"),

@@ -34,89 +34,114 @@ bool isShell(std::string_view s) {
 // Splits a shell script into simple commands (`;`, `&&`, `||`, `|`, `&`,
 // newlines and parentheses separate them) of words with quotes removed.
 // Expansions are kept as written and mark the word dynamic.
-std::vector<Command> splitScript(std::string_view s, const FieldPath& path) {
-  std::vector<Command> commands(1);
-  Token word;
-  bool inWord = false;
-  auto endWord = [&] {
-    if (inWord) {
-      word.path = path;
-      commands.back().push_back(std::move(word));
-    }
-    word = Token{};
-    inWord = false;
-  };
-  auto endCommand = [&] {
-    endWord();
-    if (!commands.back().empty()) commands.emplace_back();
-  };
-  // Appends s[i..] up to the bracket closing the one at s[i] ($( ... ), ${ ... }).
-  auto takeGroup = [&](std::size_t& i, char open, char close) {
-    int depth = 0;
-    for (; i < s.size(); ++i) {
-      word.text += s[i];
-      if (s[i] == open) ++depth;
-      else if (s[i] == close && --depth == 0) return;
-    }
-  };
+class ScriptSplitter {
+ public:
+  ScriptSplitter(std::string_view script, const FieldPath& path) : s_(script), path_(path) {}
 
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
+  std::vector<Command> split() && {
+    for (i_ = 0; i_ < s_.size(); ++i_) take(s_[i_]);
+    endCommand();
+    if (commands_.back().empty()) commands_.pop_back();
+    return std::move(commands_);
+  }
+
+ private:
+  void take(char c) {
     if (c == '\\') {
-      if (i + 1 < s.size() && s[i + 1] == '\n') {
-        ++i;  // line continuation
-      } else if (i + 1 < s.size()) {
-        word.text += s[++i];
-        inWord = true;
-      }
+      escaped();
     } else if (c == '\'') {
-      inWord = true;
-      for (++i; i < s.size() && s[i] != '\''; ++i) word.text += s[i];
+      inWord_ = true;
+      for (++i_; i_ < s_.size() && s_[i_] != '\''; ++i_) word_.text += s_[i_];
     } else if (c == '"') {
-      inWord = true;
-      for (++i; i < s.size() && s[i] != '"'; ++i) {
-        if (s[i] == '\\' && i + 1 < s.size() && std::string_view("\"\\$`\n").find(s[i + 1]) != std::string_view::npos) {
-          if (s[i + 1] != '\n') word.text += s[i + 1];
-          ++i;
-        } else {
-          if (s[i] == '$' || s[i] == '`') word.dynamic = true;
-          word.text += s[i];
-        }
-      }
+      doubleQuoted();
     } else if (c == '$') {
-      inWord = true;
-      word.dynamic = true;
-      if (i + 1 < s.size() && (s[i + 1] == '(' || s[i + 1] == '{')) {
-        word.text += '$';
-        ++i;
-        takeGroup(i, s[i], s[i] == '(' ? ')' : '}');
-      } else {
-        word.text += c;
-      }
+      expansion();
     } else if (c == '`') {
-      inWord = true;
-      word.dynamic = true;
-      word.text += c;
-      for (++i; i < s.size() && s[i] != '`'; ++i) word.text += s[i];
-      word.text += '`';
-    } else if (c == '#' && !inWord) {
-      while (i < s.size() && s[i] != '\n') ++i;
+      inWord_ = true;
+      word_.dynamic = true;
+      word_.text += c;
+      for (++i_; i_ < s_.size() && s_[i_] != '`'; ++i_) word_.text += s_[i_];
+      word_.text += '`';
+    } else if (c == '#' && !inWord_) {
+      while (i_ < s_.size() && s_[i_] != '\n') ++i_;
       endCommand();
-    } else if (c == ' ' || c == '\t' || c == '\r') {
+    } else if (c == ' ' || c == '\t' || c == '\r' || c == '<' || c == '>') {
       endWord();
     } else if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
       endCommand();
-    } else if (c == '<' || c == '>') {
-      endWord();
     } else {
-      word.text += c;
-      inWord = true;
+      word_.text += c;
+      inWord_ = true;
     }
   }
-  endCommand();
-  if (commands.back().empty()) commands.pop_back();
-  return commands;
-}
+
+  void escaped() {
+    if (i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
+      ++i_;  // line continuation
+    } else if (i_ + 1 < s_.size()) {
+      word_.text += s_[++i_];
+      inWord_ = true;
+    }
+  }
+
+  void doubleQuoted() {
+    inWord_ = true;
+    for (++i_; i_ < s_.size() && s_[i_] != '"'; ++i_) {
+      if (s_[i_] == '\\' && i_ + 1 < s_.size() && std::string_view("\"\\$`\n").find(s_[i_ + 1]) != std::string_view::npos) {
+        if (s_[i_ + 1] != '\n') word_.text += s_[i_ + 1];
+        ++i_;
+      } else {
+        if (s_[i_] == '$' || s_[i_] == '`') word_.dynamic = true;
+        word_.text += s_[i_];
+      }
+    }
+  }
+
+  void expansion() {
+    inWord_ = true;
+    word_.dynamic = true;
+    if (i_ + 1 < s_.size() && (s_[i_ + 1] == '(' || s_[i_ + 1] == '{')) {
+      word_.text += '$';
+      ++i_;
+      takeGroup(s_[i_], s_[i_] == '(' ? ')' : '}');
+    } else {
+      word_.text += '$';
+    }
+  }
+
+  // Appends s[i..] up to the bracket closing the one at s[i] ($( ... ), ${ ... }).
+  void takeGroup(char open, char close) {
+    int depth = 0;
+    for (; i_ < s_.size(); ++i_) {
+      word_.text += s_[i_];
+      if (s_[i_] == open) ++depth;
+      else if (s_[i_] == close && --depth == 0) return;
+    }
+  }
+
+  void endWord() {
+    if (inWord_) {
+      word_.path = path_;
+      commands_.back().push_back(std::move(word_));
+    }
+    word_ = Token{};
+    inWord_ = false;
+  }
+
+  void endCommand() {
+    endWord();
+    if (!commands_.back().empty()) commands_.emplace_back();
+  }
+
+  std::string_view s_;
+  const FieldPath& path_;
+  std::size_t i_ = 0;
+  std::vector<Command> commands_ = std::vector<Command>(1);
+  Token word_;
+  bool inWord_ = false;
+};
+
+std::vector<Command> splitScript(std::string_view s, const FieldPath& path) { return ScriptSplitter(s, path).split(); }
 
 std::vector<Token> listTokens(const json& list, const FieldPath& path, const EnvValues& env) {
   std::vector<Token> out;

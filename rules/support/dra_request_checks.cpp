@@ -83,20 +83,46 @@ void checkProductNames(const json& request, const FieldPath& path, Reporter& out
   }
 }
 
+constexpr std::string_view kAdminAccessLabel = "resource.kubernetes.io/admin-access";
+
+// AuthorizedForAdmin (pkg/registry/resource/utils.go, v1.37.2; reference
+// §15.2): adminAccess: true is refused unless the claim's namespace carries
+// resource.kubernetes.io/admin-access: "true". An error when the input or the
+// cluster holds the namespace; otherwise a reminder at the rule's severity.
+void checkAdminAccess(const FieldPath& path, const ClaimNamespace& ns, Reporter& out) {
+  const std::string nsName(ns.name);
+  const std::string label = "kubectl label namespace " + nsName + " " + std::string(kAdminAccessLabel) + "=true";
+  if (!ns.facts) {
+    out.report(path,
+               FieldError::note("adminAccess: true is refused by the API server unless the claim's namespace "
+                                "carries the label resource.kubernetes.io/admin-access: \"true\"; label the "
+                                "namespace (" + label + "), or drop adminAccess, which is for monitoring devices "
+                                "other claims hold"),
+               "true");
+    return;
+  }
+  const auto it = ns.facts->labels.find(kAdminAccessLabel);
+  if (it != ns.facts->labels.end() && it->second == "true") return;
+  const std::string has = it == ns.facts->labels.end()
+                              ? "has no such label"
+                              : "has " + std::string(kAdminAccessLabel) + ": " + quotedValue(it->second) + ", not \"true\"";
+  out.reportWithDefault(path,
+                        FieldError::forbidden("admin access to devices requires the `" + std::string(kAdminAccessLabel) +
+                                              ": true` label on the containing namespace; namespace " + nsName + " (" +
+                                              (ns.fromInput ? "in the input" : "in the cluster") + ") " + has +
+                                              ": label it (" + label + "), or drop adminAccess"),
+                        "true", Severity::Error);
+}
+
 }  // namespace
 
-void checkRequestDetails(const json& request, const FieldPath& path, bool subRequest, Reporter& out) {
+void checkRequestDetails(const json& request, const FieldPath& path, bool subRequest, const ClaimNamespace& ns,
+                         Reporter& out) {
   checkDeviceTolerations(request, path, out);
   checkProductNames(request, path, out);
   // A sub-request has no adminAccess at all (the unknown field is reported as such).
   if (const auto admin = request.find("adminAccess"); !subRequest && admin != request.end() && *admin == true) {
-    // pkg/registry/resource/utils.go, v1.37.2 (reference §15.2); the namespace is rarely in the input.
-    out.report(path.field("adminAccess"),
-               FieldError::note("adminAccess: true is refused by the API server unless the claim's namespace "
-                                "carries the label resource.kubernetes.io/admin-access: \"true\"; label the "
-                                "namespace (kubectl label namespace <ns> resource.kubernetes.io/admin-access=true), "
-                                "or drop adminAccess, which is for monitoring devices other claims hold"),
-               "true");
+    checkAdminAccess(path.field("adminAccess"), ns, out);
   }
 }
 

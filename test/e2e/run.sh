@@ -417,6 +417,25 @@ expect_out 'apiVersion: resource.k8s.io/v1beta1 is not served by a default Kuber
     '0 errors, 3 warnings'
 case_end
 
+# adminAccess: true needs resource.kubernetes.io/admin-access: "true" on the claim's namespace
+# (pkg/registry/resource/utils.go AuthorizedForAdmin); gpuguard-lint knows the Namespace from the
+# same file and reports the API server's Forbidden as an error (reference §15.2)
+case_begin "adminAccess in a namespace without the admin-access label: Forbidden, as gpuguard-lint says"
+kc create namespace e2e-dra-admin
+kc apply --dry-run=server -f "$CASES/dra-admin-access.yaml"
+expect_fail
+expect_out 'admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace'
+OUT=$("${GPUGUARD_LINT:-$ROOT/build/gpuguard-lint}" "$CASES/dra-admin-access.yaml" 2>&1); RC=$?
+LAST_CMD="gpuguard-lint $CASES/dra-admin-access.yaml"
+note_output
+((RC == 1)) || problem "gpuguard-lint: expected exit 1 for the error (got $RC)"
+expect_out 'Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace' \
+    '[dra-with-device-plugin]'
+kc label namespace e2e-dra-admin resource.kubernetes.io/admin-access=true
+kc apply --dry-run=server -f "$CASES/dra-admin-access.yaml"
+expect_ok
+case_end
+
 # ---- warn-level findings -------------------------------------------------------------
 case_begin "policy at warning: 500m RayCluster is admitted with a Warning: line"
 kc apply -n e2e-warn -f "$CASES/raycluster-fractional.yaml"

@@ -77,5 +77,26 @@ TEST(LintInputFacts, AListHoldsItsOwnFactsForTheWebhookToo) {
               IsEmpty());
 }
 
+TEST(LintInputFacts, ANamespaceOfTheFileDecidesWhetherItsClaimsMayAskForAdminAccess) {
+  const lint::LintPolicy policy = draOnly();
+  const std::string ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: monitoring}\n";
+  const std::string claim =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: watch, namespace: monitoring}\n"
+      "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}}]}}\n";
+  const auto severities = [](const lint::FileReport& report) {
+    std::vector<Severity> out;
+    for (const lint::Located& l : report.findings) out.push_back(l.finding.severity);
+    return out;
+  };
+  // The Namespace, before or after the claim, lacks the label: the API server refuses the claim.
+  EXPECT_THAT(severities(lint::lintText("f.yaml", ns + "---\n" + claim, policy)), ElementsAre(Severity::Error));
+  EXPECT_THAT(severities(lint::lintText("f.yaml", claim + "---\n" + ns, policy)), ElementsAre(Severity::Error));
+  // Each document alone, as the webhook without cluster facts: the namespace is unknown, a reminder.
+  lint::LintOptions alone;
+  alone.eachDocumentAlone = true;
+  EXPECT_THAT(severities(lint::lintText("f.yaml", ns + "---\n" + claim, policy, alone)),
+              ElementsAre(Severity::Warning));
+}
+
 }  // namespace
 }  // namespace gpuguard

@@ -218,6 +218,88 @@ TEST(DraClaims, AdminAccessNamesTheNamespaceLabelItNeeds) {
               IsEmpty());
 }
 
+// adminAccess and the namespace label (pkg/registry/resource/utils.go AuthorizedForAdmin, v1.37.2).
+
+// A Namespace with these labels (flow YAML, "" for none) and a claim of `kind` in it asking for admin access.
+std::string adminClaimIn(const std::string& nsLabels, const std::string& kind = "ResourceClaimTemplate") {
+  const std::string ns = nsLabels.empty() ? std::string()
+                                          : "apiVersion: v1\nkind: Namespace\nmetadata: {name: monitoring, labels: " +
+                                                nsLabels + "}\n---\n";
+  const std::string request = "{devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, "
+                              "adminAccess: true}}]}}";
+  return ns + "apiVersion: resource.k8s.io/v1\nkind: " + kind + "\nmetadata: {name: watch, namespace: monitoring}\n" +
+         (kind == "ResourceClaim" ? "spec: " + request : "spec: {spec: " + request + "}") + "\n";
+}
+
+std::vector<Finding> adminFindings(const std::string& yaml) {
+  return testing::only(testing::judgeInput(yaml, kDraOnly), "dra-with-device-plugin");
+}
+
+TEST(DraClaims, AdminAccessInANamespaceOfTheInputWithoutTheLabelIsRefused) {
+  const auto f = adminFindings(adminClaimIn("{team: obs}"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.spec.devices.requests[0].exactly.adminAccess");
+  // The API server's words, then what to do.
+  EXPECT_THAT(f[0].message(), HasSubstr("Forbidden: admin access to devices requires the "
+                                        "`resource.kubernetes.io/admin-access: true` label on the containing namespace; "
+                                        "namespace monitoring (in the input) has no such label"));
+  EXPECT_THAT(f[0].message(), HasSubstr("kubectl label namespace monitoring resource.kubernetes.io/admin-access=true"));
+  const auto claim = adminFindings(adminClaimIn("{team: obs}", "ResourceClaim"));
+  ASSERT_EQ(claim.size(), 1u);
+  EXPECT_EQ(claim[0].field(), "spec.devices.requests[0].exactly.adminAccess");
+}
+
+TEST(DraClaims, OnlyTheLabelValueTrueAllowsAdminAccess) {
+  EXPECT_THAT(adminFindings(adminClaimIn("{resource.kubernetes.io/admin-access: \"true\"}")), IsEmpty());
+  for (const char* other : {"\"True\"", "\"false\"", "\"\"", "\"yes\""}) {
+    const auto f = adminFindings(adminClaimIn(std::string("{resource.kubernetes.io/admin-access: ") + other + "}"));
+    ASSERT_EQ(f.size(), 1u) << other;
+    EXPECT_EQ(f[0].severity, Severity::Error);
+    EXPECT_THAT(f[0].message(), HasSubstr(std::string("has resource.kubernetes.io/admin-access: ") + other +
+                                          ", not \"true\""));
+  }
+}
+
+TEST(DraClaims, AdminAccessInANamespaceNobodyDescribesStaysAReminder) {
+  // No Namespace in the input, or only another one: the label is unknown.
+  for (const std::string& yaml :
+       {adminClaimIn(""), "apiVersion: v1\nkind: Namespace\nmetadata: {name: other}\n---\n" + adminClaimIn("")}) {
+    const auto f = adminFindings(yaml);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].severity, Severity::Warning);
+    EXPECT_THAT(f[0].message(), HasSubstr("kubectl label namespace monitoring resource.kubernetes.io/admin-access=true"));
+  }
+}
+
+TEST(DraClaims, TheClustersNamespaceDecidesAsTheInputsDoes) {
+  // What the webhook knows: the cluster's Namespaces (rules/cluster_facts.h).
+  const auto unlabelled = testing::clusterOf("apiVersion: v1\nkind: Namespace\nmetadata: {name: monitoring}\n");
+  const auto f = testing::only(testing::judgeWithCluster(adminClaimIn(""), *unlabelled, kDraOnly),
+                               "dra-with-device-plugin");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("namespace monitoring (in the cluster) has no such label"));
+  const auto labelled = testing::clusterOf("apiVersion: v1\nkind: Namespace\nmetadata: {name: monitoring, labels: "
+                                           "{resource.kubernetes.io/admin-access: \"true\"}}\n");
+  EXPECT_THAT(testing::judgeWithCluster(adminClaimIn(""), *labelled, kDraOnly), IsEmpty());
+  // The input's Namespace is what will be applied: it comes first.
+  EXPECT_THAT(testing::only(testing::judgeWithCluster(adminClaimIn("{team: obs}"), *labelled, kDraOnly),
+                            "dra-with-device-plugin"),
+              ::testing::SizeIs(1));
+}
+
+TEST(DraClaims, AListItemIsJudgedInItsOwnNamespace) {
+  const std::string list = "apiVersion: v1\nkind: Namespace\nmetadata: {name: monitoring}\n---\n"
+                           "apiVersion: v1\nkind: List\nitems:\n- apiVersion: resource.k8s.io/v1\n"
+                           "  kind: ResourceClaim\n  metadata: {name: c, namespace: monitoring}\n"
+                           "  spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: g, adminAccess: true}}]}}\n";
+  const auto f = adminFindings(list);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "items[0].spec.devices.requests[0].exactly.adminAccess");
+}
+
 // The NVIDIA DRA driver's productName is the NVML name, with spaces (reference §15.2).
 TEST(DraClaims, AProductNameInGfdsDashedFormMatchesNoDevice) {
   const std::string selector =
