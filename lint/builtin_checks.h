@@ -58,8 +58,14 @@ inline constexpr RuleDoc kIgnoredContentCheck{
     .summary = "Text after the end of a document that kubectl never reads.",
     .description =
         "After a document end marker (...) kubectl reads nothing more until the next --- line: a document written "
-        "there is never applied.",
-    .remediation = "Put a --- line before the next document, or delete the ... line.",
+        "there is never applied. The same holds in a file with CR-only line breaks (classic Mac OS): kubectl's "
+        "reader ends lines at LF only, so it cuts no document at a --- line that only a CR precedes, and its YAML "
+        "parser reads the first document of what it is given; gpuguard-lint judges only that first document too, "
+        "and says where the rest begins. (A --- line that starts the file and goes on past a CR is kubectl's "
+        "\"invalid Yaml document separator\": an input error.)",
+    .remediation = "Start each document with a --- line of its own that an LF line break ends (convert CR-only line "
+                   "breaks to LF: mac2unix, or the editor's line-ending setting), and delete a ... line that ends a "
+                   "document early.",
     .wrongExample =
         "apiVersion: v1\n"
         "kind: ConfigMap\n"

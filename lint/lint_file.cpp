@@ -135,6 +135,7 @@ Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& d
 yaml::Limits manifestLimits() {
   yaml::Limits limits;
   limits.refuseFlowSequenceDocuments = true;
+  limits.onlyWhatKubectlReads = true;
   return limits;
 }
 
@@ -185,10 +186,12 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, in.facts, report);
   if (options.remap) options.remap->prepare(doc);
   ++report.documents;
-  const bool fragment = options.fragment || looksLikeFragment(doc.value);
-  report.fragments += fragment;
+  // Only a patch a kustomization of the run lists is a fragment; a pod spec
+  // without an image (a Spark pod template, an operator's pod spec) is judged
+  // whole, as the webhook judges it (rules/engine.h).
+  report.fragments += options.fragment;
   std::vector<Finding> findings = in.prior && *in.prior ? std::move(**in.prior)
-                                                        : judgeDocument(doc, policy, fragment, in.facts);
+                                                        : judgeDocument(doc, policy, options.fragment, in.facts);
   std::vector<std::optional<TextFix>> textFixes =
       in.fixer ? in.fixer->fixesOf(doc, findings, in.lastLine) : std::vector<std::optional<TextFix>>{};
   const ObjectLocator objects(doc.value);

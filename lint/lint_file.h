@@ -66,8 +66,9 @@ inline const std::string& fileOf(const FileReport& report, const Located& l) {
 // names (field in API notation, message with what to do).
 Finding sourceFinding(const yaml::ParseWarning& warning, const nlohmann::json& document);
 
-// How the linter reads a manifest: yaml::Limits' defaults, and a document
-// written as a JSON array is an error, as in kubectl (not "no objects").
+// How the linter reads a manifest: yaml::Limits' defaults, a document
+// written as a JSON array is an error, as in kubectl (not "no objects"), and
+// of a file with CR-only line breaks only what kubectl reads is judged.
 yaml::Limits manifestLimits();
 
 // The ineffective-suppression warnings of every metadata.annotations map in
@@ -114,8 +115,10 @@ class Remapper {
 };
 
 struct LintOptions {
-  // Every document is a fragment (a kustomize patch): judged only by the
-  // rules that need no whole object (registry.h Judges).
+  // Every document is a fragment (a kustomize patch a kustomization of the
+  // run lists: lint/units.h): judged only by the rules that need no whole
+  // object (registry.h Judges). Nothing else is a fragment: a pod spec
+  // without an image is judged whole.
   bool fragment = false;
   Remapper* remap = nullptr;
   // Judge each document knowing only itself, as the webhook judges one
@@ -127,14 +130,13 @@ struct LintOptions {
   bool textFixes = false;
 };
 
-// Lints YAML/JSON text. `file` names it in the report. A document that
-// cannot be a complete object (looksLikeFragment) is judged as a fragment.
+// Lints YAML/JSON text. `file` names it in the report.
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy,
                     const LintOptions& options = {});
 
 // By document index: the findings judgeDocument() already gave for a
-// document of the stream (with the input's facts, as a fragment when it looks
-// like one), or nullopt to judge it.
+// document of the stream (with the input's facts, never as a fragment), or
+// nullopt to judge it.
 using PriorFindings = std::vector<std::optional<std::vector<Finding>>>;
 
 // lintText() on a stream already parsed (yaml::parseStream(text,

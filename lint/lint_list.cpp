@@ -61,9 +61,8 @@ void judgeItem(yaml::Document& item, std::size_t i, const std::vector<yaml::Pars
                const json& list, const LintPolicy& policy, const LintOptions& options, const InputFacts* facts,
                FileReport& report, ItemFindings& out) {
   const std::string prefix = std::string(kItems) + std::to_string(i);
-  const bool fragment = options.fragment || looksLikeFragment(item.value);
-  report.fragments += fragment;
-  std::vector<Finding> findings = judgeDocument(item, policy, fragment, facts);
+  report.fragments += options.fragment;
+  std::vector<Finding> findings = judgeDocument(item, policy, options.fragment, facts);
   const ObjectLocator objects(item.value);
   for (ObjectRef& ref : objects.objects()) {
     ref.pointer = prefix + ref.pointer;

@@ -284,12 +284,17 @@ void printNotes(const Plan& plan, const std::vector<FileReport>& reports, const 
     for (const std::string& note : r.notes) err << "gpuguard-lint: note: " << note << "\n";
   }
   std::size_t fragments = 0;
-  for (const FileReport& r : reports) fragments += r.fragments;
+  std::vector<std::string> patchFiles;
+  for (const FileReport& r : reports) {
+    fragments += r.fragments;
+    if (r.fragments > 0) patchFiles.push_back(r.file);
+  }
   if (fragments > 0) {
     err << "gpuguard-lint: note: " << fragments << (fragments == 1 ? " document was" : " documents were")
-              << " judged as fragments (kustomize patches, or containers without an image): only for what they say "
-                 "(quantities, resource names), not for what only the whole object tells (tolerations, driver pins, "
-                 "GPU counts against nodes)";
+        << " judged as kustomize patches (a kustomization lists " << (patchFiles.size() == 1 ? "the file" : "the files")
+        << "): " << listed(patchFiles)
+        << "; only for what they say (quantities, resource names), not for what only the whole object tells "
+           "(tolerations, driver pins, GPU counts against nodes)";
     if (!plan.unrendered.empty())
       err << "; kustomizations not rendered" << (o.fix ? " with --fix" : o.render == Render::None ? " (--render none)" : " (no kustomize or kubectl on PATH)")
                 << ": " << listed(plan.unrendered);

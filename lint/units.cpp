@@ -50,6 +50,42 @@ class ChartFinder {
   std::map<std::string, bool> cache_;
 };
 
+// The patch lists of the kustomizations above a file's directory: a file
+// named on its own (pre-commit passes changed files) may be a patch that a
+// kustomization in a parent directory lists (overlays/prod/kustomization.yaml
+// naming patches/gpu.yaml). Read, not rendered: they only say which files
+// are patches. Each directory is read once.
+class ParentPatches {
+ public:
+  bool lists(const std::string& file) {
+    const std::string n = normal(file);
+    fs::path dir = fs::path(n).parent_path();  // its own directory is one of the run's (planUnits)
+    // Lexically up: "a/b" -> "a" -> "" (the working directory); never past ".." or "/".
+    for (int depth = 0; depth < kMaxDepth && !dir.empty() && dir.has_relative_path() && dir.filename() != "..";
+         ++depth) {
+      dir = dir.parent_path();
+      if (patchesIn(dir.empty() ? "." : dir.generic_string()).count(n)) return true;
+    }
+    return false;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 16;  // deep enough for any GitOps tree, bounded for a path like /a/b/c/...
+
+  const std::set<std::string>& patchesIn(const std::string& dir) {
+    auto it = cache_.find(dir);
+    if (it != cache_.end()) return it->second;
+    std::set<std::string> patches;
+    if (kustomizationFileIn(dir)) {
+      const Kustomization k = readKustomization(dir);
+      patches.insert(k.patchFiles.begin(), k.patchFiles.end());
+    }
+    return cache_.emplace(dir, std::move(patches)).first->second;
+  }
+
+  std::map<std::string, std::set<std::string>> cache_;
+};
+
 }  // namespace
 
 Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers) {
@@ -87,6 +123,7 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
   if (renderers.helm) plan.charts.assign(chartDirs.begin(), chartDirs.end());
   else plan.skippedCharts.assign(chartDirs.begin(), chartDirs.end());
 
+  ParentPatches above;
   for (const std::string& f : files) {
     const std::string n = f == "-" ? f : normal(f);
     if (f != "-" && !charts.templateChart(f).empty()) continue;  // rendered with its chart, or skipped
@@ -98,7 +135,9 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
         continue;
     }
     plan.files.push_back(f);
-    if (patches.count(n)) plan.fragments.insert(n);
+    // A patch only when a kustomization lists it: one of the run's, or one
+    // above the file's directory.
+    if (f != "-" && (patches.count(n) || above.lists(f))) plan.fragments.insert(n);
   }
   return plan;
 }

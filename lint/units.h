@@ -21,7 +21,9 @@ struct Renderers {
 
 struct Plan {
   std::vector<std::string> files;            // linted as written, in input order
-  std::set<std::string> fragments;           // of those, kustomize patches (lexically normal paths)
+  std::set<std::string> fragments;           // of those, kustomize patches (lexically normal paths): the
+                                             // files a kustomization of the run, or one in a directory above
+                                             // the file, lists as patches; nothing else
   std::vector<Kustomization> tree;           // every kustomization found
   std::vector<std::size_t> roots;            // indexes in `tree` to render (only with a renderer)
   std::vector<std::string> unrendered;       // kustomization roots not rendered (no renderer)

@@ -119,16 +119,6 @@ void forgetSuppressions(std::vector<Finding>& findings) {
   }
 }
 
-bool looksLikeFragment(const json& object) {
-  if (!object.is_object()) return false;
-  for (const PodSite& site : findPodSites(object)) {
-    for (const ContainerRef& c : site.containers) {
-      if (c.kind != ContainerKind::Lone && c.image().empty()) return true;
-    }
-  }
-  return false;
-}
-
 bool hasErrors(const std::vector<Finding>& findings) {
   return std::any_of(findings.begin(), findings.end(),
                      [](const Finding& f) { return !f.suppressed && f.severity == Severity::Error; });

@@ -18,9 +18,13 @@ namespace gpuguard {
 
 struct JudgeOptions {
   const SourceHints* hints = nullptr;  // how scalars were written, if known
-  // The object is a fragment (a kustomize patch, a container without an
-  // image): only rules registered as Judges::WhatIsWritten run, so it is
-  // judged for what it says, never for what it lacks (registry.h).
+  // The object is a fragment (a kustomize patch: the caller knows it from
+  // the kustomization that lists it): only rules registered as
+  // Judges::WhatIsWritten run, so it is judged for what it says, never for
+  // what it lacks (registry.h). A pod spec whose container has no image (a
+  // Spark pod template, an operator's pod spec) is no fragment: it is judged
+  // whole, and what only an image tells (the CUDA version it was built for)
+  // is unknown for that container, so nothing is concluded from it.
   bool fragment = false;
   // Rules an exemption names skip the object (rules/exemptions.h).
   const Exemptions* exemptions = nullptr;
@@ -46,11 +50,6 @@ std::vector<Finding> judge(const nlohmann::json& object, const Policy& policy, c
 // Drops the suppression marks: for a front end whose policy does not let
 // annotations silence rules.
 void forgetSuppressions(std::vector<Finding>& findings);
-
-// A document that cannot be a complete object as written: a pod spec with a
-// container that has no image (the API server requires one), which is what
-// a strategic-merge patch raising a GPU count looks like.
-bool looksLikeFragment(const nlohmann::json& object);
 
 // True when any unsuppressed finding is an error.
 bool hasErrors(const std::vector<Finding>& findings);

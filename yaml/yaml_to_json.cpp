@@ -180,10 +180,12 @@ ParseResult parseStream(std::string_view text, const Limits& limits) {
     }
     // Lone CRs are line breaks to kubectl's YAML parser: each one becomes
     // LF, so lines, comments and positions are where go-yaml sees them.
-    // (kubectl's YAMLReader cuts documents at "\n---" only, so a "---"
+    // kubectl's YAMLReader cuts documents at "\n---" only, so a "---"
     // between CR-only lines ends kubectl's first document, and the rest is
-    // ignored; it is judged here as the next document.)
+    // ignored: with Limits::onlyWhatKubectlReads it is dropped here too, with
+    // a warning (KubectlDocuments); without, judged as the next document.
     std::string withLineFeeds;
+    const std::string_view original = src;
     if (std::optional<std::string> lf = loneCrAsLf(src)) {
       withLineFeeds = std::move(*lf);
       src = withLineFeeds;
@@ -191,15 +193,20 @@ ParseResult parseStream(std::string_view text, const Limits& limits) {
     if (looksLikeJsonStream(src)) return parseJsonStream(src, limits);
     const std::vector<Section> sections = splitSections(src, limits);
     const std::unique_ptr<SectionParser> parser = makeSectionParser(limits);
+    std::optional<KubectlDocuments> kubectl;
+    if (limits.onlyWhatKubectlReads && !withLineFeeds.empty()) kubectl.emplace(original, result);
     for (std::size_t i = 0; i < sections.size(); ++i) {
       const Section& sec = sections[i];
+      if (kubectl && !kubectl->reads(sec)) continue;
       if (sec.error) {
+        if (kubectl) kubectl->parsed(false);
         noteError(result, *sec.error);
         continue;
       }
       if (limits.refuseFlowSequenceDocuments) {
         if (auto err = flowSequenceDocument(src, sec)) {
           noteError(result, std::move(*err));
+          if (kubectl) kubectl->parsed(false);
           continue;
         }
       }
@@ -207,10 +214,13 @@ ParseResult parseStream(std::string_view text, const Limits& limits) {
       doc.index = i;  // counts the sections that failed too: the stream's numbering
       if (auto err = parser->parse(src, sec, doc)) {
         noteError(result, std::move(*err));
+        if (kubectl) kubectl->parsed(false);
         continue;
       }
       result.documents.push_back(std::move(doc));
+      if (kubectl) kubectl->parsed(true);
     }
+    if (kubectl) kubectl->finish();  // the last document's warning
   } catch (const std::bad_alloc&) {
     noteError(result, ParseError{{}, "out of memory while parsing YAML"});
   } catch (const std::exception& e) {

@@ -97,7 +97,8 @@ class SourceMap {
 struct ParseWarning {
   enum class Kind {
     DuplicateKey,    // a map key written twice: the first value is dropped
-    IgnoredContent,  // text after a document's end ("...") that kubectl never reads
+    IgnoredContent,  // text kubectl never reads: after a document's end ("..."), or
+                     // after a "---" that only a lone CR precedes (Limits::onlyWhatKubectlReads)
   };
   Position position;
   std::string message;  // e.g. mapping key "image" already defined at line 7
@@ -132,6 +133,16 @@ struct Limits {
   // validate"), and yaml-cpp takes time quadratic in the size of one large
   // flow collection.
   bool refuseFlowSequenceDocuments = false;
+  // true: only the documents kubectl reads of a text with CR-only line
+  // breaks. kubectl's reader ends lines at LF only, so a "---" line after a
+  // lone CR cuts no document, and its YAML parser reads the first document
+  // of what it is given: the documents after such a line (up to the next
+  // "---" that starts an LF line) are dropped, and the one kubectl reads
+  // carries an IgnoredContent warning saying so. A "---" line that goes on
+  // past a lone CR with content is kubectl's "invalid Yaml document
+  // separator": an error. false: every document is read (gpuguard's own
+  // files: policies, facts).
+  bool onlyWhatKubectlReads = false;
 };
 
 struct ParseResult {

@@ -86,6 +86,9 @@ struct Section {
   int firstLine = 1;
   bool ascii = true;
   std::optional<ParseError> error;  // do not parse: report this
+  // The "---" line that opened it (offset, line); npos for the stream's first section.
+  std::size_t separatorAt = std::string_view::npos;
+  int separatorLine = 0;
 };
 
 // Splits like apimachinery's YAMLReader and pre-scans each section. A
@@ -93,10 +96,53 @@ struct Section {
 // next separator, so the sections after it are still parsed.
 std::vector<Section> splitSections(std::string_view s, const Limits& limits);
 
+// `s` without the white space Go's strings.TrimSpace removes.
+std::string_view trimGoSpace(std::string_view s);
+
 // The error for a section whose first token (after blank lines, comments
 // and directives) is '[': a document that is a flow sequence, for
 // Limits::refuseFlowSequenceDocuments. nullopt for any other section.
 std::optional<ParseError> flowSequenceDocument(std::string_view s, const Section& section);
+
+// ---------------------------------------------------------------------------
+// 2b. What kubectl reads of a text with lone CRs (yaml_to_json_cr.cpp), for
+// Limits::onlyWhatKubectlReads. The sections are cut from the text with its
+// lone CRs turned into LF (loneCrAsLf, same offsets); `original` is the text
+// before. kubectl's YAMLReader ends its lines at LF only (bufio ReadLine),
+// so a "---" line that a lone CR precedes cuts no document, and go-yaml,
+// which takes the lone CR for a line break, reads only the first YAML
+// document of what it is given: the sections after that line, up to the
+// next "---" that starts an LF line, are never read.
+class KubectlDocuments {
+ public:
+  KubectlDocuments(std::string_view original, ParseResult& result) : original_(original), result_(result) {}
+  KubectlDocuments(const KubectlDocuments&) = delete;
+  KubectlDocuments& operator=(const KubectlDocuments&) = delete;
+
+  // Before a section is parsed: false when kubectl never reads it (counted
+  // for the warning), or when its separator line is one kubectl refuses
+  // (the error is noted in the result).
+  bool reads(const Section& sec);
+  // After: what the section gave (nullopt: a parse error), as the last of
+  // result.documents.
+  void parsed(bool document);
+  // After the last section: the warning of the last document kubectl reads.
+  void finish() { finishGroup(); }
+
+ private:
+  bool startsDocument(const Section& sec) const;
+  std::optional<ParseError> refusedSeparator(const Section& sec) const;
+  void finishGroup();
+
+  std::string_view original_;
+  ParseResult& result_;
+  // The kubectl document being read: whether go-yaml has read its one YAML
+  // document (or failed), which one, and what it drops.
+  bool settled_ = false;
+  std::optional<std::size_t> read_;
+  std::size_t dropped_ = 0;
+  int firstDroppedLine_ = 0;
+};
 
 // ---------------------------------------------------------------------------
 // 4a. Scalar resolution (yaml_to_json_scalars.cpp): go-yaml v2.4 resolve()

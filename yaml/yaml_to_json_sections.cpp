@@ -315,6 +315,8 @@ class Prescan {
 
 bool isGoSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
+}  // namespace
+
 std::string_view trimGoSpace(std::string_view s) {
   while (!s.empty() && isGoSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && isGoSpace(s.back())) s.remove_suffix(1);
@@ -323,8 +325,6 @@ std::string_view trimGoSpace(std::string_view s) {
   while (s.size() >= 2 && s[s.size() - 2] == '\xC2' && (s.back() == '\x85' || s.back() == '\xA0')) s.remove_suffix(2);
   return s;
 }
-
-}  // namespace
 
 // Splits like apimachinery's YAMLReader and pre-scans each section. A
 // section with a problem carries its error, and splitting goes on at the
@@ -374,9 +374,13 @@ std::vector<Section> splitSections(std::string_view s, const Limits& limits) {
       if (lineProblem) {
         open(pos, line);
         cur.error = std::move(lineProblem);
+        cur.separatorAt = pos;
+        cur.separatorLine = line;
         close(next);
       }
       open(next, line + 1);
+      cur.separatorAt = pos;
+      cur.separatorLine = line;
     } else {
       curEmpty = false;
       if (lineProblem && !cur.error) cur.error = std::move(lineProblem);

@@ -54,7 +54,7 @@ std::vector<DocPlan> planAll(const Lines& lines, const yaml::ParseResult& parsed
   for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
     const yaml::Document& doc = parsed.documents[i];
     if (!isKubernetesObject(doc.value)) continue;
-    findings[i] = judgeDocument(doc, policy, looksLikeFragment(doc.value), &facts);  // a fragment: fix only what it is judged for
+    findings[i] = judgeDocument(doc, policy, false, &facts);  // a listed patch is never fixed (lint/run.cpp)
     judged[i] = true;
     const std::size_t lastLine = i + 1 < parsed.documents.size() && parsed.documents[i + 1].start.line > 0
                                      ? static_cast<std::size_t>(parsed.documents[i + 1].start.line - 1)

@@ -400,61 +400,52 @@ class DraWithDevicePlugin final : public Rule {
     if (!requests) return;
     const FieldPath requestsPath = specPath.field("devices").field("requests");
     for (std::size_t i = 0; i < requests->size(); ++i) {
-      const json& request = (*requests)[i];
-      if (!request.is_object()) continue;
-      const FieldPath path = requestsPath.index(i);
-      const json* exactly = objectAt(request, "exactly");
-      const json* firstAvailable = arrayAt(request, "firstAvailable");
-      if (firstAvailable) {
-        checkSubRequests(*firstAvailable, path.field("firstAvailable"),
-                         decodedPath.field("devices").field("requests").index(i).field("firstAvailable"), ns, out);
+      if (!(*requests)[i].is_object()) continue;
+      checkClaimRequest((*requests)[i], requestsPath.index(i), decodedPath.field("devices").field("requests").index(i),
+                        *apiVersion, exactShape, ns, out);
+    }
+  }
+
+  // One request of a claim's devices.requests; `decoded` is its path as the
+  // decoder names it (from the object), `exactShape` whether its version
+  // nests the request's fields under exactly: (v1, v1beta2).
+  static void checkClaimRequest(const json& request, const FieldPath& path, const FieldPath& decoded,
+                                const std::string& apiVersion, bool exactShape, const ClaimNamespace& ns,
+                                Reporter& out) {
+    const json* exactly = objectAt(request, "exactly");
+    const json* firstAvailable = arrayAt(request, "firstAvailable");
+    if (firstAvailable) {
+      checkSubRequests(*firstAvailable, path.field("firstAvailable"), decoded.field("firstAvailable"), ns, out);
+    }
+    if (exactShape && firstAvailable) reportFieldsBesideFirstAvailable(request, path, decoded, out);
+    const auto error = [&](const FieldPath& at, FieldError e) {
+      out.reportWithDefault(at, std::move(e), "", Severity::Error);
+    };
+    if (!exactShape) {
+      if (exactly) {
+        error(path.field("exactly"),
+              FieldError::forbidden("exactly: exists only in resource.k8s.io/v1 and v1beta2; in " + apiVersion +
+                                    " deviceClassName, allocationMode and count sit on the request itself (or use "
+                                    "apiVersion resource.k8s.io/v1)"));
+      } else if (!firstAvailable) {
+        checkExact(request, path, ns, out);
       }
-      if (exactShape && firstAvailable) {
-        reportFieldsBesideFirstAvailable(request, path, decodedPath.field("devices").field("requests").index(i), out);
-      }
-      if (exactShape) {
-        if (exactly && firstAvailable) {
-          out.reportWithDefault(path,
-                                FieldError::invalid("null",
-                                                    "exactly one of `exactly` or `firstAvailable` is required, "
-                                                        "but multiple fields are set; keep one"),
-                                "",
-                                Severity::Error);
-        }
-        if (exactly) {
-          checkExact(*exactly, path.field("exactly"), ns, out);
-        } else if (!firstAvailable) {
-          if (hasAnyExactField(request)) {
-            out.reportWithDefault(path,
-                                  FieldError::required("in " + *apiVersion +
-                                                           " a request holds deviceClassName, allocationMode, count "
-                                                           "and "
-                                                           "selectors under exactly: (placing them on the request "
-                                                           "is the v1beta1 shape; the API server "
-                                                           "rejects them as unknown fields); move them into exactly:"),
-                                  "",
-                                  Severity::Error);
-          } else {
-            out.reportWithDefault(path,
-                                  FieldError::required("exactly one of `exactly` or `firstAvailable` is "
-                                                           "required; add exactly: {deviceClassName: gpu.nvidia.com}"),
-                                  "",
-                                  Severity::Error);
-          }
-        }
-      } else {
-        if (exactly) {
-          out.reportWithDefault(path.field("exactly"),
-                                FieldError::forbidden("exactly: exists only in resource.k8s.io/v1 and v1beta2; in " +
-                                                          *apiVersion +
-                                                          " deviceClassName, allocationMode and count sit on the "
-                                                          "request itself (or use apiVersion resource.k8s.io/v1)"),
-                                "",
-                                Severity::Error);
-        } else if (!firstAvailable) {
-          checkExact(request, path, ns, out);
-        }
-      }
+      return;
+    }
+    if (exactly && firstAvailable) {
+      error(path, FieldError::invalid("null", "exactly one of `exactly` or `firstAvailable` is required, but multiple "
+                                              "fields are set; keep one"));
+    }
+    if (exactly) {
+      checkExact(*exactly, path.field("exactly"), ns, out);
+    } else if (!firstAvailable && hasAnyExactField(request)) {
+      error(path, FieldError::required("in " + apiVersion +
+                                       " a request holds deviceClassName, allocationMode, count and selectors under "
+                                       "exactly: (placing them on the request is the v1beta1 shape; the API server "
+                                       "rejects them as unknown fields); move them into exactly:"));
+    } else if (!firstAvailable) {
+      error(path, FieldError::required("exactly one of `exactly` or `firstAvailable` is required; add exactly: "
+                                       "{deviceClassName: gpu.nvidia.com}"));
     }
   }
 

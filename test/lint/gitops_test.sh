@@ -153,8 +153,8 @@ status=$?
 check "exit 1 (error findings), not 2 (a chart is not an unreadable input)" test "$status" -eq 1
 check "one note: the chart's templates are not linted without helm" \
   test "$(grep -c 'Helm chart templates not linted (helm is not on PATH): gitops/charts/llm' bare.err)" -eq 1
-check "one note: the patch is judged as a fragment, the kustomization not rendered" \
-  test "$(grep -c 'judged as fragments.*kustomizations not rendered (no kustomize or kubectl on PATH): gitops/overlays/prod' bare.err)" -eq 1
+check "one note: the patch is judged as a fragment, named, the kustomization not rendered" \
+  test "$(grep -c 'judged as kustomize patches (a kustomization lists the file): gitops/overlays/prod/gpu-patch.yaml;.*kustomizations not rendered (no kustomize or kubectl on PATH): gitops/overlays/prod' bare.err)" -eq 1
 check "the empty directory is said on stderr" grep -q 'no Kubernetes objects found in empty' bare.err
 check "the patch's fractional GPU is found" \
   test "$(finding bare.json '.file == "gitops/overlays/prod/gpu-patch.yaml" and .rule == "gpu-fractional" and .line == 12')" -eq 1

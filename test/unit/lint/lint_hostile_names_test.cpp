@@ -87,11 +87,53 @@ TEST(LintCrOnlyLineBreaks, AreLineBreaksAsInKubectlNotOneLongComment) {
   EXPECT_EQ(report.findings[0].column, 25);
 }
 
-TEST(LintCrOnlyLineBreaks, SeparatorsBetweenCrOnlyLinesStillSeparateDocuments) {
+TEST(LintCrOnlyLineBreaks, KubectlReadsOnlyTheFirstDocumentAndSoDoesTheLinter) {
+  // kubectl's reader ends lines at LF only: the "---" after a CR cuts no
+  // document, and its YAML parser reads one document of what it is given.
+  // The fractional GPU of the second pod is never sent, so never judged.
   const std::string file = withCrOnly(std::string(kGoodPod) + "---\n" + kFractionalPod);
   const lint::FileReport report = lint::lintText("pods.yaml", file, lint::LintPolicy{});
   EXPECT_TRUE(report.errors.empty());
+  EXPECT_EQ(report.documents, 1u);
+  ASSERT_EQ(report.findings.size(), 1u);
+  const lint::Located& warning = report.findings[0];
+  EXPECT_EQ(warning.finding.rule, "ignored-content");
+  EXPECT_EQ(warning.finding.severity, Severity::Warning);
+  EXPECT_EQ(warning.line, 18);  // the "---" line, counted in CRs
+  EXPECT_EQ(warning.object.name, "good");  // on the document kubectl applies
+  EXPECT_THAT(warning.finding.message(),
+              HasSubstr("CR-only line breaks: kubectl reads only the first document of this file"));
+  EXPECT_THAT(warning.finding.message(), HasSubstr("the 1 document from line 18 on is never applied"));
+  EXPECT_THAT(warning.finding.message(), HasSubstr("convert CR-only line breaks to LF"));
+}
+
+TEST(LintCrOnlyLineBreaks, AFileStartingWithASeparatorIsOneInvalidSeparatorLineToKubectl) {
+  // The whole file is one line to kubectl, and it starts with "---":
+  // "invalid Yaml document separator: apiVersion: v1...", nothing applied.
+  const std::string file = withCrOnly("---\n" + std::string(kFractionalPod));
+  const lint::FileReport report = lint::lintText("pod.yaml", file, lint::LintPolicy{});
+  EXPECT_EQ(report.documents, 0u);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_EQ(report.errors[0].line, 1);
+  EXPECT_THAT(report.errors[0].message, HasSubstr("invalid Yaml document separator: apiVersion: v1..."));
+}
+
+TEST(LintCrOnlyLineBreaks, LfLinesStillSeparateDocumentsInAMixedFile) {
+  // Two CR-only parts joined by an LF "---" line: kubectl reads the first
+  // document of each part.
+  const std::string part = withCrOnly(std::string(kGoodPod) + "---\n" + kGoodPod);
+  const lint::FileReport report =
+      lint::lintText("pods.yaml", part + "\n---\n" + withCrOnly(kFractionalPod), lint::LintPolicy{});
+  EXPECT_TRUE(report.errors.empty());
   EXPECT_EQ(report.documents, 2u);
+  std::vector<std::string> rules;
+  for (const lint::Located& l : report.findings) rules.push_back(l.finding.rule);
+  EXPECT_THAT(rules, ::testing::UnorderedElementsAre("ignored-content", "gpu-fractional"));
+  for (const lint::Located& l : report.findings) {
+    if (l.finding.rule == "ignored-content") {
+      EXPECT_THAT(l.finding.message(), HasSubstr("only the first document of the lines up to the next LF line break"));
+    }
+  }
 }
 
 TEST(LintCrOnlyLineBreaks, FixLeavesSuchAFileAloneWithAReason) {

@@ -208,10 +208,8 @@ TEST(CorpusProperty, LinterAndWebhookDecideTheSameForEveryRealDocument) {
       const yaml::ParseResult parsed = yaml::parseStream(text);
       for (const yaml::Document& doc : parsed.documents) {
         if (!lint::isKubernetesObject(doc.value)) continue;
-        // A fragment (a patch, a container without an image) is judged by the
-        // linter only for what it says; the API server would reject it whole,
-        // so the webhook never sees one and there is nothing to compare.
-        if (looksLikeFragment(doc.value)) continue;
+        // A pod spec without an image (a Spark pod template, an operator's
+        // pod spec) is judged whole by both: compared like any other.
         std::vector<Finding> lintFindings;
         for (const lint::Located& l : report.findings) {
           // The linter's checks of how the YAML is written (duplicate-key,

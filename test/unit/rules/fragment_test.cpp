@@ -1,5 +1,6 @@
-// Fragments (kustomize patches, containers without an image) and the object
-// a finding is about: the engine's side of gpuguard-lint on GitOps trees.
+// Fragments (kustomize patches a kustomization lists), pod specs whose
+// containers have no image (judged whole), and the object a finding is
+// about: the engine's side of gpuguard-lint on GitOps trees.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -56,11 +57,25 @@ TEST(Fragment, EveryRuleDeclaresWhatItJudges) {
   }
 }
 
-TEST(Fragment, AContainerWithoutAnImageCannotBeACompleteObject) {
-  EXPECT_TRUE(looksLikeFragment(parsed(kPatch)));
-  EXPECT_FALSE(looksLikeFragment(parsed("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-                                        "  - {name: c, image: cuda:12}\n")));
-  EXPECT_FALSE(looksLikeFragment(parsed("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")));
+// A Spark executor pod template (spark.kubernetes.executor.podTemplateFile):
+// Spark sets the image, the template is where tolerations must be written.
+const char* const kSparkTemplate = R"(apiVersion: v1
+kind: Pod
+metadata:
+  labels: {spark-role: executor}
+spec:
+  nodeSelector: {nvidia.com/cuda.driver-version.major: "470"}
+  containers:
+  - name: spark-kubernetes-executor
+    resources: {limits: {nvidia.com/gpu: 1}}
+)";
+
+TEST(Fragment, APodSpecWithoutAnImageIsJudgedWholeForWhatItSaysAndLacks) {
+  // No kustomization lists it, so nothing makes it a patch: the missing
+  // toleration keeps the executors Pending, and the engine says so. Driver
+  // 470 is too old for most CUDA images, but it names none: what only an
+  // image tells is not concluded (CudaDriverTooOld.AContainerWithoutAnImage...).
+  EXPECT_THAT(rulesHit(judge(parsed(kSparkTemplate), Policy{})), ElementsAre("gpu-missing-toleration"));
 }
 
 TEST(ObjectRef, AListItemIsTheObjectNotTheList) {

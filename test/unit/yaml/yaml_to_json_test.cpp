@@ -3,6 +3,7 @@
 // came from.
 #include "yaml/yaml_to_json.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -586,6 +587,80 @@ TEST(YamlStreams, CrLfLineEndingsAreFine) {
   EXPECT_EQ(r.documents[0].value, json({{"a", "x"}, {"b", "l1\nl2\n"}, {"c", "q r"}}));
   EXPECT_TRUE(isInt(r.documents[1].value["d"], 8));
   EXPECT_EQ(r.documents[1].sources.find("/d")->position, at(8, 4));
+}
+
+// CR-only line breaks (classic Mac OS). kubectl's reader (apimachinery's
+// YAMLReader over bufio ReadLine) ends lines at LF only; go-yaml, given one
+// of its documents, takes a lone CR for a line break and reads the first
+// YAML document only.
+y::Limits asKubectlReads() {
+  y::Limits limits;
+  limits.onlyWhatKubectlReads = true;
+  return limits;
+}
+
+TEST(YamlCrOnlyLineBreaks, KubectlReadsOnlyTheFirstDocumentOfTheFile) {
+  const std::string text = "a: 1\r---\rb: 2\r---\rc: 3\r";
+  y::ParseResult r = y::parseStream(text, asKubectlReads());
+  ASSERT_FALSE(r.error) << describe(r);
+  ASSERT_EQ(r.documents.size(), 1u);
+  EXPECT_EQ(r.documents[0].value, json({{"a", 1}}));
+  ASSERT_EQ(r.documents[0].warnings.size(), 1u);
+  const y::ParseWarning& w = r.documents[0].warnings[0];
+  EXPECT_EQ(w.kind, y::ParseWarning::Kind::IgnoredContent);
+  EXPECT_EQ(w.position, at(2, 1));  // the first "---" kubectl does not cut at
+  EXPECT_THAT(w.message, ::testing::HasSubstr("CR-only line breaks: kubectl reads only the first document of this file"));
+  EXPECT_THAT(w.message, ::testing::HasSubstr("the 2 documents from line 2 on are never applied"));
+}
+
+TEST(YamlCrOnlyLineBreaks, WithoutTheLimitEveryDocumentIsRead) {
+  // gpuguard's own files (policies, facts) are read whole.
+  y::ParseResult r = y::parseStream("a: 1\r---\rb: 2\r");
+  ASSERT_EQ(r.documents.size(), 2u);
+  EXPECT_TRUE(r.documents[0].warnings.empty());
+}
+
+TEST(YamlCrOnlyLineBreaks, CommentsBeforeTheFirstDocumentDoNotCount) {
+  // go-yaml's first document is the first that holds a node.
+  y::ParseResult r = y::parseStream("# header\r---\ra: 1\r---\rb: 2\r", asKubectlReads());
+  ASSERT_FALSE(r.error) << describe(r);
+  std::vector<json> values;
+  for (const y::Document& d : r.documents) values.push_back(d.value);
+  EXPECT_EQ(values, (std::vector<json>{nullptr, json({{"a", 1}})}));
+  ASSERT_EQ(r.documents[1].warnings.size(), 1u);
+  EXPECT_EQ(r.documents[1].warnings[0].position, at(4, 1));
+}
+
+TEST(YamlCrOnlyLineBreaks, AnLfSeparatorStartsADocumentKubectlReads) {
+  y::ParseResult r = y::parseStream("a: 1\r---\rb: 2\n---\nc: 3\r---\rd: 4\n", asKubectlReads());
+  ASSERT_FALSE(r.error) << describe(r);
+  ASSERT_EQ(r.documents.size(), 2u);
+  EXPECT_EQ(r.documents[0].value, json({{"a", 1}}));
+  EXPECT_EQ(r.documents[1].value, json({{"c", 3}}));
+  EXPECT_EQ(r.documents[1].index, 2u);  // the stream's numbering counts the dropped section
+  for (const y::Document& d : r.documents) {
+    ASSERT_EQ(d.warnings.size(), 1u);
+    EXPECT_THAT(d.warnings[0].message, ::testing::HasSubstr("the lines up to the next LF line break"));
+  }
+}
+
+TEST(YamlCrOnlyLineBreaks, ASeparatorLineGoingOnPastACrIsKubectlsInvalidSeparator) {
+  y::ParseResult r = y::parseStream("---\ra: 1\r---\rb: 2\r", asKubectlReads());
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->position, at(1, 1));
+  EXPECT_THAT(r.error->message, ::testing::HasSubstr("invalid Yaml document separator: a: 1..."));
+  EXPECT_TRUE(r.documents.empty());
+  // A comment after "---" is a separator kubectl accepts: the first document is read.
+  y::ParseResult commented = y::parseStream("--- # pods\ra: 1\r---\rb: 2\r", asKubectlReads());
+  ASSERT_FALSE(commented.error) << describe(commented);
+  ASSERT_EQ(commented.documents.size(), 1u);
+  EXPECT_EQ(commented.documents[0].value, json({{"a", 1}}));
+}
+
+TEST(YamlCrOnlyLineBreaks, CrLfFilesAreNotConcerned) {
+  y::ParseResult r = y::parseStream("a: 1\r\n---\r\nb: 2\r\n", asKubectlReads());
+  ASSERT_EQ(r.documents.size(), 2u);
+  EXPECT_TRUE(r.documents[0].warnings.empty());
 }
 
 // --- Errors -------------------------------------------------------------------------------

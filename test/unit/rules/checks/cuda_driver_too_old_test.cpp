@@ -502,5 +502,17 @@ TEST(CudaDriverTooOld, IsOnByDefaultAsAnError) {
 }
 
 
+TEST(CudaDriverTooOld, AContainerWithoutAnImageIsJudgedOnlyByItsEnv) {
+  // A Spark executor pod template or an operator's pod spec: whoever runs
+  // it fills the image in, so no CUDA version is known from it.
+  const std::string noImage = "apiVersion: v1\nkind: Pod\nspec:\n" + driverMajor("470") +
+                              "  containers:\n  - name: executor\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
+  EXPECT_THAT(rulesHit(judgeYaml(noImage, kCudaOnly)), IsEmpty());
+  // What the container states still holds: the runtime checks its
+  // NVIDIA_REQUIRE_CUDA against the driver whatever the image.
+  const std::string required = noImage + "    env: [{name: NVIDIA_REQUIRE_CUDA, value: \"cuda>=12.4\"}]\n";
+  EXPECT_THAT(rulesHit(judgeYaml(required, kCudaOnly)), ElementsAre("cuda-driver-too-old"));
+}
+
 }  // namespace
 }  // namespace gpuguard
