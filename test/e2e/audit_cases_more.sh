@@ -50,21 +50,7 @@ stop_replicas
 kc create serviceaccount gpuguard-webhook -n "$LEASE_NS" >/dev/null 2>&1
 kc apply -f "$ROOT/manifests/base/rbac.yaml" -f "$ROOT/manifests/components/background-audit/rbac.yaml" >/dev/null ||
     { bad "audit setup: the shipped RBAC"; return 0; }
-token=$(kc create token gpuguard-webhook -n "$LEASE_NS" --duration=1h) || { bad "audit setup: a token"; return 0; }
-cat >"$W/sa.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster: {server: "https://127.0.0.1:$E2E_APISERVER_PORT", certificate-authority: "$E2E_WORK/pki/ca.crt"}
-users:
-- name: sa
-  user: {token: "$token"}
-contexts:
-- name: sa
-  context: {cluster: e2e, user: sa}
-current-context: sa
-EOF
+e2e_token_kubeconfig gpuguard-webhook "$LEASE_NS" >"$W/sa.kubeconfig" || { bad "audit setup: a token"; return 0; }
 gpu_deployment least 0 | kc create -f - >/dev/null || { bad "audit setup: Deployment least"; return 0; }
 KUBECONFIG=$W/sa.kubeconfig start_replica sa "$APORT" || { bad "audit setup: webhook replica sa: $(tail -n 5 "$E2E_WORK/webhook-sa.log")"; return 0; }
 if until_true 20 rule_row Deployment/least gpu-missing-toleration && [[ $(holder) == sa* ]] &&

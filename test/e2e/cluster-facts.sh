@@ -101,25 +101,8 @@ kc create namespace gpuguard-system >/dev/null
 kc create serviceaccount gpuguard-webhook -n gpuguard-system >/dev/null
 kc create serviceaccount nobody -n gpuguard-system >/dev/null
 kc apply -f "$ROOT/manifests/base/rbac.yaml" >/dev/null || { bad "setup: manifests/base/rbac.yaml"; finish; }
-token_kubeconfig() {  # token_kubeconfig SERVICEACCOUNT > kubeconfig
-    local token
-    token=$(e2e_kubectl create token "$1" -n gpuguard-system --duration=2h) || return 1
-    cat <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster: {server: "https://127.0.0.1:$E2E_APISERVER_PORT", certificate-authority: "$E2E_WORK/pki/ca.crt"}
-users:
-- name: sa
-  user: {token: "$token"}
-contexts:
-- name: sa
-  context: {cluster: e2e, user: sa}
-current-context: sa
-EOF
-}
-token_kubeconfig gpuguard-webhook >"$W/webhook.kubeconfig" && token_kubeconfig nobody >"$W/nobody.kubeconfig" ||
+e2e_token_kubeconfig gpuguard-webhook gpuguard-system >"$W/webhook.kubeconfig" &&
+    e2e_token_kubeconfig nobody gpuguard-system >"$W/nobody.kubeconfig" ||
     { bad "setup: ServiceAccount tokens"; finish; }
 # the ClusterRole really is least privilege: no secrets, no writes
 if KUBECONFIG=$W/webhook.kubeconfig e2e_kubectl auth can-i list secrets -A >/dev/null 2>&1 ||

@@ -126,6 +126,27 @@ e2e_kubectl() {
     timeout 60 kubectl --request-timeout=30s "$@"
 }
 
+# e2e_token_kubeconfig SERVICEACCOUNT NAMESPACE > kubeconfig : a kubeconfig that talks to the
+# e2e API server as that ServiceAccount (a 2 h token), to test what its RBAC allows.
+e2e_token_kubeconfig() {
+    local token
+    token=$(e2e_kubectl create token "$1" -n "$2" --duration=2h) || return 1
+    cat <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {server: "https://127.0.0.1:$E2E_APISERVER_PORT", certificate-authority: "$E2E_WORK/pki/ca.crt"}
+users:
+- name: sa
+  user: {token: "$token"}
+contexts:
+- name: sa
+  context: {cluster: e2e, user: sa}
+current-context: sa
+EOF
+}
+
 # e2e_prepare_tools : the control plane (built once into $E2E_CACHE), a current kubectl
 # (test/tools/install-kubectl-helm.sh), openssl and curl. Prints the "control plane:" line.
 e2e_prepare_tools() {
