@@ -306,7 +306,7 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   std::map<std::string, std::size_t> reasons;
   std::size_t available = 0;
   static const std::vector<BoundPod> kNoPods;
-  const std::vector<NodeTerm> terms = nodeSelectionTerms(site);
+  const std::vector<NodeTerm>& terms = nodeSelectionTerms(site);
   std::vector<NodeGroup> singles;
   const bool perNode = namesNodes(pod, terms);
   if (perNode) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 #include "rules/k8s/json_access.h"
 #include "rules/resources.h"
@@ -229,9 +230,7 @@ void addUnparseableAsks(const PodSite& site, const GpuFacts& facts, std::vector<
   }
 }
 
-}  // namespace
-
-std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
+std::vector<GpuSource> readGpuSources(const PodSite& site, const GpuFacts& facts) {
   std::vector<GpuSource> out;
   const auto gpuResource = [&](std::string_view name) { return facts.isGpuResource(name); };
   for (const ResourceUnits& u : podRequestUnitsByName(site, gpuResource)) {
@@ -263,6 +262,30 @@ std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+}  // namespace
+
+// A site's GPU sources and the facts they were read with: the half dozen
+// checks that ask judge the site with the same facts.
+struct GpuSourcesMemo {
+  const Policy* policy;
+  const InputFacts* input;
+  const ClusterFacts* cluster;
+  std::string ns;
+  std::vector<GpuSource> sources;
+
+  bool readWith(const GpuFacts& facts) const {
+    return policy == &facts.policy && input == &facts.input && cluster == facts.cluster && ns == facts.ns;
+  }
+};
+
+const std::vector<GpuSource>& gpuSources(const PodSite& site, const GpuFacts& facts) {
+  if (!site.gpuSourcesMemo || !site.gpuSourcesMemo->readWith(facts)) {
+    site.gpuSourcesMemo = std::make_shared<const GpuSourcesMemo>(GpuSourcesMemo{
+        &facts.policy, &facts.input, facts.cluster, std::string(facts.ns), readGpuSources(site, facts)});
+  }
+  return site.gpuSourcesMemo->sources;
 }
 
 bool claimPinsDriver(const PodSite& site, const GpuFacts& facts) {

@@ -99,8 +99,10 @@ struct GpuSource {
 std::string guessNote(const std::vector<GpuSource>& sources);
 
 // Every way the pod asks for GPUs, in the order: extended resources and
-// implicit names (by first appearance), then claims.
-std::vector<GpuSource> gpuSources(const PodSite& site, const GpuFacts& facts);
+// implicit names (by first appearance), then claims. Read once per site and
+// facts (PodSite::gpuSourcesMemo): valid while the site lives and until it
+// is asked with other facts.
+const std::vector<GpuSource>& gpuSources(const PodSite& site, const GpuFacts& facts);
 
 // A GPU claim of the pod whose claim or template (as the input or cluster
 // holds it) selects devices by the driver's version (CEL on driverVersion or

@@ -1,5 +1,7 @@
 #include "rules/pod_constraints.h"
 
+#include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "rules/resources.h"
@@ -81,8 +83,12 @@ std::string misplacedNote(const PodField& misplaced, const PodField& proper) {
          proper.path.apiPath();
 }
 
-std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site) {
-  return nodeSelectionTerms(site.nodeSelector.value, site.nodeSelector.path, site.affinity.value, site.affinity.path);
+const std::vector<NodeTerm>& nodeSelectionTerms(const PodSite& site) {
+  if (!site.selectionTerms) {
+    site.selectionTerms = std::make_shared<const std::vector<NodeTerm>>(
+        nodeSelectionTerms(site.nodeSelector.value, site.nodeSelector.path, site.affinity.value, site.affinity.path));
+  }
+  return *site.selectionTerms;
 }
 
 }  // namespace gpuguard

@@ -41,7 +41,8 @@ std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& polic
 // count ...: move it to <proper>". Empty when nothing is misplaced.
 std::string misplacedNote(const PodField& misplaced, const PodField& proper);
 
-// The ORed node-selection terms of a pod site (rules/k8s/node_selection.h).
-std::vector<NodeTerm> nodeSelectionTerms(const PodSite& site);
+// The ORed node-selection terms of a pod site (rules/k8s/node_selection.h),
+// read once per site (PodSite::selectionTerms) and valid while it lives.
+const std::vector<NodeTerm>& nodeSelectionTerms(const PodSite& site);
 
 }  // namespace gpuguard

@@ -49,6 +49,8 @@ enum class ContainerKind {
 };
 
 struct ContainerResources;  // rules/resources.h
+struct NodeTerm;            // rules/k8s/node_selection.h
+struct GpuSourcesMemo;      // rules/gpu_use.cpp
 
 // A resource an operator puts on the container it builds, read from a field
 // of its own custom resource: a DynamoGraphDeployment service's
@@ -129,6 +131,13 @@ struct PodSite {
   // so (LeaderWorkerSet size; a Ray cluster's worker hosts). Used by the
   // tensor-parallel checks.
   std::optional<long long> podsInGroup;
+  // Its node-selection terms (nodeSelectionTerms in rules/pod_constraints.h):
+  // half a dozen checks read them, so they are built once, on first use
+  // (hence mutable). Like the rest of a PodSite, not for sharing between threads.
+  mutable std::shared_ptr<const std::vector<NodeTerm>> selectionTerms{};
+  // Its GPU sources (gpuSources in rules/gpu_use.h), kept with the facts they
+  // were read with, for the same reason.
+  mutable std::shared_ptr<const GpuSourcesMemo> gpuSourcesMemo{};
 };
 
 // All pod sites in an object, in document order. Depth-limited, never throws.

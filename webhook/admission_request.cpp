@@ -130,6 +130,8 @@ void readObjects(const json& request, AdmissionRequest& r) {
 
 }  // namespace
 
+ParsedReview::~ParsedReview() { releaseJson(document); }
+
 std::optional<std::string> parseAdmissionReview(std::string_view body, std::size_t maxNestingDepth, ParsedReview& out) {
   JsonReadError parseError;
   const JsonReadOptions options{maxNestingDepth, admissionMember, kRoot};

@@ -53,6 +53,7 @@ struct ParsedReview {
   ParsedReview() = default;
   ParsedReview(const ParsedReview&) = delete;
   ParsedReview& operator=(const ParsedReview&) = delete;
+  ~ParsedReview();  // frees the tree with releaseJson (webhook/json_reader.h)
 
   nlohmann::json document;
   AdmissionRequest request;

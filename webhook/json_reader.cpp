@@ -10,6 +10,10 @@
 
 #include "text/utf8.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 namespace gpuguard::webhook {
 namespace {
 
@@ -38,11 +42,25 @@ int hexValue(char c) {
 
 // The first byte in [p, end) that ends a run of plain string bytes: '"', '\\',
 // a control character or a non-ASCII byte (which needs UTF-8 validation).
-// Eight bytes at a time: a byte is flagged by its high bit, by the "has a zero
-// byte" trick for '"' and '\\', and by the "has a byte below n" trick for
-// controls. Each trick can only misfire above a true hit, so the lowest
-// flagged byte is always a real one.
+// Sixteen bytes at a time with SSE2, then eight at a time: a byte is flagged
+// by its high bit, by the "has a zero byte" trick for '"' and '\\', and by the
+// "has a byte below n" trick for controls. Each trick can only misfire above
+// a true hit, so the lowest flagged byte is always a real one.
 const char* endOfPlainRun(const char* p, const char* end) {
+#ifdef __SSE2__
+  // Sixteen at a time where SSE2 is (every x86-64): one signed compare with
+  // 0x20 flags the controls and, as negative bytes, every non-ASCII one.
+  const __m128i quotes = _mm_set1_epi8('"');
+  const __m128i backslashes = _mm_set1_epi8('\\');
+  const __m128i spaces = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i hits =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quotes), _mm_cmpeq_epi8(v, backslashes)), _mm_cmplt_epi8(v, spaces));
+    if (const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hits))) return p + std::countr_zero(mask);
+    p += 16;
+  }
+#endif
   if constexpr (std::endian::native == std::endian::little) {
     constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
     constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
@@ -382,7 +400,26 @@ std::string lineAndColumn(std::string_view text, std::size_t byte) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+void releaseBelow(json& node, std::size_t depth) {
+  if (depth >= kReleaseDepth) return;  // the rest goes through nlohmann's destructor
+  if (node.is_object()) {
+    auto& members = node.get_ref<json::object_t&>();
+    for (auto& member : members) {
+      if (member.second.is_structured()) releaseBelow(member.second, depth + 1);
+    }
+    members.clear();
+  } else if (node.is_array()) {
+    auto& items = node.get_ref<json::array_t&>();
+    for (json& item : items) {
+      if (item.is_structured()) releaseBelow(item, depth + 1);
+    }
+    items.clear();
+  }
+}
+
 }  // namespace
+
+void releaseJson(json& value) { releaseBelow(value, 0); }
 
 bool readJson(std::string_view text, nlohmann::json& out, JsonReadError& error, const JsonReadOptions& options) {
   try {

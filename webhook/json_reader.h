@@ -53,4 +53,13 @@ struct JsonReadError {
 // whitespace) or nests too deeply.
 bool readJson(std::string_view text, nlohmann::json& out, JsonReadError& error, const JsonReadOptions& options = {});
 
+// Frees the tree under `value` (left an empty object or array, or as it was
+// when a scalar). nlohmann's destructor first moves every node of a tree
+// through a heap-allocated stack, so that no depth can overflow the call
+// stack; for a review that was a fifth of the webhook's instructions. This
+// frees bottom-up by recursion instead, down to kReleaseDepth levels, and
+// leaves what is deeper to nlohmann's destructor.
+inline constexpr std::size_t kReleaseDepth = 64;
+void releaseJson(nlohmann::json& value);
+
 }  // namespace gpuguard::webhook

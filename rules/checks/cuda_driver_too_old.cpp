@@ -201,11 +201,8 @@ class CudaDriverTooOld final : public Rule {
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
-      std::optional<std::vector<NodeTerm>> terms;  // read only for a container with something to judge
-      auto nodeTerms = [&]() -> const std::vector<NodeTerm>& {
-        if (!terms) terms = nodeSelectionTerms(site);
-        return *terms;
-      };
+      // Read only for a container with something to judge (and then once: PodSite::selectionTerms).
+      auto nodeTerms = [&]() -> const std::vector<NodeTerm>& { return nodeSelectionTerms(site); };
       for (const ContainerRef& c : site.containers) {
         const auto cuda = containerCuda(c, ctx.policy);
         const std::vector<Requirement> requirements = containerRequirements(c);

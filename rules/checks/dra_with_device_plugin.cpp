@@ -221,7 +221,7 @@ class DraWithDevicePlugin final : public Rule {
   // resource a DRA driver serves (policy draExtendedResources, a DeviceClass
   // extendedResourceName in the input) is DRA's: no conflict then.
   static void reportBothWays(const CheckContext& ctx, const PodSite& site, Reporter& out) {
-    const std::vector<GpuSource> sources = gpuSources(site, ctx.gpu());
+    const std::vector<GpuSource>& sources = gpuSources(site, ctx.gpu());
     const auto pluginSource = std::find_if(sources.begin(), sources.end(), [](const GpuSource& s) {
       return s.kind == GpuSourceKind::ExtendedResource && !s.draBacked;
     });

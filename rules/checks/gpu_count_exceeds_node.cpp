@@ -222,7 +222,7 @@ class GpuCountExceedsNode final : public Rule {
     long long total = 0;
     std::string parts;
     const GpuSource* first = nullptr;
-    const std::vector<GpuSource> sources = gpuSources(site, gpu);  // `first` points into it
+    const std::vector<GpuSource>& sources = gpuSources(site, gpu);  // `first` points into it
     for (const GpuSource& s : sources) {
       if (s.kind != GpuSourceKind::Claim || !s.wholeGpus || *s.wholeGpus <= 0) continue;
       if (!first) first = &s;

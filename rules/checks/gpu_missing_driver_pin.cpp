@@ -72,7 +72,7 @@ class GpuMissingDriverPin final : public Rule {
   void check(const CheckContext& ctx, Reporter& out) const override {
     if (ctx.policy.driverPinLabels.empty()) return;
     for (const PodSite& site : ctx.sites) {
-      const std::vector<GpuSource> sources = gpuSources(site, ctx.gpu());
+      const std::vector<GpuSource>& sources = gpuSources(site, ctx.gpu());
       if (sources.empty()) continue;
       // spec.nodeName: the author chose the node, whose driver they know.
       if (bypassesScheduler(site)) continue;

@@ -248,7 +248,7 @@ class GpuMissingToleration final : public Rule {
 
   void check(const CheckContext& ctx, Reporter& out) const override {
     for (const PodSite& site : ctx.sites) {
-      const std::vector<GpuSource> sources = gpuSources(site, ctx.gpu());
+      const std::vector<GpuSource>& sources = gpuSources(site, ctx.gpu());
       if (sources.empty()) continue;
       // A rejected toleration that would match still counts as tolerating:
       // its own finding says what to fix, and the fix keeps it tolerating.

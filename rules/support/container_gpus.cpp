@@ -21,7 +21,7 @@ void addClaims(const PodSite& site, const ContainerRef& container, const GpuFact
   const json* resources = objectAt(*container.container, container.resourcesKey);
   const json* claims = resources ? arrayAt(*resources, "claims") : nullptr;
   if (!claims) return;
-  const std::vector<GpuSource> sources = gpuSources(site, facts);
+  const std::vector<GpuSource>& sources = gpuSources(site, facts);
   for (const json& listed : *claims) {
     const std::string* name = stringAt(listed, "name");
     if (!name) continue;

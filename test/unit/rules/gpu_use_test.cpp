@@ -178,5 +178,25 @@ TEST(GpuUse, AToleratingClaimPodIsNotAPodWithoutGpus) {
               IsEmpty());
 }
 
+// --- gpuSources is read once per site, for the facts it was asked with ----------
+
+TEST(GpuUse, ASiteAskedAgainWithOtherFactsIsReadWithThoseFacts) {
+  const nlohmann::json pod = nlohmann::json::parse(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[)"
+      R"({"name":"app","image":"i","resources":{"limits":{"example.com/accel":"1"}}}]}})");
+  const std::vector<PodSite> sites = findPodSites(pod);
+  ASSERT_EQ(sites.size(), 1u);
+  const InputFacts none;
+  const Policy defaults;
+  Policy accelIsAGpu;
+  accelIsAGpu.gpuResources = {"example.com/accel"};
+  EXPECT_THAT(gpuSources(sites[0], GpuFacts{defaults, none}), IsEmpty());
+  const std::vector<GpuSource>& accel = gpuSources(sites[0], GpuFacts{accelIsAGpu, none});
+  ASSERT_EQ(accel.size(), 1u);
+  EXPECT_EQ(accel[0].name, "example.com/accel");
+  EXPECT_EQ(&gpuSources(sites[0], GpuFacts{accelIsAGpu, none}), &accel);  // the same facts: read once
+  EXPECT_THAT(gpuSources(sites[0], GpuFacts{defaults, none}), IsEmpty());
+}
+
 }  // namespace
 }  // namespace gpuguard

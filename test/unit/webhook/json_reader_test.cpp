@@ -329,5 +329,49 @@ TEST(JsonReader, ADroppedValueCountsTowardsTheNestingLimit) {
   EXPECT_TRUE(r.error.tooDeep);
 }
 
+// The scan of plain string bytes goes 16, then 8, then 1 byte at a time:
+// a quote, an escape, a control character or a UTF-8 sequence at any offset
+// of any length of string is found where nlohmann finds it.
+TEST(JsonReader, EveryOffsetOfAStringIsScannedAlike) {
+  for (std::size_t length = 0; length <= 40; ++length) {
+    for (std::size_t at = 0; at <= length; ++at) {
+      const std::string plain(length, 'a');
+      for (const std::string& inserted : {std::string("\\n"), std::string("\xC3\xA9"), std::string("\x01"),
+                                          std::string("\xFF"), std::string("\"")}) {
+        const std::string text = "[\"" + plain.substr(0, at) + inserted + plain.substr(at) + "\"]";
+        const Read r = read(text);
+        const bool nlohmannAccepts = json::accept(text);
+        ASSERT_EQ(r.ok, nlohmannAccepts) << text;
+        if (r.ok) EXPECT_EQ(r.value, json::parse(text)) << text;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Freeing a tree.
+// ---------------------------------------------------------------------------
+
+TEST(JsonRelease, AReadTreeIsFreedAndLeftEmpty) {
+  Read r = read(R"({"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","args":["x",1,null,[[]]]}]}})");
+  ASSERT_TRUE(r.ok);
+  releaseJson(r.value);
+  EXPECT_EQ(r.value, json::object());
+}
+
+TEST(JsonRelease, ATreeDeeperThanItsRecursionIsFreedToo) {
+  json root = json::array();
+  json* innermost = &root;
+  for (int depth = 0; depth < 100'000; ++depth) innermost = &innermost->emplace_back(json::array());
+  releaseJson(root);  // kReleaseDepth levels by recursion, the rest by nlohmann's destructor
+  EXPECT_EQ(root, json::array());
+}
+
+TEST(JsonRelease, AScalarIsLeftAsItIs) {
+  json value = "text";
+  releaseJson(value);
+  EXPECT_EQ(value, "text");
+}
+
 }  // namespace
 }  // namespace gpuguard::webhook
