@@ -17,27 +17,8 @@ e2e_kubectl apply -f "$ROOT/test/e2e/crds/crds.yaml" >/dev/null &&
   e2e_kubectl wait --for=condition=established --timeout=60s crd/rayclusters.ray.io crd/pytorchjobs.kubeflow.org >/dev/null ||
   { echo "admission_vs_peers.sh: the custom resources of the mistakes did not install"; exit 1; }
 
-# The cluster every configuration judges against: two 8-GPU nodes (tainted nvidia.com/gpu, as the
-# GPU Operator leaves them) on CUDA drivers 550 and 570, as GPU Feature Discovery labels them.
-# gpuguard-webhook reads them (--cluster-facts=auto finds $KUBECONFIG): a correct pod is admitted
-# without a word, and an unpinned pod is denied because the two drivers differ.
-gpu_node() {  # gpu_node NAME DRIVER_MAJOR
-  cat <<EOF
-{"apiVersion":"v1","kind":"Node","metadata":{"name":"$1","labels":{"kubernetes.io/hostname":"$1",
- "nvidia.com/gpu.present":"true","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.count":"8",
- "nvidia.com/cuda.driver.major":"$2","nvidia.com/cuda.driver.minor":"54","nvidia.com/cuda.driver.rev":"15"}},
- "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
- "status":{"capacity":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
-           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
-           "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}
-EOF
-}
-# No node lifecycle controller runs here to lift TaintNodesByCondition's not-ready taint: lift it as it would.
-for node in gpu-550:550 gpu-570:570; do
-  gpu_node "${node%%:*}" "${node##*:}" | e2e_kubectl create -f - >/dev/null &&
-    e2e_kubectl taint node "${node%%:*}" node.kubernetes.io/not-ready:NoSchedule- >/dev/null ||
-    { echo "admission_vs_peers.sh: GPU node ${node%%:*} not created"; exit 1; }
-done
+source "$HERE/peers/bench_cluster.sh"
+bench_gpu_nodes || { echo "admission_vs_peers.sh: the GPU nodes were not created"; exit 1; }
 
 if ((PEERS)); then
   peers=$("$HERE/peers/build-peers.sh" 2>"$E2E_WORK/build-peers.log") ||
@@ -100,28 +81,10 @@ e2e_make_cert "$WH" ca gatekeeper "/CN=127.0.0.1" serverAuth "IP:127.0.0.1"
 mv "$WH/gatekeeper.crt" "$WH/gatekeeper/tls.crt" && mv "$WH/gatekeeper.key" "$WH/gatekeeper/tls.key" &&
   cp "$WH/ca.crt" "$WH/gatekeeper/ca.crt"
 CA_BUNDLE=$(base64 -w0 "$WH/ca.crt")
-url_webhook() {  # url_webhook NAME URL FAILURE_POLICY TIMEOUT > a ValidatingWebhookConfiguration for pods and pod templates
-  cat <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: $1}
-webhooks:
-- name: $1.bench.gpuguard.io
-  clientConfig: {url: "$2", caBundle: "$CA_BUNDLE"}
-  rules:
-  - {apiGroups: ["", apps, batch, ray.io, kubeflow.org], apiVersions: ["*"], operations: [CREATE, UPDATE],
-     resources: [pods, deployments, jobs, rayclusters, pytorchjobs]}
-  namespaceSelector: {matchLabels: {gpuguard-bench: peers}}
-  failurePolicy: $3
-  sideEffects: None
-  admissionReviewVersions: ["v1"]
-  timeoutSeconds: $4
-EOF
-}
-url_webhook bench-gpuguard "https://127.0.0.1:$WH_PORT/validate" Fail 10 >"$E2E_WORK/gpuguard-vwc.yaml"
-url_webhook bench-noop "https://127.0.0.1:$NOOP_PORT/validate" Fail 10 >"$E2E_WORK/noop-vwc.yaml"
+bench_url_webhook bench-gpuguard "https://127.0.0.1:$WH_PORT/validate" Fail 10 >"$E2E_WORK/gpuguard-vwc.yaml"
+bench_url_webhook bench-noop "https://127.0.0.1:$NOOP_PORT/validate" Fail 10 >"$E2E_WORK/noop-vwc.yaml"
 # Gatekeeper's shipped configuration: failurePolicy Ignore, timeoutSeconds 3, path /v1/admit
-url_webhook gatekeeper-validating-webhook-configuration "https://127.0.0.1:$GATEKEEPER_PORT/v1/admit" Ignore 3 \
+bench_url_webhook gatekeeper-validating-webhook-configuration "https://127.0.0.1:$GATEKEEPER_PORT/v1/admit" Ignore 3 \
   >"$E2E_WORK/gatekeeper-vwc.yaml"
 
 # --- bring a configuration up and down
