@@ -27,7 +27,7 @@ ROUNDS=1000
 while getopts "n:h" o; do
   case $o in
     n) ROUNDS=$OPTARG ;;
-    *) sed -n '2,23p' "$0"; exit 2 ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))

@@ -41,7 +41,7 @@ N=300 REPS=2 PEERS=1 ONLY=""
 while getopts "n:r:c:Ph" o; do
   case $o in
     n) N=$OPTARG ;; r) REPS=$OPTARG ;; P) PEERS=0 ;; c) ONLY=$OPTARG ;;
-    *) sed -n '2,40p' "$0"; exit 2 ;;
+    *) sed -n '2,36p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
