@@ -342,7 +342,9 @@ TEST(JsonReader, EveryOffsetOfAStringIsScannedAlike) {
         const Read r = read(text);
         const bool nlohmannAccepts = json::accept(text);
         ASSERT_EQ(r.ok, nlohmannAccepts) << text;
-        if (r.ok) EXPECT_EQ(r.value, json::parse(text)) << text;
+        if (r.ok) {
+          EXPECT_EQ(r.value, json::parse(text)) << text;
+        }
       }
     }
   }
