@@ -1,12 +1,14 @@
 #include "lint/lint_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -94,28 +96,52 @@ void forgetJudgingState(Finding& f) {
   f.fix.reset();
 }
 
-std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
-  std::vector<Finding> found;
-  std::vector<std::pair<const nlohmann::json*, std::string>> pending{{&document, ""}};
-  while (!pending.empty()) {
-    auto [node, pointer] = std::move(pending.back());
-    pending.pop_back();
-    if (node->is_object()) {
-      const auto metadata = node->find("metadata");
-      if (metadata != node->end() && metadata->is_object()) {
-        const auto annotations = metadata->find("annotations");
-        if (annotations != metadata->end() && annotations->is_object())
-          checkAnnotations(*annotations, pointer + "/metadata/annotations", document, found);
-      }
-      for (const auto& [key, child] : node->items()) {
-        if (child.is_structured() && key != "metadata") pending.emplace_back(&child, pointer + "/" + escapeJsonPointerToken(key));
-      }
-    } else if (node->is_array()) {
-      for (std::size_t i = 0; i < node->size(); ++i) {
-        if ((*node)[i].is_structured()) pending.emplace_back(&(*node)[i], pointer + "/" + std::to_string(i));
-      }
+namespace {
+
+// ineffectiveSuppressions() below `node`, whose pointer is `pointer` (one
+// string, grown and cut back on the way, rather than one per node). Pre-order,
+// last member first: the order these findings have always come in, which the
+// report's stable sort keeps for findings at one position (an aliased map).
+// Depth is bounded by the parsers' Limits::maxDepth.
+void findIneffective(const nlohmann::json& node, std::string& pointer, const nlohmann::json& document,
+                     std::vector<Finding>& found) {
+  const std::size_t length = pointer.size();
+  if (node.is_array()) {
+    for (std::size_t i = node.size(); i-- > 0;) {
+      if (!node[i].is_structured()) continue;
+      pointer += '/';
+      pointer += std::to_string(i);
+      findIneffective(node[i], pointer, document, found);
+      pointer.resize(length);
+    }
+    return;
+  }
+  if (!node.is_object()) return;
+  const auto& members = node.get_ref<const nlohmann::json::object_t&>();
+  const auto metadata = members.find("metadata");
+  if (metadata != members.end() && metadata->second.is_object()) {
+    const auto annotations = metadata->second.find("annotations");
+    if (annotations != metadata->second.end() && annotations->is_object()) {
+      pointer += "/metadata/annotations";
+      checkAnnotations(*annotations, pointer, document, found);
+      pointer.resize(length);
     }
   }
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    if (!it->second.is_structured() || it->first == "metadata") continue;
+    pointer += '/';
+    appendJsonPointerToken(pointer, it->first);
+    findIneffective(it->second, pointer, document, found);
+    pointer.resize(length);
+  }
+}
+
+}  // namespace
+
+std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document) {
+  std::vector<Finding> found;
+  std::string pointer;
+  findIneffective(document, pointer, document, found);
   return found;
 }
 
@@ -342,39 +368,68 @@ std::string tooLarge(std::size_t limit) {
 // Reads `fd` to its end, but never more than `limit` + 1 bytes: an input
 // that is too large (a 10 GB log named by mistake, /dev/zero) is an error
 // at once, not a hang. read(2) rather than iostreams so that a closed or
-// broken descriptor is an error, not an empty input.
-InputText readDescriptor(int fd, std::size_t limit, const char* what) {
+// broken descriptor is an error, not an empty input. `expected`: the size
+// of a regular file, read straight into the text in one call (and one more
+// that finds its end) rather than through a buffer.
+InputText readDescriptor(int fd, std::size_t limit, const char* what, std::size_t expected = 0) {
   InputText in;
-  std::string buffer(64 * 1024, '\0');
+  std::size_t used = 0;
+  std::size_t room = expected > 0 ? expected + 1 : 64 * 1024;
   while (true) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (in.text.size() < used + room) in.text.resize(used + room);
+    const ssize_t n = ::read(fd, in.text.data() + used, in.text.size() - used);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       in.error = std::string("cannot read ") + what + ": " + std::strerror(errno);
       in.text.clear();
       return in;
     }
-    if (n == 0) return in;
-    in.text.append(buffer.data(), static_cast<std::size_t>(n));
-    if (in.text.size() > limit) {
+    if (n == 0) {
+      in.text.resize(used);
+      return in;
+    }
+    used += static_cast<std::size_t>(n);
+    if (used > limit) {
       in.error = tooLarge(limit);
       in.text.clear();
       return in;
     }
+    room = 64 * 1024;
   }
+}
+
+// Why `path` cannot be opened (errno `openErrno`), in the order the checks
+// were always made: a directory, then too large, then open's reason.
+InputText unopenable(const std::string& path, std::size_t limit, int openErrno) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return InputText{"", "cannot read file: is a directory"};
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limit) return InputText{"", tooLarge(limit)};
+  return InputText{"", std::string("cannot read file: ") + std::strerror(openErrno)};
 }
 
 }  // namespace
 
+// One open and one fstat per file (the linter reads thousands): a directory
+// or a regular file over the limit is refused from its fstat, before reading.
 InputText readInput(const std::string& path, std::size_t limit) {
   if (path == "-") return readDescriptor(STDIN_FILENO, limit, "standard input");
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return InputText{"", "cannot read file: is a directory"};
-  const auto size = std::filesystem::file_size(path, ec);  // regular files only; devices and pipes are read
-  if (!ec && size > limit) return InputText{"", tooLarge(limit)};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return InputText{"", std::string("cannot read file: ") + std::strerror(errno)};
-  InputText in = readDescriptor(fd, limit, "file");
+  if (fd < 0) return unopenable(path, limit, errno);
+  struct stat st {};
+  std::size_t expected = 0;
+  if (::fstat(fd, &st) == 0) {
+    const bool regular = S_ISREG(st.st_mode);
+    std::optional<std::string> refused;
+    if (S_ISDIR(st.st_mode)) refused = "cannot read file: is a directory";
+    else if (regular && static_cast<std::uintmax_t>(st.st_size) > limit) refused = tooLarge(limit);
+    if (refused) {
+      ::close(fd);
+      return InputText{"", std::move(*refused)};
+    }
+    if (regular) expected = static_cast<std::size_t>(st.st_size);
+  }
+  InputText in = readDescriptor(fd, limit, "file", expected);
   ::close(fd);
   return in;
 }

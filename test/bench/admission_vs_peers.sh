@@ -7,6 +7,10 @@
 #               runs it; its install manifest applied) with the same rules as a ValidatingPolicy
 #   gatekeeper  OPA Gatekeeper's manager (out of cluster, --disable-cert-rotation; its manifest
 #               applied, its webhook registered by URL) with the rules as a Rego ConstraintTemplate
+#   noop        the floor: the smallest correct webhook (test/bench/peers/noop-webhook: Go, standard
+#               library; decodes the review, echoes its uid, allows), registered as gpuguard is;
+#               it offers h2 by ALPN, as Go servers do
+#   noop-h1     the same offering HTTP/1.1 only, as gpuguard-webhook does: the like-for-like floor
 #   gpuguard    gpuguard-webhook behind a ValidatingWebhookConfiguration (Fail, 10 s)
 # The policies are test/bench/peers/policies/*.yaml, written as each tool's users write them.
 # For each: p50/p99 of a valid GPU pod's dry-run create, and which of the GPU mistakes in
@@ -25,10 +29,11 @@
 # Each create is POST /api/v1/namespaces/bench/pods?dryRun=All of a valid GPU
 # pod (dry-run: admission runs in full, webhooks included, and etcd is not
 # written, so the runs do not depend on the size of the store). Prints p50,
-# p99 and mean per configuration, then what vap and gpuguard add to the p50
-# of none. Needs a kube-apiserver with admissionregistration.k8s.io/v1
-# ValidatingAdmissionPolicy (Kubernetes 1.30 or later); with an older one it
-# says so and exits 0 without measuring.
+# p99 and mean per configuration, then what each adds to none; for the webhooks,
+# the connections the API server opened, the time their handler took per review,
+# and gpuguard's margin over the no-op's (the floor). Needs a kube-apiserver with
+# admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes 1.30 or
+# later); with an older one it says so and exits 0 without measuring.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -36,7 +41,7 @@ N=300 REPS=2 PEERS=1 ONLY=""
 while getopts "n:r:c:Ph" o; do
   case $o in
     n) N=$OPTARG ;; r) REPS=$OPTARG ;; P) PEERS=0 ;; c) ONLY=$OPTARG ;;
-    *) sed -n '2,34p' "$0"; exit 2 ;;
+    *) sed -n '2,36p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))

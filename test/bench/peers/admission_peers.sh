@@ -6,33 +6,19 @@ PYTHON=$(e2e_python) || { echo "admission_vs_peers.sh: no python3 with PyYAML"; 
 MISTAKES=$HERE/peers/mistakes.yaml
 KYVERNO_PORT=${BENCH_KYVERNO_PORT:-23510}
 GATEKEEPER_PORT=${BENCH_GATEKEEPER_PORT:-23520}
-CONFIGS=(none vap gpuguard)
+NOOP_PORT=${BENCH_NOOP_PORT:-23530}
+# The floor: the smallest correct webhook, registered as gpuguard is; "noop" offers h2 and
+# http/1.1 by ALPN (Go's default), "noop-h1" HTTP/1.1 only, as gpuguard-webhook does.
+NOOP=$("$HERE/peers/build-peers.sh" --noop 2>"$E2E_WORK/build-noop.log") ||
+  { tail -5 "$E2E_WORK/build-noop.log"; echo "admission_vs_peers.sh: the no-op webhook did not build (Go in /usr/local/go)"; exit 1; }
+CONFIGS=(none vap noop noop-h1 gpuguard)
 
 e2e_kubectl apply -f "$ROOT/test/e2e/crds/crds.yaml" >/dev/null &&
   e2e_kubectl wait --for=condition=established --timeout=60s crd/rayclusters.ray.io crd/pytorchjobs.kubeflow.org >/dev/null ||
   { echo "admission_vs_peers.sh: the custom resources of the mistakes did not install"; exit 1; }
 
-# The cluster every configuration judges against: two 8-GPU nodes (tainted nvidia.com/gpu, as the
-# GPU Operator leaves them) on CUDA drivers 550 and 570, as GPU Feature Discovery labels them.
-# gpuguard-webhook reads them (--cluster-facts=auto finds $KUBECONFIG): a correct pod is admitted
-# without a word, and an unpinned pod is denied because the two drivers differ.
-gpu_node() {  # gpu_node NAME DRIVER_MAJOR
-  cat <<EOF
-{"apiVersion":"v1","kind":"Node","metadata":{"name":"$1","labels":{"kubernetes.io/hostname":"$1",
- "nvidia.com/gpu.present":"true","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.count":"8",
- "nvidia.com/cuda.driver.major":"$2","nvidia.com/cuda.driver.minor":"54","nvidia.com/cuda.driver.rev":"15"}},
- "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
- "status":{"capacity":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
-           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
-           "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}
-EOF
-}
-# No node lifecycle controller runs here to lift TaintNodesByCondition's not-ready taint: lift it as it would.
-for node in gpu-550:550 gpu-570:570; do
-  gpu_node "${node%%:*}" "${node##*:}" | e2e_kubectl create -f - >/dev/null &&
-    e2e_kubectl taint node "${node%%:*}" node.kubernetes.io/not-ready:NoSchedule- >/dev/null ||
-    { echo "admission_vs_peers.sh: GPU node ${node%%:*} not created"; exit 1; }
-done
+source "$HERE/peers/bench_cluster.sh"
+bench_gpu_nodes || { echo "admission_vs_peers.sh: the GPU nodes were not created"; exit 1; }
 
 if ((PEERS)); then
   peers=$("$HERE/peers/build-peers.sh" 2>"$E2E_WORK/build-peers.log") ||
@@ -41,7 +27,7 @@ if ((PEERS)); then
   KYVERNO_MODULE=$("$HERE/peers/build-peers.sh" --module-dir kyverno) &&
     GATEKEEPER_MODULE=$("$HERE/peers/build-peers.sh" --module-dir gatekeeper) ||
     { echo "admission_vs_peers.sh: the peers' module sources are not in the Go module cache"; exit 1; }
-  CONFIGS=(none vap kyverno gatekeeper gpuguard)
+  CONFIGS=(none vap kyverno gatekeeper noop noop-h1 gpuguard)
 fi
 
 # --- one-time installs: what each tool's install manifest creates, without the Deployments
@@ -95,27 +81,10 @@ e2e_make_cert "$WH" ca gatekeeper "/CN=127.0.0.1" serverAuth "IP:127.0.0.1"
 mv "$WH/gatekeeper.crt" "$WH/gatekeeper/tls.crt" && mv "$WH/gatekeeper.key" "$WH/gatekeeper/tls.key" &&
   cp "$WH/ca.crt" "$WH/gatekeeper/ca.crt"
 CA_BUNDLE=$(base64 -w0 "$WH/ca.crt")
-url_webhook() {  # url_webhook NAME URL FAILURE_POLICY TIMEOUT > a ValidatingWebhookConfiguration for pods and pod templates
-  cat <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: $1}
-webhooks:
-- name: $1.bench.gpuguard.io
-  clientConfig: {url: "$2", caBundle: "$CA_BUNDLE"}
-  rules:
-  - {apiGroups: ["", apps, batch, ray.io, kubeflow.org], apiVersions: ["*"], operations: [CREATE, UPDATE],
-     resources: [pods, deployments, jobs, rayclusters, pytorchjobs]}
-  namespaceSelector: {matchLabels: {gpuguard-bench: peers}}
-  failurePolicy: $3
-  sideEffects: None
-  admissionReviewVersions: ["v1"]
-  timeoutSeconds: $4
-EOF
-}
-url_webhook bench-gpuguard "https://127.0.0.1:$WH_PORT/validate" Fail 10 >"$E2E_WORK/gpuguard-vwc.yaml"
+bench_url_webhook bench-gpuguard "https://127.0.0.1:$WH_PORT/validate" Fail 10 >"$E2E_WORK/gpuguard-vwc.yaml"
+bench_url_webhook bench-noop "https://127.0.0.1:$NOOP_PORT/validate" Fail 10 >"$E2E_WORK/noop-vwc.yaml"
 # Gatekeeper's shipped configuration: failurePolicy Ignore, timeoutSeconds 3, path /v1/admit
-url_webhook gatekeeper-validating-webhook-configuration "https://127.0.0.1:$GATEKEEPER_PORT/v1/admit" Ignore 3 \
+bench_url_webhook gatekeeper-validating-webhook-configuration "https://127.0.0.1:$GATEKEEPER_PORT/v1/admit" Ignore 3 \
   >"$E2E_WORK/gatekeeper-vwc.yaml"
 
 # --- bring a configuration up and down
@@ -141,6 +110,12 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 PY
 probe_denied() { ! dry_run_status "$E2E_WORK/notol-pod.json" >/dev/null; }
 probe_admitted() { dry_run_status "$E2E_WORK/notol-pod.json" >/dev/null; }
+# The no-op admits everything: it is in effect once a create reaches it.
+noop_requests() { curl -sk --max-time 2 "https://127.0.0.1:$NOOP_PORT/stats" | awk '/_requests/ { n += $2 } END { print n + 0 }'; }
+probe_noop_called() {
+  local before; before=$(noop_requests)
+  probe_admitted && (($(noop_requests) > before))
+}
 
 configure() {  # configure CONFIG : up, and in effect (the GPU pod without toleration denied)
   case $1 in
@@ -150,6 +125,13 @@ configure() {  # configure CONFIG : up, and in effect (the GPU pod without toler
       start_process gpuguard "https://127.0.0.1:$WH_PORT/healthz" "$WEBHOOK" --tls-cert-file="$WH/tls.crt" \
         --tls-private-key-file="$WH/tls.key" --bind-address=127.0.0.1 --port="$WH_PORT" --log-level=warn || return 1
       e2e_kubectl apply -f "$E2E_WORK/gpuguard-vwc.yaml" >/dev/null || return 1 ;;
+    noop | noop-h1)
+      local h1=(); [[ $1 == noop-h1 ]] && h1=(-http1)
+      start_process "$1" "https://127.0.0.1:$NOOP_PORT/healthz" "$NOOP" -addr "127.0.0.1:$NOOP_PORT" \
+        -cert "$WH/tls.crt" -key "$WH/tls.key" "${h1[@]}" || return 1
+      e2e_kubectl apply -f "$E2E_WORK/noop-vwc.yaml" >/dev/null || return 1
+      e2e_wait_for "$1 in effect" 120 probe_noop_called
+      return ;;
     kyverno)
       start_process kyverno "https://127.0.0.1:$KYVERNO_PORT/health/liveness" env KYVERNO_NAMESPACE=kyverno \
         KYVERNO_SERVICEACCOUNT_NAME=kyverno-admission-controller KYVERNO_DEPLOYMENT=kyverno-admission-controller \
@@ -180,6 +162,7 @@ unconfigure() {  # unconfigure CONFIG : policy, webhook configurations and proce
   case $1 in
     vap) e2e_kubectl delete -f "$POLICIES/vap-gpu-seed-rules.yaml" --ignore-not-found >/dev/null ;;
     gpuguard) e2e_kubectl delete -f "$E2E_WORK/gpuguard-vwc.yaml" --ignore-not-found >/dev/null ;;
+    noop | noop-h1) e2e_kubectl delete -f "$E2E_WORK/noop-vwc.yaml" --ignore-not-found >/dev/null ;;
     kyverno)
       e2e_kubectl delete -f "$POLICIES/kyverno-gpu-seed-rules.yaml" --ignore-not-found >/dev/null
       stop_process
@@ -219,6 +202,38 @@ print(f"{lat[len(lat) // 2]:.3f} {lat[min(len(lat) - 1, int(len(lat) * 0.99))]:.
 PY
 }
 
+# server_counters CONFIG : "connections reviews handler_seconds h2_reviews" as the webhook counts them
+# (gpuguard's /metrics, the no-op's /stats); nothing for the others. A scrape is one connection more.
+server_counters() {
+  case $1 in
+    gpuguard) curl -sk --max-time 5 "https://127.0.0.1:$WH_PORT/metrics" | awk '
+      $1 == "gpuguard_https_connections_accepted_total" { c = $2 }
+      $1 == "gpuguard_admission_duration_seconds_count" { n = $2 }
+      $1 == "gpuguard_admission_duration_seconds_sum" { t = $2 }
+      END { print c + 0, n + 0, t + 0, 0 }' ;;
+    noop | noop-h1) curl -sk --max-time 5 "https://127.0.0.1:$NOOP_PORT/stats" | awk '
+      { v[$1] = $2 } END { print v["connections_accepted"] + 0, v["http1_requests"] + v["http2_requests"],
+                               v["handler_seconds"] + 0, v["http2_requests"] + 0 }' ;;
+  esac
+}
+port_of() { case $1 in gpuguard) echo "$WH_PORT" ;; noop | noop-h1) echo "$NOOP_PORT" ;; esac; }
+established_to() {  # established_to CONFIG : connections open to the webhook (the API server's)
+  local port; port=$(port_of "$1")
+  [[ -n $port ]] && ss -Htn state established "( sport = :$port )" | wc -l
+}
+# server_report CONFIG BEFORE AFTER OPEN : what the webhook saw during one measurement, one "#" line,
+# and "connections reviews handler_ms_per_review" appended to $E2E_WORK/srv.CONFIG
+server_report() {
+  local cfg=$1 open=$4
+  [[ -n $2 && -n $3 ]] || return 0
+  awk -v cfg="$cfg" -v open="$open" -v b="$2" -v a="$3" -v out="$E2E_WORK/srv.$cfg" 'BEGIN {
+    split(b, x, " "); split(a, y, " ")
+    conns = y[1] - x[1] - 1; n = y[2] - x[2]; ms = n > 0 ? (y[3] - x[3]) * 1e3 / n : 0; h2 = y[4] - x[4]
+    printf "#   %s saw %d reviews (%d over HTTP/2) on %d new connection(s), %d open from the API server; %.3f ms per review in its handler\n",
+      cfg, n, h2, conns, open, ms
+    printf "%d %d %.4f\n", conns, n, ms >> out }'
+}
+
 # verdicts CONFIG : each mistake as a dry-run create; "name verdict" lines into $E2E_WORK/verdict.CONFIG
 verdicts() {
   "$PYTHON" - "$E2E_APISERVER_PORT" "$E2E_WORK/pki" "$MISTAKES" >"$E2E_WORK/verdict.$1" <<'PY'
@@ -252,12 +267,15 @@ echo "# kube-apiserver $major.$minor, $N dry-run pod creates per run, medians of
 for rep in $(seq 1 "$REPS"); do
   for cfg in "${CONFIGS[@]}"; do
     configure "$cfg" || { echo "admission_vs_peers.sh: $cfg did not come up (logs in $E2E_WORK)"; E2E_KEEP=1; exit 1; }
+    before=$(server_counters "$cfg")
     line=$(measure "$cfg") || { echo "admission_vs_peers.sh: $line" >&2; unconfigure "$cfg"; exit 1; }
+    after=$(server_counters "$cfg") open=$(established_to "$cfg")
     ((rep == 1)) && verdicts "$cfg"
     unconfigure "$cfg"
     echo "$line" >>"$E2E_WORK/res.$cfg"
     read -r p50 p99 mean <<<"$line"
     printf '%-10s p50 %7.3f ms  p99 %7.3f ms  mean %7.3f ms\n' "$cfg" "$p50" "$p99" "$mean"
+    server_report "$cfg" "$before" "$after" "$open"
   done
 done
 
@@ -288,13 +306,29 @@ echo
 med() { cut -d' ' -f"$2" "$1" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 n99=$(med "$E2E_WORK/res.none" 2)
 added() { awk -v q="$(med "$E2E_WORK/res.$1" 2)" -v n="$n99" 'BEGIN { printf "%.3f", q - n }'; }
+added50() { awk -v q="$(med "$E2E_WORK/res.$1" 1)" -v n="$(med "$E2E_WORK/res.none" 1)" 'BEGIN { printf "%.3f", q - n }'; }
 for cfg in "${CONFIGS[@]}"; do
   [[ $cfg == none ]] && continue
   printf 'admission %s: p50 %s ms, p99 %s ms (+%s ms p99 over none)\n' "$cfg" "$(med "$E2E_WORK/res.$cfg" 1)" \
     "$(med "$E2E_WORK/res.$cfg" 2)" "$(added "$cfg")"
 done
-if [[ " ${CONFIGS[*]} " == *" kyverno "* && " ${CONFIGS[*]} " == *" gatekeeper "* ]]; then
-  awk -v g="$(added gpuguard)" -v k="$(added kyverno)" -v q="$(added gatekeeper)" -v v="$(added vap)" 'BEGIN {
+# The floor: what the no-op webhook adds, over the protocol gpuguard speaks (HTTP/1.1: noop-h1),
+# and gpuguard's margin over it, by p99 and by p50 (p99 of one run is noisy), beside the time its
+# handler took per review (medians over the runs).
+has() { [[ " ${CONFIGS[*]} " == *" $1 "* ]]; }
+if has noop && has noop-h1 && has gpuguard; then
+  for cfg in noop noop-h1 gpuguard; do
+    [[ -s $E2E_WORK/srv.$cfg ]] && printf 'admission %s server: %s new connection(s) per run, %s ms per review in the handler\n' \
+      "$cfg" "$(med "$E2E_WORK/srv.$cfg" 1)" "$(med "$E2E_WORK/srv.$cfg" 3)"
+  done
+  awk -v g="$(added gpuguard)" -v f="$(added noop-h1)" -v f2="$(added noop)" -v g50="$(added50 gpuguard)" \
+    -v f50="$(added50 noop-h1)" -v f250="$(added50 noop)" 'BEGIN {
+    printf "admission floor: noop-h1 (HTTP/1.1) +%.3f ms p99, +%.3f ms p50; noop (h2 offered) +%.3f ms p99, +%.3f ms p50\n", f, f50, f2, f250
+    printf "admission floor: gpuguard over the HTTP/1.1 floor %+.3f ms p99, %+.3f ms p50 (gpuguard +%.3f ms p99, +%.3f ms p50)\n", g - f, g50 - f50, g, g50 }'
+fi
+if has kyverno && has gatekeeper; then
+  floor=""; has noop-h1 && floor=$(printf ', noop +%s ms' "$(added noop-h1)")
+  awk -v g="$(added gpuguard)" -v k="$(added kyverno)" -v q="$(added gatekeeper)" -v v="$(added vap)" -v floor="$floor" 'BEGIN {
     best = k < q ? k : q; r = best > 0 ? g / best : 0
-    printf "admission peers: gpuguard/best-peer p99 ratio %.2f (gpuguard +%.3f ms, kyverno +%.3f ms, gatekeeper +%.3f ms, vap +%.3f ms)\n", r, g, k, q, v }'
+    printf "admission peers: gpuguard/best-peer p99 ratio %.2f (gpuguard +%.3f ms, kyverno +%.3f ms, gatekeeper +%.3f ms, vap +%.3f ms%s)\n", r, g, k, q, v, floor }'
 fi
