@@ -257,7 +257,8 @@ std::optional<Renderers> chooseRenderers(const Options& o, std::ostream& err) {
 std::vector<Job> jobsOf(const Plan& plan) {
   std::vector<Job> jobs;
   for (const std::string& f : plan.files) {
-    const bool patch = f != "-" && plan.fragments.count(std::filesystem::path(f).lexically_normal().generic_string()) > 0;
+    const bool patch = f != "-" && !plan.fragments.empty() &&
+                       plan.fragments.count(std::filesystem::path(f).lexically_normal().generic_string()) > 0;
     jobs.push_back(Job{Job::Kind::File, f, patch, 0});
   }
   for (std::size_t root : plan.roots) jobs.push_back(Job{Job::Kind::Kustomization, "", false, root});

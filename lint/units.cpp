@@ -14,17 +14,13 @@ std::string normal(const std::string& p) { return fs::path(p).lexically_normal()
 class ChartFinder {
  public:
   // The outermost chart whose templates (or a subchart's) hold `file`, or "".
-  std::string templateChart(const std::string& file) {
-    fs::path dir = fs::path(file).parent_path();
-    std::string chart;
-    // .../CHART/templates/**: the nearest "templates" with a Chart.yaml beside it.
-    for (fs::path d = dir; !d.empty() && d.has_filename(); d = d.parent_path()) {
-      if (d.filename() == "templates" && isChart(d.parent_path())) {
-        chart = d.parent_path().generic_string();
-        break;
-      }
-    }
-    return chart.empty() ? chart : outermost(chart);
+  // Worked out once per directory: a run names thousands of files in a few
+  // hundred directories, and planning them is the serial part of a run.
+  const std::string& templateChart(const std::string& file) {
+    const fs::path dir = fs::path(file).parent_path();
+    auto [known, added] = chartOfDirectory_.try_emplace(dir.native());
+    if (added) known->second = templateChartOf(dir);
+    return known->second;
   }
 
   // A subchart (PARENT/charts/NAME) is rendered with its parent.
@@ -47,7 +43,21 @@ class ChartFinder {
   }
 
  private:
+  // .../CHART/templates/**: the nearest "templates" with a Chart.yaml beside
+  // it, above `dir`; then its outermost chart.
+  std::string templateChartOf(const fs::path& dir) {
+    std::string chart;
+    for (fs::path d = dir; !d.empty() && d.has_filename(); d = d.parent_path()) {
+      if (d.filename() == "templates" && isChart(d.parent_path())) {
+        chart = d.parent_path().generic_string();
+        break;
+      }
+    }
+    return chart.empty() ? chart : outermost(chart);
+  }
+
   std::map<std::string, bool> cache_;
+  std::map<std::string, std::string> chartOfDirectory_;
 };
 
 // The patch lists of the kustomizations above a file's directory: a file
@@ -59,18 +69,28 @@ class ParentPatches {
  public:
   bool lists(const std::string& file) {
     const std::string n = normal(file);
-    fs::path dir = fs::path(n).parent_path();  // its own directory is one of the run's (planUnits)
-    // Lexically up: "a/b" -> "a" -> "" (the working directory); never past ".." or "/".
-    for (int depth = 0; depth < kMaxDepth && !dir.empty() && dir.has_relative_path() && dir.filename() != "..";
-         ++depth) {
-      dir = dir.parent_path();
-      if (patchesIn(dir.empty() ? "." : dir.generic_string()).count(n)) return true;
-    }
-    return false;
+    const fs::path start = fs::path(n).parent_path();  // its own directory is one of the run's (planUnits)
+    // Most trees have no kustomization above a directory at all: known once
+    // per directory, so the walk up is not repeated for each of its files.
+    auto [known, added] = patchesAbove_.try_emplace(start.native());
+    if (added) known->second = walkUp(start, [this](const std::string& dir) { return !patchesIn(dir).empty(); });
+    return known->second && walkUp(start, [&](const std::string& dir) { return patchesIn(dir).count(n) > 0; });
   }
 
  private:
   static constexpr int kMaxDepth = 16;  // deep enough for any GitOps tree, bounded for a path like /a/b/c/...
+
+  // Whether `found` holds for a directory above `start`, lexically up:
+  // "a/b" -> "a" -> "" (the working directory); never past ".." or "/".
+  template <typename Found>
+  static bool walkUp(fs::path dir, const Found& found) {
+    for (int depth = 0; depth < kMaxDepth && !dir.empty() && dir.has_relative_path() && dir.filename() != "..";
+         ++depth) {
+      dir = dir.parent_path();
+      if (found(dir.empty() ? "." : dir.generic_string())) return true;
+    }
+    return false;
+  }
 
   const std::set<std::string>& patchesIn(const std::string& dir) {
     auto it = cache_.find(dir);
@@ -83,6 +103,7 @@ class ParentPatches {
     return cache_.emplace(dir, std::move(patches)).first->second;
   }
 
+  std::map<std::string, bool> patchesAbove_;  // by the directory the walk starts from
   std::map<std::string, std::set<std::string>> cache_;
 };
 
