@@ -51,7 +51,7 @@ struct FileReport {
     std::size_t document = 0;
     ObjectRef ref;
   };
-  std::vector<Object> objects;    // every object judged, a List's items one by one
+  std::deque<Object> objects;     // every object judged, a List's items one by one (a deque, as findings)
   std::vector<std::string> notes; // what was not judged and why (a chart left unrendered), said on stderr
 };
 
