@@ -91,6 +91,11 @@ void checkAnnotations(const nlohmann::json& annotations, const std::string& poin
 
 }  // namespace
 
+void forgetJudgingState(Finding& f) {
+  f.object.reset();
+  f.fix.reset();
+}
+
 namespace {
 
 // ineffectiveSuppressions() below `node`, whose pointer is `pointer` (one
@@ -225,7 +230,8 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   auto add = [&](Finding f, yaml::Position pos) {
     // The engine's findings say their object; the loader's warnings and
     // the ineffective suppressions are located here.
-    ObjectRef object = f.object ? *f.object : objects.at(f.path);
+    ObjectRef object = f.object ? std::move(*f.object) : objects.at(f.path);
+    forgetJudgingState(f);
     Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object), {}};
     if (options.remap) options.remap->place(doc, l);
     report.findings.push_back(std::move(l));
@@ -243,6 +249,70 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   if (policy.allowSuppressions) {
     for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
   }
+}
+
+// Line order; findings placed in other files (a rendered stream) by file
+// first, in the order the stream named them.
+bool lineOrder(const Located& a, const Located& b) {
+  return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
+}
+
+// Each document's findings in line order as it is judged: the report is
+// then mostly in order already, and a stable sort of it (what lintParsed
+// does) would leave it as it is; so it is sorted whole only when it is not,
+// and the buffer of half the findings that sort takes is mostly not needed.
+void sortFrom(FileReport& report, std::size_t first) {
+  std::stable_sort(report.findings.begin() + static_cast<std::ptrdiff_t>(first), report.findings.end(), lineOrder);
+}
+
+void sortWhole(FileReport& report) {
+  if (!std::is_sorted(report.findings.begin(), report.findings.end(), lineOrder)) {
+    std::stable_sort(report.findings.begin(), report.findings.end(), lineOrder);
+  }
+}
+
+// What the documents of `stream` define for the others, from a first pass
+// that parses only the documents whose text may define a fact (most
+// streams: none), each let go once read.
+InputFacts streamFacts(const yaml::DocumentStream& stream) {
+  InputFacts facts;
+  stream.read([&facts](yaml::Document& doc) { if (isKubernetesObject(doc.value)) facts.add(doc.value); },
+              mayDefineFacts);
+  return facts;
+}
+
+// lintText() on a stream of several documents, in bounded memory: its
+// facts first (streamFacts), then each document judged as it is parsed
+// and let go once judged, so that only two documents' trees are alive at a
+// time (a document's text fixes need where the next one starts).
+FileReport lintStreamed(const std::string& file, std::string_view text, const yaml::DocumentStream& stream,
+                        const LintPolicy& policy, const LintOptions& options) {
+  FileReport report;
+  report.file = file;
+  const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : streamFacts(stream);
+  std::optional<TextFixer> fixer;
+  if (options.textFixes) fixer.emplace(text);
+  std::optional<yaml::Document> waiting;
+  auto judgeWaiting = [&](int nextStart) {
+    DocumentInputs in;
+    in.facts = options.eachDocumentAlone ? nullptr : &facts;
+    if (fixer) {
+      in.fixer = &*fixer;
+      in.lastLine = fixer->lastLineBefore(nextStart);
+    }
+    const std::size_t first = report.findings.size();
+    lintDocument(*waiting, policy, options, in, report);
+    sortFrom(report, first);
+    waiting.reset();
+  };
+  const yaml::ParseResult read = stream.read([&](yaml::Document& doc) {
+    if (waiting) judgeWaiting(doc.start.line);
+    waiting = std::move(doc);
+  });
+  if (waiting) judgeWaiting(0);
+  for (const yaml::ParseError& e : read.errors) report.errors.push_back({file, e.position.line, e.position.column, e.message});
+  sortWhole(report);
+  return report;
 }
 
 }  // namespace
@@ -275,16 +345,16 @@ FileReport lintParsed(const std::string& file, std::string_view text, yaml::Pars
   for (const yaml::ParseError& e : parsed.errors) {
     report.errors.push_back({file, e.position.line, e.position.column, e.message});
   }
-  // Line order; findings placed in other files (a rendered stream) by file
-  // first, in the order the stream named them.
-  std::stable_sort(report.findings.begin(), report.findings.end(), [](const Located& a, const Located& b) {
-    return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
-  });
+  std::stable_sort(report.findings.begin(), report.findings.end(), lineOrder);
   return report;
 }
 
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
-  return lintParsed(file, text, yaml::parseStream(text, manifestLimits()), policy, options);
+  const yaml::DocumentStream stream(text, manifestLimits());
+  // One document is read once, facts and all; a renderer's remapper looks
+  // back at the documents it placed, so a rendered stream is kept whole.
+  if (stream.singleDocument() || options.remap) return lintParsed(file, text, stream.read(), policy, options);
+  return lintStreamed(file, text, stream, policy, options);
 }
 
 std::string displayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }

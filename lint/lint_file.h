@@ -2,6 +2,7 @@
 // with file positions. Knows nothing of output formats.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +21,7 @@
 namespace gpuguard::lint {
 
 struct Located {
-  Finding finding;
+  Finding finding;           // its `object` (moved to the one below) and `fix` (judging's) are unset
   int line = 0;              // 0: the file as a whole (a rendered object not traced to a line)
   int column = 0;
   std::size_t document = 0;  // 0-based index in the stream
@@ -40,7 +41,9 @@ struct InputError {
 
 struct FileReport {
   std::string file;          // as given on the command line, "<stdin>" for "-"
-  std::vector<Located> findings;  // in line order
+  // In line order. A deque: a large input's findings grow it without the
+  // copy (and the spare half) by which a vector grows.
+  std::deque<Located> findings;
   std::vector<InputError> errors;
   std::size_t documents = 0;      // Kubernetes objects judged
   std::size_t fragments = 0;      // of which judged as fragments (LintOptions)
@@ -48,7 +51,7 @@ struct FileReport {
     std::size_t document = 0;
     ObjectRef ref;
   };
-  std::vector<Object> objects;    // every object judged, a List's items one by one
+  std::deque<Object> objects;     // every object judged, a List's items one by one (a deque, as findings)
   std::vector<std::string> notes; // what was not judged and why (a chart left unrendered), said on stderr
 };
 
@@ -74,6 +77,11 @@ yaml::Limits manifestLimits();
 // The ineffective-suppression warnings of every metadata.annotations map in
 // `document` (the object, List items, pod templates).
 std::vector<Finding> ineffectiveSuppressions(const nlohmann::json& document);
+
+// What a report has no use for once a finding is Located (its object,
+// moved to Located::object; its JSON fix, which --fix and the text fixes
+// took from the judged findings): dropped, as a report may hold many.
+void forgetJudgingState(Finding& f);
 
 // A document the linter judges: a map with string kind and apiVersion.
 // Anything else (empty documents, Helm values, kustomization.yaml without

@@ -69,7 +69,8 @@ void judgeItem(yaml::Document& item, std::size_t i, const std::vector<yaml::Pars
     report.objects.push_back({item.index, std::move(ref)});
   }
   auto located = [&](Finding f, yaml::Position pos) {
-    ObjectRef object = f.object ? *f.object : objects.at(f.path);
+    ObjectRef object = f.object ? std::move(*f.object) : objects.at(f.path);
+    forgetJudgingState(f);
     object.pointer = prefix + object.pointer;
     f.path = itemPath(i, f.path);
     return Located{std::move(f), pos.line, pos.column, item.index, "", std::move(object), {}};

@@ -448,8 +448,9 @@ int runLint(const Options& o, const RunStreams& streams) {
     r.errors.push_back({missing, 0, 0, "no such file or directory"});
     reports.push_back(std::move(r));
   }
-  for (Outcome& out : outcomes) reports.push_back(out.report);
   if (o.fix) reportFixes(outcomes, o.dryRun, err);
+  // Moved, not copied: a report of a large input holds many findings.
+  for (Outcome& out : outcomes) reports.push_back(std::move(out.report));
   printNotes(plan, reports, o, err);
   printEmptyInputs(o, reports, inputs, err);
   int status = exitStatus(summarize(reports), o.failOn);

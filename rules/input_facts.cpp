@@ -1,4 +1,8 @@
 #include "rules/input_facts.h"
+
+#include <algorithm>
+#include <iterator>
+
 #include "rules/cluster_reduce.h"
 
 #include "rules/k8s/json_access.h"
@@ -122,6 +126,20 @@ std::vector<std::string> celDriverNames(std::string_view cel) {
     out.emplace_back(cel.substr(i + 1, end - i - 1));
   }
   return out;
+}
+
+bool mayDefineFacts(std::string_view text) {
+  static constexpr std::string_view kWords[] = {
+      // The kinds addOne() reads: keep the two in step (input_facts_test.cpp
+      // checks each kind's manifest). "ResourceClaim" covers its template.
+      "DeviceClass", "ResourceClaim", "ComputeDomain", "Namespace",
+      // A kind written another way: YAML's \x, \u and \U escapes and JSON's
+      // \u (a letter as a code point), a double-quoted line break escaped
+      // away ("Device\<newline>Class", also before CR LF), a !!binary
+      // scalar (base64).
+      "\\x", "\\u", "\\U", "\\\n", "\\\r", "binary"};
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [text](std::string_view word) { return text.find(word) != std::string_view::npos; });
 }
 
 void InputFacts::addOne(const json& object) {

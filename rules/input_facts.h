@@ -60,6 +60,14 @@ DeviceClassFacts reduceDeviceClass(const nlohmann::json& deviceClass);
 ClaimFacts reduceClaimTemplate(const nlohmann::json& claimTemplate);
 ClaimFacts reduceClaim(const nlohmann::json& claim);
 
+// False when the text of one document (YAML or JSON, as written) surely
+// defines no fact: it names none of the kinds InputFacts takes (DeviceClass,
+// ResourceClaim, ResourceClaimTemplate, ComputeDomain, Namespace) and holds
+// no escape or binary scalar that could spell one. A cheap test, so that a
+// front end parses only the documents that may define facts before it
+// judges the others; true says only "parse it to know".
+bool mayDefineFacts(std::string_view text);
+
 class InputFacts {
  public:
   // Takes what `object` (or, for a `kind: List`, each item) defines. Objects

@@ -73,15 +73,16 @@ class JsonStreamParser {
  public:
   JsonStreamParser(std::string_view text, const Limits& limits) : s_(text), lim_(limits) {}
 
-  ParseResult run() {
+  ParseResult run(const DocumentSink& sink) {
     ParseResult result;
     try {
       skipSpace();
-      while (pos_ < s_.size()) {
+      for (std::size_t index = 0; pos_ < s_.size(); ++index) {
         Document doc;
-        doc.index = result.documents.size();
+        doc.index = index;
         parseDocument(doc);
-        result.documents.push_back(std::move(doc));
+        if (sink) sink(doc);
+        else result.documents.push_back(std::move(doc));
         skipSpace();
       }
     } catch (const Failure& f) {
@@ -421,8 +422,8 @@ bool looksLikeJsonStream(std::string_view text) {
   return !head.empty() && head.front() == '{';
 }
 
-ParseResult parseJsonStream(std::string_view text, const Limits& limits) {
-  return JsonStreamParser(text, limits).run();
+ParseResult parseJsonStream(std::string_view text, const Limits& limits, const DocumentSink& sink) {
+  return JsonStreamParser(text, limits).run(sink);
 }
 
 }  // namespace gpuguard::yaml

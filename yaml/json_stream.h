@@ -32,6 +32,8 @@ namespace gpuguard::yaml {
 bool looksLikeJsonStream(std::string_view text);
 
 // Parses a stream of JSON values the way kubectl's JSON decoder reads it.
-ParseResult parseJsonStream(std::string_view text, const Limits& limits);
+// Each value goes to `sink` as soon as it is parsed (kept in the result
+// when there is none).
+ParseResult parseJsonStream(std::string_view text, const Limits& limits, const DocumentSink& sink = {});
 
 }  // namespace gpuguard::yaml

@@ -163,70 +163,148 @@ void noteError(ParseResult& result, ParseError error) {
 
 }  // namespace
 
-ParseResult parseStream(std::string_view text, const Limits& limits) {
-  ParseResult result;
-  try {
-    if (text.size() > limits.maxDocumentBytes) {
-      result.error = ParseError{{1, 1}, "input is larger than the limit of " + std::to_string(limits.maxDocumentBytes) + " bytes"};
-      return result;
+struct DocumentStream::State {
+  Limits limits;
+  std::optional<ParseError> refused;  // the input as a whole: nothing is read
+  bool refusalListed = true;          // in ParseResult::errors too (not for the size limit)
+  std::string converted;              // a UTF-16 text as UTF-8
+  std::string withLineFeeds;          // lone CRs as LF
+  std::string_view original;          // after the BOM, before the CRs became LF
+  std::string_view src;               // what is cut and parsed
+  bool json = false;
+  std::vector<detail::Section> sections;
+};
+
+namespace {
+
+using namespace detail;
+
+// What DocumentStream::read does for a YAML text: each section as kubectl
+// cuts it, parsed on its own.
+void readSections(const DocumentStream::State& s, ParseResult& result, const DocumentSink& sink,
+                  const DocumentFilter& wanted) {
+  const std::unique_ptr<SectionParser> parser = makeSectionParser(s.limits);
+  // Lone CRs are line breaks to kubectl's YAML parser, but its YAMLReader
+  // cuts documents at "\n---" only, so a "---" between CR-only lines ends
+  // kubectl's first document and the rest is ignored: with
+  // Limits::onlyWhatKubectlReads it is dropped here too, with a warning
+  // (KubectlDocuments); without, judged as the next document.
+  std::optional<KubectlDocuments> kubectl;
+  if (s.limits.onlyWhatKubectlReads && !s.withLineFeeds.empty()) kubectl.emplace(s.original, result);
+  for (std::size_t i = 0; i < s.sections.size(); ++i) {
+    const Section& sec = s.sections[i];
+    if (kubectl && !kubectl->reads(sec)) continue;
+    if (!kubectl && wanted && !wanted(s.src.substr(sec.begin, sec.end - sec.begin))) continue;
+    if (sec.error) {
+      if (kubectl) kubectl->parsed(false);
+      noteError(result, *sec.error);
+      continue;
     }
-    std::string converted;
-    std::string_view src = text;
-    if (src.size() >= 3 && src.compare(0, 3, "\xEF\xBB\xBF") == 0) {
-      src.remove_prefix(3);
-    } else if (src.size() >= 2 && (src.compare(0, 2, "\xFF\xFE") == 0 || src.compare(0, 2, "\xFE\xFF") == 0)) {
-      converted = utf16ToUtf8(src.substr(2), src[0] == '\xFE');
-      src = converted;
-    }
-    // Lone CRs are line breaks to kubectl's YAML parser: each one becomes
-    // LF, so lines, comments and positions are where go-yaml sees them.
-    // kubectl's YAMLReader cuts documents at "\n---" only, so a "---"
-    // between CR-only lines ends kubectl's first document, and the rest is
-    // ignored: with Limits::onlyWhatKubectlReads it is dropped here too, with
-    // a warning (KubectlDocuments); without, judged as the next document.
-    std::string withLineFeeds;
-    const std::string_view original = src;
-    if (std::optional<std::string> lf = loneCrAsLf(src)) {
-      withLineFeeds = std::move(*lf);
-      src = withLineFeeds;
-    }
-    if (looksLikeJsonStream(src)) return parseJsonStream(src, limits);
-    const std::vector<Section> sections = splitSections(src, limits);
-    const std::unique_ptr<SectionParser> parser = makeSectionParser(limits);
-    std::optional<KubectlDocuments> kubectl;
-    if (limits.onlyWhatKubectlReads && !withLineFeeds.empty()) kubectl.emplace(original, result);
-    for (std::size_t i = 0; i < sections.size(); ++i) {
-      const Section& sec = sections[i];
-      if (kubectl && !kubectl->reads(sec)) continue;
-      if (sec.error) {
-        if (kubectl) kubectl->parsed(false);
-        noteError(result, *sec.error);
-        continue;
-      }
-      if (limits.refuseFlowSequenceDocuments) {
-        if (auto err = flowSequenceDocument(src, sec)) {
-          noteError(result, std::move(*err));
-          if (kubectl) kubectl->parsed(false);
-          continue;
-        }
-      }
-      Document doc;
-      doc.index = i;  // counts the sections that failed too: the stream's numbering
-      if (auto err = parser->parse(src, sec, doc)) {
+    if (s.limits.refuseFlowSequenceDocuments) {
+      if (auto err = flowSequenceDocument(s.src, sec)) {
         noteError(result, std::move(*err));
         if (kubectl) kubectl->parsed(false);
         continue;
       }
-      result.documents.push_back(std::move(doc));
-      if (kubectl) kubectl->parsed(true);
     }
-    if (kubectl) kubectl->finish();  // the last document's warning
+    Document doc;
+    doc.index = i;  // counts the sections that failed too: the stream's numbering
+    if (auto err = parser->parse(s.src, sec, doc)) {
+      noteError(result, std::move(*err));
+      if (kubectl) kubectl->parsed(false);
+      continue;
+    }
+    if (sink && !kubectl) {
+      sink(doc);
+      continue;
+    }
+    result.documents.push_back(std::move(doc));
+    if (kubectl) kubectl->parsed(true);
+  }
+  if (kubectl) kubectl->finish();  // the last document's warning
+  if (!sink) return;
+  for (Document& doc : result.documents) sink(doc);
+  result.documents.clear();
+}
+
+// The text as the stages read it: no BOM, UTF-8, lone CRs as LF; cut into
+// sections unless it is a JSON stream.
+void prepare(DocumentStream::State& s, std::string_view text) {
+  if (text.size() > s.limits.maxDocumentBytes) {
+    s.refused = ParseError{{1, 1}, "input is larger than the limit of " + std::to_string(s.limits.maxDocumentBytes) + " bytes"};
+    s.refusalListed = false;
+    return;
+  }
+  std::string_view src = text;
+  if (src.size() >= 3 && src.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+    src.remove_prefix(3);
+  } else if (src.size() >= 2 && (src.compare(0, 2, "\xFF\xFE") == 0 || src.compare(0, 2, "\xFE\xFF") == 0)) {
+    s.converted = utf16ToUtf8(src.substr(2), src[0] == '\xFE');
+    src = s.converted;
+  }
+  s.original = src;
+  if (std::optional<std::string> lf = loneCrAsLf(src)) {
+    s.withLineFeeds = std::move(*lf);
+    src = s.withLineFeeds;
+  }
+  s.src = src;
+  s.json = looksLikeJsonStream(src);
+  if (!s.json) s.sections = splitSections(src, s.limits);
+}
+
+}  // namespace
+
+DocumentStream::DocumentStream(std::string_view text, const Limits& limits) : state_(std::make_unique<State>()) {
+  state_->limits = limits;
+  try {
+    prepare(*state_, text);
   } catch (const std::bad_alloc&) {
+    state_->refused = ParseError{{}, "out of memory while parsing YAML"};
+  } catch (const std::exception& e) {
+    state_->refused = ParseError{{}, std::string("internal error while parsing YAML: ") + e.what()};
+  }
+}
+
+DocumentStream::~DocumentStream() = default;
+
+bool DocumentStream::singleDocument() const {
+  return !state_->refused && !state_->json && state_->sections.size() <= 1;
+}
+
+ParseResult DocumentStream::read(const DocumentSink& sink, const DocumentFilter& wanted) const {
+  const State& s = *state_;
+  ParseResult result;
+  if (s.refused) {
+    result.error = s.refused;
+    if (s.refusalListed) result.errors.push_back(*s.refused);
+    return result;
+  }
+  // What the sink throws is its own failure, not the parser's.
+  bool inSink = false;
+  DocumentSink guarded;
+  if (sink) {
+    guarded = [&](Document& doc) {
+      inSink = true;
+      sink(doc);
+      inSink = false;
+    };
+  }
+  try {
+    if (s.json) {
+      if (wanted && !wanted(s.src)) return result;
+      return parseJsonStream(s.src, s.limits, guarded);
+    }
+    readSections(s, result, guarded, wanted);
+  } catch (const std::bad_alloc&) {
+    if (inSink) throw;
     noteError(result, ParseError{{}, "out of memory while parsing YAML"});
   } catch (const std::exception& e) {
+    if (inSink) throw;
     noteError(result, ParseError{{}, std::string("internal error while parsing YAML: ") + e.what()});
   }
   return result;
 }
+
+ParseResult parseStream(std::string_view text, const Limits& limits) { return DocumentStream(text, limits).read(); }
 
 }  // namespace gpuguard::yaml

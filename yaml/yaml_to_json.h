@@ -33,6 +33,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -154,5 +156,43 @@ struct ParseResult {
 // Parses a multi-document stream. Never throws; malformed, hostile or
 // oversized input yields an error with a position.
 ParseResult parseStream(std::string_view text, const Limits& limits = {});
+
+// A document of a stream, handed over as soon as it is parsed.
+using DocumentSink = std::function<void(Document&)>;
+// Whether to parse a document, judged from its text alone: a YAML section.
+// A JSON stream stops at its first error, so its values do not stand alone:
+// the filter is asked once, of the whole stream.
+using DocumentFilter = std::function<bool(std::string_view text)>;
+
+// parseStream() one document at a time, so that only one document's tree
+// (and source map) is alive at once: the text is checked and cut into
+// sections once, then read as often as asked, e.g. a cheap pass over the
+// few documents that may matter to the others, then every document. `text`
+// must outlive the stream.
+class DocumentStream {
+ public:
+  explicit DocumentStream(std::string_view text, const Limits& limits = {});
+  ~DocumentStream();
+  DocumentStream(const DocumentStream&) = delete;
+  DocumentStream& operator=(const DocumentStream&) = delete;
+
+  // At most one YAML document (false for a JSON stream, not cut in advance).
+  bool singleDocument() const;
+
+  // Parses, in stream order, the documents `wanted` accepts (every one when
+  // it is empty) and hands each to `sink` before the next is parsed; with no
+  // sink they are kept in the result, as parseStream() keeps them. The
+  // result holds the errors of what was read. What `sink` throws is thrown
+  // on. With Limits::onlyWhatKubectlReads, a text with CR-only line breaks
+  // is read whole (every document, `wanted` or not) before its documents
+  // are handed over: which document carries the warning about what kubectl
+  // drops is known only at the end.
+  ParseResult read(const DocumentSink& sink = {}, const DocumentFilter& wanted = {}) const;
+
+  struct State;  // the prepared text and its sections (yaml_to_json.cpp)
+
+ private:
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace gpuguard::yaml

@@ -4,12 +4,23 @@
 # the growth of CPU time (user + sys, from /usr/bin/time -v: elapsed time on
 # a shared machine says more about the neighbours than about the linter) and
 # the peak RSS are printed. Linear work grows ~10x; quadratic ~100x.
+# Memory: the peak RSS at 10N (and per input byte), and the growth of the
+# peak RSS per input byte with every rule off, (RSS(10N) - RSS(N)) /
+# (bytes(10N) - bytes(N)): what each further byte of input costs beside its
+# findings (which a report keeps) and the program's fixed base. An input
+# read document by document costs its text and little more (~2); one whose
+# trees are all held at once, ~17-25.
 #
-#   test/bench/lint_shapes.sh [-n N] [-c] [-l LIMIT] [-s SHAPES] [BUILD_DIR]
+#   test/bench/lint_shapes.sh [-n N] [-c] [-l LIMIT] [-m MEMLIMIT] [-s SHAPES] [BUILD_DIR]
 #     -n N       objects at the small size (default 1000; 10N at the large)
 #     -c         check: exit 1 when a shape grows more than LIMIT times
-#                (default 25) from N to 10N, or does not end as it should
-#                (ctest lint.shapes runs -c with a small N)
+#                (default 25) from N to 10N, when a shape read document by
+#                document (multidoc, jsonstream; a List is still parsed
+#                whole) grows its peak RSS by more than MEMLIMIT bytes per
+#                input byte with every rule off (default 8), or when a shape
+#                does not end as it should (ctest lint.shapes runs -c with a
+#                small N). Not the memory in a sanitizer build, whose
+#                allocator keeps what is freed.
 #     -s SHAPES  the shapes to run, comma-separated (default: all)
 #
 # Shapes: list (one kind: List of N pods), multidoc (N YAML documents),
@@ -21,11 +32,11 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-N=1000 CHECK=0 LIMIT=25 SHAPES=list,multidoc,jsonstream,jsonarray,fix
-while getopts "n:cl:s:h" o; do
+N=1000 CHECK=0 LIMIT=25 MEMLIMIT=8 SHAPES=list,multidoc,jsonstream,jsonarray,fix
+while getopts "n:cl:m:s:h" o; do
   case $o in
-    n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; s) SHAPES=$OPTARG ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; m) MEMLIMIT=$OPTARG ;; s) SHAPES=$OPTARG ;;
+    *) sed -n '2,31p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -81,10 +92,23 @@ measure() {
       END {printf "%.2f %d %d\n", u + y, m, s}' "$WORK/time"
 }
 
+# The peak RSS in KB of linting FILE with every rule off: what reading and
+# judging the input holds, without the findings a report keeps.
+RULES_OFF=()
+while read -r id _; do
+  case $id in duplicate-key | ignored-content | ineffective-suppression | input-error) ;; *) RULES_OFF+=(--disable "$id") ;; esac
+done < <("$LINT" --list-rules)
+peak_without_findings() {
+  /usr/bin/time -f %M -o "$WORK/time" "$LINT" "${RULES_OFF[@]}" --fail-on none "$1" >/dev/null 2>&1
+  tail -n 1 "$WORK/time"  # after "Command exited with non-zero status 2" for the JSON array
+}
+SANITIZED=0
+grep -qs '^GPUGUARD_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" && SANITIZED=1
+
 expected_status() { [[ $1 == jsonarray ]] && echo 2 || echo 0; }
 
 echo "gpuguard-lint input shapes, N=$N and 10N (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-printf '%-11s %10s %10s %9s %9s %7s %11s %9s\n' shape "bytes(N)" "bytes(10N)" "cpu(N)" "cpu(10N)" ratio "RSS(10N)" "RSS/bytes"
+printf '%-11s %10s %10s %9s %9s %7s %11s %9s %9s\n' shape "bytes(N)" "bytes(10N)" "cpu(N)" "cpu(10N)" ratio "RSS(10N)" "RSS/bytes" "bare/B"
 failures=0
 IFS=, read -ra shapes <<<"$SHAPES"
 for shape in "${shapes[@]}"; do
@@ -98,16 +122,22 @@ for shape in "${shapes[@]}"; do
   read -r d1 m1 s2 < <(measure "$shape" "$large")
   [[ $shape == fix ]] && generate "$shape" $((N * 10)) >"$large"
   read -r d2 m2 _ < <(measure "$shape" "$large")
-  read -r ratio cpuN cpu10 peak perByte < <(python3 - "$c1" "$c2" "$d1" "$d2" "$m1" "$m2" "$(stat -c %s "$large")" <<'PY'
+  n1=0 n2=0  # the input shapes only: the JSON array is refused, --fix holds its one document
+  if [[ $shape == list || $shape == multidoc || $shape == jsonstream ]]; then
+    n1=$(peak_without_findings "$small") n2=$(peak_without_findings "$large")
+  fi
+  read -r ratio cpuN cpu10 peak perByte growth < <(python3 - "$c1" "$c2" "$d1" "$d2" "$m1" "$m2" "$n1" "$n2" \
+    "$(stat -c %s "$small")" "$(stat -c %s "$large")" <<'PY'
 import sys
-c1, c2, d1, d2, m1, m2, size = sys.argv[1:]
+c1, c2, d1, d2, m1, m2, n1, n2, smallSize, size = sys.argv[1:]
 small, large = min(float(c1), float(c2)), min(float(d1), float(d2))
 peak = min(int(m1), int(m2))
-print(f"{max(large, 0.05) / max(small, 0.05):.1f} {small:.2f} {large:.2f} {peak} {peak * 1024 / int(size):.1f}")
+growth = max(int(n2) - int(n1), 0) * 1024 / (int(size) - int(smallSize))
+print(f"{max(large, 0.05) / max(small, 0.05):.1f} {small:.2f} {large:.2f} {peak} {peak * 1024 / int(size):.1f} {growth:.1f}")
 PY
 )
-  printf '%-11s %10s %10s %8ss %8ss %6sx %8s KB %8sx\n' "$shape" "$(stat -c %s "$small")" "$(stat -c %s "$large")" \
-    "$cpuN" "$cpu10" "$ratio" "$peak" "$perByte"
+  printf '%-11s %10s %10s %8ss %8ss %6sx %8s KB %8sx %8sx\n' "$shape" "$(stat -c %s "$small")" "$(stat -c %s "$large")" \
+    "$cpuN" "$cpu10" "$ratio" "$peak" "$perByte" "$growth"
   want=$(expected_status "$shape")
   if [[ $s1 != "$want" || $s2 != "$want" ]]; then
     echo "  $shape: exit status $s1 / $s2, expected $want: $(head -c 300 "$WORK/stderr")"
@@ -115,6 +145,14 @@ PY
   fi
   if python3 -c "import sys; sys.exit(0 if float('$ratio') > float('$LIMIT') else 1)"; then
     echo "  $shape: 10N took ${ratio}x the CPU time of N (limit ${LIMIT}x): super-linear"
+    failures=$((failures + 1))
+  fi
+  # The shapes read document by document: beside its findings, each
+  # further input byte costs itself and little more, not its whole tree.
+  if [[ $SANITIZED == 0 && ($shape == multidoc || $shape == jsonstream) ]] &&
+    python3 -c "import sys; sys.exit(0 if float('$growth') > float('$MEMLIMIT') else 1)"; then
+    echo "  $shape: with every rule off, the peak RSS grew ${growth} bytes per input byte from N to 10N" \
+      "(limit ${MEMLIMIT}): every document's tree is held at once"
     failures=$((failures + 1))
   fi
 done
