@@ -33,7 +33,7 @@ done
 shift $((OPTIND - 1))
 WEBHOOK=${1:-$ROOT/build}/gpuguard-webhook
 [ -x "$WEBHOOK" ] || { echo "admission_floor.sh: no $WEBHOOK (build it first)" >&2; exit 2; }
-# The ports of admission_vs_peers.sh (never run both at once: flock /work/e2e.lock).
+# The ports of admission_vs_peers.sh (never run both at once).
 export E2E_ETCD_PORT=${E2E_ETCD_PORT:-23400} E2E_APISERVER_PORT=${E2E_APISERVER_PORT:-23443}
 WH_PORT=${BENCH_WEBHOOK_PORT:-23500} NOOP_PORT=${BENCH_NOOP_PORT:-23530}
 # shellcheck source=../e2e/lib.sh
