@@ -39,25 +39,7 @@ mkdir -p "$W"
 kc() { e2e_kubectl "$@"; }
 
 # ---- objects: GPU nodes, a namespace, a NodePool CRD and NodePool ------------------------------
-gpu_node() {  # gpu_node NAME DRIVER_MAJOR
-    cat <<EOF
-{"apiVersion":"v1","kind":"Node","metadata":{"name":"$1","labels":{"kubernetes.io/hostname":"$1",
- "nvidia.com/gpu.present":"true","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3",
- "nvidia.com/cuda.driver.major":"$2","nvidia.com/cuda.driver.minor":"54","nvidia.com/cuda.driver.rev":"15"}},
- "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
- "status":{"capacity":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
-           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
-           "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}
-EOF
-}
-# The API server's TaintNodesByCondition taints a new node node.kubernetes.io/not-ready until
-# the node lifecycle controller (not run here) sees it Ready: no pod could reach it (which the
-# facts then say, rightly), so the taint goes as the controller would remove it.
-add_node() {  # add_node NAME DRIVER_MAJOR
-    gpu_node "$1" "$2" | kc create -f - >/dev/null &&
-        kc taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
-}
-add_node gpu-a 550 && add_node gpu-b 550 || { bad "setup: GPU nodes"; finish; }
+e2e_add_gpu_node gpu-a 550 && e2e_add_gpu_node gpu-b 550 || { bad "setup: GPU nodes"; finish; }
 kc apply -f - >/dev/null <<'EOF' || { bad "setup: the NodePool CRD"; finish; }
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -156,7 +138,7 @@ else
 fi
 
 t=$SECONDS
-add_node gpu-c 570
+e2e_add_gpu_node gpu-c 570
 if until_true 10 metric_is "$PORT" 'gpuguard_cluster_facts_objects{resource="nodes"}' 3; then
     ok "a node created is in the facts $((SECONDS - t)) s later (the watch)"
 else

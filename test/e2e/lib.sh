@@ -147,6 +147,25 @@ current-context: sa
 EOF
 }
 
+# e2e_add_gpu_node NAME DRIVER_MAJOR [EXTRA_LABELS] : creates a Ready 8-GPU H100 node as GPU Feature
+# Discovery labels it (EXTRA_LABELS: more `,"key":"value"` pairs), tainted nvidia.com/gpu as the GPU
+# Operator leaves it. The API server's TaintNodesByCondition taints a new node
+# node.kubernetes.io/not-ready until the node lifecycle controller (not run here) sees it Ready: no
+# pod could reach it (which cluster facts would then say, rightly), so the taint goes as the
+# controller would remove it.
+e2e_add_gpu_node() {
+    e2e_kubectl create -f - >/dev/null <<EOF || return 1
+{"apiVersion":"v1","kind":"Node","metadata":{"name":"$1","labels":{"kubernetes.io/hostname":"$1",
+ "nvidia.com/gpu.present":"true","nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"${3:-},
+ "nvidia.com/cuda.driver.major":"$2","nvidia.com/cuda.driver.minor":"54","nvidia.com/cuda.driver.rev":"15"}},
+ "spec":{"taints":[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]},
+ "status":{"capacity":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
+           "allocatable":{"cpu":"96","memory":"1Ti","pods":"110","nvidia.com/gpu":"8"},
+           "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}
+EOF
+    e2e_kubectl taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+}
+
 # e2e_prepare_tools : the control plane (built once into $E2E_CACHE), a current kubectl
 # (test/tools/install-kubectl-helm.sh), openssl and curl. Prints the "control plane:" line.
 e2e_prepare_tools() {
