@@ -251,6 +251,27 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   }
 }
 
+// What judging one document needs besides itself: the input's facts (none
+// when each document stands alone) and, for text fixes, the fixer with the
+// document's last line (the line before `nextStart`, where the next one
+// begins; 0: the text's end).
+DocumentInputs inputsFor(const InputFacts& facts, const std::optional<TextFixer>& fixer, const LintOptions& options,
+                         int nextStart) {
+  DocumentInputs in;
+  in.facts = options.eachDocumentAlone ? nullptr : &facts;
+  if (fixer) {
+    in.fixer = &*fixer;
+    in.lastLine = fixer->lastLineBefore(nextStart);
+  }
+  return in;
+}
+
+// Every document that could not be parsed, each with its position: the
+// others were judged all the same.
+void addParseErrors(FileReport& report, const std::vector<yaml::ParseError>& errors) {
+  for (const yaml::ParseError& e : errors) report.errors.push_back({report.file, e.position.line, e.position.column, e.message});
+}
+
 // Line order; findings placed in other files (a rendered stream) by file
 // first, in the order the stream named them.
 bool lineOrder(const Located& a, const Located& b) {
@@ -294,14 +315,8 @@ FileReport lintStreamed(const std::string& file, std::string_view text, const ya
   if (options.textFixes) fixer.emplace(text);
   std::optional<yaml::Document> waiting;
   auto judgeWaiting = [&](int nextStart) {
-    DocumentInputs in;
-    in.facts = options.eachDocumentAlone ? nullptr : &facts;
-    if (fixer) {
-      in.fixer = &*fixer;
-      in.lastLine = fixer->lastLineBefore(nextStart);
-    }
     const std::size_t first = report.findings.size();
-    lintDocument(*waiting, policy, options, in, report);
+    lintDocument(*waiting, policy, options, inputsFor(facts, fixer, options, nextStart), report);
     sortFrom(report, first);
     waiting.reset();
   };
@@ -310,7 +325,7 @@ FileReport lintStreamed(const std::string& file, std::string_view text, const ya
     waiting = std::move(doc);
   });
   if (waiting) judgeWaiting(0);
-  for (const yaml::ParseError& e : read.errors) report.errors.push_back({file, e.position.line, e.position.column, e.message});
+  addParseErrors(report, read.errors);
   sortWhole(report);
   return report;
 }
@@ -327,12 +342,8 @@ FileReport lintParsed(const std::string& file, std::string_view text, yaml::Pars
   const bool usePrior = prior && !options.fragment && !options.remap && !options.eachDocumentAlone;
   for (std::size_t i = 0; i < parsed.documents.size(); ++i) {
     yaml::Document& doc = parsed.documents[i];
-    DocumentInputs in;
-    in.facts = options.eachDocumentAlone ? nullptr : &facts;
-    if (fixer) {
-      in.fixer = &*fixer;
-      in.lastLine = fixer->lastLineBefore(i + 1 < parsed.documents.size() ? parsed.documents[i + 1].start.line : 0);
-    }
+    DocumentInputs in =
+        inputsFor(facts, fixer, options, i + 1 < parsed.documents.size() ? parsed.documents[i + 1].start.line : 0);
     if (usePrior && i < prior->size()) in.prior = &(*prior)[i];
     lintDocument(doc, policy, options, in, report);
     // Judged: its findings are all the report needs, so its tree and source
@@ -340,11 +351,7 @@ FileReport lintParsed(const std::string& file, std::string_view text, yaml::Pars
     // may still look at it).
     if (!options.remap) doc = yaml::Document{};
   }
-  // Every document that could not be parsed, each with its position: the
-  // others were judged all the same.
-  for (const yaml::ParseError& e : parsed.errors) {
-    report.errors.push_back({file, e.position.line, e.position.column, e.message});
-  }
+  addParseErrors(report, parsed.errors);
   std::stable_sort(report.findings.begin(), report.findings.end(), lineOrder);
   return report;
 }
