@@ -113,18 +113,22 @@ Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) 
     return out;
   }
   FixResult fixed;
+  std::vector<InputError> writeErrors;
   if (o.fix && job.fragment) {
     out.notes.push_back({0, 0, "", false, "a kustomize patch is not fixed: fix the rendered object's source"});
   } else if (o.fix) {
     bool ok = true;
     fixed = fixFile(path, o, policy, in, out, ok);
-    if (!ok) return out;
+    // The file was read and is judged as it is: its findings remain, and the
+    // failed write is an input error beside them (exit 2).
+    if (!ok) writeErrors = std::move(out.report.errors);
   }
   LintOptions options;
   options.fragment = job.fragment;
   options.textFixes = wantsSarif(o);
   out.report = fixed.parsed ? lintParsed(name, in.text, std::move(*fixed.parsed), policy, options, &fixed.judged)
                             : lintText(name, in.text, policy, options);
+  for (InputError& e : writeErrors) out.report.errors.push_back(std::move(e));
   return out;
 }
 

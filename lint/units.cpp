@@ -107,6 +107,39 @@ class ParentPatches {
   std::map<std::string, std::set<std::string>> cache_;
 };
 
+// Marks `start` and every kustomization of `tree` it lists, directly or not.
+void markReached(const std::vector<Kustomization>& tree, const std::map<std::string, std::size_t>& byDir,
+                 std::size_t start, std::vector<bool>& reached) {
+  std::vector<std::size_t> todo{start};
+  while (!todo.empty()) {
+    const std::size_t i = todo.back();
+    todo.pop_back();
+    if (reached[i]) continue;
+    reached[i] = true;
+    for (const std::string& dir : tree[i].referencedDirs) {
+      if (auto it = byDir.find(dir); it != byDir.end()) todo.push_back(it->second);
+    }
+  }
+}
+
+// Kustomizations that list each other in a cycle (a lists b, b lists a) are
+// all referenced, so none is a root and no root reaches them: the first of
+// each such cycle (in tree order) is rendered as a root too, so that
+// kustomize's cycle error is the run's input error and their files are not
+// silently left out as "listed by a kustomization".
+void addRootsOfCycles(const std::vector<Kustomization>& tree, std::vector<std::size_t>& roots) {
+  std::map<std::string, std::size_t> byDir;
+  for (std::size_t i = 0; i < tree.size(); ++i) byDir.emplace(normal(tree[i].dir), i);
+  std::vector<bool> reached(tree.size(), false);
+  for (std::size_t root : roots) markReached(tree, byDir, root, reached);
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    if (reached[i] || tree[i].component) continue;
+    roots.push_back(i);
+    markReached(tree, byDir, i, reached);
+  }
+  std::sort(roots.begin(), roots.end());
+}
+
 }  // namespace
 
 Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers) {
@@ -135,9 +168,14 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
     owned.insert(k.resourceFiles.begin(), k.resourceFiles.end());
     owned.insert(k.patchFiles.begin(), k.patchFiles.end());
   }
+  std::vector<std::size_t> roots;
   for (std::size_t i = 0; i < plan.tree.size(); ++i) {
     if (referenced.count(normal(plan.tree[i].dir))) continue;  // a base or component: linted through its overlay
     if (plan.tree[i].component) continue;                      // not a build of its own (above)
+    roots.push_back(i);
+  }
+  addRootsOfCycles(plan.tree, roots);
+  for (std::size_t i : roots) {
     if (renderers.kustomize) plan.roots.push_back(i);
     else plan.unrendered.push_back(plan.tree[i].dir);
   }

@@ -194,18 +194,18 @@ bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
   return claimNamedLikeGpu(podClaim);
 }
 
+bool judgedByNamesOnly(const std::vector<GpuSource>& sources) {
+  return !sources.empty() && std::all_of(sources.begin(), sources.end(), [](const GpuSource& s) { return s.guessed; });
+}
+
 std::string guessNote(const std::vector<GpuSource>& sources) {
-  std::vector<std::string> names;
-  for (const GpuSource& s : sources) {
-    if (!s.guessed) return "";
-    names.push_back(s.name);
-  }
-  if (names.empty()) return "";
+  if (!judgedByNamesOnly(sources)) return "";
   std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  return "; a guess: the input defines no DeviceClass (or claim template) that says what " + list +
-         " selects, so GPUs were inferred from the name; lint the DeviceClass and ResourceClaimTemplate with the "
-         "workload to judge by their selectors";
+  for (const GpuSource& s : sources) list += (list.empty() ? "" : ", ") + s.name;
+  return "; a guess, so a warning: no DeviceClass or claim template in view says what " + list +
+         " selects (another vendor's GPUs need no NVIDIA taint or driver), so GPUs were inferred from the name; "
+         "judged by their selectors when the DeviceClass and ResourceClaimTemplate are in the linted input or the "
+         "webhook's cluster facts";
 }
 
 namespace {

@@ -98,6 +98,10 @@ struct GpuSource {
 // the input; else a note that the pod was judged a GPU pod by names only.
 std::string guessNote(const std::vector<GpuSource>& sources);
 
+// Every GPU source of the pod was recognised by a name only (GpuSource::guessed):
+// whether it uses GPUs at all is a guess, which may warn but never deny.
+bool judgedByNamesOnly(const std::vector<GpuSource>& sources);
+
 // Every way the pod asks for GPUs, in the order: extended resources and
 // implicit names (by first appearance), then claims. Read once per site and
 // facts (PodSite::gpuSourcesMemo): valid while the site lives and until it

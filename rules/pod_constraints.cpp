@@ -52,6 +52,7 @@ std::optional<std::string> kueueQueueName(const json& object, const PodSite& sit
 
 std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& policy) {
   std::vector<Taint> missing;
+  if (site.tolerations.opaque) return missing;  // decided at run time (an Argo podSpecPatch)
   // The kubelet admits a pod with spec.nodeName against NoExecute taints only
   // (lifecycle/predicate.go generalFilter): NoSchedule is the scheduler's.
   const bool kubeletOnly = bypassesScheduler(site);

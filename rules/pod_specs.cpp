@@ -111,6 +111,9 @@ void Walker::setPodFields(PodSite& site, const json& spec, const FieldPath& path
 // not included), without leaving the enclosing Kubernetes object.
 std::optional<PodField> Walker::inherited(const char* name) const {
   const bool argo = ownerGroup() == "argoproj.io";
+  if (argo && chain.size() > ownerChainIndex) {
+    if (std::optional<PodField> patched = argoPodSpecPatch(name)) return patched;
+  }
   for (std::size_t i = chain.size(); i-- > ownerChainIndex;) {
     const json& ancestor = *chain[i].node;
     // Argo merges spec.templateDefaults into every template before the

@@ -97,6 +97,10 @@ struct ContainerRef {
 struct PodField {
   const nlohmann::json* value = nullptr;  // null when the pod does not set it
   FieldPath path;                          // where it is, or would be written
+  // Set by something only the controller reads at run time (an Argo
+  // podSpecPatch that names the field): `value` is that text, and no rule
+  // may judge the field missing or wrong.
+  bool opaque = false;
 };
 
 // Scheduling fields written inside a Kubernetes Container (an Argo

@@ -13,7 +13,7 @@ constexpr std::string_view kV1 = "admission.k8s.io/v1";
 constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
 
 // Where a value sits, on the way to what is dropped (see the header).
-constexpr JsonContext kRoot = 1, kRequest = 2, kObject = 3, kMetadata = 4, kAnnotations = 5;
+constexpr JsonContext kRoot = 1, kRequest = 2, kObject = 3, kMetadata = 4, kAnnotations = 5, kStatus = 6;
 
 JsonContext admissionMember(JsonContext parent, std::string_view key) {
   switch (parent) {
@@ -26,7 +26,11 @@ JsonContext admissionMember(JsonContext parent, std::string_view key) {
                  : kKeepAll;
     case kObject:
       if (key == "metadata") return kMetadata;
-      return key == "status" ? kDropMember : kKeepAll;
+      return key == "status" ? kStatus : kKeepAll;
+    case kStatus:
+      // What says the scheduler bound a pod (dra-claim-with-node-name reads
+      // it on UPDATE); the rest of a status (container statuses) no rule reads.
+      return key == "phase" || key == "conditions" ? kKeepAll : kDropMember;
     case kMetadata:
       if (key == "annotations") return kAnnotations;
       return key == "managedFields" ? kDropMember : kKeepAll;
@@ -128,6 +132,16 @@ void readObjects(const json& request, AdmissionRequest& r) {
   }
 }
 
+// On CREATE the API server resets a pod's status before validating admission
+// (PrepareForCreate: phase Pending, no conditions); what a client wrote there
+// says nothing of where the pod runs, so no rule may read it.
+void forgetStatusOnCreate(ParsedReview& review) {
+  if (review.request.operation != "CREATE" || !review.request.object) return;
+  json& request = review.document["request"];
+  json& object = request["object"];
+  if (object.is_object()) object.erase("status");
+}
+
 }  // namespace
 
 ParsedReview::~ParsedReview() { releaseJson(document); }
@@ -143,6 +157,7 @@ std::optional<std::string> parseAdmissionReview(std::string_view body, std::size
     readIdentity(request, out.request);
     readAttributes(request, out.request);
     readObjects(request, out.request);
+    forgetStatusOnCreate(out);
   } catch (BadRequest& e) {
     return std::move(e.message);
   }

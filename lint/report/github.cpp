@@ -3,7 +3,7 @@
 //   ::error file=deploy/pod.yaml,line=17,col=27,title=gpu-fractional Pod/team-a/half::spec.containers[0]...
 // Properties escape % CR LF : , and the message escapes % CR LF, as the
 // Actions runner expects; other control characters (ESC...) are made
-// visible first (printable), in properties CR and LF too. Suppressed findings are counted in the closing
+// visible first (printable), in the title CR and LF too. Suppressed findings are counted in the closing
 // line, and shown as notices with --show-suppressed.
 #include "lint/report/report.h"
 
@@ -12,7 +12,9 @@ namespace {
 
 std::string location(const std::string& file, int line, int column) {
   if (file == "<stdin>") return "";  // no file to attach it to
-  std::string s = "file=" + githubEscapeProperty(printable(file.starts_with("./") ? file.substr(2) : file));
+  // A line break in a file name is escaped as the runner reads it (%0A), so
+  // the annotation still names the real file.
+  std::string s = "file=" + githubEscapeProperty(printable(file.starts_with("./") ? file.substr(2) : file, true));
   if (line > 0) s += ",line=" + std::to_string(line);
   if (line > 0 && column > 0) s += ",col=" + std::to_string(column);
   return s;

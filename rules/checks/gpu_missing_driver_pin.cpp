@@ -1,10 +1,14 @@
 // gpu-missing-driver-pin: a GPU pod that does not select nodes by CUDA driver.
-#include <array>
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <span>
 
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
 #include "rules/k8s/json_access.h"
+#include "rules/nvidia/cuda_version.h"
+#include "rules/nvidia/drivers.h"
 #include "rules/nvidia/gfd_labels.h"
 #include "rules/k8s/node_selection.h"
 #include "rules/pod_constraints.h"
@@ -49,7 +53,11 @@ constexpr RuleDoc kDoc{
         "With the cluster's facts (gpuguard-lint --facts or --cluster, the webhook's watched cache) the rule "
         "knows: an error when the GPU nodes the pod can reach (its GPU resources, nodeSelector, required node "
         "affinity, tolerations against the nodes' taints) run more than one driver major, the very case the pin "
-        "exists for, so the webhook denies it; a warning when they all run one driver (the pin still protects "
+        "exists for, so the webhook denies it, unless every one of those majors supports the newest CUDA version "
+        "the pod's containers name (env, the policy's cudaImages, the image tag) natively, as GFD's "
+        "cuda.runtime-version label says of the branch (a rollout from 550 to 570 runs a CUDA 12.4 image on "
+        "either), which stays a warning; "
+        "a warning when they all run one driver (the pin still protects "
         "against the next node group); no finding for a pod bound by spec.nodeName, which skips the scheduler. "
         "The finding names the nodes and drivers it used.",
     .remediation =
@@ -65,6 +73,34 @@ constexpr RuleDoc kDoc{
     .policyKeys = kPolicyKeys,
 };
 
+// Whether the drivers of a GFD driver major (a label value) support `cuda`
+// natively, as GPU Feature Discovery's cuda.runtime-version label says of the
+// branch (rules/nvidia/drivers.h), without minor-version compatibility, which
+// PTX JIT kernels (Triton, vLLM) cannot rely on (reference §10.1). A branch
+// newer than the table knows supports every CUDA the table does.
+bool majorRunsNatively(std::string_view major, const CudaVersion& cuda) {
+  long long n = 0;
+  const auto [end, error] = std::from_chars(major.data(), major.data() + major.size(), n);
+  if (error != std::errc() || end != major.data() + major.size()) return false;
+  const std::span<const DriverBranch> branches = driverBranches();
+  const DriverBranch* branch = knownBranch(n);
+  if (!branch) return n > branches.back().driver;
+  return std::make_pair(branch->cudaMajor, branch->cudaMinor) >= std::make_pair(cuda.major, cuda.minor.value_or(0));
+}
+
+// The newest CUDA version a container of the pod names (init containers
+// included: they run on the same node), or nullopt when none names one.
+std::optional<CudaVersion> newestCuda(const PodSite& site, const Policy& policy) {
+  std::optional<CudaVersion> newest;
+  for (const ContainerRef& c : site.containers) {
+    std::optional<CudaVersion> v = containerCuda(c, policy);
+    if (!v) continue;
+    const auto key = [](const CudaVersion& x) { return std::make_pair(x.major, x.minor.value_or(99)); };
+    if (!newest || key(*v) > key(*newest)) newest = std::move(v);
+  }
+  return newest;
+}
+
 class GpuMissingDriverPin final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -79,6 +115,8 @@ class GpuMissingDriverPin final : public Rule {
       // Kueue adds the admitting ResourceFlavor's nodeLabels to the pod
       // template: the flavor picks the node pool, and its driver with it.
       if (kueueQueueName(ctx.object, site)) continue;
+      // Decided at run time by what the input cannot show (an Argo podSpecPatch).
+      if (site.nodeSelector.opaque || site.affinity.opaque) continue;
       if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
       // A DRA claim selecting the driver's version pins it like a label does.
       if (claimPinsDriver(site, ctx.gpu())) continue;
@@ -88,6 +126,7 @@ class GpuMissingDriverPin final : public Rule {
         if (site.spec && !stringOr(*site.spec, "nodeName").empty()) continue;  // bound: no scheduler, no choice
         clusterSays = whatTheClusterSays(ctx, site, severity);
       }
+      if (judgedByNamesOnly(sources)) severity = Severity::Warning;
       const std::string& label = ctx.policy.driverPinLabels.front();
       // A GFD driver label holds the driver's major version; a platform's
       // pin label (karpenter.sh/nodepool) names the nodes that share a driver.
@@ -113,9 +152,17 @@ class GpuMissingDriverPin final : public Rule {
     const auto majors = reachableDriverMajors(reach);
     const std::string source = " (" + ctx.cluster->source() + ")";
     if (majors.size() > 1) {
+      const std::string said = "the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
+                               " CUDA driver majors: " + describeDriverMajors(majors) + source;
+      const std::optional<CudaVersion> cuda = newestCuda(site, ctx.policy);
+      if (cuda && std::all_of(majors.begin(), majors.end(),
+                              [&cuda](const auto& m) { return majorRunsNatively(m.first, *cuda); })) {
+        return said + ", each of which supports CUDA " + cuda->text() + " natively, but the next node group may "
+               "not; ";
+      }
       severity = Severity::Error;
-      return "the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
-             " CUDA driver majors: " + describeDriverMajors(majors) + source + "; ";
+      return said + (cuda ? "" : ", and no container names its CUDA version (env, cudaImages, image tag), so any "
+                                 "of them may be too old for it") + "; ";
     }
     if (majors.size() == 1) {
       return "the GPU nodes this pod can reach all run CUDA driver " + describeDriverMajors(majors) + source +

@@ -1,5 +1,6 @@
 // gpu-missing-toleration: a GPU pod that does not tolerate the GPU node taint,
 // or whose toleration of it the API server rejects.
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "rules/checks/checks.h"
+#include "rules/cluster_reach.h"
 #include "rules/support/k8s_objects.h"
 #include "rules/support/toleration_near_miss.h"
 #include "rules/k8s/go_strconv.h"
@@ -55,7 +57,11 @@ constexpr RuleDoc kDoc{
         "kueue.x-k8s.io/queue-name on it or its pod template) without the toleration is a warning too: Kueue adds "
         "the admitting ResourceFlavor's spec.tolerations to the pod template, so the flavor may supply it. "
         "The taints come from the policy "
-        "(gpuTaints); clusters running the ExtendedResourceToleration admission plugin can set "
+        "(gpuTaints); with the cluster's node facts (gpuguard-lint --facts or --cluster, the webhook's watched "
+        "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does: a pod that reaches "
+        "a GPU node (its placement and the node's taints admit it) is not reported, nor a taint that no GPU node "
+        "or NodePool of the facts carries (the policy still speaks when the facts hold no GPU node at all: a "
+        "pool scaled to zero); clusters running the ExtendedResourceToleration admission plugin can set "
         "assumeExtendedResourceToleration. A PreferNoSchedule taint in gpuTaints is never reported: the "
         "scheduler's TaintToleration filter ignores it (it only lowers a node's score), so it keeps no pod off "
         "the GPU nodes. A pod that sets spec.nodeName bypasses the scheduler: the kubelet admits it against NoExecute "
@@ -242,6 +248,33 @@ void reportQueuedByKueue(const json& object, const PodSite& site, const Taint& t
       "", tolerationFix(object, site, taint), Severity::Warning);
 }
 
+// Whether the cluster's facts leave the policy's GPU taint to be tolerated.
+// Without node facts, the policy says what the GPU nodes carry. With them,
+// kube-scheduler's TaintToleration filter reads the nodes' own taints: a pod
+// that reaches a GPU node (placement and taints admit it; rules/cluster_reach.h)
+// needs no more, and a taint no GPU node or NodePool carries keeps no pod off
+// (AKS's GPU nodes carry none by default, reference §14.17). When the facts
+// hold no GPU node at all (a pool scaled to zero), the policy still speaks.
+bool clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint& taint) {
+  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return true;
+  const PodReach& reach = ctx.reach(site);
+  if (reach.reachableSomewhere()) return false;
+  const auto carries = [&taint](const std::vector<Taint>& taints) {
+    return std::any_of(taints.begin(), taints.end(),
+                       [&taint](const Taint& t) { return t.key == taint.key && t.effect == taint.effect; });
+  };
+  bool anyGpuNode = false;
+  for (const NodeReach& n : reach.nodes) {
+    if (!n.gpuNode) continue;
+    anyGpuNode = true;
+    if (carries(n.node->taints)) return true;
+  }
+  for (const PoolReach& p : reach.pools) {
+    if (carries(p.pool->taints)) return true;
+  }
+  return !anyGpuNode;
+}
+
 class GpuMissingToleration final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -255,7 +288,7 @@ class GpuMissingToleration final : public Rule {
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
         // A toleration of the taint's key the API server rejects for its
         // operator or effect: its Unsupported value finding says what to fix.
-        if (unsupportedTolerationOf(site, taint)) continue;
+        if (unsupportedTolerationOf(site, taint) || !clusterDemands(ctx, site, taint)) continue;
         if (const auto equal = equalAgainstOpenValue(site, taint)) {
           reportEqualAgainstOpenValue(ctx.object, site, taint, *equal, out);
           continue;
@@ -264,14 +297,15 @@ class GpuMissingToleration final : public Rule {
           reportQueuedByKueue(ctx.object, site, taint, *queue, out);
           continue;
         }
-        out.reportFixable(site.tolerations.path,
-                          FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
-                                               ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
-                                               ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
-                                               nearMissNote(site, taint) +
-                                               misplacedNote(site.misplaced.tolerations, site.tolerations) +
-                                               std::string(site.placementHint) + guessNote(sources)),
-                          "", tolerationFix(ctx.object, site, taint));
+        out.reportFixableWithDefault(
+            site.tolerations.path,
+            FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
+                                 ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
+                                 ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
+                                 nearMissNote(site, taint) + misplacedNote(site.misplaced.tolerations, site.tolerations) +
+                                 std::string(site.placementHint) + guessNote(sources)),
+            "", tolerationFix(ctx.object, site, taint),
+            judgedByNamesOnly(sources) ? Severity::Warning : kDoc.defaultSeverity);
       }
       const json* tolerations = site.tolerations.value;
       if (!tolerations || !tolerations->is_array()) continue;

@@ -88,6 +88,7 @@ struct Walker {
   void addContainerSet(const nlohmann::json& containerSet, const FieldPath& path);
   // The field `name` of `holder`'s templateDefaults (a Workflow spec's), which
   // Argo merges into every template.
+  std::optional<PodField> argoPodSpecPatch(const char* name) const;
   static std::optional<PodField> argoTemplateDefault(const nlohmann::json& holder, const PathTrail& holderPath,
                                                      const char* name);
 

@@ -132,6 +132,22 @@ TEST(LintRenderers, ARemoteBaseOfAnIncludedKustomizationIsNamedWithItsFile) {
   EXPECT_FALSE(fs::exists(dir.path() / "ran"));
 }
 
+TEST(LintRenderers, KustomizationsInACycleAreRenderedAndTheirErrorFailsTheRun) {
+  // a lists b and b lists a: each is referenced, so neither was a root, and
+  // the directory linted to "no Kubernetes objects found", exit 0, while
+  // b's pod asks for half a GPU. kustomize refuses the cycle: an input error.
+  TempDir dir;
+  writeScript(dir, "kustomize", "touch " + (dir.path() / "ran").string() +
+                                    "\necho 'Error: cycle detected: a -> b -> a' >&2\nexit 1\n");
+  dir.write("tree/a/kustomization.yaml", "resources:\n- ../b\n");
+  dir.write("tree/b/kustomization.yaml", "resources:\n- ../a\n- pod.yaml\n");
+  dir.write("tree/b/pod.yaml", kGoodPod);
+  const RunResult r = runLintWithFakes({"--render", "kustomize", "tree"}, dir);
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cycle detected"));
+  EXPECT_TRUE(fs::exists(dir.path() / "ran"));
+}
+
 TEST(LintRenderers, AllowRemoteLetsKustomizeRender) {
   TempDir dir;
   writeScript(dir, "kustomize", recordingKustomize(dir.path() / "ran"));

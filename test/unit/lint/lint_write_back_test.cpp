@@ -68,6 +68,9 @@ TEST(LintFixWriteBack, AWriteThatFailsHalfwayLeavesTheOriginalWhole) {
   EXPECT_EQ(readFile(pod), big);
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr(": fixed:")));  // nothing claims to be fixed
   EXPECT_THAT(r.err, HasSubstr(": not fixed: not written ("));
+  // The file was read: what the fix would have changed remains, and is reported.
+  EXPECT_THAT(r.out, HasSubstr("[gpu-requests-without-limits]"));
+  EXPECT_THAT(r.out, HasSubstr("1 object"));
   EXPECT_THAT(temporaries(dir.path()), ::testing::IsEmpty());
 }
 

@@ -74,8 +74,17 @@ TEST(DeviceClassEvidence, MigClassesAreGpusButNotWholeOnes) {
 TEST(DeviceClassEvidence, WithoutTheClassTheNameDecidesAndTheFindingSaysItGuessed) {
   const auto f = judgeInput(claimTemplate("t", "gpu.nvidia.com") + claimPod("t"), kNodeRules);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration", "gpu-missing-driver-pin"));
-  EXPECT_THAT(f[0].message(), HasSubstr("a guess: the input defines no DeviceClass"));
+  EXPECT_THAT(f[0].message(), HasSubstr("a guess, so a warning: no DeviceClass or claim template in view says what"));
   EXPECT_THAT(f[1].message(), HasSubstr("a guess"));
+  // A guess never denies: an AMD pod whose claim is named "gpu" has no NVIDIA taint to tolerate.
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[1].severity, Severity::Warning);
+  // Once the class is in view it decides, and the missing toleration is the error it is.
+  const auto known = judgeInput(deviceClass("gpu.nvidia.com", "gpu.nvidia.com", "") + claimTemplate("t", "gpu.nvidia.com") +
+                                    claimPod("t"),
+                                kNodeRules);
+  ASSERT_THAT(rulesHit(known), ElementsAre("gpu-missing-toleration", "gpu-missing-driver-pin"));
+  EXPECT_EQ(known[0].severity, Severity::Error);
   // Other vendors' class names are no NVIDIA GPU even unseen.
   EXPECT_THAT(judgeInput(claimTemplate("t", "gpu.amd.com") + claimPod("t"), kNodeRules), IsEmpty());
   EXPECT_THAT(judgeInput(claimTemplate("t", "gpu.intel.com") + claimPod("t"), kNodeRules), IsEmpty());

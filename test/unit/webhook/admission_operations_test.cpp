@@ -126,6 +126,49 @@ TEST(AdmissionUpdate, FindingsTheOldObjectAlreadyHadBecomeWarnings) {
   EXPECT_THAT(r.rules(false), Contains("gpu-missing-toleration"));
 }
 
+// A DRA pod the scheduler bound (spec.nodeName set by the binding, status
+// Running): a `kubectl label` of it is an UPDATE whose object carries the
+// status, which says the nodeName is the scheduler's, as the linter reads it.
+constexpr const char* kBoundDraPod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: infer, namespace: ml}
+spec:
+  nodeName: gpu-node-3
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: single-gpu}
+  containers:
+  - name: cuda
+    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+    resources: {claims: [{name: gpu}]}
+status:
+  phase: Running
+  conditions:
+  - {type: PodScheduled, status: "True"}
+  containerStatuses:
+  - {name: cuda, ready: true, restartCount: 0, image: cuda, imageID: "", started: true}
+)";
+
+TEST(AdmissionUpdate, AnUpdateOfAPodTheSchedulerBoundReadsItsStatus) {
+  Request rq;
+  rq.operation = "UPDATE";
+  rq.oldObject = objectFromYaml(kBoundDraPod);
+  json updated = objectFromYaml(kBoundDraPod);
+  updated["metadata"]["labels"] = {{"touched", "yes"}};
+  const Reply r = reviewRaw(reviewBody(updated, rq));
+  EXPECT_TRUE(r.allowed());
+  EXPECT_THAT(r.rules(false), Not(Contains("dra-claim-with-node-name")));
+  EXPECT_THAT(r.rules(true), Not(Contains("dra-claim-with-node-name")));
+}
+
+TEST(AdmissionUpdate, AStatusWrittenIntoACreateIsNotBelieved) {
+  // The API server resets a created pod's status (PrepareForCreate), so a
+  // client's "Running" cannot hide that its nodeName bypasses the scheduler.
+  const Reply r = reviewRaw(reviewBody(objectFromYaml(kBoundDraPod)));
+  EXPECT_FALSE(r.allowed());
+  EXPECT_THAT(r.rules(true), Contains("dra-claim-with-node-name"));
+}
+
 TEST(AdmissionUpdate, WhatTheUpdateIntroducesIsDenied) {
   Request rq;
   rq.operation = "UPDATE";

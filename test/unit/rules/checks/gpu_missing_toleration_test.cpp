@@ -377,6 +377,31 @@ TEST(GpuMissingToleration, ArgoTemplateDefaultsReachEveryTemplate) {
   EXPECT_THAT(fieldsOf(tolerationOnlyYaml(own)), ElementsAre("spec.templates[0].tolerations"));
 }
 
+TEST(GpuMissingToleration, AnArgoPodSpecPatchThatSetsTolerationsDecidesThemAtRunTime) {
+  // Argo merges podSpecPatch (YAML or JSON text, often with {{...}}
+  // parameters) into every pod it creates: what it sets cannot be judged
+  // from the template, so it is not reported missing.
+  const std::string workflow =
+      "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: gpu-train}\nspec:\n"
+      "  entrypoint: train\nPATCH"
+      "  templates:\n  - name: train\n    TEMPLATE_PATCH"
+      "container:\n      image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+      "      resources: {limits: {nvidia.com/gpu: 1}}\n";
+  const auto with = [&](const std::string& workflowPatch, const std::string& templatePatch) {
+    std::string w = workflow;
+    w.replace(w.find("PATCH"), 5, workflowPatch);
+    w.replace(w.find("TEMPLATE_PATCH"), 14, templatePatch);
+    return w;
+  };
+  EXPECT_THAT(tolerationOnlyYaml(with("  podSpecPatch: |\n    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists}\n", "")),
+              IsEmpty());
+  EXPECT_THAT(tolerationOnlyYaml(with("", "podSpecPatch: '{\"tolerations\": {{inputs.parameters.tolerations}}}'\n    ")),
+              IsEmpty());
+  // A patch of other fields leaves the toleration to the template, which lacks it.
+  EXPECT_THAT(fieldsOf(tolerationOnlyYaml(with("  podSpecPatch: '{\"priorityClassName\": \"high\"}'\n", ""))),
+              ElementsAre("spec.templates[0].tolerations"));
+}
+
 TEST(GpuMissingToleration, ATrainJobsPodTemplateOverrideForTheNodeJobTolerates) {
   const std::string trainJob =
       "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"

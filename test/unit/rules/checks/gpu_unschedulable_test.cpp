@@ -148,6 +148,29 @@ TEST(GpuMissingDriverPinWithFacts, MixedDriversAmongTheReachableNodesAreAnError)
   EXPECT_EQ(judgeWithCluster(gpuPod(1), *mixed, warningOnly).at(0).severity, Severity::Warning);
 }
 
+TEST(GpuMissingDriverPinWithFacts, MixedDriversThatAllRunTheImagesCudaAreAWarning) {
+  // A rollout from 550 to 570: both branches support CUDA 12.2 and 12.4 natively.
+  const auto rollout = clusterOf(gpuNode("gpu-a", "550", 8) + gpuNode("gpu-b", "570", 8));
+  const auto podOf = [](const std::string& image) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: ml}\nspec:\n"
+           "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n  containers:\n  - name: app\n    image: " +
+           image + "\n    resources:\n      limits: {nvidia.com/gpu: 1}\n";
+  };
+  for (const char* image : {"nvidia/cuda:12.2.2-runtime-ubuntu22.04", "nvidia/cuda:12.4.1-base-ubuntu22.04"}) {
+    const auto findings = judgeWithCluster(podOf(image), *rollout, kPin);
+    ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin")) << image;
+    EXPECT_EQ(findings[0].severity, Severity::Warning) << image;
+    EXPECT_THAT(findings[0].message(), HasSubstr("natively, but the next node group may not")) << image;
+  }
+  // CUDA 12.8 needs the 570 branch: the 550 node is too old for it.
+  EXPECT_EQ(judgeWithCluster(podOf("nvidia/cuda:12.8.0-base-ubuntu24.04"), *rollout, kPin).at(0).severity,
+            Severity::Error);
+  // An image that names no CUDA version may need either: still the error, and it says why.
+  const auto unknown = judgeWithCluster(podOf("busybox:1.36"), *rollout, kPin);
+  EXPECT_EQ(unknown.at(0).severity, Severity::Error);
+  EXPECT_THAT(unknown.at(0).message(), HasSubstr("no container names its CUDA version"));
+}
+
 TEST(GpuMissingDriverPinWithFacts, OneDriverIsAWarningAndABoundPodNothing) {
   const auto one = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8));
   const auto findings = judgeWithCluster(gpuPod(1), *one, kPin);
@@ -178,8 +201,6 @@ TEST(GpuCountExceedsNodeWithFacts, TheLargestReachableNodeIsTheLimit) {
   EXPECT_THAT(judgeWithCluster(gpuPod(12), *big, kCount), IsEmpty());
 }
 
-}  // namespace
-}  // namespace gpuguard
 
 namespace gpuguard {
 namespace {
@@ -198,6 +219,57 @@ TEST(CudaDriverTooOldWithFacts, AnUnpinnedPodIsJudgedAgainstTheDriversItCanReach
   EXPECT_THAT(findings[0].message(), ::testing::HasSubstr("GPU nodes this pod can reach run driver 470 (1 node: gpu-old)"));
   const auto recent = testing::clusterOf(gpuNode("gpu-new", "570", 8));
   EXPECT_THAT(testing::judgeWithCluster(pod, *recent, cuda), ::testing::IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpuguard
+
+// --- gpu-missing-toleration with node facts: the nodes' taints decide -----
+
+const Policy kToleration = onlyRules({"gpu-missing-toleration"});
+
+std::string untaintedGpuNode(const std::string& name, const std::string& taints = "") {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+         "\n  labels: {nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"550\"}\n" +
+         (taints.empty() ? "" : "spec:\n  taints: " + taints + "\n") +
+         "status:\n  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+}
+
+TEST(GpuMissingTolerationWithFacts, APodThatReachesAnUntaintedGpuNodeNeedsNoToleration) {
+  // AKS taints its GPU nodes with nothing by default: the scheduler binds the pod.
+  const auto cluster = clusterOf(untaintedGpuNode("gpu-a") + kCpuNode);
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *cluster, kToleration), IsEmpty());
+  // Without the facts the policy's nvidia.com/gpu:NoSchedule still speaks.
+  EXPECT_THAT(rulesHit(judgeInput(gpuPod(1, ""), kToleration)), ElementsAre("gpu-missing-toleration"));
+}
+
+TEST(GpuMissingTolerationWithFacts, TheTaintTheNodesCarryIsTheOneToTolerate) {
+  // AKS's documented sku=gpu:NoSchedule, tolerated as AKS's docs write it.
+  const auto cluster = clusterOf(untaintedGpuNode("gpu-a", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, "  tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"),
+                               *cluster, kToleration),
+              IsEmpty());
+  // Not tolerated: the pod reaches no GPU node, but nvidia.com/gpu is on none, so it is not demanded
+  // (gpu-unschedulable names the sku taint).
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *cluster, kToleration), IsEmpty());
+}
+
+TEST(GpuMissingTolerationWithFacts, ThePolicysTaintIsDemandedWhereAGpuNodeCarriesIt) {
+  const auto cluster = clusterOf(gpuNode("gpu-a", "550", 8) + kCpuNode);
+  const auto findings = judgeWithCluster(gpuPod(1, ""), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(findings[0].field(), "spec.tolerations");
+  // A pod whose selector keeps it to the tainted nodes needs the toleration even when an untainted one exists.
+  const auto mixed = clusterOf(gpuNode("gpu-a", "550", 8) + untaintedGpuNode("gpu-b"));
+  EXPECT_THAT(rulesHit(judgeWithCluster(gpuPod(1, "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"), *mixed, kToleration)),
+              ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *mixed, kToleration), IsEmpty());
+}
+
+TEST(GpuMissingTolerationWithFacts, FactsWithoutAnyGpuNodeLeaveItToThePolicy) {
+  // GPU nodes scaled to zero: the ones to come carry the policy's taint.
+  const auto cluster = clusterOf(kCpuNode);
+  EXPECT_THAT(rulesHit(judgeWithCluster(gpuPod(1, ""), *cluster, kToleration)), ElementsAre("gpu-missing-toleration"));
 }
 
 }  // namespace
