@@ -70,6 +70,11 @@ std::string xmlEscape(std::string_view text, bool attribute);
 // keepLineBreaks: CR and LF stay (for github's data, which encodes them).
 std::string printable(std::string_view text, bool keepLineBreaks = false);
 
+// `value` as dump(2) prints it `indent` spaces deep inside a larger
+// document (every line after the first indented), invalid UTF-8 replaced:
+// how the JSON formats write their findings one by one.
+std::string dumpIndented(const nlohmann::json& value, std::size_t indent);
+
 std::string githubEscapeData(std::string_view text);
 std::string githubEscapeProperty(std::string_view text);
 
