@@ -278,21 +278,29 @@ void addParseErrors(FileReport& report, const std::vector<yaml::ParseError>& err
 // that parses only the documents whose text may define a fact (most
 // streams: none), each let go once read.
 InputFacts streamFacts(const yaml::DocumentStream& stream) {
-  // A List's items as they are parsed, kept apart until the List is known
-  // to be one worth reading.
+  // A List's items as they are parsed: those of a kind that may define a
+  // fact kept until the List is known to be one worth reading, then taken
+  // in order, as InputFacts::add takes a List's (none of them is a List).
   class ItemFacts final : public yaml::ListItemSink {
    public:
-    void item(std::size_t, yaml::Document& item) override { facts.addItem(item.value); }
-    void discard() override { facts = {}; }
-    InputFacts facts;
+    void item(std::size_t, yaml::Document& item) override {
+      const auto kind = item.value.is_object() ? item.value.find("kind") : item.value.end();
+      if (kind != item.value.end() && kind->is_string() && mayDefineFacts(kind->get_ref<const std::string&>())) {
+        kept.push_back(std::move(item.value));
+      }
+    }
+    void discard() override { kept.clear(); }
+    std::vector<nlohmann::json> kept;
   } items;
   InputFacts facts;
   auto take = [&](yaml::Document& doc) {
     if (isKubernetesObject(doc.value)) {
       facts.add(doc.value);
-      if (doc.itemsHandedOver) facts.addAll(std::move(items.facts));
+      if (doc.itemsHandedOver) {
+        for (const nlohmann::json& item : items.kept) facts.add(item);
+      }
     }
-    items.facts = {};
+    items.kept.clear();
   };
   stream.read(take, mayDefineFacts, &items);
   return facts;

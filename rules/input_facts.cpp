@@ -109,18 +109,6 @@ void InputFacts::add(const json& object) {
   for (const json& item : *items) addOne(item);
 }
 
-void InputFacts::addAll(InputFacts&& later) {
-  auto takeAll = [](auto& into, auto& from) {
-    for (auto& [name, value] : from) into.insert_or_assign(name, std::move(value));
-  };
-  takeAll(classes_, later.classes_);
-  takeAll(templates_, later.templates_);
-  takeAll(claims_, later.claims_);
-  takeAll(servedBy_, later.servedBy_);
-  takeAll(channelTemplates_, later.channelTemplates_);
-  takeAll(namespaces_, later.namespaces_);
-}
-
 std::vector<std::string> celDriverNames(std::string_view cel) {
   std::vector<std::string> out;
   constexpr std::string_view kDriver = "device.driver";

@@ -73,12 +73,6 @@ class InputFacts {
   // Takes what `object` (or, for a `kind: List`, each item) defines. Objects
   // of other kinds, and malformed ones, add nothing.
   void add(const nlohmann::json& object);
-  // What one item of a List defines, as add() of the List takes it (an item
-  // that is itself a List adds nothing).
-  void addItem(const nlohmann::json& item) { addOne(item); }
-  // Takes what `later` holds as if its objects were added now, after every
-  // object added so far (the last one read of a name wins).
-  void addAll(InputFacts&& later);
 
   const DeviceClassFacts* deviceClass(std::string_view name) const;
   const ClaimFacts* claimTemplate(std::string_view name) const;
