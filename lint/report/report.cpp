@@ -189,15 +189,4 @@ std::string githubEscapeProperty(std::string_view text) {
   return out;
 }
 
-std::string dumpIndented(const nlohmann::json& value, std::size_t indent) {
-  const std::string text = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out.append(indent, ' ');  // strings hold no raw line breaks: JSON escapes them
-  }
-  return out;
-}
-
 }  // namespace gpuguard::lint

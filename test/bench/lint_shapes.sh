@@ -19,7 +19,7 @@
 #                multidoc, jsonstream) grows its peak RSS by more than
 #                MEMLIMIT bytes per input byte with every rule off (default
 #                8) or by more than GROWLIMIT with its findings (default
-#                12), or when a shape does not end as it should (ctest
+#                8), or when a shape does not end as it should (ctest
 #                lint.shapes runs -c with a small N). Not the memory in a
 #                sanitizer build, whose allocator keeps what is freed.
 #     -f FORMAT  the report's format (default text)
@@ -34,7 +34,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-N=1000 CHECK=0 LIMIT=25 MEMLIMIT=8 GROWLIMIT=12 FORMAT=text SHAPES=list,multidoc,jsonstream,jsonarray,fix
+N=1000 CHECK=0 LIMIT=25 MEMLIMIT=8 GROWLIMIT=8 FORMAT=text SHAPES=list,multidoc,jsonstream,jsonarray,fix
 while getopts "n:cl:m:g:f:s:h" o; do
   case $o in
     n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; m) MEMLIMIT=$OPTARG ;; g) GROWLIMIT=$OPTARG ;;

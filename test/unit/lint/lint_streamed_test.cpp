@@ -132,6 +132,13 @@ TEST(LintStreamed, AListsItemsJudgedAsTheyAreParsedReportWhatJudgingTheListWhole
     fragments.fragment = true;
     expectSameReport(text, policy, fragments);
   }
+  // A DeviceClass among the items defines a fact for the pods of the
+  // whole input, before and after the List.
+  std::string classItem = "- " + kDeviceClass;
+  for (std::size_t at = classItem.find('\n'); at + 1 < classItem.size(); at = classItem.find('\n', at + 1)) {
+    classItem.insert(at + 1, "  ");
+  }
+  expectSameReport(kGpuPod + "---\n" + kubectlList(kHalfGpuPod + classItem) + "---\n" + kGpuPod, policy);
   lint::LintPolicy noSuppressions;
   noSuppressions.allowSuppressions = false;
   expectSameReport(suppressing, noSuppressions);
