@@ -184,10 +184,10 @@ Located FindingStore::operator[](std::size_t i) const {
 
 void FindingStore::append(FindingStore&& other) {
   if (empty()) {
-    *this = std::move(other);
-  } else {
-    for (std::size_t i = 0; i < other.size(); ++i) push_back(other[i]);
+    std::swap(*this, other);  // nothing to re-intern; `other` gets this empty store
+    return;
   }
+  for (std::size_t i = 0; i < other.size(); ++i) push_back(other[i]);
   other.clear();
 }
 
