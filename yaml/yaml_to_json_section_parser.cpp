@@ -153,20 +153,36 @@ std::optional<ParseError> parseSection(std::string_view text, const Section& sec
 
 class BuilderSectionParser final : public SectionParser {
  public:
-  explicit BuilderSectionParser(const Limits& limits) : builder_(limits) {}
+  BuilderSectionParser(const Limits& limits, ListItemSink* items) : builder_(limits), items_(items) {}
   std::optional<ParseError> parse(std::string_view text, const Section& section, Document& doc) override {
+    builder_.handItemsTo(items_);
+    std::optional<ParseError> error = parseSection(text, section, builder_, events_, doc);
+    if (builder_.itemsHandedOver() == 0) return error;
+    if (!error && builder_.handedItemsStand()) {
+      doc.itemsHandedOver = true;
+      return std::nullopt;
+    }
+    items_->discard();
+    if (error) return error;
+    // Not a List after all (its kind, written after the items, is another;
+    // `items` was written twice...): the document again, whole.
+    Document whole;
+    whole.index = doc.index;
+    doc = std::move(whole);
+    builder_.handItemsTo(nullptr);
     return parseSection(text, section, builder_, events_, doc);
   }
 
  private:
   Builder builder_;
+  ListItemSink* items_;
   fastpath::Events events_;
 };
 
 }  // namespace
 
-std::unique_ptr<SectionParser> makeSectionParser(const Limits& limits) {
-  return std::make_unique<BuilderSectionParser>(limits);
+std::unique_ptr<SectionParser> makeSectionParser(const Limits& limits, ListItemSink* items) {
+  return std::make_unique<BuilderSectionParser>(limits, items);
 }
 
 }  // namespace gpuguard::yaml::detail
