@@ -208,13 +208,14 @@ struct DocumentInputs {
   const TextFixer* fixer = nullptr;   // LintOptions::textFixes
   std::size_t lastLine = 0;           // the document's last line in the text, for the fixer
   std::optional<std::vector<Finding>>* prior = nullptr;  // its findings, judged already
+  JudgedItems* items = nullptr;  // a List's items, judged as they were parsed (itemsHandedOver)
 };
 
 // Judges one parsed document into `report` (lintParsed's loop body).
 void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptions& options, const DocumentInputs& in,
                   FileReport& report) {
   if (!isKubernetesObject(doc.value)) return;  // empty documents, Helm values, kustomization...
-  if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, in.facts, report);
+  if (!options.remap && isItemList(doc.value)) return lintListDocument(doc, policy, options, in.facts, report, in.items);
   if (options.remap) options.remap->prepare(doc);
   ++report.documents;
   // Only a patch a kustomization of the run lists is a fragment; a pod spec
@@ -226,28 +227,29 @@ void lintDocument(yaml::Document& doc, const LintPolicy& policy, const LintOptio
   std::vector<std::optional<TextFix>> textFixes =
       in.fixer ? in.fixer->fixesOf(doc, findings, in.lastLine) : std::vector<std::optional<TextFix>>{};
   const ObjectLocator objects(doc.value);
-  for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
-  auto add = [&](Finding f, yaml::Position pos) {
+  if (options.objects) {
+    for (ObjectRef& ref : objects.objects()) report.objects.push_back({doc.index, std::move(ref)});
+  }
+  auto add = [&](Finding f, yaml::Position pos, std::optional<TextFix> fix = std::nullopt) {
     // The engine's findings say their object; the loader's warnings and
     // the ineffective suppressions are located here.
     ObjectRef object = f.object ? std::move(*f.object) : objects.at(f.path);
     forgetJudgingState(f);
-    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object), {}};
+    Located l{std::move(f), pos.line, pos.column, doc.index, "", std::move(object), std::move(fix)};
     if (options.remap) options.remap->place(doc, l);
-    report.findings.push_back(std::move(l));
-  };
-  // The position first: `f` is moved into add() (argument order is unspecified).
-  auto addLocated = [&](Finding& f) {
-    const yaml::Position pos = doc.sources.locate(f.pointer());
-    add(std::move(f), pos);
+    report.findings.push_back(l);
   };
   for (std::size_t i = 0; i < findings.size(); ++i) {
-    addLocated(findings[i]);
-    if (i < textFixes.size()) report.findings.back().fix = std::move(textFixes[i]);
+    // The position first: the finding is moved into add() (argument order is unspecified).
+    const yaml::Position pos = doc.sources.locate(findings[i].pointer());
+    add(std::move(findings[i]), pos, i < textFixes.size() ? std::move(textFixes[i]) : std::nullopt);
   }
   for (const yaml::ParseWarning& w : doc.warnings) add(sourceFinding(w, doc.value), w.position);
   if (policy.allowSuppressions) {
-    for (Finding& f : ineffectiveSuppressions(doc.value)) addLocated(f);
+    for (Finding& f : ineffectiveSuppressions(doc.value)) {
+      const yaml::Position pos = doc.sources.locate(f.pointer());
+      add(std::move(f), pos);
+    }
   }
 }
 
@@ -272,40 +274,44 @@ void addParseErrors(FileReport& report, const std::vector<yaml::ParseError>& err
   for (const yaml::ParseError& e : errors) report.errors.push_back({report.file, e.position.line, e.position.column, e.message});
 }
 
-// Line order; findings placed in other files (a rendered stream) by file
-// first, in the order the stream named them.
-bool lineOrder(const Located& a, const Located& b) {
-  return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
-}
-
-// Each document's findings in line order as it is judged: the report is
-// then mostly in order already, and a stable sort of it (what lintParsed
-// does) would leave it as it is; so it is sorted whole only when it is not,
-// and the buffer of half the findings that sort takes is mostly not needed.
-void sortFrom(FileReport& report, std::size_t first) {
-  std::stable_sort(report.findings.begin() + static_cast<std::ptrdiff_t>(first), report.findings.end(), lineOrder);
-}
-
-void sortWhole(FileReport& report) {
-  if (!std::is_sorted(report.findings.begin(), report.findings.end(), lineOrder)) {
-    std::stable_sort(report.findings.begin(), report.findings.end(), lineOrder);
-  }
-}
-
 // What the documents of `stream` define for the others, from a first pass
 // that parses only the documents whose text may define a fact (most
 // streams: none), each let go once read.
 InputFacts streamFacts(const yaml::DocumentStream& stream) {
+  // A List's items as they are parsed: those of a kind that may define a
+  // fact kept until the List is known to be one worth reading, then taken
+  // in order, as InputFacts::add takes a List's (none of them is a List).
+  class ItemFacts final : public yaml::ListItemSink {
+   public:
+    void item(std::size_t, yaml::Document& item) override {
+      const auto kind = item.value.is_object() ? item.value.find("kind") : item.value.end();
+      if (kind != item.value.end() && kind->is_string() && mayDefineFacts(kind->get_ref<const std::string&>())) {
+        kept.push_back(std::move(item.value));
+      }
+    }
+    void discard() override { kept.clear(); }
+    std::vector<nlohmann::json> kept;
+  } items;
   InputFacts facts;
-  stream.read([&facts](yaml::Document& doc) { if (isKubernetesObject(doc.value)) facts.add(doc.value); },
-              mayDefineFacts);
+  auto take = [&](yaml::Document& doc) {
+    if (isKubernetesObject(doc.value)) {
+      facts.add(doc.value);
+      if (doc.itemsHandedOver) {
+        for (const nlohmann::json& item : items.kept) facts.add(item);
+      }
+    }
+    items.kept.clear();
+  };
+  stream.read(take, mayDefineFacts, &items);
   return facts;
 }
 
-// lintText() on a stream of several documents, in bounded memory: its
-// facts first (streamFacts), then each document judged as it is parsed
-// and let go once judged, so that only two documents' trees are alive at a
-// time (a document's text fixes need where the next one starts).
+// lintText() on a stream of documents, in bounded memory: its facts first
+// (streamFacts), then each document judged as it is parsed and let go once
+// judged, so that only two documents' trees are alive at a time (a
+// document's text fixes need where the next one starts); a List's items
+// each judged as it is parsed (ItemJudge), the List's findings held until
+// it is complete.
 FileReport lintStreamed(const std::string& file, std::string_view text, const yaml::DocumentStream& stream,
                         const LintPolicy& policy, const LintOptions& options) {
   FileReport report;
@@ -313,20 +319,27 @@ FileReport lintStreamed(const std::string& file, std::string_view text, const ya
   const InputFacts facts = options.eachDocumentAlone ? InputFacts{} : streamFacts(stream);
   std::optional<TextFixer> fixer;
   if (options.textFixes) fixer.emplace(text);
+  ItemJudge itemJudge(policy, options, options.eachDocumentAlone ? nullptr : &facts);
   std::optional<yaml::Document> waiting;
+  JudgedItems waitingItems;  // a List's, judged as it was parsed
   auto judgeWaiting = [&](int nextStart) {
     const std::size_t first = report.findings.size();
-    lintDocument(*waiting, policy, options, inputsFor(facts, fixer, options, nextStart), report);
-    sortFrom(report, first);
+    DocumentInputs in = inputsFor(facts, fixer, options, nextStart);
+    if (waiting->itemsHandedOver) in.items = &waitingItems;
+    lintDocument(*waiting, policy, options, in, report);
+    report.findings.sortFrom(first);  // in line order as judged: the whole is mostly in order
     waiting.reset();
+    waitingItems = {};
   };
-  const yaml::ParseResult read = stream.read([&](yaml::Document& doc) {
+  auto judgePrevious = [&](yaml::Document& doc) {
     if (waiting) judgeWaiting(doc.start.line);
     waiting = std::move(doc);
-  });
+    waitingItems = itemJudge.take();
+  };
+  const yaml::ParseResult read = stream.read(judgePrevious, {}, &itemJudge);
   if (waiting) judgeWaiting(0);
   addParseErrors(report, read.errors);
-  sortWhole(report);
+  report.findings.sortFrom(0);  // line order, by file first (a rendered stream's)
   return report;
 }
 
@@ -352,15 +365,20 @@ FileReport lintParsed(const std::string& file, std::string_view text, yaml::Pars
     if (!options.remap) doc = yaml::Document{};
   }
   addParseErrors(report, parsed.errors);
-  std::stable_sort(report.findings.begin(), report.findings.end(), lineOrder);
+  report.findings.sortFrom(0);  // line order, by file first (a rendered stream's)
   return report;
 }
 
 FileReport lintText(const std::string& file, std::string_view text, const LintPolicy& policy, const LintOptions& options) {
   const yaml::DocumentStream stream(text, manifestLimits());
-  // One document is read once, facts and all; a renderer's remapper looks
-  // back at the documents it placed, so a rendered stream is kept whole.
-  if (stream.singleDocument() || options.remap) return lintParsed(file, text, stream.read(), policy, options);
+  // One document is read once, facts and all, unless it may be a List
+  // (whose items are judged one by one as they are parsed); a renderer's
+  // remapper looks back at the documents it placed, so a rendered stream is
+  // kept whole.
+  const bool mayBeList = text.find("items") != std::string_view::npos;
+  if ((stream.singleDocument() && !mayBeList) || options.remap) {
+    return lintParsed(file, text, stream.read(), policy, options);
+  }
   return lintStreamed(file, text, stream, policy, options);
 }
 
@@ -383,7 +401,9 @@ InputText readDescriptor(int fd, std::size_t limit, const char* what, std::size_
   std::size_t used = 0;
   std::size_t room = expected > 0 ? expected + 1 : 64 * 1024;
   while (true) {
-    if (in.text.size() < used + room) in.text.resize(used + room);
+    // Grown only once full: a regular file's text (its size + 1, so that
+    // the read after it finds the end) is allocated once, never doubled.
+    if (used == in.text.size()) in.text.resize(used + room);
     const ssize_t n = ::read(fd, in.text.data() + used, in.text.size() - used);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

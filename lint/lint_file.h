@@ -14,22 +14,12 @@
 #include "rules/input_facts.h"
 #include "rules/object_ref.h"
 #include "lint/builtin_checks.h"
+#include "lint/finding_store.h"
 #include "lint/fix/text_fix.h"
 #include "lint/lint_policy.h"
 #include "yaml/yaml_to_json.h"
 
 namespace gpuguard::lint {
-
-struct Located {
-  Finding finding;           // its `object` (moved to the one below) and `fix` (judging's) are unset
-  int line = 0;              // 0: the file as a whole (a rendered object not traced to a line)
-  int column = 0;
-  std::size_t document = 0;  // 0-based index in the stream
-  std::string file;          // where the finding's source is, when not the report's file
-                             // (a kustomize base or patch, a Helm template); "" otherwise
-  ObjectRef object;          // the Kubernetes object it is about (a List's item, not the List)
-  std::optional<TextFix> fix;  // LintOptions::textFixes: the change --fix would make for it alone
-};
 
 // An input that could not be read, parsed or rendered (id: kInputErrorCheck).
 struct InputError {
@@ -41,9 +31,8 @@ struct InputError {
 
 struct FileReport {
   std::string file;          // as given on the command line, "<stdin>" for "-"
-  // In line order. A deque: a large input's findings grow it without the
-  // copy (and the spare half) by which a vector grows.
-  std::deque<Located> findings;
+  // In line order, stored compact (a large input has many).
+  FindingStore findings;
   std::vector<InputError> errors;
   std::size_t documents = 0;      // Kubernetes objects judged
   std::size_t fragments = 0;      // of which judged as fragments (LintOptions)
@@ -136,6 +125,9 @@ struct LintOptions {
   // Give each fixable finding its fix as text (Located::fix; SARIF's
   // `fixes`). Not for rendered streams, whose text is not the source.
   bool textFixes = false;
+  // Keep every object judged (FileReport::objects: JUnit's testcases); a
+  // report for another format has no use for them.
+  bool objects = true;
 };
 
 // Lints YAML/JSON text. `file` names it in the report.

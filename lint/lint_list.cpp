@@ -51,46 +51,6 @@ const std::string* listSuppression(const json& list, const std::string& rule) {
   return &reason->get_ref<const std::string&>();
 }
 
-// Findings of one item, in the order lintText emits a document's: the
-// engine's, the loader's warnings, the ineffective suppressions.
-struct ItemFindings {
-  std::vector<Located> engine, warnings, suppressions;
-};
-
-void judgeItem(yaml::Document& item, std::size_t i, const std::vector<yaml::ParseWarning>& warnings,
-               const json& list, const LintPolicy& policy, const LintOptions& options, const InputFacts* facts,
-               FileReport& report, ItemFindings& out) {
-  const std::string prefix = std::string(kItems) + std::to_string(i);
-  report.fragments += options.fragment;
-  std::vector<Finding> findings = judgeDocument(item, policy, options.fragment, facts);
-  const ObjectLocator objects(item.value);
-  for (ObjectRef& ref : objects.objects()) {
-    ref.pointer = prefix + ref.pointer;
-    report.objects.push_back({item.index, std::move(ref)});
-  }
-  auto located = [&](Finding f, yaml::Position pos) {
-    ObjectRef object = f.object ? std::move(*f.object) : objects.at(f.path);
-    forgetJudgingState(f);
-    object.pointer = prefix + object.pointer;
-    f.path = itemPath(i, f.path);
-    return Located{std::move(f), pos.line, pos.column, item.index, "", std::move(object), {}};
-  };
-  for (Finding& f : findings) {
-    if (const std::string* reason = policy.allowSuppressions && !f.suppressed ? listSuppression(list, f.rule) : nullptr) {
-      f.suppressed = true;
-      f.suppressionReason = *reason;
-    }
-    const yaml::Position pos = item.sources.locate(f.pointer());
-    out.engine.push_back(located(std::move(f), pos));
-  }
-  for (const yaml::ParseWarning& w : warnings) out.warnings.push_back(located(sourceFinding(w, item.value), w.position));
-  if (!policy.allowSuppressions) return;
-  for (Finding& f : ineffectiveSuppressions(item.value)) {
-    const yaml::Position pos = item.sources.locate(f.pointer());
-    out.suppressions.push_back(located(std::move(f), pos));
-  }
-}
-
 }  // namespace
 
 bool isItemList(const json& v) {
@@ -143,31 +103,79 @@ yaml::Document ListItems::take(std::size_t i) {
   item.sources = yaml::SourceMap::fromEntries(std::move(entries));
   if (const yaml::NodeOrigin* root = item.sources.find("")) item.start = root->position;
   std::vector<std::uint32_t>().swap(itemEntries_[i]);
+  for (std::uint32_t w : itemWarnings_[i]) {
+    item.warnings.push_back(list_.warnings[w]);
+    item.warnings.back().pointer.erase(0, itemOf(item.warnings.back().pointer)->second);
+  }
   return item;
 }
 
-std::vector<yaml::ParseWarning> ListItems::warningsOf(std::size_t i) const {
-  std::vector<yaml::ParseWarning> out;
-  for (std::uint32_t w : itemWarnings_[i]) {
-    out.push_back(list_.warnings[w]);
-    out.back().pointer = out.back().pointer.substr(itemOf(out.back().pointer)->second);
+void judgeItem(yaml::Document& item, std::size_t position, const LintPolicy& policy, const LintOptions& options,
+               const InputFacts* facts, JudgedItems& out) {
+  const std::string prefix = std::string(kItems) + std::to_string(position);
+  out.anyFragment = out.anyFragment || options.fragment;
+  std::vector<Finding> findings = judgeDocument(item, policy, options.fragment, facts);
+  const ObjectLocator objects(item.value);
+  if (options.objects) {
+    for (ObjectRef& ref : objects.objects()) {
+      ref.pointer = prefix + ref.pointer;
+      out.objects.push_back({item.index, std::move(ref)});
+    }
   }
-  return out;
+  auto located = [&](Finding f, yaml::Position pos) {
+    ObjectRef object = f.object ? std::move(*f.object) : objects.at(f.path);
+    forgetJudgingState(f);
+    object.pointer = prefix + object.pointer;
+    f.path = itemPath(position, f.path);
+    return Located{std::move(f), pos.line, pos.column, item.index, "", std::move(object), {}};
+  };
+  for (Finding& f : findings) {
+    const yaml::Position pos = item.sources.locate(f.pointer());
+    out.engine.push_back(located(std::move(f), pos));
+  }
+  for (const yaml::ParseWarning& w : item.warnings) {
+    out.warnings.push_back(located(sourceFinding(w, item.value), w.position));
+  }
+  if (!policy.allowSuppressions) return;
+  for (Finding& f : ineffectiveSuppressions(item.value)) {
+    const yaml::Position pos = item.sources.locate(f.pointer());
+    out.suppressions.push_back(located(std::move(f), pos));
+  }
 }
 
-void lintListDocument(yaml::Document& list, const LintPolicy& policy, const LintOptions& options,
-                      const InputFacts* facts, FileReport& report) {
-  ++report.documents;
-  const std::size_t fragmentsBefore = report.fragments;
-  ListItems items(list);
-  ItemFindings found;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    yaml::Document item = items.take(i);
-    judgeItem(item, i, items.warningsOf(i), list.value, policy, options, facts, report, found);
+namespace {
+
+// A List's ignore.gpuguard.io annotation suppresses for its items: applied
+// once the List is complete, as its metadata may come after its items.
+void suppressForList(const json& list, FindingStore& engine) {
+  for (std::size_t i = 0; i < engine.size(); ++i) {
+    if (engine.suppressedAt(i)) continue;
+    if (const std::string* reason = listSuppression(list, std::string(engine.ruleAt(i)))) engine.suppress(i, *reason);
   }
+}
+
+}  // namespace
+
+void lintListDocument(yaml::Document& list, const LintPolicy& policy, const LintOptions& options,
+                      const InputFacts* facts, FileReport& report, JudgedItems* judged) {
+  ++report.documents;
+  JudgedItems takenHere;
+  std::optional<ListItems> items;
+  if (!judged) {
+    judged = &takenHere;
+    items.emplace(list);
+    for (std::size_t i = 0; i < items->size(); ++i) {
+      yaml::Document item = items->take(i);
+      judgeItem(item, i, policy, options, facts, takenHere);
+    }
+  }
+  JudgedItems& found = *judged;
   // One List counts once, as a fragment when any item was one.
-  report.fragments = fragmentsBefore + (report.fragments > fragmentsBefore ? 1 : 0);
-  for (const yaml::ParseWarning& w : items.listWarnings()) {
+  report.fragments += found.anyFragment ? 1 : 0;
+  for (FileReport::Object& object : found.objects) report.objects.push_back(std::move(object));
+  if (policy.allowSuppressions) suppressForList(list.value, found.engine);
+  // Handed over as they were parsed, the items took their warnings along.
+  for (const yaml::ParseWarning& w : items ? items->listWarnings() : list.warnings) {
     found.warnings.push_back(Located{sourceFinding(w, list.value), w.position.line, w.position.column, list.index, "",
                                      listRef(list.value, w.pointer), {}});
   }
@@ -180,9 +188,7 @@ void lintListDocument(yaml::Document& list, const LintPolicy& policy, const Lint
       found.suppressions.push_back(Located{std::move(f), pos.line, pos.column, list.index, "", std::move(object), {}});
     }
   }
-  for (auto* part : {&found.engine, &found.warnings, &found.suppressions}) {
-    for (Located& l : *part) report.findings.push_back(std::move(l));
-  }
+  for (FindingStore* part : {&found.engine, &found.warnings, &found.suppressions}) report.findings.append(std::move(*part));
 }
 
 }  // namespace gpuguard::lint

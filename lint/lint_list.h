@@ -10,6 +10,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,16 +31,15 @@ bool isItemList(const nlohmann::json& value);
 FieldPath itemPath(std::size_t i, const FieldPath& inside);
 
 // The items of a List document, taken out one at a time as Documents of
-// their own (the value moved out of the List, the source map rebased to the
-// item), so that one item at a time is judged and then freed.
+// their own (the value moved out of the List, the source map and warnings
+// rebased to the item), so that one item at a time is judged and then freed.
 class ListItems {
  public:
   explicit ListItems(yaml::Document& list);
   std::size_t size() const { return itemEntries_.size(); }
-  // Item i, moved out of the List (its slot becomes null). Once each.
+  // Item i, moved out of the List (its slot becomes null), with its
+  // warnings. Once each.
   yaml::Document take(std::size_t i);
-  // The List's warnings about item i, rebased to the item.
-  std::vector<yaml::ParseWarning> warningsOf(std::size_t i) const;
   // The warnings about the List itself (outside every item).
   const std::vector<yaml::ParseWarning>& listWarnings() const { return listWarnings_; }
 
@@ -48,9 +50,47 @@ class ListItems {
   std::vector<yaml::ParseWarning> listWarnings_;
 };
 
+// What the items of one List gave, until the List is complete: its
+// metadata (an ignore.gpuguard.io annotation that suppresses for every
+// item) may come after them.
+struct JudgedItems {
+  // In the order lintText gives a document's findings: the engine's, the
+  // loader's warnings, the ineffective suppressions.
+  FindingStore engine, warnings, suppressions;
+  std::deque<FileReport::Object> objects;
+  bool anyFragment = false;
+};
+
+// Judges one item of a List (a Document of its own: ListItems::take, or a
+// yaml::ListItemSink's) into `out`; `position`: its index in the List.
+void judgeItem(yaml::Document& item, std::size_t position, const LintPolicy& policy, const LintOptions& options,
+               const InputFacts* facts, JudgedItems& out);
+
+// A List's items judged as they are parsed (yaml::DocumentStream::read's
+// ListItemSink), so that a List costs one item's tree at a time.
+class ItemJudge final : public yaml::ListItemSink {
+ public:
+  ItemJudge(const LintPolicy& policy, const LintOptions& options, const InputFacts* facts)
+      : policy_(policy), options_(options), facts_(facts) {}
+  void item(std::size_t position, yaml::Document& item) override {
+    judgeItem(item, position, policy_, options_, facts_, judged_);
+  }
+  void discard() override { judged_ = {}; }
+  // The items judged since the last take(): those of the List just parsed.
+  JudgedItems take() { return std::exchange(judged_, {}); }
+
+ private:
+  const LintPolicy& policy_;
+  const LintOptions& options_;
+  const InputFacts* facts_;
+  JudgedItems judged_;
+};
+
 // Judges a List document item by item into `report` (lintText's part for
-// Lists; no Remapper: rendered streams hold no Lists).
+// Lists; no Remapper: rendered streams hold no Lists). `judged`: its items,
+// judged as they were parsed (yaml::Document::itemsHandedOver); else they
+// are judged here, taken from `list`.
 void lintListDocument(yaml::Document& list, const LintPolicy& policy, const LintOptions& options,
-                      const InputFacts* facts, FileReport& report);
+                      const InputFacts* facts, FileReport& report, JudgedItems* judged = nullptr);
 
 }  // namespace gpuguard::lint

@@ -70,10 +70,10 @@ bool writeFixed(const std::string& path, const Options& o, const InputText& in, 
 
 // SARIF carries each finding's fix as text (lint/fix/text_fix.h): worked
 // out only when a SARIF report is written.
-bool wantsSarif(const Options& o) {
-  if (o.format == Format::Sarif) return true;
+bool wantsFormat(const Options& o, Format format) {
+  if (o.format == format) return true;
   return std::any_of(o.fileFormats.begin(), o.fileFormats.end(),
-                     [](const FormatTarget& t) { return t.format == Format::Sarif; });
+                     [format](const FormatTarget& t) { return t.format == format; });
 }
 
 // --fix on one file's text: the notes, the diff (--dry-run) or the file
@@ -125,7 +125,8 @@ Outcome processFile(const Job& job, const LintPolicy& policy, const Options& o) 
   }
   LintOptions options;
   options.fragment = job.fragment;
-  options.textFixes = wantsSarif(o);
+  options.textFixes = wantsFormat(o, Format::Sarif);
+  options.objects = wantsFormat(o, Format::Junit);  // one testcase per object
   out.report = fixed.parsed ? lintParsed(name, in.text, std::move(*fixed.parsed), policy, options, &fixed.judged)
                             : lintText(name, in.text, policy, options);
   for (InputError& e : writeErrors) out.report.errors.push_back(std::move(e));

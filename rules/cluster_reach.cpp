@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/node_selection.h"
@@ -131,41 +134,89 @@ bool namesNodes(const PlacementPod& pod, const std::vector<NodeTerm>& terms) {
 // and of pods. Node groups alike in these get the same verdict: a pod that
 // reads only gpu.product and the driver major tells 20 node groups of one
 // cloud apart as 4. Not for a pod that names nodes (matchFields, nodeName).
-std::string visibleKey(const PlacementPod& pod, const NodeFacts& node) {
-  std::string key;
-  const auto field = [&](std::string_view s) {
-    key += std::to_string(s.size());
-    key += ':';
-    key += s;
-  };
-  const auto label = [&](const std::string& name) {
-    const std::string* value = node.label(name);
-    if (value) field(*value);
-    else key += '-';
-  };
-  for (const auto& [name, want] : pod.selector) label(name);
-  for (const RequiredAffinity::Term& term : pod.affinity.terms) {
-    for (const NodeExpression& x : term.expressions) label(x.key);
+// Held as pointers into the node's facts, compared part by part: no text is
+// made per node group.
+class VisibleParts {
+ public:
+  VisibleParts(const PlacementPod& pod, const NodeFacts& node) : node_(&node) {
+    std::size_t expressions = 0;
+    for (const RequiredAffinity::Term& term : pod.affinity.terms) expressions += term.expressions.size();
+    labels_.reserve(pod.selector.size() + expressions);
+    amounts_.reserve(2 * pod.requests.size() + 1);
+    for (const auto& [name, want] : pod.selector) labels_.push_back(node.label(name));
+    for (const RequiredAffinity::Term& term : pod.affinity.terms) {
+      for (const NodeExpression& x : term.expressions) labels_.push_back(node.label(x.key));
+    }
+    const auto amount = [&](const ResourceList& list, std::string_view name) {
+      auto it = list.find(name);
+      amounts_.push_back(it == list.end() ? nullptr : &it->second);
+    };
+    for (const auto& [name, requested] : pod.requests) {
+      amount(node.capacity, name);
+      amount(node.allocatable, name);
+    }
+    amount(node.allocatable, "pods");
   }
-  key += node.unschedulable ? "|u|" : "|s|";
-  for (const Taint& t : node.taints) {
-    field(t.key);
-    key += t.value ? "=" : "~";
-    field(t.value.value_or(""));
-    field(t.effect);
+
+  bool operator==(const VisibleParts& o) const {
+    const auto same = [](const auto* a, const auto* b) { return a == b || (a && b && *a == *b); };
+    return node_->unschedulable == o.node_->unschedulable &&
+           std::equal(labels_.begin(), labels_.end(), o.labels_.begin(), o.labels_.end(), same) &&
+           std::equal(amounts_.begin(), amounts_.end(), o.amounts_.begin(), o.amounts_.end(), same) &&
+           std::equal(node_->taints.begin(), node_->taints.end(), o.node_->taints.begin(), o.node_->taints.end(),
+                      [](const Taint& a, const Taint& b) {
+                        return a.key == b.key && a.value == b.value && a.effect == b.effect;
+                      });
   }
-  const auto amount = [&](const ResourceList& list, std::string_view name) {
-    auto it = list.find(name);
-    if (it == list.end()) key += '-';
-    else field(it->second.str());
-  };
-  for (const auto& [name, requested] : pod.requests) {
-    amount(node.capacity, name);
-    amount(node.allocatable, name);
+
+  // Equal parts hash alike; the hash only sorts node groups into buckets.
+  std::size_t hash() const {
+    std::size_t h = node_->unschedulable;
+    const auto mix = [&h](std::size_t x) { h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    const std::hash<std::string_view> text;
+    for (const std::string* label : labels_) mix(label ? text(*label) : 1);
+    for (const Amount* a : amounts_) mix(a ? static_cast<std::size_t>(a->floorUnits()) : 1);
+    for (const Taint& t : node_->taints) mix(text(t.key) ^ text(t.value.value_or("~")) ^ text(t.effect));
+    return h;
   }
-  amount(node.allocatable, "pods");
-  return key;
-}
+
+ private:
+  const NodeFacts* node_;
+  std::vector<const std::string*> labels_;  // null: the node has no such label
+  std::vector<const Amount*> amounts_;      // null: the node does not list the resource
+};
+
+// The node groups judged so far, one per set of VisibleParts: which earlier
+// node group a new one is alike (its verdict is shared), if any.
+class AlikeGroups {
+ public:
+  // The index (in PodReach::nodes) of the first node group that looked like
+  // `parts`; else remembers `parts` as first seen at `index`.
+  std::optional<std::size_t> alikeOrAdd(VisibleParts parts, std::size_t index) {
+    if (seen_.size() < kFew) {
+      // A few kinds of node group, the usual case: compared one by one, nothing hashed.
+      for (const auto& [known, first] : seen_) {
+        if (known == parts) return first;
+      }
+    } else {
+      if (byHash_.empty()) {
+        for (std::size_t i = 0; i < seen_.size(); ++i) byHash_.emplace(seen_[i].first.hash(), i);
+      }
+      const std::size_t hash = parts.hash();
+      for (auto [it, end] = byHash_.equal_range(hash); it != end; ++it) {
+        if (seen_[it->second].first == parts) return seen_[it->second].second;
+      }
+      byHash_.emplace(hash, seen_.size());
+    }
+    seen_.emplace_back(std::move(parts), index);
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t kFew = 8;
+  std::vector<std::pair<VisibleParts, std::size_t>> seen_;
+  std::unordered_multimap<std::size_t, std::size_t> byHash_;  // hash -> index in seen_
+};
 
 PoolReach judgePool(const NodePoolFacts& pool, const PlacementPod& pod, const std::vector<NodeTerm>& terms,
                     const std::vector<std::string>& gpuResources) {
@@ -267,7 +318,7 @@ const PodReach& ReachMemo::of(const PodSite& site, const ClusterFacts& cluster, 
 }
 
 bool PodReach::schedulableOnSomeNode() const {
-  return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.verdict.schedulable; });
+  return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.verdict->schedulable; });
 }
 
 bool PodReach::reachableSomewhere() const {
@@ -298,7 +349,9 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   }
   PlacementPod pod = placementPod(site, requests, policy);
   if (const NamespaceFacts* ns = cluster.namespaceFacts(namespaceName)) {
-    for (const json& t : ns->defaultTolerations) pod.tolerations.push_back(t);
+    for (const json& t : ns->defaultTolerations) {
+      if (std::optional<Toleration> read = readToleration(t)) pod.tolerations.push_back(std::move(*read));
+    }
   }
   pod.draBacked = draBacked(requests, cluster, gpu);
 
@@ -312,28 +365,27 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   if (perNode) {
     for (const auto& node : cluster.nodes()) singles.push_back(NodeGroup{node.get(), {node.get()}});
   }
-  std::unordered_map<std::string, std::size_t> judgedAlike;  // visibleKey -> index in reach.nodes
+  AlikeGroups judgedAlike;
   for (const NodeGroup& group : perNode ? singles : cluster.nodeGroups()) {
     const NodeFacts* node = group.representative;
     NodeReach n;
     n.node = node;
     n.nodes = group.members;
     if (perNode) {
-      n.verdict = judgeNode(pod, *node, kNoPods, policy);
-    } else if (auto [it, added] = judgedAlike.emplace(visibleKey(pod, *node), reach.nodes.size()); added) {
-      n.verdict = judgeNode(pod, *node, kNoPods, policy);
+      n.verdict = std::make_shared<const NodeVerdict>(judgeNode(pod, *node, kNoPods, policy));
+    } else if (const auto alike = judgedAlike.alikeOrAdd(VisibleParts(pod, *node), reach.nodes.size()); !alike) {
+      n.verdict = std::make_shared<const NodeVerdict>(judgeNode(pod, *node, kNoPods, policy));
     } else {
-      n.verdict = reach.nodes[it->second].verdict;  // the same but for the node's name
-      n.verdict.node = node->name;
+      n.verdict = reach.nodes[*alike].verdict;
     }
     n.gpuNode = isGpuNode(*node, gpuResources, policy);
     // A cordoned node comes back: its unschedulable taint does not make it unreachable.
-    const bool taintsPass = std::all_of(n.verdict.untoleratedTaints.begin(), n.verdict.untoleratedTaints.end(),
+    const bool taintsPass = std::all_of(n.verdict->untoleratedTaints.begin(), n.verdict->untoleratedTaints.end(),
                                         [](const Taint& t) { return t.key == "node.kubernetes.io/unschedulable"; });
-    n.reachable = n.gpuNode && !n.verdict.nodeNameMismatch && taintsPass && n.verdict.selectorFailures.empty() &&
-                  n.verdict.affinityMatches;
-    for (const std::string& r : n.verdict.reasons) reasons[r] += n.nodes.size();
-    if (n.verdict.schedulable) available += n.nodes.size();
+    n.reachable = n.gpuNode && !n.verdict->nodeNameMismatch && taintsPass && n.verdict->selectorFailures.empty() &&
+                  n.verdict->affinityMatches;
+    for (const std::string& r : n.verdict->reasons) reasons[r] += n.nodes.size();
+    if (n.verdict->schedulable) available += n.nodes.size();
     reach.nodes.push_back(std::move(n));
   }
   reach.verdict = schedulerSummary(reasons, available, cluster.nodes().size());

@@ -14,6 +14,7 @@
 //     back); the GPU count and driver rules are about these.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +32,10 @@ namespace gpuguard {
 struct NodeReach {
   const NodeFacts* node = nullptr;       // the one judged
   std::vector<const NodeFacts*> nodes;   // every node it stands for, `node` among them
-  NodeVerdict verdict;     // the static filters, no bound pods
+  // The static filters, no bound pods. Shared by the node groups the pod
+  // sees alike (reachOf judges one of them for all): its `node` names the
+  // one judged, `node` above the one this entry is about.
+  std::shared_ptr<const NodeVerdict> verdict;
   bool gpuNode = false;    // offers GPUs: a GPU resource in allocatable, or GFD's nvidia.com/gpu.present
   bool reachable = false;  // placement admits it (selector, affinity, nodeName, taints) and it is a GPU node
 };

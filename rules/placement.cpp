@@ -310,12 +310,14 @@ RequiredAffinity parseRequiredAffinity(const PodSite& site) {
 // DefaultTolerationSeconds (not-ready and unreachable NoExecute, every pod),
 // the DaemonSet controller's, and ExtendedResourceToleration's when the
 // policy says the plugin is on.
-json effectiveTolerations(const PodSite& site, const ResourceList& requests, const Policy& policy) {
-  json out = json::array();
-  if (site.tolerations.value && site.tolerations.value->is_array()) out = *site.tolerations.value;
-  auto add = [&](const char* key, const char* effect) {
-    out.push_back({{"key", key}, {"operator", "Exists"}, {"effect", effect}});
-  };
+std::vector<Toleration> effectiveTolerations(const PodSite& site, const ResourceList& requests, const Policy& policy) {
+  std::vector<Toleration> out;
+  if (site.tolerations.value && site.tolerations.value->is_array()) {
+    for (const json& t : *site.tolerations.value) {
+      if (std::optional<Toleration> read = readToleration(t)) out.push_back(std::move(*read));
+    }
+  }
+  auto add = [&](std::string key, const char* effect) { out.push_back(Toleration{std::move(key), "Exists", "", effect}); };
   add("node.kubernetes.io/not-ready", "NoExecute");
   add("node.kubernetes.io/unreachable", "NoExecute");
   if (site.ownerKind == "DaemonSet") {
@@ -329,14 +331,14 @@ json effectiveTolerations(const PodSite& site, const ResourceList& requests, con
   }
   if (policy.assumeExtendedResourceToleration) {
     for (const auto& [name, amount] : requests) {
-      if (isExtendedResourceName(name)) out.push_back({{"key", name}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+      if (isExtendedResourceName(name)) add(name, "NoSchedule");
     }
   }
   return out;
 }
 
-bool tolerated(const json& tolerations, const Taint& taint) {
-  return std::any_of(tolerations.begin(), tolerations.end(), [&](const json& t) { return toleratesTaint(t, taint); });
+bool tolerated(const std::vector<Toleration>& tolerations, const Taint& taint) {
+  return std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) { return toleratesTaint(t, taint); });
 }
 
 std::vector<std::pair<std::string, std::string>> nodeSelectorOf(const PodSite& site) {

@@ -77,7 +77,7 @@ struct RequiredAffinity {
 struct PlacementPod {
   const PodSite* site = nullptr;
   ResourceList requests;
-  nlohmann::json tolerations;
+  std::vector<Toleration> tolerations;  // effectiveTolerations, read once for every node
   std::vector<std::pair<std::string, std::string>> selector;  // nodeSelector, in order
   RequiredAffinity affinity;
   std::string nodeName;  // spec.nodeName
@@ -96,9 +96,9 @@ std::vector<std::pair<std::string, std::string>> nodeSelectorOf(const PodSite& s
 // DefaultTolerationSeconds (not-ready and unreachable NoExecute, every pod),
 // the DaemonSet controller's, and ExtendedResourceToleration's when the
 // policy says the plugin is on.
-nlohmann::json effectiveTolerations(const PodSite& site, const ResourceList& requests, const Policy& policy);
+std::vector<Toleration> effectiveTolerations(const PodSite& site, const ResourceList& requests, const Policy& policy);
 // Any toleration of the list tolerates `taint`.
-bool tolerated(const nlohmann::json& tolerations, const Taint& taint);
+bool tolerated(const std::vector<Toleration>& tolerations, const Taint& taint);
 
 // The pod as the filters read it: `requests` (podRequests), its effective
 // tolerations, nodeSelector, required affinity and spec.nodeName. `self` and

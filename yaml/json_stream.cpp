@@ -71,7 +71,8 @@ struct KeyRecord {
 
 class JsonStreamParser {
  public:
-  JsonStreamParser(std::string_view text, const Limits& limits) : s_(text), lim_(limits) {}
+  JsonStreamParser(std::string_view text, const Limits& limits, ListItemSink* items)
+      : s_(text), lim_(limits), items_(items) {}
 
   ParseResult run(const DocumentSink& sink) {
     ParseResult result;
@@ -80,12 +81,13 @@ class JsonStreamParser {
       for (std::size_t index = 0; pos_ < s_.size(); ++index) {
         Document doc;
         doc.index = index;
-        parseDocument(doc);
+        parseListOrDocument(doc);
         if (sink) sink(doc);
         else result.documents.push_back(std::move(doc));
         skipSpace();
       }
     } catch (const Failure& f) {
+      if (handedOver_ > 0) items_->discard();
       result.error = ParseError{positionAt(f.offset), f.message};
       result.errors.push_back(*result.error);
     }
@@ -93,6 +95,75 @@ class JsonStreamParser {
   }
 
  private:
+  // Where the reading stands: what parsing a document again starts from.
+  struct Cursor {
+    std::size_t pos, lineStart, colOffset;
+    int line, column;
+  };
+  Cursor cursor() const { return {pos_, lineStart_, colOffset_, line_, column_}; }
+  void restore(const Cursor& c) {
+    pos_ = c.pos, lineStart_ = c.lineStart, colOffset_ = c.colOffset, line_ = c.line, column_ = c.column;
+  }
+
+  // parseDocument(), handing a List's items to items_ as they are parsed
+  // (ListItemSink); a document whose items were handed over but that is no
+  // List after all is parsed again, whole.
+  void parseListOrDocument(Document& doc) {
+    const Cursor start = cursor();
+    handingOver_ = items_ != nullptr;
+    handedOver_ = 0;
+    itemArrays_ = 0;
+    parseDocument(doc);
+    handingOver_ = false;
+    if (handedOver_ == 0) return;
+    if (itemArrays_ == 1 && isList(doc.value)) {
+      doc.itemsHandedOver = true;
+      return;
+    }
+    items_->discard();
+    handedOver_ = 0;
+    restore(start);
+    const std::size_t index = doc.index;
+    doc = Document{};
+    doc.index = index;
+    parseDocument(doc);
+  }
+
+  static bool isList(const json& value) {
+    if (!value.is_object()) return false;
+    const auto kind = value.find("kind");
+    const auto items = value.find("items");
+    return kind != value.end() && kind->is_string() && kind->get_ref<const std::string&>() == "List" &&
+           items != value.end() && items->is_array();
+  }
+
+  // The element just parsed at the end of the root object's "items" array
+  // (its first log entry at `logStart`, its warnings from `warningStart`),
+  // to items_ as a Document of its own.
+  void handOverItem(json::array_t& array, std::size_t logStart, std::size_t warningStart) {
+    const std::size_t position = array.size() - 1;
+    const std::size_t prefix = std::string_view("/items/").size() + std::to_string(position).size();
+    Document item;
+    item.index = doc_->index;
+    item.value = std::move(array.back());
+    array.back() = nullptr;
+    std::vector<SourceMap::Entry> entries;
+    for (std::size_t i = logStart; i < log_.size(); ++i) {
+      if (log_[i].live) entries.push_back(SourceMap::Entry{log_[i].pointer.substr(prefix), std::move(log_[i].origin)});
+    }
+    log_.resize(logStart);
+    item.sources = SourceMap::fromEntries(std::move(entries));
+    item.start = item.sources.locate("");
+    auto& warnings = doc_->warnings;
+    for (std::size_t w = warningStart; w < warnings.size(); ++w) {
+      item.warnings.push_back(std::move(warnings[w]));
+      item.warnings.back().pointer.erase(0, prefix);
+    }
+    warnings.resize(warningStart);
+    ++handedOver_;
+    items_->item(position, item);
+  }
+
   // --- positions (requested in increasing order, so counting is linear) ---
 
   Position positionAt(std::size_t off) {
@@ -235,6 +306,9 @@ class JsonStreamParser {
     slot = json::array();
     auto& array = slot.get_ref<json::array_t&>();
     const std::size_t ptrLen = ptr_.size();
+    // The root object's "items": its elements go to items_ one by one.
+    const bool handOver = handingOver_ && depth == 2 && ptr_ == "/items";
+    itemArrays_ += handOver ? 1 : 0;
     skipSpace();
     if (pos_ < s_.size() && s_[pos_] == ']') {
       ++pos_;
@@ -245,7 +319,9 @@ class JsonStreamParser {
       ptr_ += '/';
       ptr_ += std::to_string(array.size());
       array.emplace_back();
+      const std::size_t logStart = log_.size(), warningStart = doc_->warnings.size();
       parseValue(array.back(), Position{}, depth);
+      if (handOver) handOverItem(array, logStart, warningStart);
       skipSpace();
       if (pos_ < s_.size() && s_[pos_] == ',') {
         ++pos_;
@@ -403,6 +479,10 @@ class JsonStreamParser {
   std::string ptr_;
   std::vector<LogEntry> log_;
   Document* doc_ = nullptr;
+  ListItemSink* items_ = nullptr;
+  bool handingOver_ = false;     // this document's List items go to items_
+  std::size_t handedOver_ = 0;   // items of this document handed over
+  std::size_t itemArrays_ = 0;   // "items" arrays of its root object handed over (two: a duplicate key)
 };
 
 }  // namespace
@@ -422,8 +502,9 @@ bool looksLikeJsonStream(std::string_view text) {
   return !head.empty() && head.front() == '{';
 }
 
-ParseResult parseJsonStream(std::string_view text, const Limits& limits, const DocumentSink& sink) {
-  return JsonStreamParser(text, limits).run(sink);
+ParseResult parseJsonStream(std::string_view text, const Limits& limits, const DocumentSink& sink,
+                            ListItemSink* items) {
+  return JsonStreamParser(text, limits, sink ? items : nullptr).run(sink);
 }
 
 }  // namespace gpuguard::yaml

@@ -33,7 +33,9 @@ bool looksLikeJsonStream(std::string_view text);
 
 // Parses a stream of JSON values the way kubectl's JSON decoder reads it.
 // Each value goes to `sink` as soon as it is parsed (kept in the result
-// when there is none).
-ParseResult parseJsonStream(std::string_view text, const Limits& limits, const DocumentSink& sink = {});
+// when there is none); with a sink, a List's items go to `items` one by one
+// (ListItemSink, yaml_to_json.h).
+ParseResult parseJsonStream(std::string_view text, const Limits& limits, const DocumentSink& sink = {},
+                            ListItemSink* items = nullptr);
 
 }  // namespace gpuguard::yaml

@@ -182,8 +182,7 @@ using namespace detail;
 // What DocumentStream::read does for a YAML text: each section as kubectl
 // cuts it, parsed on its own.
 void readSections(const DocumentStream::State& s, ParseResult& result, const DocumentSink& sink,
-                  const DocumentFilter& wanted) {
-  const std::unique_ptr<SectionParser> parser = makeSectionParser(s.limits);
+                  const DocumentFilter& wanted, ListItemSink* items) {
   // Lone CRs are line breaks to kubectl's YAML parser, but its YAMLReader
   // cuts documents at "\n---" only, so a "---" between CR-only lines ends
   // kubectl's first document and the rest is ignored: with
@@ -191,6 +190,8 @@ void readSections(const DocumentStream::State& s, ParseResult& result, const Doc
   // (KubectlDocuments); without, judged as the next document.
   std::optional<KubectlDocuments> kubectl;
   if (s.limits.onlyWhatKubectlReads && !s.withLineFeeds.empty()) kubectl.emplace(s.original, result);
+  // A text read whole before it is handed over keeps its Lists whole too.
+  const std::unique_ptr<SectionParser> parser = makeSectionParser(s.limits, sink && !kubectl ? items : nullptr);
   for (std::size_t i = 0; i < s.sections.size(); ++i) {
     const Section& sec = s.sections[i];
     if (kubectl && !kubectl->reads(sec)) continue;
@@ -271,7 +272,31 @@ bool DocumentStream::singleDocument() const {
   return !state_->refused && !state_->json && state_->sections.size() <= 1;
 }
 
-ParseResult DocumentStream::read(const DocumentSink& sink, const DocumentFilter& wanted) const {
+namespace {
+
+// A ListItemSink whose throws are known as the sink's own (DocumentStream::read).
+class GuardedItems final : public ListItemSink {
+ public:
+  GuardedItems(ListItemSink& inner, bool& inSink) : inner_(inner), inSink_(inSink) {}
+  void item(std::size_t position, Document& item) override {
+    inSink_ = true;
+    inner_.item(position, item);
+    inSink_ = false;
+  }
+  void discard() override {
+    inSink_ = true;
+    inner_.discard();
+    inSink_ = false;
+  }
+
+ private:
+  ListItemSink& inner_;
+  bool& inSink_;
+};
+
+}  // namespace
+
+ParseResult DocumentStream::read(const DocumentSink& sink, const DocumentFilter& wanted, ListItemSink* items) const {
   const State& s = *state_;
   ParseResult result;
   if (s.refused) {
@@ -289,12 +314,15 @@ ParseResult DocumentStream::read(const DocumentSink& sink, const DocumentFilter&
       inSink = false;
     };
   }
+  std::optional<GuardedItems> guardedItems;
+  if (sink && items) guardedItems.emplace(*items, inSink);
+  ListItemSink* itemSink = guardedItems ? &*guardedItems : nullptr;
   try {
     if (s.json) {
       if (wanted && !wanted(s.src)) return result;
-      return parseJsonStream(s.src, s.limits, guarded);
+      return parseJsonStream(s.src, s.limits, guarded, itemSink);
     }
-    readSections(s, result, guarded, wanted);
+    readSections(s, result, guarded, wanted, itemSink);
   } catch (const std::bad_alloc&) {
     if (inSink) throw;
     noteError(result, ParseError{{}, "out of memory while parsing YAML"});

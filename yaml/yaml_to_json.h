@@ -114,6 +114,10 @@ struct Document {
   Position start;         // where the document's content starts in the stream
   std::size_t index = 0;  // 0-based position in the stream
   std::vector<ParseWarning> warnings;
+  // A `kind: List` whose items went to a ListItemSink as they were parsed:
+  // `value`'s items are null, each in its place, and neither `sources` nor
+  // `warnings` hold anything of them.
+  bool itemsHandedOver = false;
 };
 
 struct ParseError {
@@ -164,6 +168,27 @@ using DocumentSink = std::function<void(Document&)>;
 // the filter is asked once, of the whole stream.
 using DocumentFilter = std::function<bool(std::string_view text)>;
 
+// The items of a `kind: List` document (a map whose kind is "List" and
+// whose items is a sequence), each handed over as soon as it is parsed,
+// before the rest of the List: a List is often one whole cluster's objects,
+// and this way only one item's tree is alive at a time. kubectl writes
+// `kind` after `items`, so whether the document is a List is known only at
+// its end: the items of every map's top-level `items` sequence are handed
+// over, and discard() says they were not a List's after all (the document
+// is then parsed again, whole, and handed to the DocumentSink as any other)
+// or that the document failed to parse.
+class ListItemSink {
+ public:
+  virtual ~ListItemSink() = default;
+  // Item `position` of the document being parsed, as a Document of its own:
+  // the item's value, source map and warnings with pointers relative to the
+  // item (as if "/items/<position>" were its root), the List's index.
+  virtual void item(std::size_t position, Document& item) = 0;
+  // Forget the items handed over since the last document went to the
+  // DocumentSink.
+  virtual void discard() = 0;
+};
+
 // parseStream() one document at a time, so that only one document's tree
 // (and source map) is alive at once: the text is checked and cut into
 // sections once, then read as often as asked, e.g. a cheap pass over the
@@ -187,7 +212,11 @@ class DocumentStream {
   // is read whole (every document, `wanted` or not) before its documents
   // are handed over: which document carries the warning about what kubectl
   // drops is known only at the end.
-  ParseResult read(const DocumentSink& sink = {}, const DocumentFilter& wanted = {}) const;
+  // `items` (with a sink only): a List's items go to it one by one, and
+  // the List to `sink` with Document::itemsHandedOver. Not for a text with
+  // CR-only line breaks under Limits::onlyWhatKubectlReads, read whole.
+  ParseResult read(const DocumentSink& sink = {}, const DocumentFilter& wanted = {},
+                   ListItemSink* items = nullptr) const;
 
   struct State;  // the prepared text and its sections (yaml_to_json.cpp)
 

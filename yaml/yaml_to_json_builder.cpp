@@ -34,13 +34,29 @@ void Builder::begin(std::string_view chunk, int firstLine, bool ascii, Document*
   ptr_.clear();
   frames_.clear();
   log_.clear();
-  log_.reserve(chunk.size() / 24 + 16);
+  // Handed over item by item, a List's log holds one item at a time.
+  log_.reserve(itemSink_ ? 1024 : chunk.size() / 24 + 16);
   anchors_.clear();
   pendingAnchorName_.clear();
   decodes_ = 0;
   aliasDecodes_ = 0;
   lastScalarPos_ = -1;
   lastScalarPlain_ = true;
+  handedOver_ = 0;
+  itemSequences_ = 0;
+  rootItemsKeys_ = 0;
+  itemsAnchored_ = false;
+  rootMerged_ = false;
+}
+
+bool Builder::handedItemsStand() const {
+  if (handedOver_ == 0) return true;
+  if (itemSequences_ != 1 || rootItemsKeys_ != 1 || itemsAnchored_ || rootMerged_ || !doc_->value.is_object()) return false;
+  const json& value = doc_->value;
+  const auto kind = value.find("kind");
+  const auto items = value.find("items");
+  return kind != value.end() && kind->is_string() && kind->get_ref<const std::string&>() == "List" &&
+         items != value.end() && items->is_array();
 }
 
 void Builder::finish() {
@@ -193,11 +209,13 @@ void Builder::OnAlias(const YAML::Mark& mark, YAML::anchor_t id) {
     origin.plainScalar = a.entries.front().origin.plainScalar;
     origin.writtenText = a.entries.front().origin.writtenText;
   }
+  const std::size_t logStart = log_.size();
   placeNode(mark, json(a.value), std::move(origin));
   // Children: where the anchor wrote them, under the new pointer.
   for (const RelEntry& e : a.entries)
     if (!e.rel.empty()) log_.push_back(LogEntry{ptr_ + e.rel, e.origin, true});
   if (f) f->maxChildDepth = std::max(f->maxChildDepth, a.depth);
+  if (f && f->listItems) handOverItem(logStart);
 }
 
 void Builder::failWantMap(const YAML::Mark& mark) const {

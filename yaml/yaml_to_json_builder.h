@@ -65,10 +65,12 @@ struct Frame {
   bool expectKey = true;
   bool keyIsMerge = false;
   bool hadMerge = false;
+  bool listItems = false;       // the root map's "items" sequence, its items handed over (handItemsTo)
   json* value = nullptr;
   std::unique_ptr<json> owned;  // MergeMap / MergeItem
   std::size_t ptrLen = 0;       // this container's pointer is ptr_[0, ptrLen)
   std::size_t logStart = 0;     // first log entry of this subtree
+  std::size_t warningStart = 0; // listItems: the document's first warning about the next item
   std::size_t index = 0;        // next sequence index
   std::size_t maxChildDepth = 0;
   YAML::anchor_t anchor = 0;
@@ -91,6 +93,18 @@ class Builder final : public YAML::EventHandler {
   // After the document's events: the unterminated-quote check and the
   // source map.
   void finish();
+
+  // Until the next call: hand each item of the root map's "items" sequence
+  // to `items` once it is complete (nullptr: keep them in the document).
+  // Set before begin().
+  void handItemsTo(ListItemSink* items) { itemSink_ = items; }
+  // Of the document last built: how many items went to the sink, and
+  // whether the document is the List they belong to (a map of kind "List"
+  // whose "items", set once, not anchored and not touched by a merge key,
+  // is the sequence they came from). When not, its value is not the document's: the
+  // caller parses it again without a sink.
+  std::size_t itemsHandedOver() const { return handedOver_; }
+  bool handedItemsStand() const;
 
   Position position(const YAML::Mark& m) const;
 
@@ -208,6 +222,14 @@ class Builder final : public YAML::EventHandler {
 
   void openContainer(const YAML::Mark& mark, Frame::Kind kind, YAML::anchor_t anchor, bool flow);
 
+  // Whether the container being opened (its node placed, its pointer in
+  // ptr_) is the root map's "items" sequence, whose items are handed over.
+  bool isListItems(const Frame* parent, Frame::Kind kind) const;
+
+  // The last item of the items sequence on top, complete (its first log
+  // entry at `logStart`): to the sink as a Document of its own.
+  void handOverItem(std::size_t logStart);
+
   // The entries of a merge source (relative to the target map), taken out of
   // the log: applyMerge() re-adds them in go-yaml's precedence order.
   std::vector<RelEntry> extractEntries(std::size_t logStart, std::size_t prefixLen);
@@ -236,6 +258,12 @@ class Builder final : public YAML::EventHandler {
   YAML::Mark lastScalarMark_;
   long lastScalarPos_ = -1;
   bool lastScalarPlain_ = true;
+  ListItemSink* itemSink_ = nullptr;
+  std::size_t handedOver_ = 0;
+  std::size_t itemSequences_ = 0;  // "items" sequences of the root map whose items went to the sink
+  std::size_t rootItemsKeys_ = 0;  // times the root map's "items" was set (twice: the first is replaced)
+  bool itemsAnchored_ = false;     // one of them had an anchor: an alias of it would copy nulls
+  bool rootMerged_ = false;        // a merge key wrote into the root map (it may replace "items")
 };
 
 // Run for every node: inline.

@@ -101,6 +101,7 @@ json* Builder::placeNode(const YAML::Mark& mark, json&& v, NodeOrigin&& origin) 
   if (f->keyIsMerge) failWantMap(mark);
   json* slot = mapSlot(*f);
   *slot = std::move(v);
+  if (frames_.size() == 1 && ptr_ == "/items") ++rootItemsKeys_;
   origin.keyPosition = f->keyPos;
   addEntry(std::move(origin));
   f->expectKey = true;
@@ -110,6 +111,40 @@ json* Builder::placeNode(const YAML::Mark& mark, json&& v, NodeOrigin&& origin) 
 void Builder::placeScalar(const YAML::Mark& mark, json&& v, NodeOrigin&& origin, YAML::anchor_t anchor) {
   json* slot = placeNode(mark, std::move(v), std::move(origin));
   if (anchor) recordAnchor(anchor, *slot, log_.size() - 1, ptr_, 1, 0);
+  if (top() && top()->listItems) handOverItem(log_.size() - 1);
+}
+
+bool Builder::isListItems(const Frame* parent, Frame::Kind kind) const {
+  return itemSink_ && kind == Frame::Kind::Seq && frames_.size() == 1 && parent == &frames_.front() &&
+         parent->kind == Frame::Kind::Map && ptr_ == "/items";
+}
+
+void Builder::handOverItem(std::size_t logStart) {
+  Frame& items = frames_.back();
+  auto& array = items.value->get_ref<json::array_t&>();
+  const std::size_t position = array.size() - 1;
+  // "/items/<position>": what every pointer of the item starts with.
+  const std::size_t prefix = items.ptrLen + 1 + std::to_string(position).size();
+  Document item;
+  item.index = doc_->index;
+  item.value = std::move(array.back());
+  array.back() = nullptr;
+  std::vector<SourceMap::Entry> entries;
+  entries.reserve(log_.size() - logStart);
+  for (std::size_t i = logStart; i < log_.size(); ++i) {
+    if (log_[i].live) entries.push_back(SourceMap::Entry{log_[i].pointer.substr(prefix), std::move(log_[i].origin)});
+  }
+  log_.resize(logStart);
+  item.sources = SourceMap::fromEntries(std::move(entries));
+  if (const NodeOrigin* root = item.sources.find("")) item.start = root->position;
+  auto& warnings = doc_->warnings;
+  for (std::size_t w = items.warningStart; w < warnings.size(); ++w) {
+    item.warnings.push_back(std::move(warnings[w]));
+    item.warnings.back().pointer.erase(0, prefix);
+  }
+  warnings.resize(items.warningStart);
+  ++handedOver_;
+  itemSink_->item(position, item);
 }
 
 void Builder::openContainer(const YAML::Mark& mark, Frame::Kind kind, YAML::anchor_t anchor, bool flow) {
@@ -150,6 +185,12 @@ void Builder::openContainer(const YAML::Mark& mark, Frame::Kind kind, YAML::anch
     origin.position = nf.start;
     nf.value = placeNode(mark, std::move(empty), std::move(origin));
     nf.ptrLen = ptr_.size();
+    if (isListItems(parent, kind)) {
+      nf.listItems = true;
+      nf.warningStart = doc_->warnings.size();
+      ++itemSequences_;
+      itemsAnchored_ = itemsAnchored_ || anchor != 0;
+    }
   }
   frames_.push_back(std::move(nf));
 }
@@ -173,6 +214,7 @@ void Builder::closeContainer() {
     case Frame::Role::Normal:
       if (f.anchor) recordAnchor(f.anchor, *f.value, f.logStart, pointerOf(f), decodes_ - f.decodesAtStart, depth);
       if (parent) parent->maxChildDepth = std::max(parent->maxChildDepth, depth);
+      if (parent && parent->listItems) handOverItem(f.logStart);
       return;
     case Frame::Role::MergeMap:
     case Frame::Role::MergeItem: {
@@ -222,6 +264,7 @@ void Builder::applyMerge(Frame& target, const MergeSource& src) {
   const json& sv = src.anchor ? anchors_[src.anchor].value : src.value;
   const std::vector<RelEntry>& se = src.anchor ? anchors_[src.anchor].entries : src.entries;
   auto& obj = target.value->get_ref<json::object_t&>();
+  rootMerged_ = rootMerged_ || &target == &frames_.front();
   if (!target.hadMerge) {
     target.hadMerge = true;
     target.explicitKeys = std::make_unique<std::set<std::string, std::less<>>>();

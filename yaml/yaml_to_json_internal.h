@@ -187,7 +187,8 @@ class SectionParser {
   // nullopt: `doc` holds the section's document; otherwise why it failed.
   virtual std::optional<ParseError> parse(std::string_view text, const Section& section, Document& doc) = 0;
 };
-std::unique_ptr<SectionParser> makeSectionParser(const Limits& limits);
+// `items`: a List's items go there as they are parsed (DocumentStream::read).
+std::unique_ptr<SectionParser> makeSectionParser(const Limits& limits, ListItemSink* items = nullptr);
 
 // yaml-cpp's error messages, reworded like libyaml/go-yaml where that
 // helps (yaml_to_json.cpp).

@@ -10,20 +10,6 @@ nlohmann::json objectJson(const ObjectRef& o) {
   return {{"apiVersion", o.apiVersion}, {"kind", o.kind}, {"namespace", o.ns}, {"name", o.name}};
 }
 
-// `value` as dump(2) prints it `indent` spaces deep inside a larger
-// document: every line after the first indented (strings hold no raw line
-// breaks, JSON escapes them).
-std::string dumpAt(const nlohmann::json& value, std::size_t indent) {
-  const std::string text = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out.append(indent, ' ');
-  }
-  return out;
-}
-
 nlohmann::json findingJson(const FileReport& r, const Located& l) {
   const Finding& f = l.finding;
   nlohmann::json j = {{"rule", f.rule},           {"severity", severityName(f.severity)},
@@ -53,12 +39,12 @@ void writeJson(std::ostream& out, const std::vector<FileReport>& reports, const 
       errors.push_back({{"file", e.file}, {"line", e.line}, {"column", e.column}, {"message", e.message}});
     }
   }
-  out << "{\n  \"errors\": " << dumpAt(errors, 2) << ",\n  \"findings\": [";
+  out << "{\n  \"errors\": " << dumpIndented(errors, 2) << ",\n  \"findings\": [";
   bool first = true;
   for (const FileReport& r : reports) {
     for (const Located& l : r.findings) {
       if (l.finding.suppressed && !options.showSuppressed) continue;
-      out << (first ? "\n    " : ",\n    ") << dumpAt(findingJson(r, l), 4);
+      out << (first ? "\n    " : ",\n    ") << dumpIndented(findingJson(r, l), 4);
       first = false;
     }
   }
@@ -66,7 +52,7 @@ void writeJson(std::ostream& out, const std::vector<FileReport>& reports, const 
   const RunSummary s = summarize(reports);
   const json summary = {{"files", s.files},       {"objects", s.documents},   {"errors", s.errors},
                         {"warnings", s.warnings}, {"suppressed", s.suppressed}, {"unreadable", s.inputErrors}};
-  out << ",\n  \"summary\": " << dumpAt(summary, 2) << "\n}\n";
+  out << ",\n  \"summary\": " << dumpIndented(summary, 2) << "\n}\n";
 }
 
 }  // namespace gpuguard::lint

@@ -70,6 +70,22 @@ std::string xmlEscape(std::string_view text, bool attribute);
 // keepLineBreaks: CR and LF stay (for github's data, which encodes them).
 std::string printable(std::string_view text, bool keepLineBreaks = false);
 
+// `value` (a json or ordered_json) as dump(2) prints it `indent` spaces
+// deep inside a larger document (every line after the first indented),
+// invalid UTF-8 replaced: how the JSON formats write their findings one by
+// one.
+template <typename Json>
+std::string dumpIndented(const Json& value, std::size_t indent) {
+  const std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out.append(indent, ' ');  // strings hold no raw line breaks: JSON escapes them
+  }
+  return out;
+}
+
 std::string githubEscapeData(std::string_view text);
 std::string githubEscapeProperty(std::string_view text);
 

@@ -8,6 +8,7 @@
 // --fix can fix carries that change as its `fixes` (lint/fix/text_fix.h);
 // inputs that could not be read, parsed or rendered are tool execution
 // notifications.
+#include <algorithm>
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -130,6 +131,10 @@ Json fixOf(const TextFix& fix, const std::string& file) {
   };
 }
 
+// Stands for the results in the log until they are written (no message
+// can print it: a string's quotes are escaped inside another string).
+constexpr const char* kResultsMark = "gpuguard: the results go here";
+
 Json resultOf(const FileReport& r, const Located& l, long ruleIndex) {
   const Finding& f = l.finding;
   Json result = {{"ruleId", f.rule}};
@@ -163,14 +168,13 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
   for (const CatalogEntry& e : catalog()) {
     (e.source == Source::InputError ? notificationDescriptors : ruleDescriptors).push_back(descriptor(e));
   }
+  std::vector<std::string> ruleIds;  // the descriptors move into the log before the results are written
+  for (const Json& descriptor : ruleDescriptors) ruleIds.push_back(descriptor["id"].get<std::string>());
   auto ruleIndex = [&](std::string_view id) -> long {
-    for (std::size_t i = 0; i < ruleDescriptors.size(); ++i) {
-      if (ruleDescriptors[i]["id"].get_ref<const std::string&>() == id) return static_cast<long>(i);
-    }
-    return -1;
+    const auto at = std::find(ruleIds.begin(), ruleIds.end(), id);
+    return at == ruleIds.end() ? -1 : static_cast<long>(at - ruleIds.begin());
   };
 
-  Json results = Json::array();
   Json notifications = Json::array();
   for (const FileReport& r : reports) {
     for (const InputError& e : r.errors) {
@@ -181,7 +185,6 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
           {"locations", Json::array({Json{{"physicalLocation", physicalLocation(e.file, e.line, e.column)}}})},
       });
     }
-    for (const Located& l : r.findings) results.push_back(resultOf(r, l, ruleIndex(l.finding.rule)));
   }
 
   const RunSummary s = summarize(reports);
@@ -205,10 +208,25 @@ void writeSarif(std::ostream& out, const std::vector<FileReport>& reports, const
                    {"tool", {{"driver", std::move(driver)}}},
                    {"invocations", Json::array({std::move(invocation)})},
                    {"columnKind", "unicodeCodePoints"},
-                   {"results", std::move(results)},
+                   {"results", kResultsMark},
                }})},
   };
-  out << log.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  // The results, the bulk of a large run's log, are written one by one
+  // where dump(2) would print them, rather than held whole as JSON.
+  const std::string text = log.dump(2, ' ', false, Json::error_handler_t::replace);
+  const std::string mark = std::string("\"results\": \"") + kResultsMark + "\"";
+  const std::size_t at = text.find(mark);
+  const std::size_t indent = at - text.rfind('\n', at) - 1;
+  out << std::string_view(text).substr(0, at) << "\"results\": [";
+  bool first = true;
+  for (const FileReport& r : reports) {
+    for (const Located& l : r.findings) {
+      out << (first ? "\n" : ",\n") << std::string(indent + 2, ' ')
+          << dumpIndented(resultOf(r, l, ruleIndex(l.finding.rule)), indent + 2);
+      first = false;
+    }
+  }
+  out << (first ? "]" : "\n" + std::string(indent, ' ') + "]") << std::string_view(text).substr(at + mark.size()) << "\n";
 }
 
 }  // namespace gpuguard::lint

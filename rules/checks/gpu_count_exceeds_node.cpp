@@ -151,8 +151,14 @@ class GpuCountExceedsNode final : public Rule {
     for (const PodSite& site : ctx.sites) {
       const bool withFacts = ctx.cluster && ctx.cluster->listed(FactKind::Node);
       for (const ResourceUnits& u : podRequestUnitsByName(site, wholeGpu)) {
-        const NodeLimit limit = withFacts ? limitOf(ctx.reach(site), u.name, ctx) : selectionLimit(site, ctx.policy);
-        if (u.units > limit.most) report(site, u.name, u.units, limit, out);
+        if (withFacts) {
+          const ReachableMost most = reachableMost(ctx.reach(site), u.name, ctx);
+          if (u.units > (most.most < 0 ? ctx.policy.maxGpusPerNode : most.most)) {
+            report(site, u.name, u.units, limitOf(most, ctx), out);
+          }
+        } else if (const NodeLimit limit = selectionLimit(site, ctx.policy); u.units > limit.most) {
+          report(site, u.name, u.units, limit, out);
+        }
       }
       reportClaims(site, gpu, out);
     }
@@ -183,34 +189,52 @@ class GpuCountExceedsNode final : public Rule {
             "ask for at most " + max + " per pod and spread the work over more pods, or select nodes that hold more"};
   }
 
+  // The node groups and NodePools that hold the most of a resource among
+  // those the pod can reach. Pointers only: the names (hundreds, on a large
+  // cluster) are read when a finding needs them, not for every pod that fits.
+  struct ReachableMost {
+    long long most = -1;  // -1: nothing reachable offers it
+    std::vector<const NodeReach*> groups;
+    std::vector<const PoolReach*> pools;
+  };
+
   // The most any reachable node offers, or a reachable NodePool's nodes hold
-  // (maxGpusPerNode when the pool does not say); the policy's limit when
-  // nothing is reachable (gpu-unschedulable says that).
-  static NodeLimit limitOf(const PodReach& reach, const std::string& resource, const CheckContext& ctx) {
-    long long most = -1;
-    std::vector<std::string> where;
+  // (maxGpusPerNode when the pool does not say).
+  static ReachableMost reachableMost(const PodReach& reach, const std::string& resource, const CheckContext& ctx) {
+    ReachableMost m;
     const bool draBacked = ctx.gpu().isDraBacked(resource) || resource.starts_with(kDeviceClassResourcePrefix);
-    for (const NodeReach* n : reach.reachableNodes()) {
-      auto it = n->node->allocatable.find(resource);
+    for (const NodeReach& n : reach.nodes) {
+      if (!n.reachable) continue;
+      auto it = n.node->allocatable.find(resource);
       // KEP-5004: a DRA driver serves it where the node does not advertise
       // it; its devices (ResourceSlices) are not in the facts.
-      if (it == n->node->allocatable.end() && draBacked) continue;
-      const long long units = it == n->node->allocatable.end() ? 0 : it->second.floorUnits();
-      if (units > most) most = units, where.clear();
-      if (units != most) continue;
-      for (const NodeFacts* member : n->nodes) where.push_back(member->name);
+      if (it == n.node->allocatable.end() && draBacked) continue;
+      const long long units = it == n.node->allocatable.end() ? 0 : it->second.floorUnits();
+      if (units > m.most) m.most = units, m.groups.clear();
+      if (units == m.most) m.groups.push_back(&n);
     }
     for (const PoolReach& p : reach.pools) {
       if (!p.reachable) continue;
       const long long units = p.maxGpus.value_or(ctx.policy.maxGpusPerNode);
-      if (units > most) most = units, where.clear();
-      if (units == most) where.push_back("NodePool " + p.pool->name);
+      if (units > m.most) m.most = units, m.groups.clear(), m.pools.clear();
+      if (units == m.most) m.pools.push_back(&p);
     }
-    if (most < 0) return policyLimit(ctx.policy);
+    return m;
+  }
+
+  // The limit `reachableMost` found, in words; the policy's limit when
+  // nothing is reachable (gpu-unschedulable says that).
+  static NodeLimit limitOf(const ReachableMost& m, const CheckContext& ctx) {
+    if (m.most < 0) return policyLimit(ctx.policy);
+    std::vector<std::string> where;
+    for (const NodeReach* n : m.groups) {
+      for (const NodeFacts* member : n->nodes) where.push_back(member->name);
+    }
+    for (const PoolReach* p : m.pools) where.push_back("NodePool " + p->pool->name);
     std::sort(where.begin(), where.end());
     if (where.size() > 3) where.resize(3), where.back() += ", ...";
-    const std::string max = std::to_string(most);
-    return {most,
+    const std::string max = std::to_string(m.most);
+    return {m.most,
             "more than any node it can reach holds (at most " + max + ": " + joined(where) + "; " +
                 ctx.cluster->source() + ")",
             "ask for at most " + max + " per pod and spread the work over more pods, or select nodes that hold more"};

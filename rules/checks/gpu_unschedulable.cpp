@@ -87,7 +87,7 @@ std::vector<std::string> advice(const PodReach& reach) {
   std::size_t cordoned = 0;
   for (const NodeReach& n : reach.nodes) {
     // Only the filter that failed first: what the scheduler reports.
-    const NodeVerdict& v = n.verdict;
+    const NodeVerdict& v = *n.verdict;
     const auto said = [&](const std::string& reason) {
       return std::find(v.reasons.begin(), v.reasons.end(), reason) != v.reasons.end();
     };
@@ -133,7 +133,7 @@ std::string poolsText(const PodReach& reach, long long gpus) {
 FieldPath whereToChange(const PodSite& site, const PodReach& reach, const GpuFacts& gpu) {
   std::map<std::string, std::size_t> reasons;
   for (const NodeReach& n : reach.nodes) {
-    for (const std::string& r : n.verdict.reasons) reasons[r] += n.nodes.size();
+    for (const std::string& r : n.verdict->reasons) reasons[r] += n.nodes.size();
   }
   std::string top;
   std::size_t most = 0;

@@ -1,5 +1,7 @@
 #include "rules/k8s/taints.h"
 
+#include <string_view>
+
 #include "rules/k8s/go_strconv.h"
 #include "rules/k8s/json_access.h"
 
@@ -17,22 +19,59 @@ std::optional<long long> parseCanonicalInt(const std::string& s) {
 
 }  // namespace
 
-bool toleratesTaint(const json& toleration, const Taint& taint) {
-  if (!toleration.is_object()) return false;
-  const std::string effect = stringOr(toleration, "effect");
-  if (!effect.empty() && effect != taint.effect) return false;
-  const std::string key = stringOr(toleration, "key");
-  if (!key.empty() && key != taint.key) return false;
-  const std::string op = stringOr(toleration, "operator");
+std::optional<Toleration> readToleration(const json& toleration) {
+  if (!toleration.is_object()) return std::nullopt;
+  return Toleration{stringOr(toleration, "key"), stringOr(toleration, "operator"), stringOr(toleration, "value"),
+                    stringOr(toleration, "effect")};
+}
+
+namespace {
+
+enum class Field { Key, Operator, Value, Effect };
+
+// Toleration.ToleratesTaint over a toleration's fields, each read only when
+// needed: most tolerations of a pod already fail on the effect or the key.
+template <typename Read>
+bool tolerates(const Read& read, const Taint& taint) {
+  if (const auto effect = read(Field::Effect); !effect.empty() && effect != taint.effect) return false;
+  if (const auto key = read(Field::Key); !key.empty() && key != taint.key) return false;
+  const auto op = read(Field::Operator);
   if (op == "Exists") return true;
-  if (op.empty() || op == "Equal") return taint.value && stringOr(toleration, "value") == *taint.value;
+  if (op.empty() || op == "Equal") return taint.value && read(Field::Value) == *taint.value;
   if ((op == "Lt" || op == "Gt") && taint.value) {
     // Kubernetes >= 1.35 (alpha gate): canonical decimal integers on both sides.
-    auto t = parseCanonicalInt(*taint.value), v = parseCanonicalInt(stringOr(toleration, "value"));
+    auto t = parseCanonicalInt(*taint.value), v = parseCanonicalInt(std::string(read(Field::Value)));
     if (!t || !v) return false;
     return op == "Lt" ? *t < *v : *t > *v;
   }
   return false;
+}
+
+}  // namespace
+
+bool toleratesTaint(const Toleration& toleration, const Taint& taint) {
+  return tolerates(
+      [&](Field f) -> std::string_view {
+        switch (f) {
+          case Field::Key: return toleration.key;
+          case Field::Operator: return toleration.op;
+          case Field::Value: return toleration.value;
+          case Field::Effect: return toleration.effect;
+        }
+        return {};
+      },
+      taint);
+}
+
+bool toleratesTaint(const json& toleration, const Taint& taint) {
+  if (!toleration.is_object()) return false;
+  return tolerates(
+      [&](Field f) -> std::string_view {
+        static constexpr const char* kNames[] = {"key", "operator", "value", "effect"};
+        const std::string* s = stringAt(toleration, kNames[static_cast<int>(f)]);
+        return s ? std::string_view(*s) : std::string_view();
+      },
+      taint);
 }
 
 std::string describeTaint(const Taint& taint) {

@@ -14,8 +14,23 @@ struct Taint {
   std::string effect;                // NoSchedule, PreferNoSchedule, NoExecute
 };
 
+// The fields of a Toleration the scheduler matches a taint with, read once
+// (readToleration) where one pod's tolerations meet many taints. A field
+// that is absent or not a string reads as "".
+struct Toleration {
+  std::string key;
+  std::string op;  // operator: "" (Equal), Equal, Exists, Lt, Gt
+  std::string value;
+  std::string effect;
+};
+
+// A JSON toleration's fields; nullopt when it is not an object (such an
+// entry tolerates nothing).
+std::optional<Toleration> readToleration(const nlohmann::json& toleration);
+
 // Toleration.ToleratesTaint. A taint whose value is unknown (nullopt) is only
 // tolerated by operator Exists.
+bool toleratesTaint(const Toleration& toleration, const Taint& taint);
 bool toleratesTaint(const nlohmann::json& toleration, const Taint& taint);
 
 // Taint.ToString: "key=value:effect", or "key:effect" without a value.

@@ -5,22 +5,24 @@
 # a shared machine says more about the neighbours than about the linter) and
 # the peak RSS are printed. Linear work grows ~10x; quadratic ~100x.
 # Memory: the peak RSS at 10N (and per input byte), and the growth of the
-# peak RSS per input byte with every rule off, (RSS(10N) - RSS(N)) /
-# (bytes(10N) - bytes(N)): what each further byte of input costs beside its
-# findings (which a report keeps) and the program's fixed base. An input
-# read document by document costs its text and little more (~2); one whose
-# trees are all held at once, ~17-25.
+# peak RSS per input byte, (RSS(10N) - RSS(N)) / (bytes(10N) - bytes(N)):
+# what each further byte of input costs beside the program's fixed base,
+# with its findings (the report keeps them: "grow/B") and with every rule
+# off ("bare/B"). An input read document by document (a List item by item)
+# costs its text and little more without findings (~1-2); one whose trees
+# are all held at once, ~17-25.
 #
-#   test/bench/lint_shapes.sh [-n N] [-c] [-l LIMIT] [-m MEMLIMIT] [-s SHAPES] [BUILD_DIR]
+#   test/bench/lint_shapes.sh [-n N] [-c] [-l LIMIT] [-m MEMLIMIT] [-g GROWLIMIT] [-f FORMAT] [-s SHAPES] [BUILD_DIR]
 #     -n N       objects at the small size (default 1000; 10N at the large)
 #     -c         check: exit 1 when a shape grows more than LIMIT times
-#                (default 25) from N to 10N, when a shape read document by
-#                document (multidoc, jsonstream; a List is still parsed
-#                whole) grows its peak RSS by more than MEMLIMIT bytes per
-#                input byte with every rule off (default 8), or when a shape
-#                does not end as it should (ctest lint.shapes runs -c with a
-#                small N). Not the memory in a sanitizer build, whose
-#                allocator keeps what is freed.
+#                (default 25) from N to 10N, when an input shape (list,
+#                multidoc, jsonstream) grows its peak RSS by more than
+#                MEMLIMIT bytes per input byte with every rule off (default
+#                8) or by more than GROWLIMIT with its findings (default
+#                8), or when a shape does not end as it should (ctest
+#                lint.shapes runs -c with a small N). Not the memory in a
+#                sanitizer build, whose allocator keeps what is freed.
+#     -f FORMAT  the report's format (default text)
 #     -s SHAPES  the shapes to run, comma-separated (default: all)
 #
 # Shapes: list (one kind: List of N pods), multidoc (N YAML documents),
@@ -32,11 +34,12 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-N=1000 CHECK=0 LIMIT=25 MEMLIMIT=8 SHAPES=list,multidoc,jsonstream,jsonarray,fix
-while getopts "n:cl:m:s:h" o; do
+N=1000 CHECK=0 LIMIT=25 MEMLIMIT=8 GROWLIMIT=8 FORMAT=text SHAPES=list,multidoc,jsonstream,jsonarray,fix
+while getopts "n:cl:m:g:f:s:h" o; do
   case $o in
-    n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; m) MEMLIMIT=$OPTARG ;; s) SHAPES=$OPTARG ;;
-    *) sed -n '2,31p' "$0"; exit 2 ;;
+    n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; m) MEMLIMIT=$OPTARG ;; g) GROWLIMIT=$OPTARG ;;
+    f) FORMAT=$OPTARG ;; s) SHAPES=$OPTARG ;;
+    *) sed -n '2,34p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -84,7 +87,7 @@ PY
 
 # measure SHAPE FILE -> "cpu_seconds peak_kb exit_status"
 measure() {
-  local shape=$1 file=$2 args=(--fail-on none -f json)
+  local shape=$1 file=$2 args=(--fail-on none -f "$FORMAT")
   [[ $shape == fix ]] && args=(--fix --fail-on none)
   /usr/bin/time -v -o "$WORK/time" timeout 600 "$LINT" "${args[@]}" "$file" >/dev/null 2>"$WORK/stderr"
   local status=$?
@@ -107,8 +110,9 @@ grep -qs '^GPUGUARD_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" && SANITIZED=1
 
 expected_status() { [[ $1 == jsonarray ]] && echo 2 || echo 0; }
 
-echo "gpuguard-lint input shapes, N=$N and 10N (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-printf '%-11s %10s %10s %9s %9s %7s %11s %9s %9s\n' shape "bytes(N)" "bytes(10N)" "cpu(N)" "cpu(10N)" ratio "RSS(10N)" "RSS/bytes" "bare/B"
+echo "gpuguard-lint input shapes, N=$N and 10N, -f $FORMAT (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+printf '%-11s %10s %10s %9s %9s %7s %11s %9s %9s %9s\n' shape "bytes(N)" "bytes(10N)" "cpu(N)" "cpu(10N)" ratio \
+  "RSS(10N)" "RSS/bytes" "grow/B" "bare/B"
 failures=0
 IFS=, read -ra shapes <<<"$SHAPES"
 for shape in "${shapes[@]}"; do
@@ -116,9 +120,9 @@ for shape in "${shapes[@]}"; do
   generate "$shape" "$N" >"$small"
   generate "$shape" $((N * 10)) >"$large"
   # The smaller of two runs at each size: a neighbour's burst only adds time.
-  read -r c1 _ s1 < <(measure "$shape" "$small")
+  read -r c1 k1 s1 < <(measure "$shape" "$small")
   [[ $shape == fix ]] && generate "$shape" "$N" >"$small"
-  read -r c2 _ _ < <(measure "$shape" "$small")
+  read -r c2 k2 _ < <(measure "$shape" "$small")
   read -r d1 m1 s2 < <(measure "$shape" "$large")
   [[ $shape == fix ]] && generate "$shape" $((N * 10)) >"$large"
   read -r d2 m2 _ < <(measure "$shape" "$large")
@@ -126,18 +130,21 @@ for shape in "${shapes[@]}"; do
   if [[ $shape == list || $shape == multidoc || $shape == jsonstream ]]; then
     n1=$(peak_without_findings "$small") n2=$(peak_without_findings "$large")
   fi
-  read -r ratio cpuN cpu10 peak perByte growth < <(python3 - "$c1" "$c2" "$d1" "$d2" "$m1" "$m2" "$n1" "$n2" \
-    "$(stat -c %s "$small")" "$(stat -c %s "$large")" <<'PY'
+  read -r ratio cpuN cpu10 peak perByte withFindings growth < <(python3 - "$c1" "$c2" "$d1" "$d2" "$k1" "$k2" "$m1" \
+    "$m2" "$n1" "$n2" "$(stat -c %s "$small")" "$(stat -c %s "$large")" <<'PY'
 import sys
-c1, c2, d1, d2, m1, m2, n1, n2, smallSize, size = sys.argv[1:]
+c1, c2, d1, d2, k1, k2, m1, m2, n1, n2, smallSize, size = sys.argv[1:]
 small, large = min(float(c1), float(c2)), min(float(d1), float(d2))
-peak = min(int(m1), int(m2))
-growth = max(int(n2) - int(n1), 0) * 1024 / (int(size) - int(smallSize))
-print(f"{max(large, 0.05) / max(small, 0.05):.1f} {small:.2f} {large:.2f} {peak} {peak * 1024 / int(size):.1f} {growth:.1f}")
+peak, peakN = min(int(m1), int(m2)), min(int(k1), int(k2))
+added = int(size) - int(smallSize)
+withFindings = max(peak - peakN, 0) * 1024 / added
+growth = max(int(n2) - int(n1), 0) * 1024 / added
+print(f"{max(large, 0.05) / max(small, 0.05):.1f} {small:.2f} {large:.2f} {peak} {peak * 1024 / int(size):.1f}",
+      f"{withFindings:.1f} {growth:.1f}")
 PY
 )
-  printf '%-11s %10s %10s %8ss %8ss %6sx %8s KB %8sx %8sx\n' "$shape" "$(stat -c %s "$small")" "$(stat -c %s "$large")" \
-    "$cpuN" "$cpu10" "$ratio" "$peak" "$perByte" "$growth"
+  printf '%-11s %10s %10s %8ss %8ss %6sx %8s KB %8sx %8sx %8sx\n' "$shape" "$(stat -c %s "$small")" \
+    "$(stat -c %s "$large")" "$cpuN" "$cpu10" "$ratio" "$peak" "$perByte" "$withFindings" "$growth"
   want=$(expected_status "$shape")
   if [[ $s1 != "$want" || $s2 != "$want" ]]; then
     echo "  $shape: exit status $s1 / $s2, expected $want: $(head -c 300 "$WORK/stderr")"
@@ -147,13 +154,20 @@ PY
     echo "  $shape: 10N took ${ratio}x the CPU time of N (limit ${LIMIT}x): super-linear"
     failures=$((failures + 1))
   fi
-  # The shapes read document by document: beside its findings, each
-  # further input byte costs itself and little more, not its whole tree.
-  if [[ $SANITIZED == 0 && ($shape == multidoc || $shape == jsonstream) ]] &&
-    python3 -c "import sys; sys.exit(0 if float('$growth') > float('$MEMLIMIT') else 1)"; then
-    echo "  $shape: with every rule off, the peak RSS grew ${growth} bytes per input byte from N to 10N" \
-      "(limit ${MEMLIMIT}): every document's tree is held at once"
-    failures=$((failures + 1))
+  # The input shapes, read document by document and a List item by item:
+  # each further input byte costs itself and little more, not its whole
+  # tree; with findings, what the report keeps of them besides.
+  if [[ $SANITIZED == 0 && ($shape == list || $shape == multidoc || $shape == jsonstream) ]]; then
+    if python3 -c "import sys; sys.exit(0 if float('$growth') > float('$MEMLIMIT') else 1)"; then
+      echo "  $shape: with every rule off, the peak RSS grew ${growth} bytes per input byte from N to 10N" \
+        "(limit ${MEMLIMIT}): every document's tree is held at once"
+      failures=$((failures + 1))
+    fi
+    if python3 -c "import sys; sys.exit(0 if float('$withFindings') > float('$GROWLIMIT') else 1)"; then
+      echo "  $shape: with its findings, the peak RSS grew ${withFindings} bytes per input byte from N to 10N" \
+        "(limit ${GROWLIMIT}): trees, or findings kept at more than the report needs"
+      failures=$((failures + 1))
+    fi
   fi
 done
 if [[ $CHECK == 1 && $failures -gt 0 ]]; then

@@ -17,7 +17,7 @@ SECONDS_EACH=${1:-60}
 BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 FUZZ_DIR=$ROOT/test/fuzz
-HARNESSES=(fuzz_quantity fuzz_yaml fuzz_engine fuzz_admission fuzz_json_reader fuzz_http1)
+HARNESSES=(fuzz_quantity fuzz_yaml fuzz_yaml_fast_path fuzz_engine fuzz_admission fuzz_json_reader fuzz_http1)
 [ -n "${FUZZ_ONLY:-}" ] && read -r -a HARNESSES <<<"$FUZZ_ONLY"
 
 command -v clang++ >/dev/null || { echo "run.sh: clang++ not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
@@ -55,10 +55,13 @@ for h in "${targets[@]}"; do
   corpus="$BUILD_DIR/corpus/$h"
   artifacts="$BUILD_DIR/artifacts/$h"
   mkdir -p "$corpus" "$artifacts"
+  # fuzz_yaml_fast_path reads what fuzz_yaml reads: it shares its seeds and dictionary.
+  inputs=$h
+  [ "$h" = fuzz_yaml_fast_path ] && inputs=fuzz_yaml
   dict=()
-  [ -f "$FUZZ_DIR/$h.dict" ] && dict=(-dict="$FUZZ_DIR/$h.dict")
+  [ -f "$FUZZ_DIR/$inputs.dict" ] && dict=(-dict="$FUZZ_DIR/$inputs.dict")
   seeds=()
-  [ -d "$FUZZ_DIR/corpus/$h" ] && seeds=("$FUZZ_DIR/corpus/$h")
+  [ -d "$FUZZ_DIR/corpus/$inputs" ] && seeds=("$FUZZ_DIR/corpus/$inputs")
   log="$BUILD_DIR/$h.log"
   echo "== $h: ${SECONDS_EACH}s (log: $log)"
   set +e

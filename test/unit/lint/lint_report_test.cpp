@@ -45,9 +45,10 @@ std::vector<FileReport> sampleReports() {
   a.documents = 2;
   a.findings.push_back(finding("gpu-fractional", Severity::Error, 17, 25, "Invalid value: \"0.5\": <must> & 'be' whole"));
   a.findings.push_back(finding("gpu-missing-driver-pin", Severity::Warning, 9, 3, "pin, the: driver\nplease"));
-  a.findings.push_back(finding("gpu-missing-toleration", Severity::Error, 30, 3, "no toleration", true, "ERT plugin"));
-  a.findings.back().document = 1;  // the second object's only finding, suppressed
-  a.findings.back().object.name = "shared";
+  Located shared = finding("gpu-missing-toleration", Severity::Error, 30, 3, "no toleration", true, "ERT plugin");
+  shared.document = 1;  // the second object's only finding, suppressed
+  shared.object.name = "shared";
+  a.findings.push_back(shared);
   a.objects = {{0, pod("half")}, {1, pod("shared")}};
   FileReport b;
   b.file = "<stdin>";
@@ -145,7 +146,13 @@ TEST(LintReport, SarifCarriesRulesResultsSuppressionsAndInputErrors) {
   EXPECT_EQ(logical["name"], "half");
   EXPECT_EQ(first["properties"]["podTemplate"], "spec");
   std::vector<FileReport> moved = sampleReports();
-  moved[0].findings[0].line += 10;
+  FindingStore shifted;  // the first finding ten lines down
+  for (std::size_t i = 0; i < moved[0].findings.size(); ++i) {
+    Located l = moved[0].findings[i];
+    l.line += i == 0 ? 10 : 0;
+    shifted.push_back(l);
+  }
+  moved[0].findings = std::move(shifted);
   std::ostringstream movedOut;
   writeSarif(movedOut, moved, options);
   EXPECT_EQ(json::parse(movedOut.str())["runs"][0]["results"][0]["partialFingerprints"], first["partialFingerprints"]);

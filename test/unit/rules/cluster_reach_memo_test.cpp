@@ -7,6 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "rules/cluster_reach.h"
 #include "test/unit/test_support.h"
 
@@ -60,10 +63,10 @@ Judged judgeAgainst(const nlohmann::json& object, const ClusterFacts& cluster) {
 void expectSameAsAlone(const Judged& judged) {
   ASSERT_EQ(judged.reach.nodes.size(), judged.alone.size());
   for (std::size_t i = 0; i < judged.alone.size(); ++i) {
-    const NodeVerdict& shared = judged.reach.nodes[i].verdict;
+    const NodeVerdict& shared = *judged.reach.nodes[i].verdict;
     const NodeVerdict& alone = judged.alone[i];
     SCOPED_TRACE("node " + alone.node);
-    EXPECT_EQ(shared.node, alone.node);
+    EXPECT_EQ(judged.reach.nodes[i].node->name, alone.node);
     EXPECT_EQ(shared.schedulable, alone.schedulable);
     EXPECT_EQ(shared.reasons, alone.reasons);
     EXPECT_EQ(shared.cause, alone.cause);
@@ -80,9 +83,10 @@ TEST(ReachMemo, GroupsThatDifferOnlyInALabelThePodDoesNotReadGetTheSameVerdict) 
   const Judged judged = judgeAgainst(pod("  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n" + kDriverPin),
                                      *cluster);
   ASSERT_EQ(judged.reach.nodes.size(), 2U);
-  EXPECT_EQ(judged.reach.nodes[0].verdict.cause, "fits");
-  EXPECT_EQ(judged.reach.nodes[1].verdict.cause, "fits");
-  EXPECT_EQ(judged.reach.nodes[1].verdict.node, "b-1");  // its own node's name, not the first group's
+  EXPECT_EQ(judged.reach.nodes[0].verdict->cause, "fits");
+  EXPECT_EQ(judged.reach.nodes[1].verdict->cause, "fits");
+  EXPECT_EQ(judged.reach.nodes[1].node->name, "b-1");    // its own node, with the first group's verdict:
+  EXPECT_EQ(judged.reach.nodes[1].verdict, judged.reach.nodes[0].verdict);  // judged once, not copied
   EXPECT_EQ(judged.reach.nodes[0].nodes.size(), 2U);     // the groups keep their members
   EXPECT_EQ(judged.reach.nodeCount(), 3U);
   expectSameAsAlone(judged);
@@ -92,8 +96,8 @@ TEST(ReachMemo, AFailingVerdictIsSharedWordForWord) {
   const auto cluster = clusterOf(node("a-1", "gpu-1", "570") + node("b-1", "gpu-2", "570"));
   const Judged judged = judgeAgainst(pod(kDriverPin, 16), *cluster);
   ASSERT_EQ(judged.reach.nodes.size(), 2U);
-  EXPECT_EQ(judged.reach.nodes[1].verdict.verdict, "affinity mismatch");
-  EXPECT_THAT(judged.reach.nodes[1].verdict.cause, HasSubstr("nvidia.com/cuda.driver-version.major is 570"));
+  EXPECT_EQ(judged.reach.nodes[1].verdict->verdict, "affinity mismatch");
+  EXPECT_THAT(judged.reach.nodes[1].verdict->cause, HasSubstr("nvidia.com/cuda.driver-version.major is 570"));
   EXPECT_THAT(judged.reach.verdict, HasSubstr("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."));
   expectSameAsAlone(judged);
 }
@@ -102,8 +106,8 @@ TEST(ReachMemo, ALabelThePodReadsKeepsGroupsApart) {
   const auto cluster = clusterOf(node("a-1", "gpu-1", "550") + node("b-1", "gpu-2", "570"));
   const Judged judged = judgeAgainst(pod(kDriverPin), *cluster);
   ASSERT_EQ(judged.reach.nodes.size(), 2U);
-  EXPECT_TRUE(judged.reach.nodes[0].verdict.schedulable);
-  EXPECT_FALSE(judged.reach.nodes[1].verdict.schedulable);
+  EXPECT_TRUE(judged.reach.nodes[0].verdict->schedulable);
+  EXPECT_FALSE(judged.reach.nodes[1].verdict->schedulable);
   EXPECT_TRUE(judged.reach.nodes[0].reachable);
   EXPECT_FALSE(judged.reach.nodes[1].reachable);
   expectSameAsAlone(judged);
@@ -114,8 +118,33 @@ TEST(ReachMemo, TaintsTheOnlyDifferenceKeepGroupsApart) {
                                  node("b-1", "gpu-2", "550", "[{key: dedicated, value: infer, effect: NoSchedule}]"));
   const Judged judged = judgeAgainst(pod(kDriverPin), *cluster);
   ASSERT_EQ(judged.reach.nodes.size(), 2U);
-  EXPECT_TRUE(judged.reach.nodes[0].verdict.schedulable);
-  EXPECT_EQ(judged.reach.nodes[1].verdict.verdict, "untolerated taint");
+  EXPECT_TRUE(judged.reach.nodes[0].verdict->schedulable);
+  EXPECT_EQ(judged.reach.nodes[1].verdict->verdict, "untolerated taint");
+  expectSameAsAlone(judged);
+}
+
+// Past a few kinds of node group the kinds are found by hash: twelve groups
+// of ten driver majors still share the two verdicts they can and no other.
+TEST(ReachMemo, ManyKindsOfNodeGroupAreFoundByHashAndStillShared) {
+  std::string nodes;
+  for (int i = 0; i < 12; ++i) {
+    const std::string n = std::to_string(100 + i);
+    nodes += node("n-" + n, "gpu-" + n, std::to_string(540 + i % 10));
+  }
+  const auto cluster = clusterOf(nodes);
+  ASSERT_EQ(cluster->nodeGroups().size(), 12U);
+  const Judged judged = judgeAgainst(pod(kDriverPin), *cluster);
+  ASSERT_EQ(judged.reach.nodes.size(), 12U);
+  const auto verdictOf = [&](const std::string& name) {
+    for (const NodeReach& n : judged.reach.nodes) {
+      if (n.node->name == name) return n.verdict;
+    }
+    throw std::runtime_error("no node " + name);
+  };
+  EXPECT_EQ(verdictOf("n-110"), verdictOf("n-100"));  // driver 540 both
+  EXPECT_EQ(verdictOf("n-111"), verdictOf("n-101"));  // driver 541 both
+  EXPECT_NE(verdictOf("n-110"), verdictOf("n-101"));
+  EXPECT_NE(verdictOf("n-109"), verdictOf("n-100"));
   expectSameAsAlone(judged);
 }
 
@@ -124,9 +153,9 @@ TEST(ReachMemo, APodThatNamesItsNodeIsJudgedNodeByNode) {
   ASSERT_EQ(cluster->nodeGroups().size(), 1U);
   const Judged judged = judgeAgainst(pod("  nodeName: a-2\n"), *cluster);
   ASSERT_EQ(judged.reach.nodes.size(), 3U);
-  EXPECT_TRUE(judged.reach.nodes[0].verdict.nodeNameMismatch);
-  EXPECT_FALSE(judged.reach.nodes[1].verdict.nodeNameMismatch);
-  EXPECT_TRUE(judged.reach.nodes[2].verdict.nodeNameMismatch);
+  EXPECT_TRUE(judged.reach.nodes[0].verdict->nodeNameMismatch);
+  EXPECT_FALSE(judged.reach.nodes[1].verdict->nodeNameMismatch);
+  EXPECT_TRUE(judged.reach.nodes[2].verdict->nodeNameMismatch);
   EXPECT_EQ(judged.reach.reachableNodes().size(), 1U);
   expectSameAsAlone(judged);
 }
@@ -135,8 +164,8 @@ TEST(ReachMemo, AHostnameSelectorIsJudgedNodeByNode) {
   const auto cluster = clusterOf(node("a-1", "gpu-1", "550") + node("a-2", "gpu-1", "550"));
   const Judged judged = judgeAgainst(pod("  nodeSelector: {kubernetes.io/hostname: a-1}\n"), *cluster);
   ASSERT_EQ(judged.reach.nodes.size(), 2U);
-  EXPECT_TRUE(judged.reach.nodes[0].verdict.schedulable);
-  EXPECT_EQ(judged.reach.nodes[1].verdict.verdict, "nodeSelector mismatch");
+  EXPECT_TRUE(judged.reach.nodes[0].verdict->schedulable);
+  EXPECT_EQ(judged.reach.nodes[1].verdict->verdict, "nodeSelector mismatch");
   EXPECT_THAT(judged.reach.verdict, HasSubstr("1/2 nodes are available"));
   expectSameAsAlone(judged);
 }
