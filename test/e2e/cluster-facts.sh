@@ -170,9 +170,12 @@ spec:
   tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
   containers:
   - name: c
-    image: nvcr.io/nvidia/pytorch:24.05-py3
+    image: nvidia/cuda:12.8.1-runtime-ubuntu24.04
     resources: {limits: {nvidia.com/gpu: "1"}}
 EOF
+# CUDA 12.8 is native to the 570 branch, not to 550: with both reachable, the unpinned pod may land on
+# a driver that runs it only through minor-version compatibility, so the pin is enforced (a CUDA 12.4
+# image, native to both, would only be warned).
 create_unpinned() { e2e_kubectl create --dry-run=server -f "$W/unpinned.yaml" >"$W/create.out" 2>&1; }
 denied_for_drivers() { ! create_unpinned && grep -q 'gpu-missing-driver-pin' "$W/create.out"; }
 if kc apply -f "$W/vwc.yaml" >/dev/null && until_true 20 denied_for_drivers; then
@@ -180,7 +183,7 @@ if kc apply -f "$W/vwc.yaml" >/dev/null && until_true 20 denied_for_drivers; the
     kc label node gpu-c nvidia.com/cuda.driver.major=550 --overwrite >/dev/null
     t=$SECONDS
     if until_true 20 create_unpinned; then
-        ok "mixed drivers deny an unpinned GPU pod (${denial:-$(head -c 200 "$W/create.out")}); relabelled to one driver, it is allowed $((SECONDS - t)) s later, without a restart"
+        ok "mixed drivers deny an unpinned CUDA 12.8 pod (${denial:-$(head -c 200 "$W/create.out")}); relabelled to one driver, it is allowed $((SECONDS - t)) s later, without a restart"
     else
         bad "after the relabel to one driver the unpinned pod is still refused: $(cat "$W/create.out")"
     fi
