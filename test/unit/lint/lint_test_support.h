@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -41,6 +42,26 @@ inline RunResult runCommand(const std::vector<std::string>& argv, const std::str
                             const std::string& cwd = "", int timeoutSeconds = 120,
                             const std::vector<std::string>& env = {}) {
   RunResult r;
+  // Everything the child needs is built before fork(): the tests' fake
+  // servers run threads, and a child of a threaded process may only make
+  // async-signal-safe calls (an allocator lock held by another thread at the
+  // fork, ASan's included, would hang the child's first malloc forever).
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto overridden = [&env](std::string_view entry) {
+    const std::string_view name = entry.substr(0, entry.find('=') + 1);
+    for (const std::string& e : env) {
+      if (e.starts_with(name)) return true;
+    }
+    return false;
+  };
+  std::vector<char*> environment;  // the test's environment, `env` set over it
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!overridden(*e)) environment.push_back(*e);
+  }
+  for (const std::string& e : env) environment.push_back(const_cast<char*>(e.c_str()));
+  environment.push_back(nullptr);
   int inPipe[2], outPipe[2], errPipe[2];
   if (pipe(inPipe) || pipe(outPipe) || pipe(errPipe)) return r;
   const auto start = std::chrono::steady_clock::now();
@@ -51,11 +72,7 @@ inline RunResult runCommand(const std::vector<std::string>& argv, const std::str
     dup2(errPipe[1], 2);
     for (int fd : {inPipe[0], inPipe[1], outPipe[0], outPipe[1], errPipe[0], errPipe[1]}) close(fd);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), environment.data());
     _exit(127);
   }
   close(inPipe[0]);
