@@ -42,7 +42,8 @@ bool isScalarNonString(const json& v) { return v.is_number() || v.is_boolean(); 
 bool holdsNonString(const json& map) {
   if (!map.is_object()) return false;
   const auto& members = map.get_ref<const json::object_t&>();
-  return std::any_of(members.begin(), members.end(), [](const auto& member) { return isScalarNonString(member.second); });
+  return std::any_of(members.begin(), members.end(),
+                     [](const auto& member) { return isScalarNonString(member.second); });
 }
 
 class LabelValueNotString final : public Rule {
