@@ -42,14 +42,16 @@ std::vector<Finding> judge(const std::string& yaml) { return judgeYaml(yaml, kCu
 
 // --- the floor: minor-version compatibility -----------------------------------
 
+// CUDA 12.8, whose forward-compatibility branches no source records: the
+// floor decides (cuda_forward_compat_test.cpp has the images that list theirs).
 TEST(CudaDriverTooOld, Cuda12ImageOnAPinnedR470DriverIsAnError) {
-  const auto f = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", driverMajor("470")));
+  const auto f = judge(pod("nvidia/cuda:12.8.1-base-ubuntu22.04", driverMajor("470")));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "cuda-driver-too-old");
   EXPECT_EQ(f[0].severity, Severity::Error);
   EXPECT_EQ(f[0].field(), "spec.containers[0].image");
-  EXPECT_EQ(f[0].value, "\"nvidia/cuda:12.4.1-base-ubuntu22.04\"");
-  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"nvidia/cuda:12.4.1-base-ubuntu22.04\": CUDA 12.4.1 needs an "
+  EXPECT_EQ(f[0].value, "\"nvidia/cuda:12.8.1-base-ubuntu22.04\"");
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"nvidia/cuda:12.8.1-base-ubuntu22.04\": CUDA 12.8.1 needs an "
                                       "NVIDIA driver >= 525.60.13"));
   EXPECT_THAT(f[0].message(), HasSubstr("admits driver 470 (nodeSelector nvidia.com/cuda.driver-version.major=470)"));
   EXPECT_THAT(f[0].message(), HasSubstr("nvidia.com/cuda.driver-version.major Gt \"524\""));
@@ -293,6 +295,23 @@ TEST(CudaDriverTooOld, CudaVersionEnvIsRead) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].field(), "spec.containers[0].env[0].value");
   EXPECT_THAT(f[0].message(), HasSubstr("CUDA 12.2.2 (CUDA_VERSION)"));
+}
+
+TEST(CudaDriverTooOld, NvidiaRequireCudaWinsOverCudaVersionAndTheFirstCudaVersionCounts) {
+  const std::string versions =
+      "    env:\n    - {name: HOME, value: /root}\n    - {name: CUDA_VERSION, value: \"12.2.2\"}\n"
+      "    - {name: CUDA_VERSION, value: \"11.8\"}\n";
+  const auto first = judge(pod("example.com/team/trainer:v3", driverMajor("470"), versions));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].field(), "spec.containers[0].env[1].value");
+  EXPECT_THAT(first[0].message(), HasSubstr("CUDA 12.2.2 (CUDA_VERSION)"));
+
+  // NVIDIA_REQUIRE_CUDA's version wins wherever it stands: CUDA 13 on Pascal (CUDA_VERSION's 12.2.2 would be fine).
+  const auto required = judge(pod("example.com/team/trainer:v3", "  nodeSelector:\n    nvidia.com/gpu.family: pascal\n",
+                                  versions + "    - {name: NVIDIA_REQUIRE_CUDA, value: \"cuda>=13.0\"}\n"));
+  ASSERT_EQ(required.size(), 1u);
+  EXPECT_EQ(required[0].field(), "spec.containers[0].env[3].value");
+  EXPECT_THAT(required[0].message(), HasSubstr("NVIDIA_REQUIRE_CUDA"));
 }
 
 TEST(CudaDriverTooOld, EnvFromAnotherSourceOrWithoutAVersionIsIgnored) {
