@@ -240,7 +240,8 @@ TEST(AdmissionUpdate, AWorkerGroupInsertedOrRemovedInFrontLeavesTheOldFindingsOl
   cpu["template"]["spec"]["containers"][0]["resources"] = json::object();
   groups.insert(groups.begin(), cpu);
   const AdmissionPolicy policy = AdmissionPolicy{onlyRules({"gpu-missing-toleration"})};
-  for (const auto& [before, after] : {std::pair{&withoutCpu, &withCpu}, std::pair{&withCpu, &withoutCpu}}) {
+  using Update = std::pair<const json*, const json*>;  // old object, new object
+  for (const auto& [before, after] : {Update{&withoutCpu, &withCpu}, Update{&withCpu, &withoutCpu}}) {
     Request rq;
     rq.operation = "UPDATE";
     rq.oldObject = *before;
