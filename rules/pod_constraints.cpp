@@ -77,6 +77,10 @@ std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& polic
   return missing;
 }
 
+bool placementOpaque(const PodSite& site) {
+  return site.tolerations.opaque || site.nodeSelector.opaque || site.affinity.opaque;
+}
+
 std::string misplacedNote(const PodField& misplaced, const PodField& proper) {
   if (!misplaced.value) return "";
   return "; " + misplaced.path.apiPath() +

@@ -41,6 +41,11 @@ std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& polic
 // count ...: move it to <proper>". Empty when nothing is misplaced.
 std::string misplacedNote(const PodField& misplaced, const PodField& proper);
 
+// Whether the pod's tolerations, nodeSelector or affinity are decided where
+// the input cannot show (PodField::opaque: an Argo podSpecPatch, an
+// operator's runtime): which nodes the pod reaches is then unknown.
+bool placementOpaque(const PodSite& site);
+
 // The ORed node-selection terms of a pod site (rules/k8s/node_selection.h),
 // read once per site (PodSite::selectionTerms) and valid while it lives.
 const std::vector<NodeTerm>& nodeSelectionTerms(const PodSite& site);

@@ -95,6 +95,7 @@ void Walker::addPodSpec(const json& spec, const FieldPath& path) {
   addContainers(site, spec, "containers", ContainerKind::App);
   addContainers(site, spec, "ephemeralContainers", ContainerKind::Ephemeral);
   setPodFields(site, spec, path);
+  openToBaseConfigs(site);
   sites.push_back(std::move(site));
 }
 
@@ -182,6 +183,7 @@ void Walker::addLoneContainer(const json& holder, const FieldPath& path, const c
     site.affinity = aroundHolder(path, "affinity");
     site.tolerations = aroundHolder(path, "tolerations");
     site.misplaced = fieldsInside(holder, path);
+    openToServingRuntime(site, holder, path);
   } else {
     site.nodeSelector = nearest(holder, path, "nodeSelector");
     site.affinity = nearest(holder, path, "affinity");

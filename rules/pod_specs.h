@@ -97,9 +97,13 @@ struct ContainerRef {
 struct PodField {
   const nlohmann::json* value = nullptr;  // null when the pod does not set it
   FieldPath path;                          // where it is, or would be written
-  // Set by something only the controller reads at run time (an Argo
-  // podSpecPatch that names the field): `value` is that text, and no rule
-  // may judge the field missing or wrong.
+  // Set by something only the controller reads at run time: an Argo
+  // podSpecPatch that names the field (`value` is that text), or the runtime
+  // an operator merges under the pod (a TrainJob's runtimeRef, a KServe
+  // predictor's ServingRuntime, an LLMInferenceService's baseRefs: `value`
+  // is what the object itself writes, null when it writes nothing, and `path`
+  // where it names the runtime). No rule may judge the field missing, and
+  // none may take `value` for all the pod gets.
   bool opaque = false;
 };
 

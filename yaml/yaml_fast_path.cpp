@@ -1,6 +1,6 @@
-// yaml_fast_path.h: the entry points, the lines of a section, and its block
-// structure (mappings and sequences, by indentation, as yaml-cpp's indent
-// stack and simple keys give them).
+// yaml_fast_path.h: the entry point and its chunks of events, the lines of
+// a section, and its block structure (mappings and sequences, by
+// indentation, as yaml-cpp's indent stack and simple keys give them).
 #include <cstring>
 #include <limits>
 
@@ -39,20 +39,7 @@ bool startsSpecialLine(std::string_view s, std::size_t lineStart) {
   return (head == "---" || head == "...") && isBlankOrEnd(s, lineStart + 3);
 }
 
-}  // namespace
-
-bool scan(std::string_view section, Events& out) {
-  out.clear();
-  if (section.size() > static_cast<std::size_t>(std::numeric_limits<int>::max() / 2) || !plainBytes(section)) return false;
-  try {
-    Scanner(section, out).document();
-    return true;
-  } catch (const Bail&) {
-    out.clear();
-    return false;
-  }
-}
-
+// Calls `handler` for each of `events`, as yaml-cpp's parser would have.
 void replay(const Events& events, std::string_view section, YAML::EventHandler& handler) {
   static const std::string kPlainTag = "?", kNonPlainTag = "!";
   std::string value;
@@ -78,6 +65,41 @@ void replay(const Events& events, std::string_view section, YAML::EventHandler& 
       }
     }
   }
+}
+
+}  // namespace
+
+Streamed stream(std::string_view section, Events& scratch, YAML::EventHandler& handler, std::size_t chunkEvents) {
+  scratch.clear();
+  if (section.size() > static_cast<std::size_t>(std::numeric_limits<int>::max() / 2) || !plainBytes(section)) return {};
+  ChunkedHandOver chunks(handler, chunkEvents);
+  try {
+    Scanner(section, scratch, chunks).document();
+  } catch (const Bail&) {
+    scratch.clear();
+    return {Streamed::Outcome::BailedOut, chunks.handlerCalled()};
+  }
+  if (scratch.list.empty() && !chunks.handlerCalled()) return {Streamed::Outcome::NoDocument, false};
+  chunks.offer(scratch, section, true);
+  chunks.rethrowHandlerError();
+  return {Streamed::Outcome::Document, true};
+}
+
+void ChunkedHandOver::offer(Events& events, std::string_view section, bool last) {
+  if (events.list.size() < chunkEvents_ && !last) return;
+  if (!handlerError_) {
+    handlerCalled_ = true;
+    try {
+      replay(events, section, handler_);
+    } catch (...) {
+      handlerError_ = std::current_exception();
+    }
+  }
+  events.clear();
+}
+
+void ChunkedHandOver::rethrowHandlerError() const {
+  if (handlerError_) std::rethrow_exception(handlerError_);
 }
 
 // --- lines ---
@@ -248,6 +270,7 @@ void Scanner::blockSequence(int column) {
   Nest nest(*this);
   push(Event::Kind::SeqStart, first_);
   for (;;) {
+    atSafePoint();
     nodeAfterIndicator(first_ + 1, column, false);
     if (eof_ || indent() < column) break;
     if (indent() > column) bail();
@@ -261,6 +284,7 @@ void Scanner::blockSequence(int column) {
 void Scanner::blockMap(int column, std::size_t afterColon) {
   Nest nest(*this);
   for (;;) {
+    atSafePoint();
     nodeAfterIndicator(afterColon, column, true);
     if (eof_ || indent() < column) break;
     if (indent() > column) bail();

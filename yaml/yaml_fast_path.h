@@ -3,9 +3,8 @@
 // yaml-cpp's parser would give the Builder for the same section (same
 // order, values, styles and YAML::Mark pos/line/column), several times
 // faster. yaml-cpp stays the reference and the error path: on anything
-// outside the subset, or anything the fast path is not sure of, scan()
-// returns false having emitted nothing, and the caller parses the section
-// with yaml-cpp from scratch.
+// outside the subset, or anything the fast path is not sure of, it bails
+// out, and the caller parses the section with yaml-cpp from scratch.
 //
 // The subset (docs/linter.md, "YAML fast path"): block mappings and
 // sequences (with "- key: v" compact maps and sequences at their parent
@@ -22,6 +21,7 @@
 // collections); yaml_fast_path_scanner.h is their shared class.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,14 +52,30 @@ struct Events {
   }
 };
 
-// The events of the first document of `section` (one '---' section, whose
-// first byte is the stream position 0 of its marks), or false: outside the
-// subset, let yaml-cpp parse it. `out` is cleared first; no events: the
-// section holds no document (blank lines and comments only), as when
-// yaml-cpp's HandleNextDocument returns false.
-bool scan(std::string_view section, Events& out);
+// How stream() went.
+struct Streamed {
+  enum class Outcome : std::uint8_t {
+    Document,    // the section's one document: every event went to the handler
+    NoDocument,  // blank lines and comments only, no events (yaml-cpp's HandleNextDocument returns false)
+    BailedOut,   // outside the subset: let yaml-cpp parse the section
+  };
+  Outcome outcome = Outcome::BailedOut;
+  // BailedOut: whether the handler had events before the scan bailed out.
+  // It must then undo them: yaml-cpp's events can differ from those.
+  bool handlerCalled = false;
+};
 
-// Calls `handler` as yaml-cpp's Parser::HandleNextDocument would have.
-void replay(const Events& events, std::string_view section, YAML::EventHandler& handler);
+// Calls `handler` as yaml-cpp's Parser::HandleNextDocument would have for
+// the first document of `section` (one '---' section, whose first byte is
+// the stream position 0 of its marks), or bails out. The events go to the
+// handler in chunks of about `chunkEvents` as the section is scanned, each
+// once no later text can take it back, so that a large section (a whole
+// cluster's List) never holds all its events: `scratch` holds one chunk.
+// Because a bail-out can come after some chunks, what the handler throws is
+// held until the scan ends (no event reaches it after that): thrown on when
+// the section is in the subset, at the event where handing over the whole
+// document would have thrown it; dropped on a bail-out, where yaml-cpp's
+// events decide.
+Streamed stream(std::string_view section, Events& scratch, YAML::EventHandler& handler, std::size_t chunkEvents = 1024);
 
 }  // namespace gpuguard::yaml::detail::fastpath

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -20,9 +21,28 @@ struct Bail {};
 
 inline bool isBlankOrEnd(std::string_view s, std::size_t i) { return i >= s.size() || s[i] == ' ' || s[i] == '\n'; }
 
+// Hands the scanner's events to the handler a chunk at a time (stream()).
+class ChunkedHandOver {
+ public:
+  ChunkedHandOver(YAML::EventHandler& handler, std::size_t chunkEvents) : handler_(handler), chunkEvents_(chunkEvents) {}
+  // `events` (all final: no later text can take one back) to the handler
+  // when they fill a chunk, or when `last`; then cleared.
+  void offer(Events& events, std::string_view section, bool last);
+  bool handlerCalled() const { return handlerCalled_; }
+  // What the handler threw, if anything: thrown on.
+  void rethrowHandlerError() const;
+
+ private:
+  YAML::EventHandler& handler_;
+  std::size_t chunkEvents_;
+  bool handlerCalled_ = false;
+  std::exception_ptr handlerError_;  // once set, the handler gets nothing more
+};
+
 class Scanner {
  public:
-  Scanner(std::string_view text, Events& out) : s_(text), out_(out) {}
+  // `out`: the events not yet handed over to `chunks`.
+  Scanner(std::string_view text, Events& out, ChunkedHandOver& chunks) : s_(text), out_(out), chunks_(chunks) {}
   // The whole section: one document, then nothing but blanks and comments.
   void document();
 
@@ -44,6 +64,10 @@ class Scanner {
   void pushMissingNode();                          // a null whose mark is the next token's
   void pushScalar(std::size_t pos, std::size_t begin, std::size_t end, bool plain);
   void pushArenaScalar(std::size_t pos, const std::string& value);
+  // Between the entries of a block collection, where every event pushed
+  // is final: the only one ever taken back is a MapStart whose key turns
+  // out not to be one, before its map's first entry.
+  void atSafePoint() { chunks_.offer(out_, s_, false); }
 
   // --- block structure (yaml_fast_path.cpp) ---
   // Each leaves the scanner at the first content line after the node.
@@ -104,6 +128,7 @@ class Scanner {
 
   std::string_view s_;
   Events& out_;
+  ChunkedHandOver& chunks_;
   std::size_t lineStart_ = 0;  // the current line
   int line_ = 0;               // its number (0-based)
   std::size_t first_ = 0;      // its first non-blank byte; at the end: s_.size()

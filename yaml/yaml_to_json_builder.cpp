@@ -49,6 +49,12 @@ void Builder::begin(std::string_view chunk, int firstLine, bool ascii, Document*
   rootMerged_ = false;
 }
 
+void Builder::restart() {
+  if (itemSink_ != nullptr && handedOver_ > 0) itemSink_->discard();
+  *doc_ = emptyDocument(doc_->index);
+  begin(chunk_, firstLine_, ascii_, doc_);
+}
+
 bool Builder::handedItemsStand() const {
   if (handedOver_ == 0) return true;
   if (itemSequences_ != 1 || rootItemsKeys_ != 1 || itemsAnchored_ || rootMerged_ || !doc_->value.is_object()) return false;

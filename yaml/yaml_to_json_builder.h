@@ -82,6 +82,13 @@ struct Frame {
   std::vector<MergeSource> sources;                                   // MergeSeq
 };
 
+// A Document with nothing parsed into it yet, at `index` of the stream.
+inline Document emptyDocument(std::size_t index) {
+  Document doc;
+  doc.index = index;
+  return doc;
+}
+
 constexpr std::string_view kMergeTag = "tag:yaml.org,2002:merge";
 
 class Builder final : public YAML::EventHandler {
@@ -93,6 +100,12 @@ class Builder final : public YAML::EventHandler {
   // After the document's events: the unterminated-quote check and the
   // source map.
   void finish();
+
+  // Undoes what the events so far did, to the document (emptied) and the
+  // sink (its items discarded), and begins the section again: the YAML
+  // fast path bailed out after handing some events over, and yaml-cpp
+  // parses the section from scratch.
+  void restart();
 
   // Until the next call: hand each item of the root map's "items" sequence
   // to `items` once it is complete (nullptr: keep them in the document).

@@ -119,11 +119,14 @@ std::optional<ParseError> parseSection(std::string_view text, const Section& sec
     return std::nullopt;
   };
   try {
-    if (fastPathEnabled() && fastpath::scan(chunk, events)) {
-      if (events.list.empty()) return noDocument();
-      fastpath::replay(events, chunk, builder);
-      builder.finish();
-      return std::nullopt;
+    if (fastPathEnabled()) {
+      const fastpath::Streamed streamed = fastpath::stream(chunk, events, builder);
+      if (streamed.outcome == fastpath::Streamed::Outcome::NoDocument) return noDocument();
+      if (streamed.outcome == fastpath::Streamed::Outcome::Document) {
+        builder.finish();
+        return std::nullopt;
+      }
+      if (streamed.handlerCalled) builder.restart();
     }
     MemoryBuffer buffer(chunk.data(), chunk.data() + chunk.size());
     std::istream in(&buffer);
@@ -166,9 +169,7 @@ class BuilderSectionParser final : public SectionParser {
     if (error) return error;
     // Not a List after all (its kind, written after the items, is another;
     // `items` was written twice...): the document again, whole.
-    Document whole;
-    whole.index = doc.index;
-    doc = std::move(whole);
+    doc = builder::emptyDocument(doc.index);
     builder_.handItemsTo(nullptr);
     return parseSection(text, section, builder_, events_, doc);
   }

@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,7 @@
 #include "rules/nvidia/cuda_version.h"
 #include "rules/nvidia/driver_terms.h"
 #include "rules/nvidia/drivers.h"
+#include "rules/nvidia/forward_compat.h"
 #include "rules/nvidia/gfd_labels.h"
 #include "rules/nvidia/gpu_generations.h"
 #include "rules/nvidia/require.h"
@@ -68,9 +70,16 @@ constexpr RuleDoc kDoc{
         "is fine (forward compatibility through cuda-compat on data-center GPUs), while \"cuda>=12.4\" alone on "
         "driver 535 (CUDA 12.2) is reported: the runtime refuses the container (\"requirement error: "
         "unsatisfied condition: cuda>=12.4\"). NVIDIA_DISABLE_REQUIRE=true switches that check off (the floor "
-        "applies again). The image's own NVIDIA_REQUIRE_CUDA is not in the manifest: for an image the floor "
-        "applies, the lenient reading (nvidia/cuda images admit older drivers only on listed data-center "
-        "branches, and a newer floor on consumer GPUs). "
+        "applies again). The image's own NVIDIA_REQUIRE_CUDA is not in the manifest, but the forward-"
+        "compatibility branches of some images are recorded: nvidia/cuda 13.0.x names R535, R550 and R565 for "
+        "the data-center brands (the recorded list is cut off there), and CUDA 12.4 images (NGC 24.05's "
+        "release notes, nvidia/cuda 12.4.1) R470, R525, R535 and R545. For an nvidia/cuda tag or an NGC "
+        "release of such a version, a driver below the floor on a listed branch (or, for 13.0, a branch above "
+        "565, which the list may go on to) is a warning, not an error: the container runs there through "
+        "forward compatibility, which needs an NVIDIA data-center GPU and the cuda-compat package on the "
+        "library path (NGC images ship and enable it); on other GPUs cuInit fails (CUDA Compatibility guide). "
+        "It stays an error on a branch the list does not name, for other CUDA versions and images (no list "
+        "known), and where the node selection admits only GeForce GPUs (gpu.product). "
         "With the cluster's facts (gpuguard-lint --facts or --cluster, the webhook's cache), a pod whose node "
         "selection does not pin the driver is judged against the drivers of the GPU nodes it can reach "
         "(nvidia.com/cuda.driver-version.major): one below the floor is an error that names those nodes. "
@@ -89,11 +98,11 @@ constexpr RuleDoc kDoc{
         "[\"524\"]} for >= 525), or use an image built for an older CUDA.",
     .wrongExample =
         "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"470\"\n"
-        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.8.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
     .rightExample =
-        "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"550\"\n"
-        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "spec:\n  nodeSelector:\n    nvidia.com/cuda.driver-version.major: \"570\"\n"
+        "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.8.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
     .policyKeys = kPolicyKeys,
 };
@@ -109,7 +118,35 @@ struct TermVerdict {
   std::string evidence;  // describeRequirement(...)
   bool viaRuntime = false;
   DriverVersion lowest{0, 0, 0};
+  // For TooOld: whether forward compatibility may still run it there
+  // (Listed, Unverified), and why not on the node selection's GPUs.
+  ForwardCompat compat = ForwardCompat::Unknown;
+  std::string compatNote;  // "; forward compatibility ... only GeForce GPUs (...)"
 };
+
+// What forward compatibility says of a term judged TooOld on its driver
+// labels: every driver branch it admits below the floor must be one the
+// image's list admits, and the term must not admit only GeForce GPUs.
+void judgeForwardCompat(const NodeTerm& term, const CudaVersion& cuda, const DriverFloor& floor, TermVerdict& v) {
+  if (v.viaRuntime) return;  // which branch is not said
+  const auto admitted = admittedDrivers(term);
+  if (!admitted) return;
+  ForwardCompat all = ForwardCompat::Listed;
+  for (const AdmittedDriver& d : *admitted) {
+    if (d.version[0] >= floor.version[0]) continue;
+    const ForwardCompat c = forwardCompatOn(cuda, d.version[0]);
+    if (c == ForwardCompat::Unknown || c == ForwardCompat::NotListed) return;
+    if (c == ForwardCompat::Unverified) all = c;
+  }
+  if (const auto geforce = geforceOnlyTerm(term)) {
+    v.compatNote = "; forward compatibility, which " + std::string(forwardCompatSource(cuda)) +
+                   " admits on that branch, works on NVIDIA data-center GPUs only, and the node selection admits "
+                   "only GeForce GPUs (" + *geforce + "), where cuInit fails with "
+                   "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    return;
+  }
+  v.compat = all;
+}
 
 TermVerdict judgeTerm(const NodeTerm& term, const CudaVersion& cuda, const DriverFloor& floor) {
   TermVerdict out;
@@ -228,8 +265,24 @@ class CudaDriverTooOld final : public Rule {
 
  private:
   // Cluster facts for a pod the scheduler places (not bound by spec.nodeName).
+  // Not when the placement is decided elsewhere (placementOpaque): the
+  // nodes it reaches are unknown.
   static bool withFacts(const CheckContext& ctx, const PodSite& site) {
-    return ctx.cluster && ctx.cluster->listed(FactKind::Node) && !(site.spec && !stringOr(*site.spec, "nodeName").empty());
+    return !placementOpaque(site) && ctx.cluster && ctx.cluster->listed(FactKind::Node) && !(site.spec && !stringOr(*site.spec, "nodeName").empty());
+  }
+
+  // The driver majors of reachable nodes whose gpu.product names GeForce,
+  // where forward compatibility does not work.
+  static std::set<std::string> majorsWithGeForceNodes(const PodReach& reach) {
+    std::set<std::string> out;
+    for (const NodeReach* n : reach.reachableNodes()) {
+      for (const NodeFacts* node : n->nodes) {
+        const std::string* product = node->label("nvidia.com/gpu.product");
+        if (!product || !namesGeForce(*product)) continue;
+        if (const std::optional<std::string> major = driverMajorOf(*node)) out.insert(*major);
+      }
+    }
+    return out;
   }
 
   // Without a pin, the drivers of the GPU nodes the pod can reach decide:
@@ -238,12 +291,32 @@ class CudaDriverTooOld final : public Rule {
                                     Reporter& out) {
     const auto floor = floorFor(cuda);
     if (!floor) return;
-    std::vector<std::pair<std::string, std::vector<std::string>>> old;
+    std::vector<std::pair<std::string, std::vector<std::string>>> old, compatOnly;
+    std::optional<ForwardCompat> compat;  // the weakest of compatOnly's
+    const std::set<std::string> geforce = majorsWithGeForceNodes(reach);
     for (const auto& [major, nodes] : reachableDriverMajors(reach)) {
       const std::optional<long long> m = parseGoInt(major);
-      if (m && *m < floor->version[0]) old.push_back({major, nodes});
+      if (!m || *m >= floor->version[0]) continue;
+      const ForwardCompat c = forwardCompatOn(cuda, *m);
+      if ((c == ForwardCompat::Listed || c == ForwardCompat::Unverified) && !geforce.count(major)) {
+        compatOnly.push_back({major, nodes});
+        if (!compat || c == ForwardCompat::Unverified) compat = c;
+      } else {
+        old.push_back({major, nodes});
+      }
     }
-    if (old.empty()) return;
+    if (old.empty()) {
+      if (compat) {
+        out.reportWithDefault(cuda.path,
+                              forwardCompatWarning(cuda, *floor,
+                                                   "GPU nodes this pod can reach run driver " +
+                                                       describeDriverMajors(compatOnly) +
+                                                       " (" + ctx.cluster->source() + ")",
+                                                   *compat),
+                              renderValue(json(cuda.value)), Severity::Warning);
+      }
+      return;
+    }
     std::string what = "CUDA " + cuda.text();
     if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
     const long long gt = floor->version[0] - 1;
@@ -264,13 +337,48 @@ class CudaDriverTooOld final : public Rule {
   static void checkDriverFloor(const CudaVersion& cuda, Terms& nodeTerms, Reporter& out) {
     const auto floor = floorFor(cuda);
     if (!floor) return;
-    std::optional<TermVerdict> worst;
+    std::optional<TermVerdict> worst, compatOnly;  // fails surely; runs only through forward compatibility
     for (const NodeTerm& term : nodeTerms()) {
       TermVerdict v = judgeTerm(term, cuda, *floor);
       if (v.verdict == Verdict::Unknown) return;  // some admitted node may have any driver
-      if (v.verdict == Verdict::TooOld && (!worst || v.lowest < worst->lowest)) worst = v;
+      if (v.verdict != Verdict::TooOld) continue;
+      judgeForwardCompat(term, cuda, *floor, v);
+      std::optional<TermVerdict>& slot = v.compat == ForwardCompat::Unknown ? worst : compatOnly;
+      if (!slot || v.lowest < slot->lowest) slot = v;
     }
-    if (worst) out.report(cuda.path, error(cuda, *floor, *worst), renderValue(json(cuda.value)));
+    const std::string shown = renderValue(json(cuda.value));
+    if (worst) {
+      out.report(cuda.path, error(cuda, *floor, *worst), shown);
+    } else if (compatOnly) {
+      out.reportWithDefault(cuda.path,
+                            forwardCompatWarning(cuda, *floor,
+                                                 "the node selection admits " + compatOnly->admitted + " (" +
+                                                     compatOnly->evidence + ")",
+                                                 compatOnly->compat),
+                            shown, Severity::Warning);
+    }
+  }
+
+  // A driver below the floor on a branch the image's forward-compatibility
+  // list admits: it runs only on a data-center GPU with cuda-compat. `where`
+  // says which drivers: "the node selection admits driver 550 (...)".
+  static FieldError forwardCompatWarning(const CudaVersion& cuda, const DriverFloor& floor, const std::string& where,
+                                         ForwardCompat compat) {
+    std::string what = "CUDA " + cuda.text();
+    if (!cuda.origin.empty()) what += " (" + cuda.origin + ")";
+    const std::string listed =
+        compat == ForwardCompat::Unverified
+            ? "the image's forward-compatibility list may name it (" + std::string(forwardCompatSource(cuda)) +
+                  "; the recorded list is cut off there, so this branch is not verified)"
+            : "the image admits it in forward-compatibility mode (" + std::string(forwardCompatSource(cuda)) + ")";
+    return FieldError::invalid(
+        renderValue(json(cuda.value)),
+        what + " needs an NVIDIA driver >= " + std::string(floor.text) + " (" + std::string(floor.why) +
+            ") to run natively, and " + where + "; " + listed +
+            ", which works only on NVIDIA data-center GPUs with the cuda-compat package on the library path "
+            "(NGC images ship and enable it); elsewhere the container fails with \"CUDA driver version is "
+            "insufficient for CUDA runtime version\". Make sure those nodes have data-center GPUs and the image "
+            "carries cuda-compat, or select nodes with driver >= " + std::to_string(floor.version[0]));
   }
 
   // A warning: that CUDA 13 code cannot run there follows from NVIDIA's
@@ -304,7 +412,8 @@ class CudaDriverTooOld final : public Rule {
         renderValue(json(cuda.value)),
         what + " needs an NVIDIA driver >= " + std::string(floor.text) + " (" + std::string(floor.why) +
             "), but the node selection admits " + v.admitted + " (" + v.evidence +
-            "), where the container fails with \"CUDA driver version is insufficient for CUDA runtime version\"; "
+            "), where the container fails with \"CUDA driver version is insufficient for CUDA runtime version\"" +
+            v.compatNote + "; "
             "select nodes with driver >= " +
             std::to_string(floor.version[0]) + " (nvidia.com/cuda.driver-version.major Gt \"" + std::to_string(gt) +
             "\") or use an image built for an older CUDA");

@@ -12,6 +12,7 @@
 #include "rules/resources.h"
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/taints.h"
+#include "rules/pod_constraints.h"
 
 namespace gpuguard::checks {
 namespace {
@@ -227,6 +228,8 @@ class GpuUnschedulable final : public Rule {
     // A pod bound by spec.nodeName skips the scheduler: the kubelet checks
     // resources and NoExecute taints, not what the filters judge.
     if (!nodeName.empty()) return;
+    // Tolerations or node selection decided where the input cannot show.
+    if (placementOpaque(site)) return;
     const PodReach& reach = ctx.reach(site);
     if (reach.schedulableOnSomeNode()) return;
     const long long gpus = podGpus(site, ctx.policy);

@@ -147,7 +147,10 @@ std::optional<CudaVersion> cudaFromImage(std::string_view image) {
   // nvidia/cuda:<major>.<minor>.<patch>-<flavor>-<os> (also nvcr.io/nvidia/cuda and mirrors).
   if (repo == "nvidia/cuda" || repo.ends_with("/nvidia/cuda")) {
     std::size_t end = readCudaVersion(tag, 0, v);
-    if (end != std::string_view::npos && v.minor && (end == tag.size() || tag[end] == '-')) return v;
+    if (end != std::string_view::npos && v.minor && (end == tag.size() || tag[end] == '-')) {
+      v.forwardCompatImage = true;
+      return v;
+    }
     return std::nullopt;
   }
   // NGC frameworks: YY.MM[-...].
@@ -158,6 +161,7 @@ std::optional<CudaVersion> cudaFromImage(std::string_view image) {
         isDigit(tag[4]) && (tag.size() == 5 || tag[5] == '-')) {
       if (auto found = cudaFromNgcRelease(tag.substr(0, 5))) {
         found->origin = "NGC release " + std::string(tag.substr(0, 5));
+        found->forwardCompatImage = true;
         return found;
       }
     }

@@ -21,6 +21,10 @@ struct CudaVersion {
   std::optional<int> minor;
   std::optional<int> patch;
   std::string origin;  // for the message: "", "NGC release 24.05", "NVIDIA_REQUIRE_CUDA"
+  // Read from an image that carries CUDA forward compatibility for its
+  // listed driver branches (an nvidia/cuda tag, an NGC framework release:
+  // rules/nvidia/forward_compat.h).
+  bool forwardCompatImage = false;
   FieldPath path;      // where it was read
   std::string value;   // the value there
 

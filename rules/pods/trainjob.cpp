@@ -177,6 +177,29 @@ void Walker::scheduleByPatches(PodSite& site) const {
   if (!spec.contains("podSpecOverrides") && !spec.contains("runtimePatches") && !spec.contains("podTemplateOverrides")) {
     site.placementHint = kTrainerPlacementHint;
   }
+  openToTrainingRuntime(site, spec, specPath);
+}
+
+// The trainer's pods are the runtime's (spec.runtimeRef: a
+// ClusterTrainingRuntime or TrainingRuntime) with the TrainJob's overrides
+// "applied on top of the TrainingRuntime configuration" (Trainer's
+// operator-guides/podtemplate-overrides.md): a field no override sets is the
+// runtime's, and an override's tolerations are added to the runtime's. The
+// runtime is judged as an object of its own; here those fields are opaque.
+void Walker::openToTrainingRuntime(PodSite& site, const json& trainJobSpec, const FieldPath& specPath) {
+  auto runtimeRef = trainJobSpec.find("runtimeRef");
+  if (runtimeRef == trainJobSpec.end() || !runtimeRef->is_object()) return;
+  const FieldPath runtimePath = specPath.field("runtimeRef");
+  openToRuntime(site.nodeSelector, runtimePath);
+  openToRuntime(site.affinity, runtimePath);
+  openToRuntime(site.tolerations, runtimePath);
+  site.tolerations.opaque = true;
+}
+
+void Walker::openToRuntime(PodField& field, const FieldPath& runtimePath) {
+  if (field.value) return;  // written here: the operator's merge keeps it
+  field.path = runtimePath;
+  field.opaque = true;
 }
 
 }  // namespace gpuguard::pods

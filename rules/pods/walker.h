@@ -92,12 +92,21 @@ struct Walker {
   static std::optional<PodField> argoTemplateDefault(const nlohmann::json& holder, const PathTrail& holderPath,
                                                      const char* name);
 
-  // --- Knative Serving (rules/pods/kserve.cpp) ---
+  // --- KServe and Knative Serving (rules/pods/kserve.cpp) ---
   bool inKnativeServing() const;
+  // An InferenceService predictor's model that names its ServingRuntime, and
+  // an LLMInferenceService with baseRefs: the runtime's (the configs')
+  // scheduling fields are the base the operator merges the pod over.
+  void openToServingRuntime(PodSite& site, const nlohmann::json& model, const FieldPath& modelPath) const;
+  void openToBaseConfigs(PodSite& site) const;
 
   // --- Kubeflow Trainer (rules/pods/trainjob.cpp) ---
   bool inTrainJob() const;
+  // Marks `field` as supplied by a runtime named at `runtimePath`, unless the
+  // object writes it itself (shared by the TrainJob and KServe adapters).
+  static void openToRuntime(PodField& field, const FieldPath& runtimePath);
   void scheduleByPatches(PodSite& site) const;
+  static void openToTrainingRuntime(PodSite& site, const nlohmann::json& trainJobSpec, const FieldPath& specPath);
 
   // --- NVIDIA Dynamo (rules/pods/dynamo.cpp) ---
   bool isDynamoService(const nlohmann::json& node) const;

@@ -21,7 +21,8 @@ std::span<const WorkloadKind> workloadKinds() {
        "spec.<kind>ReplicaSpecs.<role>.template.spec (MPIJob: spec.mpiReplicaSpecs)", "containers[].resources"},
       {"TrainJob", "trainer.kubeflow.org/v1alpha1",
        "spec.trainer (a container), scheduled by spec.podTemplateOverrides[].spec, spec.podSpecOverrides[] or "
-       "spec.runtimePatches[]",
+       "spec.runtimePatches[] on top of the runtime spec.runtimeRef names, which supplies what they leave unset "
+       "(and adds its tolerations to theirs)",
        "spec.trainer.resourcesPerNode"},
       {"JobSet", "jobset.x-k8s.io/v1alpha2", "spec.replicatedJobs[].template.spec.template.spec",
        "containers[].resources"},
@@ -30,11 +31,13 @@ std::span<const WorkloadKind> workloadKinds() {
        "containers[].resources; leaderWorkerTemplate.size pods run one replica"},
       {"InferenceService", "serving.kserve.io/v1beta1",
        "spec.predictor (and transformer, explainer): the component is the pod spec; model, or a framework "
-       "predictor (sklearn, pytorch, huggingface...), is its container",
+       "predictor (sklearn, pytorch, huggingface...), is its container; a model naming its runtime takes the "
+       "ServingRuntime's tolerations, nodeSelector and affinity where the predictor leaves them unset",
        "predictor.model.resources, predictor.containers[].resources; in Serverless (Knative) deployment mode "
        "tolerations, nodeSelector and affinity need Knative's feature flags, as for a Knative Service"},
       {"LLMInferenceService", "serving.kserve.io/v1alpha1",
-       "spec.template and spec.worker (PodSpecs), spec.prefill.template and spec.prefill.worker",
+       "spec.template and spec.worker (PodSpecs), spec.prefill.template and spec.prefill.worker; "
+       "spec.baseRefs' LLMInferenceServiceConfigs supply what they leave unset",
        "containers[].resources"},
       {"Job (Volcano)", "batch.volcano.sh/v1alpha1", "spec.tasks[].template.spec", "containers[].resources"},
       {"Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow", "argoproj.io/v1alpha1",

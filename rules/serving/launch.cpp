@@ -464,7 +464,9 @@ std::vector<ServingLaunch> findServingLaunches(const ContainerRef& container) {
   std::string exportedFrom;
   bool anyExport = false;
   const bool spreads = scriptSpreadsOverPods(commands);
-  for (const Command& cmd : commands) {
+  std::vector<std::size_t> launchCommands;
+  for (std::size_t index = 0; index < commands.size(); ++index) {
+    const Command& cmd = commands[index];
     if (cmd.size() >= 2 && cmd[0].text == "export") {
       for (std::size_t i = 1; i < cmd.size(); ++i) anyExport |= readVisibleAssignment(cmd[i], exported, exportedFrom);
       continue;
@@ -488,7 +490,12 @@ std::vector<ServingLaunch> findServingLaunches(const ContainerRef& container) {
     // The words before the launcher: an inline CUDA_VISIBLE_DEVICES=... prefix.
     for (std::size_t i = 0; i < *start; ++i) readVisibleAssignment(cmd[i], launch.visibleGpus, launch.visibleFrom);
     launches.push_back(std::move(launch));
+    launchCommands.push_back(index);
   }
+  // Launches in different branches of an if, case or `||` (TP 8 when the
+  // node shows 8 GPUs, else TP 2): which one runs is decided at run time,
+  // so none is judged, rather than one that may never run.
+  if (words.runsShell && anyTwoInAlternativeBranches(words, launchCommands)) return {};
   if (!launches.empty()) return launches;
   // No launcher in the command: the image's own entrypoint, when not overridden.
   if (!hasCommand) {

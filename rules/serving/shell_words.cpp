@@ -2,7 +2,10 @@
 #include "rules/serving/launch_env.h"
 #include "text/templated.h"
 
+#include <algorithm>
 #include <iterator>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -33,19 +36,36 @@ bool isShell(std::string_view s) {
 
 // Splits a shell script into simple commands (`;`, `&&`, `||`, `|`, `&`,
 // newlines and parentheses separate them) of words with quotes removed.
-// Expansions are kept as written and mark the word dynamic.
+// Expansions are kept as written and mark the word dynamic. Here-document
+// bodies (POSIX "Here-Document": the lines after `<<WORD` up to WORD) are
+// skipped: they are data fed to a command, not commands. Each command is
+// tagged with the branches it sits in (if/elif/else, case, `||`), so that a
+// reader can tell launches of which at most one runs.
 class ScriptSplitter {
  public:
   ScriptSplitter(std::string_view script, const FieldPath& path) : s_(script), path_(path) {}
 
-  std::vector<Command> split() && {
+  std::pair<std::vector<Command>, std::vector<ShellBranchPath>> split() && {
     for (i_ = 0; i_ < s_.size(); ++i_) take(s_[i_]);
     endCommand();
     if (commands_.back().empty()) commands_.pop_back();
-    return std::move(commands_);
+    return {std::move(commands_), std::move(branches_)};
   }
 
  private:
+  // An open construct of which at most one branch runs.
+  struct Frame {
+    enum class Kind { If, Case, OrList } kind;
+    ShellBranch at;
+  };
+
+  struct HereDocument {
+    std::string delimiter;
+    bool stripTabs = false;  // <<-: leading tabs of body lines and of the delimiter line are removed
+  };
+
+  char next() const { return i_ + 1 < s_.size() ? s_[i_ + 1] : '\0'; }
+
   void take(char c) {
     if (c == '\\') {
       escaped();
@@ -64,11 +84,34 @@ class ScriptSplitter {
       word_.text += '`';
     } else if (c == '#' && !inWord_) {
       while (i_ < s_.size() && s_[i_] != '\n') ++i_;
-      endCommand();
+      if (i_ < s_.size()) newline();
+    } else if (c == '<' && next() == '<') {
+      hereDocumentOperator();
     } else if (c == ' ' || c == '\t' || c == '\r' || c == '<' || c == '>') {
       endWord();
-    } else if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+    } else {
+      takeOperatorOrCharacter(c);
+    }
+  }
+
+  void takeOperatorOrCharacter(char c) {
+    if (c == '\n') {
+      newline();
+    } else if (c == '|' && next() == '|') {
+      ++i_;
+      orOperator();
+    } else if (c == '&' && next() == '&') {
+      ++i_;
       endCommand();
+      listContinues_ = true;
+    } else if (c == ';' && next() == ';') {
+      ++i_;
+      endCommand();
+      nextCaseItem();
+    } else if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+      endCommand();
+      if (c == ';' || c == '&' || c == ')') closeOrList();
+      listContinues_ = c == '|';
     } else {
       word_.text += c;
       inWord_ = true;
@@ -119,29 +162,136 @@ class ScriptSplitter {
     }
   }
 
+  // At the first `<` of `<<`: reads the delimiter word (quotes removed) of
+  // `<<WORD` or `<<-WORD`; its body starts on the next line. `<<<` (bash's
+  // here-string) takes one word on the same line: an ordinary word.
+  void hereDocumentOperator() {
+    endWord();
+    ++i_;
+    if (next() == '<') {
+      ++i_;
+      return;
+    }
+    HereDocument doc;
+    if (next() == '-') {
+      doc.stripTabs = true;
+      ++i_;
+    }
+    while (next() == ' ' || next() == '\t') ++i_;
+    for (char c = next(); c != '\0' && std::string_view(" \t\r\n;&|()<>").find(c) == std::string_view::npos; c = next()) {
+      ++i_;
+      if (c == '\'' || c == '"') {
+        for (++i_; i_ < s_.size() && s_[i_] != c; ++i_) doc.delimiter += s_[i_];
+      } else if (c == '\\' && i_ + 1 < s_.size()) {
+        doc.delimiter += s_[++i_];
+      } else {
+        doc.delimiter += c;
+      }
+    }
+    if (!doc.delimiter.empty()) pendingHereDocuments_.push_back(std::move(doc));
+  }
+
+  // At a newline outside quotes: the command ends, and the bodies of the
+  // here-documents opened on this line follow.
+  void newline() {
+    endCommand();
+    if (!listContinues_) closeOrList();
+    for (const HereDocument& doc : pendingHereDocuments_) skipHereDocumentBody(doc);
+    pendingHereDocuments_.clear();
+  }
+
+  // From the newline at i: skips the body lines and the delimiter line,
+  // leaving i at the newline that ends it (or at the end of the script).
+  void skipHereDocumentBody(const HereDocument& doc) {
+    while (i_ < s_.size()) {
+      const std::size_t begin = i_ + 1;
+      std::size_t end = s_.find('\n', begin);
+      if (end == std::string_view::npos) end = s_.size();
+      std::string_view line = s_.substr(begin, end - begin);
+      if (doc.stripTabs) line.remove_prefix(std::min(line.find_first_not_of('\t'), line.size()));
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      i_ = end;
+      if (line == doc.delimiter) return;
+    }
+  }
+
   void endWord() {
     if (inWord_) {
+      if (commands_.back().empty()) reservedWord(word_.text);
       word_.path = path_;
       commands_.back().push_back(std::move(word_));
+      listContinues_ = false;
     }
     word_ = Token{};
     inWord_ = false;
   }
 
-  void endCommand() {
+  // Whether a command ended (not an empty one).
+  bool endCommand() {
     endWord();
-    if (!commands_.back().empty()) commands_.emplace_back();
+    if (commands_.back().empty()) return false;
+    branches_.emplace_back();
+    for (const Frame& f : frames_) branches_.back().push_back(f.at);
+    commands_.emplace_back();
+    return true;
   }
+
+  // A reserved word opening a command: where the commands after it run.
+  // The word itself stays in the command (the launch readers scan past it).
+  void reservedWord(std::string_view w) {
+    if (w == "if" || w == "case") {
+      closeOrList();
+      if (frames_.size() < kMaxNesting) frames_.push_back({w == "if" ? Frame::Kind::If : Frame::Kind::Case, {constructs_++, 0}});
+    } else if (w == "elif" || w == "else") {
+      closeOrList();
+      if (!frames_.empty() && frames_.back().kind == Frame::Kind::If) ++frames_.back().at.branch;
+    } else if (w == "fi" || w == "esac") {
+      closeOrList();
+      if (!frames_.empty() && frames_.back().kind != Frame::Kind::OrList) frames_.pop_back();
+    } else if (w == "then" || w == "do" || w == "done" || w == "{" || w == "}") {
+      closeOrList();
+    }
+  }
+
+  // `a || b`: b runs only when a fails. The command before the operator
+  // joins the list's first branch.
+  void orOperator() {
+    const bool ended = endCommand();
+    listContinues_ = true;
+    if (frames_.empty() || frames_.back().kind != Frame::Kind::OrList) {
+      if (frames_.size() >= kMaxNesting) return;
+      frames_.push_back({Frame::Kind::OrList, {constructs_++, 0}});
+      if (ended) branches_.back().push_back(frames_.back().at);
+    }
+    ++frames_.back().at.branch;
+  }
+
+  void closeOrList() {
+    if (!frames_.empty() && frames_.back().kind == Frame::Kind::OrList) frames_.pop_back();
+  }
+
+  // `;;` ends a case item: the next item is another branch.
+  void nextCaseItem() {
+    closeOrList();
+    if (!frames_.empty() && frames_.back().kind == Frame::Kind::Case) ++frames_.back().at.branch;
+  }
+
+  // Deeper nesting than any launch script: further constructs are not tracked.
+  static constexpr std::size_t kMaxNesting = 32;
 
   std::string_view s_;
   const FieldPath& path_;
   std::size_t i_ = 0;
   std::vector<Command> commands_ = std::vector<Command>(1);
+  std::vector<ShellBranchPath> branches_;
+  std::vector<Frame> frames_;
+  std::vector<HereDocument> pendingHereDocuments_;
+  unsigned constructs_ = 0;
+  bool listContinues_ = false;  // after `&&`, `||` or `|`: a newline does not end the and-or list
   Token word_;
   bool inWord_ = false;
 };
 
-std::vector<Command> splitScript(std::string_view s, const FieldPath& path) { return ScriptSplitter(s, path).split(); }
 
 std::vector<Token> listTokens(const json& list, const FieldPath& path, const EnvValues& env) {
   std::vector<Token> out;
@@ -183,12 +333,28 @@ ContainerCommands containerCommands(const ContainerRef& container) {
       const std::string& opt = argv[i].text;
       if (opt.size() < 2 || opt[0] != '-' || opt[1] == '-') break;
       if (opt.find('c') != std::string::npos) {
-        if (argv[i + 1].text.size() <= kMaxScript) out.script = splitScript(argv[i + 1].text, argv[i + 1].path);
+        if (argv[i + 1].text.size() <= kMaxScript) {
+          std::tie(out.script, out.scriptBranches) = ScriptSplitter(argv[i + 1].text, argv[i + 1].path).split();
+        }
         break;
       }
     }
   }
   return out;
+}
+
+bool anyTwoInAlternativeBranches(const ContainerCommands& commands, std::span<const std::size_t> indexes) {
+  // The branch of each construct where a given command was first seen: a
+  // command in another branch of it is an alternative to that one.
+  std::unordered_map<unsigned, unsigned> seenBranch;
+  for (std::size_t index : indexes) {
+    if (index >= commands.scriptBranches.size()) continue;
+    for (const ShellBranch& b : commands.scriptBranches[index]) {
+      const auto [at, fresh] = seenBranch.emplace(b.construct, b.branch);
+      if (!fresh && at->second != b.branch) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gpuguard

@@ -30,10 +30,22 @@ bool isDynamicWord(std::string_view s);
 // "/usr/bin/torchrun" -> "torchrun".
 std::string_view commandBaseName(std::string_view s);
 
+// One branch of a construct of which at most one branch runs: if/elif/else,
+// case, or the commands of an and-or list around `||`.
+struct ShellBranch {
+  unsigned construct = 0;  // numbered in script order
+  unsigned branch = 0;
+};
+// The branches a simple command sits in, outermost first.
+using ShellBranchPath = std::vector<ShellBranch>;
+
 struct ContainerCommands {
   bool hasCommand = false;    // the container sets `command` (else the image's entrypoint runs)
   ShellCommand argv;          // command then args, expanded from literal env
-  std::vector<ShellCommand> script;  // the simple commands of `sh -c SCRIPT`, when argv runs one
+  // The simple commands of `sh -c SCRIPT`, when argv runs one. Here-document
+  // bodies are not among them: they are data the shell feeds to a command.
+  std::vector<ShellCommand> script;
+  std::vector<ShellBranchPath> scriptBranches;  // for each command of `script`
   bool runsShell = false;     // argv starts a shell (`env` aside): then `script` is what runs
 
   // What runs: the script's commands, or argv as the one command (a view,
@@ -44,5 +56,11 @@ struct ContainerCommands {
 };
 
 ContainerCommands containerCommands(const ContainerRef& container);
+
+// Whether two of the given script commands (indexes into `script`) sit in
+// different branches of one if/elif/else, case or `||` list, so that at most
+// one of them runs, and which one the manifest does not say. Linear in the
+// commands and their nesting.
+bool anyTwoInAlternativeBranches(const ContainerCommands& commands, std::span<const std::size_t> indexes);
 
 }  // namespace gpuguard

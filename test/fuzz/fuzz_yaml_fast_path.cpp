@@ -1,13 +1,15 @@
 // The YAML fast path (yaml/yaml_fast_path.h) against yaml-cpp on arbitrary
 // input taken as one '---' section. Invariant: whenever the fast path takes
 // the input, its events are exactly yaml-cpp's (marks, tags, styles,
-// values, and nothing after the document); it never crashes either way.
+// values, and nothing after the document), whether handed over in chunks
+// or all at once; it never crashes either way.
 //
 // An input whose first byte is '\x01' is a recipe rather than text: each
 // following pair of bytes picks an indentation and a line fragment, so the
 // fuzzer explores how the fast path's constructs nest and line up (where a
 // byte-level mutation of a manifest mostly breaks it into a bail-out).
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -45,6 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     input = generated;
   }
   const auto fast = gpuguard::yaml::testing::fastPathEvents(input);
+  // Handed over at every safe point or all at the end: the same events.
+  FUZZ_CHECK(gpuguard::yaml::testing::fastPathEvents(input, SIZE_MAX) == fast);
   if (!fast) return 0;
   const auto reference = gpuguard::yaml::testing::yamlCppEvents(input);
   if (reference != fast)

@@ -248,9 +248,12 @@ TEST(ArgoContainerSet, InheritsTheWorkflowsTolerations) {
 }
 
 // A TrainJob asking for 8 GPUs per node, with the given lines under spec.
+// It names no runtime (a fragment, as a kustomize patch holds one): with
+// spec.runtimeRef, what no override sets is the runtime's
+// (runtime_supplied_fields_test.cpp), and these tests show where the
+// TrainJob's own fields are read and findings point.
 std::string gpuTrainJob(const std::string& specLines, const std::string& gpus = "nvidia.com/gpu: 8") {
   return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
-         "  runtimeRef: {name: torch-distributed}\n"
          "  trainer:\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    numNodes: 2\n"
          "    resourcesPerNode: {limits: {" + gpus + "}}\n" +
          specLines;

@@ -5,6 +5,7 @@
 // (test/tools/yaml_fast_path_diff.cpp) and its fuzzer.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -91,13 +92,19 @@ inline std::optional<std::string> yamlCppEvents(std::string_view section) {
 }
 
 // The fast path's events for the section, or nullopt when it bails out.
-inline std::optional<std::string> fastPathEvents(std::string_view section) {
-  detail::fastpath::Events events;
-  if (!detail::fastpath::scan(section, events)) return std::nullopt;
-  if (events.list.empty()) return std::string("(no document)\n");
+// `chunkEvents`: how many it may hold before handing them over; the
+// default, 1, hands them over at every point where it can, the most
+// demanding test of which events it takes for final.
+inline std::optional<std::string> fastPathEvents(std::string_view section, std::size_t chunkEvents = 1) {
+  detail::fastpath::Events scratch;
   EventLog log;
-  detail::fastpath::replay(events, section, log);
-  return log.text;
+  const auto streamed = detail::fastpath::stream(section, scratch, log, chunkEvents);
+  switch (streamed.outcome) {
+    case detail::fastpath::Streamed::Outcome::Document: return log.text;
+    case detail::fastpath::Streamed::Outcome::NoDocument: return std::string("(no document)\n");
+    case detail::fastpath::Streamed::Outcome::BailedOut: break;
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuguard::yaml::testing

@@ -4,9 +4,11 @@
 // section to yaml-cpp.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -133,6 +135,70 @@ TEST(YamlFastPath, BailsOutOnKeysBeyondTheSimpleKeyLimitAndDeepNesting) {
   deep += std::string(300, ' ') + "v\n";
   expectBailsOut(deep);
   expectBailsOut("\xEF\xBB\xBF" "a: 1\n");        // a byte-order mark shifts yaml-cpp's positions
+}
+
+// A List of `items` pods, written as kubectl writes one.
+std::string podList(int items) {
+  std::string text = "apiVersion: v1\nitems:\n";
+  for (int i = 0; i < items; ++i)
+    text += "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p" + std::to_string(i) +
+            "\n  spec:\n    containers:\n    - name: c\n      image: 'img:1'\n      args: [a, \"b\"]\n";
+  return text + "kind: List\n";
+}
+
+TEST(YamlFastPath, HandsALargeSectionOverInChunksThatMakeUpYamlCppsEvents) {
+  const std::string list = podList(200);
+  const auto reference = yamlCppEvents(list);
+  ASSERT_TRUE(reference.has_value());
+  for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{64}, SIZE_MAX})
+    EXPECT_EQ(fastPathEvents(list, chunk), reference) << "chunks of " << chunk;
+  // What it holds: one chunk at a time, not the section's ~4,000 events.
+  gpuguard::yaml::detail::fastpath::Events scratch;
+  gpuguard::yaml::testing::EventLog log;
+  const auto streamed = gpuguard::yaml::detail::fastpath::stream(list, scratch, log, 64);
+  EXPECT_EQ(streamed.outcome, gpuguard::yaml::detail::fastpath::Streamed::Outcome::Document);
+  EXPECT_LT(scratch.list.capacity(), 256u);
+}
+
+// Throws at its `throwAt`th event, and counts the events it gets.
+class ThrowingHandler final : public YAML::EventHandler {
+ public:
+  explicit ThrowingHandler(int throwAt) : throwAt_(throwAt) {}
+  int events = 0;
+  void OnDocumentStart(const YAML::Mark&) override { count(); }
+  void OnDocumentEnd() override { count(); }
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override { count(); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { count(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { count(); }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { count(); }
+  void OnSequenceEnd() override { count(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { count(); }
+  void OnMapEnd() override { count(); }
+
+ private:
+  void count() {
+    if (++events == throwAt_) throw std::runtime_error("handler");
+  }
+  int throwAt_;
+};
+
+// The handler's failure stands only for a section the fast path takes: on
+// a bail-out yaml-cpp parses the section, and its events decide.
+TEST(YamlFastPath, WhatTheHandlerThrowsIsHeldUntilTheScanEnds) {
+  using gpuguard::yaml::detail::fastpath::Streamed;
+  gpuguard::yaml::detail::fastpath::Events scratch;
+  const std::string list = podList(50);
+  ThrowingHandler taken(10);
+  EXPECT_THROW(gpuguard::yaml::detail::fastpath::stream(list, scratch, taken, 1), std::runtime_error);
+  EXPECT_EQ(taken.events, 10) << "nothing after the event that threw";
+  ThrowingHandler bailed(10);
+  const Streamed streamed = gpuguard::yaml::detail::fastpath::stream(list + "extra: &anchor x\n", scratch, bailed, 1);
+  EXPECT_EQ(streamed.outcome, Streamed::Outcome::BailedOut);
+  EXPECT_TRUE(streamed.handlerCalled) << "the caller must undo what the handler did";
+  EXPECT_EQ(bailed.events, 10);
+  // A bail-out before the first chunk: nothing to undo.
+  ThrowingHandler early(0);
+  EXPECT_FALSE(gpuguard::yaml::detail::fastpath::stream("a: &x 1\n" + list, scratch, early, 64).handlerCalled);
 }
 
 // Every section of every YAML file under test/data: where the fast path

@@ -209,6 +209,23 @@ TEST(ListItems, AParseErrorInTheMiddleOfAListDiscardsItsItemsAndSaysWhere) {
   EXPECT_THAT(expectSameAsWhole(bomb), IsEmpty());
 }
 
+// The YAML fast path hands a List's events over in chunks as it scans it;
+// when it bails out late (here at an anchor in the last item), the items it
+// handed over are discarded and yaml-cpp reads the List from its start.
+TEST(ListItems, AFastPathBailOutLateInALongListDiscardsWhatWasHandedOverAndReadsItAgain) {
+  std::string text = "apiVersion: v1\nkind: List\nitems:\n";
+  for (int i = 0; i < 300; ++i)
+    text += "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p" + std::to_string(i) + "\n    name: dup\n";
+  text += "- kind: Pod\n  metadata: {name: &n last}\n  spec: {hostname: *n}\n";
+  const Streamed streamed = readWithItems(text);
+  EXPECT_EQ(streamed.discards, 1);
+  ASSERT_EQ(streamed.documents.size(), 1u);
+  const Document& list = streamed.documents[0].doc;
+  EXPECT_EQ(list.value["items"][300]["spec"]["hostname"], "last");
+  EXPECT_EQ(list.warnings.size(), 300u) << "each duplicate key warned once";
+  EXPECT_THAT(expectSameAsWhole(text), ElementsAre(301u));
+}
+
 TEST(ListItems, OfAJsonListTooKindAfterItemsOrNot) {
   const std::string pod = R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "name": "q"}})";
   const std::string list = R"({"apiVersion": "v1", "items": [)" + pod + ",\n" + pod + R"(], "kind": "List"})";

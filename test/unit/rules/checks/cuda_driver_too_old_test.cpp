@@ -42,14 +42,16 @@ std::vector<Finding> judge(const std::string& yaml) { return judgeYaml(yaml, kCu
 
 // --- the floor: minor-version compatibility -----------------------------------
 
+// CUDA 12.8, whose forward-compatibility branches no source records: the
+// floor decides (cuda_forward_compat_test.cpp has the images that list theirs).
 TEST(CudaDriverTooOld, Cuda12ImageOnAPinnedR470DriverIsAnError) {
-  const auto f = judge(pod("nvidia/cuda:12.4.1-base-ubuntu22.04", driverMajor("470")));
+  const auto f = judge(pod("nvidia/cuda:12.8.1-base-ubuntu22.04", driverMajor("470")));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "cuda-driver-too-old");
   EXPECT_EQ(f[0].severity, Severity::Error);
   EXPECT_EQ(f[0].field(), "spec.containers[0].image");
-  EXPECT_EQ(f[0].value, "\"nvidia/cuda:12.4.1-base-ubuntu22.04\"");
-  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"nvidia/cuda:12.4.1-base-ubuntu22.04\": CUDA 12.4.1 needs an "
+  EXPECT_EQ(f[0].value, "\"nvidia/cuda:12.8.1-base-ubuntu22.04\"");
+  EXPECT_THAT(f[0].message(), HasSubstr("Invalid value: \"nvidia/cuda:12.8.1-base-ubuntu22.04\": CUDA 12.8.1 needs an "
                                       "NVIDIA driver >= 525.60.13"));
   EXPECT_THAT(f[0].message(), HasSubstr("admits driver 470 (nodeSelector nvidia.com/cuda.driver-version.major=470)"));
   EXPECT_THAT(f[0].message(), HasSubstr("nvidia.com/cuda.driver-version.major Gt \"524\""));

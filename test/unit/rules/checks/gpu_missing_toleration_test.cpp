@@ -402,10 +402,12 @@ TEST(GpuMissingToleration, AnArgoPodSpecPatchThatSetsTolerationsDecidesThemAtRun
               ElementsAre("spec.templates[0].tolerations"));
 }
 
+// Without spec.runtimeRef (a fragment): with it, the runtime supplies what
+// no override sets (runtime_supplied_fields_test.cpp).
 TEST(GpuMissingToleration, ATrainJobsPodTemplateOverrideForTheNodeJobTolerates) {
   const std::string trainJob =
       "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
-      "  runtimeRef: {name: torch-distributed}\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+      "  trainer:\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n"
       "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}\n  podTemplateOverrides:\n"
       "  - targetJobs: [{name: TARGET}]\n    spec:\n"
       "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n";

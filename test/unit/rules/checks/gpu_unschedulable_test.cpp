@@ -209,7 +209,7 @@ TEST(CudaDriverTooOldWithFacts, AnUnpinnedPodIsJudgedAgainstTheDriversItCanReach
   const Policy cuda = testing::onlyRules({"cuda-driver-too-old"});
   const std::string pod =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
-      "  containers:\n  - name: app\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+      "  containers:\n  - name: app\n    image: nvidia/cuda:12.8.1-base-ubuntu22.04\n"
       "    resources:\n      limits: {nvidia.com/gpu: 1}\n";
   EXPECT_THAT(testing::judgeInput(pod, cuda), ::testing::IsEmpty());  // no pin, no facts: nothing to judge
   const auto old = testing::clusterOf(gpuNode("gpu-old", "470", 8) + gpuNode("gpu-new", "570", 8));
