@@ -90,8 +90,9 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   if (ns.empty() && metadata) ns = stringOr(*metadata, "namespace");
   if (ns.empty()) ns = "default";
   ReachMemo reachMemo;
+  LabelFieldsMemo labelFieldsMemo;
   const CheckContext ctx{object,          sites, policy, options.hints, options.facts ? *options.facts : own,
-                         options.cluster, ns,    options.cluster ? &reachMemo : nullptr};
+                         options.cluster, ns,    options.cluster ? &reachMemo : nullptr, &labelFieldsMemo};
   const bool anyExemptions = options.exemptions && !options.exemptions->empty();
   const ExemptionSubject subject = anyExemptions ? exemptionSubject(object, sites, options.namespaceName) : ExemptionSubject{};
   for (const Rule* rule : allRules()) {

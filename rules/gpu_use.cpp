@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <unordered_map>
 
 #include "rules/k8s/json_access.h"
 #include "rules/resources.h"
@@ -57,19 +58,34 @@ bool claimAsksGpuClass(const ClaimFacts& claim, const GpuFacts& facts) {
   });
 }
 
-// Whole GPUs a claim allocates: per request, the fewest any of its
-// alternatives takes (the scheduler may pick any of them).
-long long claimWholeGpus(const ClaimFacts& claim, const GpuFacts& facts) {
-  long long total = 0;
-  for (const auto& alternatives : claim.requests) {
-    long long fewest = std::numeric_limits<long long>::max();
-    for (const DeviceRequestFacts& r : alternatives) {
-      const long long n = facts.isWholeGpuClass(r.deviceClassName) && r.count ? *r.count : 0;
-      fewest = std::min(fewest, n);
-    }
-    if (!alternatives.empty()) total += std::min(fewest, std::numeric_limits<long long>::max() - total);
+// What one request allocates: the fewest whole GPUs of its alternatives (the
+// scheduler may pick any; MIG classes count 0), and whether an alternative
+// of a GPU class is allocationMode All (its count depends on the node).
+ClaimRequestGpus requestGpus(std::string name, const std::vector<DeviceRequestFacts>& alternatives,
+                             const GpuFacts& facts) {
+  ClaimRequestGpus out{std::move(name)};
+  long long fewest = alternatives.empty() ? 0 : std::numeric_limits<long long>::max();
+  for (const DeviceRequestFacts& r : alternatives) {
+    const bool gpu = facts.isGpuClass(r.deviceClassName);
+    out.asksGpu = out.asksGpu || gpu;
+    out.countUnknown = out.countUnknown || (gpu && !r.count);
+    fewest = std::min(fewest, facts.isWholeGpuClass(r.deviceClassName) && r.count ? *r.count : 0);
   }
-  return total;
+  out.wholeGpus = fewest;
+  return out;
+}
+
+// A claim's requests, as requestGpus reads each, and their sum into `source`.
+void addClaimRequests(const ClaimFacts& claim, const GpuFacts& facts, GpuSource& source) {
+  long long total = 0;
+  for (std::size_t i = 0; i < claim.requests.size(); ++i) {
+    const std::string name = i < claim.requestNames.size() ? claim.requestNames[i] : std::string();
+    ClaimRequestGpus r = requestGpus(name, claim.requests[i], facts);
+    total = addUnits(total, r.wholeGpus);
+    source.countUnknown = source.countUnknown || r.countUnknown;
+    source.requests.push_back(std::move(r));
+  }
+  source.wholeGpus = total;
 }
 
 // Where the pod first asks for `resource`: the entry to point a finding at.
@@ -91,12 +107,12 @@ const DeviceClassFacts* GpuFacts::deviceClass(std::string_view name) const {
 }
 
 const ClaimFacts* GpuFacts::claimTemplate(std::string_view name) const {
-  if (const ClaimFacts* c = input.claimTemplate(name)) return c;
+  if (const ClaimFacts* c = input.claimTemplate(ns, name)) return c;
   return cluster ? cluster->claimTemplate(ns, name) : nullptr;
 }
 
 const ClaimFacts* GpuFacts::claim(std::string_view name) const {
-  if (const ClaimFacts* c = input.claim(name)) return c;
+  if (const ClaimFacts* c = input.claim(ns, name)) return c;
   return cluster ? cluster->claim(ns, name) : nullptr;
 }
 
@@ -171,6 +187,12 @@ bool claimNamedLikeGpu(const json& podClaim) {
     }
   }
   return false;
+}
+
+// A pod claim entry naming one ResourceClaim (also the alpha `source:` shape).
+bool namesSharedClaim(const json& podClaim) {
+  const json* source = objectAt(podClaim, "source");
+  return stringAt(podClaim, "resourceClaimName") || (source && stringAt(*source, "resourceClaimName"));
 }
 
 // A GPU claim recognised by a name, not by a class the input defines.
@@ -258,7 +280,8 @@ std::vector<GpuSource> readGpuSources(const PodSite& site, const GpuFacts& facts
     if (!isGpuClaim(claim, facts)) continue;
     GpuSource s{GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true, {}};
     s.guessed = isGuessedClaim(claim, facts);
-    if (const ClaimFacts* known = claimFactsOf(claim, facts)) s.wholeGpus = claimWholeGpus(*known, facts);
+    s.sharedClaim = namesSharedClaim(claim);
+    if (const ClaimFacts* known = claimFactsOf(claim, facts)) addClaimRequests(*known, facts, s);
     out.push_back(std::move(s));
   }
   return out;
@@ -274,6 +297,9 @@ struct GpuSourcesMemo {
   const ClusterFacts* cluster;
   std::string ns;
   std::vector<GpuSource> sources;
+  // The claim sources by pod claim name (the first of a name), so that a
+  // container listing all of a pod's N claims finds each in O(1), not O(N).
+  std::unordered_map<std::string_view, const GpuSource*> claimsByName;
 
   bool readWith(const GpuFacts& facts) const {
     return policy == &facts.policy && input == &facts.input && cluster == facts.cluster && ns == facts.ns;
@@ -282,10 +308,21 @@ struct GpuSourcesMemo {
 
 const std::vector<GpuSource>& gpuSources(const PodSite& site, const GpuFacts& facts) {
   if (!site.gpuSourcesMemo || !site.gpuSourcesMemo->readWith(facts)) {
-    site.gpuSourcesMemo = std::make_shared<const GpuSourcesMemo>(GpuSourcesMemo{
-        &facts.policy, &facts.input, facts.cluster, std::string(facts.ns), readGpuSources(site, facts)});
+    auto memo = std::make_shared<GpuSourcesMemo>(GpuSourcesMemo{
+        &facts.policy, &facts.input, facts.cluster, std::string(facts.ns), readGpuSources(site, facts), {}});
+    for (const GpuSource& s : memo->sources) {
+      if (s.kind == GpuSourceKind::Claim) memo->claimsByName.try_emplace(s.name, &s);
+    }
+    site.gpuSourcesMemo = std::move(memo);
   }
   return site.gpuSourcesMemo->sources;
+}
+
+const GpuSource* gpuClaimSource(const PodSite& site, const GpuFacts& facts, std::string_view podClaimName) {
+  gpuSources(site, facts);
+  const auto& byName = site.gpuSourcesMemo->claimsByName;
+  const auto it = byName.find(podClaimName);
+  return it == byName.end() ? nullptr : it->second;
 }
 
 bool claimPinsDriver(const PodSite& site, const GpuFacts& facts) {

@@ -37,9 +37,10 @@ struct GpuFacts {
   const Policy& policy;
   const InputFacts& input;
   const ClusterFacts* cluster = nullptr;
-  std::string_view ns = {};  // the pod's namespace: where the cluster's claims are looked up
+  std::string_view ns = {};  // the pod's namespace: where its claims are looked up (input and cluster)
 
-  // The input's object of that name, else the cluster's.
+  // The input's object of that name, else the cluster's; claims and
+  // templates of namespace ns (InputFacts::claimTemplate).
   const DeviceClassFacts* deviceClass(std::string_view name) const;
   const ClaimFacts* claimTemplate(std::string_view name) const;
   const ClaimFacts* claim(std::string_view name) const;
@@ -78,6 +79,15 @@ enum class GpuSourceKind {
   Claim,                // a spec.resourceClaims entry
 };
 
+// One request of a claim: a container that names it (resources.claims[].request)
+// gets only its devices (kubernetes-gpu-semantics.md §15.2).
+struct ClaimRequestGpus {
+  std::string name;
+  bool asksGpu = false;       // one of its alternatives is a GPU class
+  bool countUnknown = false;  // an alternative of a GPU class is allocationMode All
+  long long wholeGpus = 0;    // the fewest of its alternatives; MIG classes and All count 0
+};
+
 struct GpuSource {
   GpuSourceKind kind;
   std::string name;  // the resource name, or the pod claim's name
@@ -92,6 +102,16 @@ struct GpuSource {
   // Recognised by a name (the claim's, its template's or its class's) for
   // want of the DeviceClass that says what it selects.
   bool guessed = false;
+  // A claim with a GPU request of allocationMode All: it gets every matching
+  // device of the node, a count no manifest tells. wholeGpus counts such a
+  // request as 0, a lower bound; what a container sees of it is unknown.
+  bool countUnknown = false;
+  // A claim named by resourceClaimName: allocated once, and every pod that
+  // names it uses the same devices; a template's claim is one per pod.
+  bool sharedClaim = false;
+  // A claim's requests, in order, when its claim or template is in view
+  // (wholeGpus is their sum, countUnknown whether any is unknown).
+  std::vector<ClaimRequestGpus> requests;
 };
 
 // For a finding about a GPU pod: "" when any of its GPU sources is known from
@@ -107,6 +127,11 @@ bool judgedByNamesOnly(const std::vector<GpuSource>& sources);
 // facts (PodSite::gpuSourcesMemo): valid while the site lives and until it
 // is asked with other facts.
 const std::vector<GpuSource>& gpuSources(const PodSite& site, const GpuFacts& facts);
+
+// The GPU source of the pod claim entry named `podClaimName` (the first of
+// that name), or nullptr when that claim asks no GPU. Constant time per
+// lookup, from the same memo as gpuSources.
+const GpuSource* gpuClaimSource(const PodSite& site, const GpuFacts& facts, std::string_view podClaimName);
 
 // A GPU claim of the pod whose claim or template (as the input or cluster
 // holds it) selects devices by the driver's version (CEL on driverVersion or

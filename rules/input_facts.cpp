@@ -90,6 +90,25 @@ std::string computeDomainChannelTemplate(const json& object) {
   return rct ? stringOr(*rct, "name") : std::string();
 }
 
+// "namespace/name"; a namespace holds no '/', so no two objects share a key.
+std::string namespacedKey(std::string_view ns, std::string_view name) {
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
+}
+
+// The claim (template) `name` a pod of namespace `ns` names: one of its own
+// namespace, else one that names no namespace (it lands where it is applied,
+// as the pod does). Never one of another namespace.
+const ClaimFacts* inNamespace(const std::map<std::string, ClaimFacts, std::less<>>& byKey, std::string_view ns,
+                              std::string_view name) {
+  for (std::string_view where : {ns, std::string_view()}) {
+    if (const auto it = byKey.find(namespacedKey(where, name)); it != byKey.end()) return &it->second;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 DeviceClassFacts reduceDeviceClass(const json& deviceClass) { return deviceClassFacts(member(deviceClass, "spec")); }
@@ -166,9 +185,9 @@ void InputFacts::addOne(const json& object) {
     if (!facts.extendedResourceName.empty()) servedBy_[facts.extendedResourceName] = name;
     classes_[name] = std::move(facts);
   } else if (kind == "ResourceClaimTemplate") {
-    templates_[name] = reduceClaimTemplate(object);
+    templates_[namespacedKey(stringOr(*metadata, "namespace"), name)] = reduceClaimTemplate(object);
   } else if (kind == "ResourceClaim") {
-    claims_[name] = reduceClaim(object);
+    claims_[namespacedKey(stringOr(*metadata, "namespace"), name)] = reduceClaim(object);
   }
 }
 
@@ -177,14 +196,12 @@ const DeviceClassFacts* InputFacts::deviceClass(std::string_view name) const {
   return it == classes_.end() ? nullptr : &it->second;
 }
 
-const ClaimFacts* InputFacts::claimTemplate(std::string_view name) const {
-  auto it = templates_.find(name);
-  return it == templates_.end() ? nullptr : &it->second;
+const ClaimFacts* InputFacts::claimTemplate(std::string_view ns, std::string_view name) const {
+  return inNamespace(templates_, ns, name);
 }
 
-const ClaimFacts* InputFacts::claim(std::string_view name) const {
-  auto it = claims_.find(name);
-  return it == claims_.end() ? nullptr : &it->second;
+const ClaimFacts* InputFacts::claim(std::string_view ns, std::string_view name) const {
+  return inNamespace(claims_, ns, name);
 }
 
 const std::string* InputFacts::classServing(std::string_view resource) const {

@@ -75,8 +75,12 @@ class InputFacts {
   void add(const nlohmann::json& object);
 
   const DeviceClassFacts* deviceClass(std::string_view name) const;
-  const ClaimFacts* claimTemplate(std::string_view name) const;
-  const ClaimFacts* claim(std::string_view name) const;
+  // The ResourceClaimTemplate / ResourceClaim `name` a pod of namespace `ns`
+  // can name: of that namespace, else one of the input that names no
+  // namespace (applied where the pod is). Another namespace's never: a pod
+  // names claims of its own namespace only.
+  const ClaimFacts* claimTemplate(std::string_view ns, std::string_view name) const;
+  const ClaimFacts* claim(std::string_view ns, std::string_view name) const;
   // The DeviceClass whose extendedResourceName is `resource`, or nullptr.
   // Several: the last one read (KEP-5004: only one class maps a name at a time).
   const std::string* classServing(std::string_view resource) const;
@@ -91,8 +95,8 @@ class InputFacts {
   void addOne(const nlohmann::json& object);
 
   std::map<std::string, DeviceClassFacts, std::less<>> classes_;
-  std::map<std::string, ClaimFacts, std::less<>> templates_;
-  std::map<std::string, ClaimFacts, std::less<>> claims_;
+  std::map<std::string, ClaimFacts, std::less<>> templates_;  // "namespace/name", "/name" without one
+  std::map<std::string, ClaimFacts, std::less<>> claims_;     // likewise
   std::map<std::string, std::string, std::less<>> servedBy_;  // extended resource -> class
   std::map<std::string, bool, std::less<>> channelTemplates_;  // ComputeDomain channel templates
   std::map<std::string, std::shared_ptr<const NamespaceFacts>, std::less<>> namespaces_;

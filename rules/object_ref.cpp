@@ -26,6 +26,13 @@ bool isList(const json& v) {
          items != v.end() && items->is_array();
 }
 
+// Tokens joined so that no two token lists join alike: each token after its length.
+void appendToken(std::string& key, const std::string& token) {
+  key += std::to_string(token.size());
+  key += ':';
+  key += token;
+}
+
 // A path's reference tokens, decoded (FieldPath::tokenOf of each step).
 std::vector<std::string> tokensOf(const FieldPath& path) {
   std::vector<std::string> out;
@@ -60,7 +67,13 @@ ObjectLocator::ObjectLocator(const json& document) : ObjectLocator(document, fin
 
 ObjectLocator::ObjectLocator(const json& document, const std::vector<PodSite>& sites) : document_(document) {
   specTokens_.reserve(sites.size());
-  for (const PodSite& site : sites) specTokens_.push_back(tokensOf(site.specPath));
+  specByKey_.reserve(sites.size());
+  for (const PodSite& site : sites) {
+    specTokens_.push_back(tokensOf(site.specPath));
+    std::string key;
+    for (const std::string& token : specTokens_.back()) appendToken(key, token);
+    specByKey_[std::move(key)] = specTokens_.size() - 1;  // the same path twice: the last one
+  }
 }
 
 ObjectRef ObjectLocator::at(const FieldPath& path) const { return at(tokensOf(path)); }
@@ -84,15 +97,23 @@ ObjectRef ObjectLocator::at(const std::vector<std::string>& tokens) const {
     depth += 2;
   }
   ObjectRef ref = describe(*object, objectPointer);
-  // The innermost pod spec whose path the finding's begins with.
-  std::size_t best = 0;
-  for (const std::vector<std::string>& spec : specTokens_) {
-    const bool inside = spec.size() <= tokens.size() && std::equal(spec.begin(), spec.end(), tokens.begin());
-    if (inside && spec.size() > depth && spec.size() >= best) {
-      best = spec.size();
-      ref.podTemplate = FieldPath::fromTokens({spec.begin() + static_cast<std::ptrdiff_t>(depth), spec.end()}, *object)
-                            .apiPath();
-    }
+  // The innermost pod spec whose path the finding's begins with: the longest
+  // prefix of the finding's path that is a spec's, looked up by key (a scan
+  // of every spec per finding made findings x pod specs work).
+  std::vector<std::size_t> prefixEnds;  // the key's length after each token
+  std::string key;
+  for (const std::string& token : tokens) {
+    appendToken(key, token);
+    prefixEnds.push_back(key.size());
+  }
+  for (std::size_t length = tokens.size(); length > depth; --length) {
+    key.resize(prefixEnds[length - 1]);  // from the longest prefix down
+    const auto found = specByKey_.find(key);
+    if (found == specByKey_.end()) continue;
+    const std::vector<std::string>& spec = specTokens_[found->second];
+    ref.podTemplate =
+        FieldPath::fromTokens({spec.begin() + static_cast<std::ptrdiff_t>(depth), spec.end()}, *object).apiPath();
+    break;
   }
   return ref;
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,8 @@ class ObjectLocator {
 
   const nlohmann::json& document_;
   std::vector<std::vector<std::string>> specTokens_;  // each pod spec's path, as reference tokens
+  // Each pod spec's path, its tokens joined (appendToken) -> its index in specTokens_.
+  std::unordered_map<std::string, std::size_t> specByKey_;
 };
 
 // An RFC 6901 pointer inside `root` in the API server's notation

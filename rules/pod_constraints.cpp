@@ -1,6 +1,7 @@
 #include "rules/pod_constraints.h"
 
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,14 +39,21 @@ const std::string* queueNameIn(const json& node) {
 }  // namespace
 
 std::optional<std::string> kueueQueueName(const json& object, const PodSite& site) {
-  // From the pod spec up to the root: the template, the workload, a List item.
-  json::json_pointer at(site.specPath.jsonPointer());
-  for (int depth = 0; depth < 64; ++depth) {
-    if (object.contains(at)) {
-      if (const std::string* queue = queueNameIn(object[at])) return *queue;
-    }
-    if (at.empty()) break;
-    at = at.parent_pointer();
+  // The objects from the root down to the pod spec, found in one walk along
+  // its path (not a JSON pointer looked up again from the root per level).
+  const std::vector<FieldPath::Step> steps = site.specPath.segments();
+  std::vector<const json*> chain{&object};
+  for (const FieldPath::Step& step : steps) {
+    const json* next = stepInto(*chain.back(), step);
+    if (!next) break;
+    chain.push_back(next);
+  }
+  // From the pod spec up to the root (the template, the workload, a List
+  // item), at most 64 levels.
+  const std::size_t lowest = steps.size() >= 64 ? steps.size() - 63 : 0;
+  for (std::size_t level = steps.size() + 1; level-- > lowest;) {
+    if (level >= chain.size()) continue;  // not in the object
+    if (const std::string* queue = queueNameIn(*chain[level])) return *queue;
   }
   return std::nullopt;
 }

@@ -20,6 +20,7 @@
 #include "rules/fix.h"
 #include "rules/gpu_use.h"
 #include "rules/input_facts.h"
+#include "rules/label_fields.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"
 
@@ -63,6 +64,9 @@ struct CheckContext {
   std::string_view namespaceName = "default";
   // Where each pod site can go in the cluster (null without facts).
   ReachMemo* reachMemo = nullptr;
+  // The object's label, selector and toleration fields, found once for the
+  // checks that read them (never null when the engine runs the checks).
+  LabelFieldsMemo* labelFieldsMemo = nullptr;
 
   // What counts as a GPU here: the policy's names, the input's classes and
   // the cluster's.
@@ -73,6 +77,8 @@ struct CheckContext {
   const PodReach& reach(const PodSite& site) const {
     return reachMemo->of(site, *cluster, gpu(), namespaceName);
   }
+
+  const LabelFields& labelFields() const { return labelFieldsMemo->of(object); }
 
   const std::string* writtenText(const FieldPath& path) const {
     return hints ? hints->writtenText(path.jsonPointer()) : nullptr;

@@ -11,9 +11,21 @@ const json* memberOf(const json* node, std::string_view key) {
   return it == node->end() || it->is_null() ? nullptr : &*it;
 }
 
-const std::string* nameOf(const json& element) {
-  const json* name = memberOf(&element, "name");
-  return name && name->is_string() ? &name->get_ref<const std::string&>() : nullptr;
+// The member that names a list element, as its controller merges on it:
+// `name` (containers, volumes, env and most lists), else KubeRay's
+// `groupName` (workerGroupSpecs of a RayCluster, a RayService's
+// rayClusterConfig, a RayJob's rayClusterSpec: unique per cluster).
+struct ElementName {
+  std::string_view key;
+  const std::string* value = nullptr;
+};
+
+ElementName nameOf(const json& element) {
+  for (std::string_view key : {std::string_view("name"), std::string_view("groupName")}) {
+    const json* name = memberOf(&element, key);
+    if (name && name->is_string()) return {key, &name->get_ref<const std::string&>()};
+  }
+  return {};
 }
 
 // `pointer` is `prefix` or lies under it.
@@ -27,11 +39,12 @@ bool within(std::string_view pointer, std::string_view prefix) {
 const std::vector<std::size_t>& FindingIdentities::ordinals(const json& list) {
   auto [it, inserted] = ordinals_.try_emplace(&list);
   if (!inserted) return it->second;
-  std::unordered_map<std::string_view, std::size_t> seen;
+  // Keyed by the naming member too: a `name` and a `groupName` of one value are different names.
+  std::unordered_map<std::string, std::size_t> seen;
   it->second.reserve(list.size());
   for (const json& element : list) {
-    const std::string* name = nameOf(element);
-    it->second.push_back(name ? seen[*name]++ : 0);
+    const ElementName name = nameOf(element);
+    it->second.push_back(name.value ? seen[std::string(name.key) + '=' + *name.value]++ : 0);
   }
   return it->second;
 }
@@ -48,12 +61,14 @@ std::string FindingIdentities::of(const Finding& f) {
     }
     const json* list = node && node->is_array() && step.index < node->size() ? node : nullptr;
     node = list ? &(*list)[step.index] : nullptr;
-    const std::string* name = node ? nameOf(*node) : nullptr;
-    if (!name) {
+    const ElementName name = node ? nameOf(*node) : ElementName{};
+    if (!name.value) {
       key += '[' + std::to_string(step.index) + ']';
       continue;
     }
-    key += "[name=" + *name + '#' + std::to_string(ordinals(*list)[step.index]) + ']';
+    key += '[';
+    key += name.key;
+    key += '=' + *name.value + '#' + std::to_string(ordinals(*list)[step.index]) + ']';
   }
   return key;
 }

@@ -4,7 +4,8 @@
 //
 //   - A finding's identity across an UPDATE is its rule and its path, with
 //     each list index replaced by the element's name and its ordinal among the
-//     elements of that name (containers[name=a#0]), and by the index where the
+//     elements of that name (containers[name=a#0]; KubeRay's worker groups by
+//     groupName, workerGroupSpecs[groupName=gpu#0]), and by the index where the
 //     element has no name. Names are what the API server and the controllers
 //     merge on, so an element inserted in front leaves the findings behind it
 //     pre-existing (red-team F15); the ordinal keeps two elements of one name

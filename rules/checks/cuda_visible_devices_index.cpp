@@ -30,10 +30,12 @@ constexpr RuleDoc kDoc{
         "(\"no CUDA-capable device is detected\") and 0,2 leaves one. A CUDA process sees a single MIG device however "
         "many the container holds (MIG User Guide, \"CUDA Device Enumeration\"), so with MIG only index 0 exists. "
         "The container's GPUs are its GPU resources (nvidia.com/gpu, MIG and shared resources, GPU DeviceClass "
-        "resources) and the GPU claims it lists whose templates the input holds; when the container sets "
+        "resources) and the GPU claims it lists whose templates the input holds (with request: <name>, that "
+        "request's devices only); when the container sets "
         "NVIDIA_VISIBLE_DEVICES to a list, that list is what it sees. UUIDs (GPU-..., MIG-...), negative "
         "indices (which hide every device on purpose), $(VAR) and valueFrom are not judged, nor is a container "
-        "whose GPU count the input does not tell.",
+        "whose GPU count the input does not tell (a claim whose template is not in view, or with a request of "
+        "allocationMode All, which gets every matching device of the node).",
     .remediation =
         "Number the container's GPUs from 0 (CUDA_VISIBLE_DEVICES=0,1 for two GPUs), ask for as many GPUs as "
         "the indices need, or drop CUDA_VISIBLE_DEVICES: every GPU of the container is visible by default.",

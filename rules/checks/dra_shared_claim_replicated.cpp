@@ -2,7 +2,9 @@
 // (resourceClaimName) in a workload of several replicas. Every replica shares
 // that claim, and its allocation pins them all to one node
 // (kubernetes-gpu-semantics.md §15.2).
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -29,11 +31,12 @@ constexpr RuleDoc kDoc{
         "shares it (at most 256): the claim is allocated once, and its allocation's node selector pins every pod "
         "that uses it to the node holding its devices (k8s.io/api resource/v1 ResourceClaimReservedForMaxSize, "
         "AllocationResult.NodeSelector). In a Deployment, ReplicaSet, StatefulSet or ReplicationController with "
-        "replicas > 1, or a Job with parallelism > 1, all replicas land on one node and use the same devices. "
+        "replicas > 1, or a Job running more than one pod at once (parallelism, at most completions), all "
+        "replicas land on one node and use the same devices. "
         "That is reported when they cannot all be there: a required pod anti-affinity or a hostname topology "
         "spread (DoNotSchedule) keeps the other replicas Pending, and so do whole GPUs per pod (from nvidia.com/gpu "
-        "or claims whose templates the input holds) that, times the replicas, exceed what a node holds (policy "
-        "maxGpusPerNode). Sharing a claim among replicas on purpose (an IMEX channel, a GPU shared by design, as in "
+        "or claims whose templates the input holds) that, times the replicas, plus the shared claims' devices "
+        "(counted once: every replica uses the same ones), exceed what a node holds (policy maxGpusPerNode). Sharing a claim among replicas on purpose (an IMEX channel, a GPU shared by design, as in "
         "the Kubernetes DRA docs' example Job) is not reported. A claim per pod comes from "
         "resourceClaimTemplateName.",
     .remediation =
@@ -58,8 +61,21 @@ constexpr RuleDoc kDoc{
     .policyKeys = kPolicyKeys,
 };
 
+// The pods a Job runs at once: spec.parallelism (default 1), but never more
+// than spec.completions when that is set ("Higher values of .spec.parallelism
+// are effectively ignored", Kubernetes docs, Jobs: Controlling parallelism).
+std::optional<long long> podsAtOnceOfJob(const json& jobSpec) {
+  const json* parallelism = member(jobSpec, "parallelism");
+  if (parallelism && !parallelism->is_number_integer()) return std::nullopt;
+  long long atOnce = parallelism ? parallelism->get<long long>() : 1;
+  if (const json* completions = member(jobSpec, "completions"); completions && completions->is_number_integer()) {
+    atOnce = std::min(atOnce, completions->get<long long>());
+  }
+  return atOnce;
+}
+
 // The replicas of the workload whose template holds the pod spec at `specPath`
-// (spec.template.spec): spec.replicas (default 1) or a Job's spec.parallelism.
+// (spec.template.spec): spec.replicas (default 1) or the pods a Job runs at once.
 std::optional<long long> replicasOf(const json& object, const PodSite& site) {
   const std::string& kind = site.ownerKind;
   const bool replicated = kind == "Deployment" || kind == "ReplicaSet" || kind == "StatefulSet" ||
@@ -69,7 +85,8 @@ std::optional<long long> replicasOf(const json& object, const PodSite& site) {
   if (spec.empty() || spec.back() != "spec") return std::nullopt;
   const json::json_pointer workloadSpec = spec.parent_pointer().parent_pointer();
   if (!object.contains(workloadSpec)) return std::nullopt;
-  const json* count = member(object.at(workloadSpec), replicated ? "replicas" : "parallelism");
+  if (!replicated) return podsAtOnceOfJob(object.at(workloadSpec));
+  const json* count = member(object.at(workloadSpec), "replicas");
   if (!count) return 1;
   return count->is_number_integer() ? std::optional<long long>(count->get<long long>()) : std::nullopt;
 }
@@ -95,13 +112,22 @@ bool spreadsAcrossNodes(const PodSite& site) {
   return false;
 }
 
-// Whole GPUs one pod takes on its node, from sources the input tells the count of.
-long long wholeGpusPerPod(const PodSite& site, const GpuFacts& facts) {
-  long long total = 0;
+// Whole GPUs the pods take on their one node, from sources the input tells
+// the count of: each pod its own (extended resources, template claims), and
+// the ResourceClaims they share once (allocated once, the same devices for all).
+struct NodeGpus {
+  long long perPod = 0;
+  long long sharedOnce = 0;
+};
+
+NodeGpus wholeGpusOnTheNode(const PodSite& site, const GpuFacts& facts) {
+  NodeGpus out;
   for (const GpuSource& s : gpuSources(site, facts)) {
-    if (s.wholeGpus && *s.wholeGpus > 0) total = addUnits(total, *s.wholeGpus);
+    if (!s.wholeGpus || *s.wholeGpus <= 0) continue;
+    long long& total = s.sharedClaim ? out.sharedOnce : out.perPod;
+    total = addUnits(total, *s.wholeGpus);
   }
-  return total;
+  return out;
 }
 
 class DraSharedClaimReplicated final : public Rule {
@@ -137,9 +163,15 @@ class DraSharedClaimReplicated final : public Rule {
     if (spreadsAcrossNodes(site)) {
       return "its required anti-affinity or hostname spread keeps all but one replica Pending";
     }
-    const long long perPod = wholeGpusPerPod(site, ctx.gpu());
-    if (perPod > 0 && replicas <= ctx.policy.maxGpusPerNode && perPod * replicas > ctx.policy.maxGpusPerNode) {
-      return "together they ask " + std::to_string(perPod * replicas) + " GPUs of that node, more than any node "
+    // Only what each pod asks on its own multiplies: the shared claim's devices serve every replica.
+    const NodeGpus gpus = wholeGpusOnTheNode(site, ctx.gpu());
+    if (gpus.perPod <= 0 || replicas > ctx.policy.maxGpusPerNode) return "";
+    const long long perPodTimesReplicas = gpus.perPod > std::numeric_limits<long long>::max() / replicas
+                                              ? std::numeric_limits<long long>::max()
+                                              : gpus.perPod * replicas;
+    const long long together = addUnits(perPodTimesReplicas, gpus.sharedOnce);
+    if (together > ctx.policy.maxGpusPerNode) {
+      return "together they ask " + std::to_string(together) + " GPUs of that node, more than any node "
              "holds (maxGpusPerNode " + std::to_string(ctx.policy.maxGpusPerNode) + "), so some stay Pending";
     }
     return "";

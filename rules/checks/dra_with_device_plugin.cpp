@@ -4,6 +4,8 @@
 #include <array>
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "rules/checks/checks.h"
 #include "rules/support/dra_request_checks.h"
@@ -53,7 +55,9 @@ constexpr RuleDoc kDoc{
         "toleration's operator is Equal or Exists (Unsupported value: \"Gt\" on v1.37.2) and its effect "
         "None, NoSchedule or NoExecute: PreferNoSchedule, a node taint effect, is refused. Older "
         "resource.k8s.io versions (v1alpha2, with resourceClassName) are not checked. Findings of the rule take "
-        "the policy's severity for the rule when one is set. A container's resources.claims[].request must name a "
+        "the policy's severity for the rule when one is set. A container's resources.claims[].request is a DNS "
+        "label, a top-level request of its claim: <request>/<sub-request> is refused (Invalid value), as the API "
+        "server does. It must name a "
         "request of its claim (an error, when the claim's template or claim is in the input): the API server "
         "does not check it, and the kubelet gives the container only the devices of the named request, so a "
         "misspelt name holds a GPU the container never sees. A CEL selector comparing productName with a name "
@@ -123,24 +127,23 @@ class ClaimReferences {
     const bool wholeBefore = contains(whole_, claim);
     const bool requestsBefore = contains(withRequests_, claim);
     if (request.empty()) {
-      whole_.push_back(claim);
+      whole_.insert(claim);
       if (wholeBefore || requestsBefore) return claim;
       return std::nullopt;
     }
     const std::string key = claim + "/" + request;
     const bool keyBefore = contains(requests_, key);
-    requests_.push_back(key);
-    withRequests_.push_back(claim);
+    requests_.insert(key);
+    withRequests_.insert(claim);
     if (keyBefore) return key;
     if (wholeBefore) return claim;
     return std::nullopt;
   }
 
  private:
-  static bool contains(const std::vector<std::string>& list, const std::string& s) {
-    return std::find(list.begin(), list.end(), s) != list.end();
-  }
-  std::vector<std::string> whole_, withRequests_, requests_;
+  static bool contains(const std::unordered_set<std::string>& set, const std::string& s) { return set.count(s) > 0; }
+  // Sets, not lists: a container may list each of its pod's thousands of claims.
+  std::unordered_set<std::string> whole_, withRequests_, requests_;
 };
 
 class DraWithDevicePlugin final : public Rule {
@@ -266,6 +269,7 @@ class DraWithDevicePlugin final : public Rule {
           continue;
         }
         const std::string* request = stringAt((*claims)[j], "request");
+        if (request && !request->empty()) checkRequestLabel(*request, claimsPath.index(j).field("request"), out);
         if (const std::optional<std::string> duplicate = references.add(*name, request ? *request : "")) {
           out.reportWithDefault(claimsPath.index(j),
                                 FieldError::duplicate(quotedValue(*duplicate),
@@ -276,7 +280,7 @@ class DraWithDevicePlugin final : public Rule {
                                                           ": remove the second entry"),
                                 *duplicate, Severity::Error);
         }
-        if (std::find(declared.begin(), declared.end(), *name) != declared.end()) continue;
+        if (std::binary_search(sorted.begin(), sorted.end(), *name)) continue;
         out.reportWithDefault(claimsPath.index(j),
                               FieldError::notFound(quotedValue(*name),
                                                    "must be one of the names in pod.spec.resourceClaims" +
@@ -291,12 +295,33 @@ class DraWithDevicePlugin final : public Rule {
     }
   }
 
+  // A container's claims[].request is a DNS label (validateResourceClaimNames,
+  // kube-apiserver v1.37.2): a top-level request of the claim, never
+  // <request>/<sub-request>, which only a claim's config and constraints name.
+  static void checkRequestLabel(const std::string& request, const FieldPath& at, Reporter& out) {
+    const std::vector<std::string> errors = dnsLabelErrors(request);
+    if (errors.empty()) return;
+    const std::size_t slash = request.find('/');
+    const std::string fix = slash == std::string::npos
+                                ? "name one of the claim's requests"
+                                : "name the request " + quotedValue(request.substr(0, slash)) +
+                                      ": the container gets the devices of whichever of its firstAvailable "
+                                      "sub-requests is allocated";
+    out.reportWithDefault(at, FieldError::invalid(quotedValue(request), joined(errors, "; ") + "; " + fix), request,
+                          Severity::Error);
+  }
+
   // A container's claims[].request must name a request of the claim: the API
   // server does not check it, and the kubelet hands the container only the
   // devices of the named request (pkg/kubelet/cm/dra/claiminfo.go; reference
   // §15.2), so a misspelt name holds a GPU the container never sees. Judged
   // when the claim's template or claim is in the input.
   static void checkRequestNames(const CheckContext& ctx, const PodSite& site, const json& podClaims, Reporter& out) {
+    // The pod's claim entries by name (the first of a name): each container reference finds its own in O(1).
+    std::unordered_map<std::string_view, const json*> entries;
+    for (const json& entry : podClaims) {
+      if (const std::string* n = entry.is_object() ? stringAt(entry, "name") : nullptr) entries.try_emplace(*n, &entry);
+    }
     for (const ContainerRef& c : site.containers) {
       const json* resources = objectAt(*c.container, "resources");
       const json* claims = resources ? arrayAt(*resources, "claims") : nullptr;
@@ -305,7 +330,8 @@ class DraWithDevicePlugin final : public Rule {
         const std::string* request = stringAt((*claims)[j], "request");
         if (!name || !request || request->empty()) continue;
         std::string source;
-        const ClaimFacts* facts = claimFactsOf(ctx, podClaims, *name, source);
+        const auto entry = entries.find(*name);
+        const ClaimFacts* facts = entry == entries.end() ? nullptr : claimFactsOf(ctx, *entry->second, source);
         if (!facts || facts->requestNames.empty()) continue;
         const std::string wanted = request->substr(0, request->find('/'));
         const auto& names = facts->requestNames;
@@ -323,19 +349,15 @@ class DraWithDevicePlugin final : public Rule {
     }
   }
 
-  // The facts of the claim a pod's resourceClaims entry `name` refers to, when the input holds them.
-  static const ClaimFacts* claimFactsOf(const CheckContext& ctx, const json& podClaims, const std::string& name,
-                                        std::string& source) {
-    for (const json& entry : podClaims) {
-      if (!entry.is_object() || stringOr(entry, "name") != name) continue;
-      if (const std::string* t = stringAt(entry, "resourceClaimTemplateName")) {
-        source = "ResourceClaimTemplate " + *t;
-        return ctx.gpu().claimTemplate(*t);
-      }
-      if (const std::string* claim = stringAt(entry, "resourceClaimName")) {
-        source = "ResourceClaim " + *claim;
-        return ctx.gpu().claim(*claim);
-      }
+  // The facts of the claim a pod's resourceClaims entry refers to, when the input holds them.
+  static const ClaimFacts* claimFactsOf(const CheckContext& ctx, const json& entry, std::string& source) {
+    if (const std::string* t = stringAt(entry, "resourceClaimTemplateName")) {
+      source = "ResourceClaimTemplate " + *t;
+      return ctx.gpu().claimTemplate(*t);
+    }
+    if (const std::string* claim = stringAt(entry, "resourceClaimName")) {
+      source = "ResourceClaim " + *claim;
+      return ctx.gpu().claim(*claim);
     }
     return nullptr;
   }

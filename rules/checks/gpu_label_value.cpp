@@ -67,8 +67,6 @@ constexpr RuleDoc kDoc{
     .policyKeys = kPolicyKeys,
 };
 
-constexpr int kMaxDepth = 64;
-
 bool isGpuLabel(std::string_view key) {
   return key.starts_with("nvidia.com/") || key == "cloud.google.com/gke-accelerator" ||
          key == "cloud.google.com/gke-accelerator-count" || key.starts_with("karpenter.k8s.aws/instance-gpu-");
@@ -140,7 +138,7 @@ class GpuLabelValue final : public Rule {
   const RuleDoc& doc() const override { return kDoc; }
 
   void check(const CheckContext& ctx, Reporter& out) const override {
-    walk(ctx, ctx.object, PathTrail{}, 0, out);
+    checkNodeSelection(ctx, out);
     checkQuantities(ctx, out);
   }
 
@@ -186,35 +184,31 @@ class GpuLabelValue final : public Rule {
 
   // --- label values in node selection ------------------------------------
 
-  // The path of a node is made only where node selection is (see PathTrail).
-  static void walk(const CheckContext& ctx, const json& node, const PathTrail& path, int depth, Reporter& out) {
-    if (depth > kMaxDepth) return;
-    if (node.is_array()) {
-      for (std::size_t i = 0; i < node.size(); ++i) walk(ctx, node[i], path.index(i), depth + 1, out);
+  // The nodeSelectors (a map of labels, or a NodeSelector with
+  // nodeSelectorTerms: DRA, PersistentVolume) and node affinities anywhere in
+  // the object; one inside another is judged with the outer one.
+  static bool judgedHere(const LabelField& field) {
+    return (field.kind == LabelField::Kind::NodeSelector || field.kind == LabelField::Kind::NodeAffinity) &&
+           field.value->is_object();
+  }
+
+  static void checkNodeSelection(const CheckContext& ctx, Reporter& out) {
+    const LabelFields& fields = ctx.labelFields();
+    for (const LabelField& field : fields.all()) {
+      if (!judgedHere(field) || fields.insideAny(field, judgedHere)) continue;
+      if (field.kind == LabelField::Kind::NodeAffinity) checkNodeAffinity(ctx, *field.value, field.path, out);
+      else checkNodeSelector(ctx, *field.value, field.path, out);
+    }
+  }
+
+  static void checkNodeSelector(const CheckContext& ctx, const json& selector, const FieldPath& path, Reporter& out) {
+    if (auto terms = selector.find("nodeSelectorTerms"); terms != selector.end()) {
+      checkTerms(ctx, *terms, path.field("nodeSelectorTerms"), out);  // a NodeSelector (DRA, PV)
       return;
     }
-    if (!node.is_object()) return;
-    // The map itself, not items(): no proxy per member; keys compared as
-    // string_views, so most comparisons stop at the length.
-    for (const auto& [name, child] : node.get_ref<const json::object_t&>()) {
-      const std::string_view key = name;
-      if (key == "metadata" || key == "status") continue;
-      const PathTrail childPath = path.field(key);
-      if (key == "nodeSelector" && child.is_object()) {
-        const FieldPath selectorPath = childPath.toFieldPath();
-        if (auto terms = child.find("nodeSelectorTerms"); terms != child.end()) {
-          checkTerms(ctx, *terms, selectorPath.field("nodeSelectorTerms"), out);  // a NodeSelector (DRA, PV)
-        } else {
-          for (const auto& [label, value] : child.items()) {
-            if (noNodeHasLabel(ctx, label)) reportMissingLabel(ctx, label, value, selectorPath.key(label), out);
-            else checkValue(ctx, label, value, selectorPath.key(label), out);
-          }
-        }
-      } else if (key == "nodeAffinity" && child.is_object()) {
-        checkNodeAffinity(ctx, child, childPath.toFieldPath(), out);
-      } else if (child.is_object() || child.is_array()) {
-        walk(ctx, child, childPath, depth + 1, out);
-      }
+    for (const auto& [label, value] : selector.items()) {
+      if (noNodeHasLabel(ctx, label)) reportMissingLabel(ctx, label, value, path.key(label), out);
+      else checkValue(ctx, label, value, path.key(label), out);
     }
   }
 

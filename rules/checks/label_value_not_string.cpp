@@ -1,5 +1,7 @@
 // label-value-not-string: a nodeSelector, label, annotation or toleration
 // value written as a number or a boolean.
+#include <algorithm>
+
 #include "rules/checks/checks.h"
 #include "rules/k8s/field_error.h"
 
@@ -25,19 +27,47 @@ constexpr RuleDoc kDoc{
     .rightExample = "nodeSelector:\n  nvidia.com/cuda.driver-version.major: \"535\"\n",
 };
 
-constexpr int kMaxDepth = 64;
+// What the check reads as a whole; a field inside one of these (a
+// nodeSelector inside tolerations) is not this check's business.
+bool judgedWhole(const LabelField& field) {
+  using Kind = LabelField::Kind;
+  return field.kind == Kind::NodeSelector || field.kind == Kind::MatchLabels ||
+         field.kind == Kind::MatchExpressions || field.kind == Kind::Tolerations;
+}
+
+bool isScalarNonString(const json& v) { return v.is_number() || v.is_boolean(); }
+
+// Whether the map holds a value this check reports (most hold none: their
+// paths are then never made).
+bool holdsNonString(const json& map) {
+  if (!map.is_object()) return false;
+  const auto& members = map.get_ref<const json::object_t&>();
+  return std::any_of(members.begin(), members.end(),
+                     [](const auto& member) { return isScalarNonString(member.second); });
+}
 
 class LabelValueNotString final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
-  void check(const CheckContext& ctx, Reporter& out) const override { walk(ctx, ctx.object, PathTrail{}, 0, out); }
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    const LabelFields& fields = ctx.labelFields();
+    for (const LabelField& field : fields.all()) {
+      if (fields.insideAny(field, judgedWhole)) continue;
+      const json& value = *field.value;
+      switch (field.kind) {
+        case LabelField::Kind::NodeSelector:
+        case LabelField::Kind::MatchLabels: checkMap(ctx, value, field.path, out); break;
+        case LabelField::Kind::MatchExpressions: checkExpressions(ctx, value, field.path, out); break;
+        case LabelField::Kind::Tolerations: checkTolerations(ctx, value, field.path, out); break;
+        case LabelField::Kind::Metadata: checkMetadata(ctx, value, field.path, out); break;
+        case LabelField::Kind::NodeAffinity: break;  // its matchExpressions are listed on their own
+      }
+    }
+  }
 
  private:
-  static bool isScalarNonString(const json& v) { return v.is_number() || v.is_boolean(); }
-
-  static void report(const CheckContext& ctx, const PathTrail& at, const json& v, Reporter& out) {
-    const FieldPath path = at.toFieldPath();
+  static void report(const CheckContext& ctx, const FieldPath& path, const json& v, Reporter& out) {
     const std::string shown = renderValue(v);
     const std::string* written = ctx.writtenText(path);
     const std::string text = written ? *written : shown;
@@ -50,16 +80,25 @@ class LabelValueNotString final : public Rule {
     out.report(path, FieldError::invalid(shown, detail), shown);
   }
 
-  static void checkMap(const CheckContext& ctx, const json& map, const PathTrail& path, Reporter& out) {
+  static void checkMap(const CheckContext& ctx, const json& map, const FieldPath& path, Reporter& out) {
     if (!map.is_object()) return;
     for (const auto& [key, v] : map.items()) {
       if (isScalarNonString(v)) report(ctx, path.key(key), v, out);
     }
   }
 
+  static void checkMetadata(const CheckContext& ctx, const json& metadata, const FieldPath& path, Reporter& out) {
+    if (!metadata.is_object()) return;
+    for (const char* map : {"labels", "annotations"}) {
+      if (auto m = metadata.find(map); m != metadata.end() && holdsNonString(*m)) {
+        checkMap(ctx, *m, path.field(map), out);
+      }
+    }
+  }
+
   // Tolerations: key, operator, value and effect are strings
   // (tolerationSeconds is the one number).
-  static void checkTolerations(const CheckContext& ctx, const json& list, const PathTrail& path, Reporter& out) {
+  static void checkTolerations(const CheckContext& ctx, const json& list, const FieldPath& path, Reporter& out) {
     if (!list.is_array()) return;
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (!list[i].is_object()) continue;
@@ -70,48 +109,14 @@ class LabelValueNotString final : public Rule {
     }
   }
 
-  static void checkExpressions(const CheckContext& ctx, const json& exprs, const PathTrail& path, Reporter& out) {
+  static void checkExpressions(const CheckContext& ctx, const json& exprs, const FieldPath& path, Reporter& out) {
     if (!exprs.is_array()) return;
     for (std::size_t i = 0; i < exprs.size(); ++i) {
       if (!exprs[i].is_object()) continue;
       auto values = exprs[i].find("values");
       if (values == exprs[i].end() || !values->is_array()) continue;
-      const PathTrail item = path.index(i);
-      const PathTrail valuesPath = item.field("values");
       for (std::size_t j = 0; j < values->size(); ++j) {
-        if (isScalarNonString((*values)[j])) report(ctx, valuesPath.index(j), (*values)[j], out);
-      }
-    }
-  }
-
-  // Descends into every object and array; the path of a key is made only when
-  // a finding needs it (see PathTrail).
-  static void walk(const CheckContext& ctx, const json& node, const PathTrail& path, int depth, Reporter& out) {
-    if (depth > kMaxDepth) return;
-    if (node.is_array()) {
-      for (std::size_t i = 0; i < node.size(); ++i) walk(ctx, node[i], path.index(i), depth + 1, out);
-      return;
-    }
-    if (!node.is_object()) return;
-    // The map itself, not items(): no proxy per member; keys compared as
-    // string_views, so most comparisons stop at the length.
-    for (const auto& [name, child] : node.get_ref<const json::object_t&>()) {
-      const std::string_view key = name;
-      const PathTrail childPath = path.field(key);
-      if (key == "nodeSelector" || key == "matchLabels") {
-        checkMap(ctx, child, childPath, out);
-      } else if (key == "matchExpressions") {
-        checkExpressions(ctx, child, childPath, out);
-      } else if (key == "tolerations") {
-        checkTolerations(ctx, child, childPath, out);
-      } else if (key == "metadata") {
-        if (child.is_object()) {
-          for (const char* map : {"labels", "annotations"}) {
-            if (auto m = child.find(map); m != child.end()) checkMap(ctx, *m, childPath.field(map), out);
-          }
-        }
-      } else if (key != "status" && (child.is_object() || child.is_array())) {
-        walk(ctx, child, childPath, depth + 1, out);
+        if (isScalarNonString((*values)[j])) report(ctx, path.index(i).field("values").index(j), (*values)[j], out);
       }
     }
   }

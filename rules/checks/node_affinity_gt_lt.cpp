@@ -64,7 +64,6 @@ constexpr RuleDoc kDoc{
         "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n",
 };
 
-constexpr int kMaxDepth = 64;
 // What happens to a requirement ValidateNodeSelectorRequirement rejects.
 constexpr std::string_view kRejected =
     "the API server rejects the object (a custom resource keeps it, and its pods never get created)";
@@ -161,28 +160,17 @@ class NodeAffinityGtLt final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
 
-  void check(const CheckContext& ctx, Reporter& out) const override { walk(ctx.object, PathTrail{}, 0, out); }
+  void check(const CheckContext& ctx, Reporter& out) const override {
+    const LabelFields& fields = ctx.labelFields();
+    for (const LabelField& field : fields.all()) {
+      if (judgedHere(field) && !fields.insideAny(field, judgedHere)) checkNodeAffinity(*field.value, field.path, out);
+    }
+  }
 
  private:
-  // The path of a node is made only where a nodeAffinity is (see PathTrail).
-  static void walk(const json& node, const PathTrail& path, int depth, Reporter& out) {
-    if (depth > kMaxDepth) return;
-    if (node.is_array()) {
-      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], path.index(i), depth + 1, out);
-      return;
-    }
-    if (!node.is_object()) return;
-    // The map itself, not items(): no proxy per member; keys compared as
-    // string_views, so most comparisons stop at the length.
-    for (const auto& [name, child] : node.get_ref<const json::object_t&>()) {
-      const std::string_view key = name;
-      if (key == "metadata" || key == "status") continue;
-      if (key == "nodeAffinity" && child.is_object()) {
-        checkNodeAffinity(child, path.field(key).toFieldPath(), out);
-      } else if (child.is_object() || child.is_array()) {
-        walk(child, path.field(key), depth + 1, out);
-      }
-    }
+  // Node affinities anywhere in the object (pods, pod templates, PersistentVolumes, custom resources).
+  static bool judgedHere(const LabelField& field) {
+    return field.kind == LabelField::Kind::NodeAffinity && field.value->is_object();
   }
 
   // Required terms must hold valid label values; preferred ones may hold

@@ -1,6 +1,7 @@
 #include "rules/k8s/field_path.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <new>
 #include <vector>
@@ -172,11 +173,22 @@ const nlohmann::json* stepInto(const nlohmann::json& node, const FieldPath::Step
 }
 
 FieldPath PathTrail::toFieldPath() const {
-  std::vector<const PathTrail*> steps;
-  for (const PathTrail* t = this; t->kind_ != Kind::Root; t = t->parent_) steps.push_back(t);
+  std::size_t depth = 0;
+  for (const PathTrail* t = this; t->kind_ != Kind::Root; t = t->parent_) ++depth;
+  // The steps root first; the walks' trails are a few dozen steps at most, so
+  // they fit on the stack without a heap allocation per path made.
+  std::array<const PathTrail*, 32> onStack;
+  std::vector<const PathTrail*> onHeap;
+  const PathTrail** steps = onStack.data();
+  if (depth > onStack.size()) {
+    onHeap.resize(depth);
+    steps = onHeap.data();
+  }
+  std::size_t i = depth;
+  for (const PathTrail* t = this; t->kind_ != Kind::Root; t = t->parent_) steps[--i] = t;
   FieldPath path;
-  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
-    const PathTrail& t = **it;
+  for (i = 0; i < depth; ++i) {
+    const PathTrail& t = *steps[i];
     switch (t.kind_) {
       case Kind::Field: path = path.field(t.name_); break;
       case Kind::Index: path = path.index(t.index_); break;

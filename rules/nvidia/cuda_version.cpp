@@ -37,11 +37,15 @@ std::optional<CudaVersion> cudaFromEnv(const ContainerRef& c) {
     auto value = e.find("value");
     if (name == e.end() || !name->is_string() || value == e.end() || !value->is_string()) continue;
     const std::string& n = name->get_ref<const std::string&>();
+    const bool require = n == "NVIDIA_REQUIRE_CUDA";
+    // The path and the value are made only for the two names read (a pod's
+    // env is mostly other variables).
+    if (!require && (n != "CUDA_VERSION" || fromVersion)) continue;
     const std::string& text = value->get_ref<const std::string&>();
     CudaVersion v;
     v.path = c.path.field("env").index(i).field("value");
     v.value = text;
-    if (n == "NVIDIA_REQUIRE_CUDA") {
+    if (require) {
       // "cuda>=12.4 brand=tesla,driver>=470,driver<471 ..."
       std::size_t pos = text.find("cuda>=");
       if (pos == std::string::npos) continue;
@@ -50,12 +54,10 @@ std::optional<CudaVersion> cudaFromEnv(const ContainerRef& c) {
       v.origin = "NVIDIA_REQUIRE_CUDA";
       return v;  // what the container runtime enforces wins
     }
-    if (n == "CUDA_VERSION" && !fromVersion) {
-      std::size_t end = readCudaVersion(text, 0, v);
-      if (end == std::string_view::npos || end != text.size()) continue;
-      v.origin = "CUDA_VERSION";
-      fromVersion = v;
-    }
+    std::size_t end = readCudaVersion(text, 0, v);  // CUDA_VERSION
+    if (end == std::string_view::npos || end != text.size()) continue;
+    v.origin = "CUDA_VERSION";
+    fromVersion = v;
   }
   return fromVersion;
 }

@@ -1,4 +1,5 @@
 #include "rules/serving/shell_words.h"
+
 #include "rules/serving/launch_env.h"
 #include "text/templated.h"
 
@@ -309,6 +310,14 @@ std::vector<Token> listTokens(const json& list, const FieldPath& path, const Env
   return out;
 }
 
+// Whether the list at `it` holds a string with a '$' (what expandEnvReferences changes).
+bool holdsDollar(json::const_iterator it, json::const_iterator end) {
+  if (it == end || !it->is_array()) return false;
+  return std::any_of(it->begin(), it->end(), [](const json& v) {
+    return v.is_string() && v.get_ref<const std::string&>().find('$') != std::string::npos;
+  });
+}
+
 }  // namespace
 
 ContainerCommands containerCommands(const ContainerRef& container) {
@@ -317,7 +326,10 @@ ContainerCommands containerCommands(const ContainerRef& container) {
   auto args = c.find("args");
   ContainerCommands out;
   out.hasCommand = command != c.end() && command->is_array() && !command->empty();
-  const EnvValues env = literalEnvValues(c);
+  // Only a word with a '$' can name an env var ($(VAR)): without one the
+  // env's values are not read at all.
+  const bool mayExpand = holdsDollar(command, c.end()) || holdsDollar(args, c.end());
+  const EnvValues env = mayExpand ? literalEnvValues(c) : EnvValues{};
   if (out.hasCommand) out.argv = listTokens(*command, container.path.field("command"), env);
   if (args != c.end()) {
     std::vector<Token> a = listTokens(*args, container.path.field("args"), env);

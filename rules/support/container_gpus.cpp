@@ -16,26 +16,50 @@ bool isSliceResource(std::string_view name) {
   return name.find("/mig-") != std::string_view::npos || name.ends_with(".shared");
 }
 
+// Adds what a claim (or one request of it) hands the container.
+void addDevices(bool countUnknown, std::optional<long long> wholeGpus, ContainerGpus& out) {
+  out.asksGpu = true;
+  if (!wholeGpus || countUnknown) {
+    out.devices.reset();
+  } else if (*wholeGpus == 0) {
+    out.mig = true;  // a GPU claim of no whole GPU: MIG devices
+    if (out.devices) *out.devices = addUnits(*out.devices, 1);
+  } else if (out.devices) {
+    *out.devices = addUnits(*out.devices, *wholeGpus);
+  }
+}
+
+// A listed claim's request `request` (claims[].request): the kubelet hands
+// the container only that request's devices (§15.2, pkg/kubelet/cm/dra/claiminfo.go).
+void addRequest(const GpuSource& claim, std::string_view request, ContainerGpus& out) {
+  if (claim.requests.empty()) {  // the claim is not in view: its requests are unknown
+    addDevices(claim.countUnknown, claim.wholeGpus, out);
+    return;
+  }
+  const auto named = std::find_if(claim.requests.begin(), claim.requests.end(),
+                                  [&](const ClaimRequestGpus& r) { return r.name == request; });
+  if (named == claim.requests.end()) {
+    out.asksGpu = true;  // no request of that name (dra-with-device-plugin says so): what it gets is unknown
+    out.devices.reset();
+  } else if (named->asksGpu) {
+    addDevices(named->countUnknown, named->wholeGpus, out);
+  }
+}
+
 // The GPU claim sources of the pod the container lists by name.
 void addClaims(const PodSite& site, const ContainerRef& container, const GpuFacts& facts, ContainerGpus& out) {
   const json* resources = objectAt(*container.container, container.resourcesKey);
   const json* claims = resources ? arrayAt(*resources, "claims") : nullptr;
   if (!claims) return;
-  const std::vector<GpuSource>& sources = gpuSources(site, facts);
   for (const json& listed : *claims) {
     const std::string* name = stringAt(listed, "name");
-    if (!name) continue;
-    for (const GpuSource& s : sources) {
-      if (s.kind != GpuSourceKind::Claim || s.name != *name) continue;
-      out.asksGpu = true;
-      if (!s.wholeGpus) {
-        out.devices.reset();
-      } else if (*s.wholeGpus == 0) {
-        out.mig = true;  // a GPU claim of no whole GPU: MIG devices
-        if (out.devices) *out.devices = addUnits(*out.devices, 1);
-      } else if (out.devices) {
-        *out.devices = addUnits(*out.devices, *s.wholeGpus);
-      }
+    const GpuSource* s = name ? gpuClaimSource(site, facts, *name) : nullptr;
+    if (!s) continue;
+    const std::string* request = stringAt(listed, "request");
+    if (request && !request->empty()) {
+      addRequest(*s, *request, out);
+    } else {
+      addDevices(s->countUnknown, s->wholeGpus, out);
     }
   }
 }

@@ -19,7 +19,8 @@ struct ContainerGpus {
   bool asksGpu = false;  // a GPU resource above zero, or a GPU claim the container lists
   // Devices the device plugin or DRA driver hands the container, when the
   // input tells: whole GPUs plus MIG or shared units. nullopt: a claim whose
-  // template the input does not hold.
+  // template the input does not hold, or one with an allocationMode All
+  // request (every matching device of the node: no manifest tells how many).
   std::optional<long long> devices;
   bool mig = false;  // some of them are MIG devices (a CUDA process sees one of them)
 };

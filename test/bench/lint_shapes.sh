@@ -30,18 +30,22 @@
 # Shapes: list (one kind: List of N pods), multidoc (N YAML documents),
 # jsonstream (N JSON objects one after another), jsonarray (a JSON array of
 # N objects: an input error, exit 2), fix (--fix on one pod with N
-# containers, each a fix: N edits in one file, the file rewritten).
+# containers, each a fix: N edits in one file, the file rewritten), claims
+# (one pod whose one container lists all of its 10N resourceClaims), groups
+# (a RayCluster of 5N GPU worker groups, each lacking the toleration: a
+# finding per pod template). The last two are scaled up so that their small
+# size is above the timer's floor.
 # CPU times below 50 ms count as 50 ms, so that timer resolution cannot
 # fake a ratio.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-N=1000 CHECK=0 LIMIT=25 MEMLIMIT=3 GROWLIMIT=8 FORMAT=text SHAPES=list,multidoc,jsonstream,jsonarray,fix
+N=1000 CHECK=0 LIMIT=25 MEMLIMIT=3 GROWLIMIT=8 FORMAT=text SHAPES=list,multidoc,jsonstream,jsonarray,fix,claims,groups
 while getopts "n:cl:m:g:f:s:h" o; do
   case $o in
     n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; m) MEMLIMIT=$OPTARG ;; g) GROWLIMIT=$OPTARG ;;
     f) FORMAT=$OPTARG ;; s) SHAPES=$OPTARG ;;
-    *) sed -n '2,35p' "$0"; exit 2 ;;
+    *) sed -n '2,39p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -80,6 +84,16 @@ elif shape == "jsonstream":
         out.write(json.dumps(pod_json(i), indent=1) + "\n")
 elif shape == "jsonarray":
     out.write(json.dumps([pod_json(i) for i in range(n)]) + "\n")
+elif shape == "claims":
+    names = [f"c{i}" for i in range(n * 10)]
+    out.write(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+        "spec": {"resourceClaims": [{"name": c, "resourceClaimName": "gpu"} for c in names],
+                 "containers": [{"name": "c", "image": image, "resources": {"claims": [{"name": c} for c in names]}}]}}))
+elif shape == "groups":
+    group = lambda i: {"groupName": f"g{i}", "template": {"spec": {"containers": [
+        {"name": "w", "image": image, "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}
+    out.write(json.dumps({"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rc", "namespace": "ml"},
+        "spec": {"workerGroupSpecs": [group(i) for i in range(n * 5)]}}))
 elif shape == "fix":
     out.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  containers:\n")
     for i in range(n):

@@ -224,6 +224,43 @@ TEST(AdmissionUpdate, AContainerInsertedInFrontLeavesTheOldFindingsOld) {
   EXPECT_THAT(added.message(), Not(HasSubstr("containers[1]")));
 }
 
+TEST(AdmissionUpdate, AWorkerGroupInsertedOrRemovedInFrontLeavesTheOldFindingsOld) {
+  // KubeRay names worker groups by groupName (redteam31 A15): a CPU group
+  // added in front of, or removed from before, a GPU group admitted without
+  // the toleration introduces nothing about that group.
+  const json withoutCpu = objectFromYaml(
+      "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: rc, namespace: ml}\nspec:\n"
+      "  headGroupSpec:\n    template:\n      spec:\n        containers: [{name: head, image: rayproject/ray:2.40.0}]\n"
+      "  workerGroupSpecs:\n  - groupName: gpu\n    replicas: 1\n    template:\n      spec:\n"
+      "        containers:\n        - {name: w, image: rayproject/ray:2.40.0-gpu, resources: {limits: {nvidia.com/gpu: 1}}}\n");
+  json withCpu = withoutCpu;
+  json& groups = withCpu["spec"]["workerGroupSpecs"];
+  json cpu = groups[0];
+  cpu["groupName"] = "cpu";
+  cpu["template"]["spec"]["containers"][0]["resources"] = json::object();
+  groups.insert(groups.begin(), cpu);
+  const AdmissionPolicy policy = AdmissionPolicy{onlyRules({"gpu-missing-toleration"})};
+  for (const auto& [before, after] : {std::pair{&withoutCpu, &withCpu}, std::pair{&withCpu, &withoutCpu}}) {
+    Request rq;
+    rq.operation = "UPDATE";
+    rq.oldObject = *before;
+    const Reply r = reviewRaw(reviewBody(*after, rq), policy);
+    EXPECT_TRUE(r.allowed()) << r.message();
+    EXPECT_THAT(r.warnings(), ElementsAre(EndsWith("(already present before this update)")));
+  }
+  // A second GPU group of another groupName is the update's doing.
+  json secondGpu = withoutCpu;
+  json gpu2 = secondGpu["spec"]["workerGroupSpecs"][0];
+  gpu2["groupName"] = "gpu-2";
+  secondGpu["spec"]["workerGroupSpecs"].push_back(gpu2);
+  Request rq;
+  rq.operation = "UPDATE";
+  rq.oldObject = withoutCpu;
+  const Reply added = reviewRaw(reviewBody(secondGpu, rq), policy);
+  EXPECT_FALSE(added.allowed());
+  EXPECT_THAT(added.message(), HasSubstr("workerGroupSpecs[1]"));
+}
+
 TEST(AdmissionUpdate, WithoutAnOldObjectEverythingCounts) {
   Request rq;
   rq.operation = "UPDATE";

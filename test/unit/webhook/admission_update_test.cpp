@@ -300,5 +300,23 @@ TEST(FindingIdentities, NameTheElementByNameAndOrdinalAndTheRestByIndex) {
   EXPECT_EQ(identities.of(at(9)), "r\n.spec.containers[9].resources") << "past the end: the index";
 }
 
+TEST(FindingIdentities, KubeRayWorkerGroupsAreNamedByGroupName) {
+  const json object = json::parse(
+      R"({"spec": {"workerGroupSpecs": [{"groupName": "cpu"}, {"groupName": "gpu"}, {"groupName": "gpu"}]}})");
+  FindingIdentities identities(object);
+  auto at = [](std::size_t i) {
+    Finding f;
+    f.rule = "r";
+    f.path = FieldPath{}.field("spec").field("workerGroupSpecs").index(i).field("template");
+    return f;
+  };
+  EXPECT_EQ(identities.of(at(1)), "r\n.spec.workerGroupSpecs[groupName=gpu#0].template");
+  EXPECT_EQ(identities.of(at(2)), "r\n.spec.workerGroupSpecs[groupName=gpu#1].template");
+  // `name` comes first, and a name is never taken for a groupName of the same value.
+  const json named = json::parse(R"({"spec": {"workerGroupSpecs": [{"name": "gpu", "groupName": "x"}]}})");
+  FindingIdentities byName(named);
+  EXPECT_EQ(byName.of(at(0)), "r\n.spec.workerGroupSpecs[name=gpu#0].template");
+}
+
 }  // namespace
 }  // namespace gpuguard::webhook

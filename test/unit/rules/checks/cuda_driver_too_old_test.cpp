@@ -297,6 +297,23 @@ TEST(CudaDriverTooOld, CudaVersionEnvIsRead) {
   EXPECT_THAT(f[0].message(), HasSubstr("CUDA 12.2.2 (CUDA_VERSION)"));
 }
 
+TEST(CudaDriverTooOld, NvidiaRequireCudaWinsOverCudaVersionAndTheFirstCudaVersionCounts) {
+  const std::string versions =
+      "    env:\n    - {name: HOME, value: /root}\n    - {name: CUDA_VERSION, value: \"12.2.2\"}\n"
+      "    - {name: CUDA_VERSION, value: \"11.8\"}\n";
+  const auto first = judge(pod("example.com/team/trainer:v3", driverMajor("470"), versions));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].field(), "spec.containers[0].env[1].value");
+  EXPECT_THAT(first[0].message(), HasSubstr("CUDA 12.2.2 (CUDA_VERSION)"));
+
+  // NVIDIA_REQUIRE_CUDA's version wins wherever it stands: CUDA 13 on Pascal (CUDA_VERSION's 12.2.2 would be fine).
+  const auto required = judge(pod("example.com/team/trainer:v3", "  nodeSelector:\n    nvidia.com/gpu.family: pascal\n",
+                                  versions + "    - {name: NVIDIA_REQUIRE_CUDA, value: \"cuda>=13.0\"}\n"));
+  ASSERT_EQ(required.size(), 1u);
+  EXPECT_EQ(required[0].field(), "spec.containers[0].env[3].value");
+  EXPECT_THAT(required[0].message(), HasSubstr("NVIDIA_REQUIRE_CUDA"));
+}
+
 TEST(CudaDriverTooOld, EnvFromAnotherSourceOrWithoutAVersionIsIgnored) {
   const std::string env =
       "    env:\n    - name: CUDA_VERSION\n      valueFrom: {configMapKeyRef: {name: c, key: v}}\n"

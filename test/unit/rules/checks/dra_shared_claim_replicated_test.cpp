@@ -83,6 +83,48 @@ TEST(DraSharedClaimReplicated, AJobsParallelismCountsToo) {
   EXPECT_THAT(rulesHit(judgeYaml(job, kRule)), ElementsAre("dra-shared-claim-replicated"));
 }
 
+TEST(DraSharedClaimReplicated, ASharedClaimsDevicesServeEveryReplicaOnce) {
+  // The red team's Deployment (redteam31 A2): 3 replicas share a 4-GPU
+  // ResourceClaim; kube-scheduler bound all 3 to one node on the same 4
+  // devices. The shared claim is allocated once: 4 GPUs, not 12.
+  const std::string claim =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: four-gpus}\nspec:\n  devices:\n"
+      "    requests:\n    - name: gpus\n      exactly: {deviceClassName: gpu.nvidia.com, count: 4}\n---\n";
+  EXPECT_THAT(testing::judgeInput(claim + deployment("  replicas: 3\n", "resourceClaimName: four-gpus"), kRule),
+              IsEmpty());
+}
+
+TEST(DraSharedClaimReplicated, OnlyWhatEachPodAsksOnItsOwnMultiplies) {
+  // 3 replicas x 2 GPUs each, plus the shared claim's 4 once: 10 > 8.
+  const std::string claim =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: four-gpus}\nspec:\n  devices:\n"
+      "    requests:\n    - name: gpus\n      exactly: {deviceClassName: gpu.nvidia.com, count: 4}\n---\n";
+  std::string workload = deployment("  replicas: 3\n", "resourceClaimName: four-gpus");
+  workload.replace(workload.find("{claims:"), 8, "{limits: {nvidia.com/gpu: 2}, claims:");
+  const auto f = testing::judgeInput(claim + workload, kRule);
+  ASSERT_THAT(rulesHit(f), ElementsAre("dra-shared-claim-replicated"));
+  EXPECT_THAT(f[0].message(), HasSubstr("together they ask 10 GPUs of that node"));
+}
+
+TEST(DraSharedClaimReplicated, AJobRunsNoMorePodsAtOnceThanItsCompletions) {
+  // The red team's Job (redteam31 A3): parallelism 4, completions 1 runs one
+  // pod at a time ("Higher values of .spec.parallelism are effectively ignored").
+  const std::string anti =
+      "      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "          - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: j}}}\n";
+  const auto job = [&](const std::string& counts) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n" + counts + "  template:\n    spec:\n" +
+           anti +
+           "      restartPolicy: Never\n      resourceClaims: [{name: gpu, resourceClaimName: shared-gpu}]\n"
+           "      containers:\n      - name: c\n        image: busybox\n        resources: {claims: [{name: gpu}]}\n";
+  };
+  EXPECT_THAT(judgeYaml(job("  parallelism: 4\n  completions: 1\n"), kRule), IsEmpty());
+  EXPECT_THAT(judgeYaml(job("  completions: 4\n"), kRule), IsEmpty());  // parallelism defaults to 1
+  const auto f = judgeYaml(job("  parallelism: 4\n  completions: 2\n"), kRule);
+  ASSERT_THAT(rulesHit(f), ElementsAre("dra-shared-claim-replicated"));
+  EXPECT_THAT(f[0].message(), HasSubstr("all 2 replicas of the Job"));
+}
+
 TEST(DraSharedClaimReplicated, TheDocumentedExamplesFireAndStayQuiet) {
   const Rule* rule = findRule("dra-shared-claim-replicated");
   ASSERT_NE(rule, nullptr);

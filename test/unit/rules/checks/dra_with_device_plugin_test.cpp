@@ -653,6 +653,20 @@ TEST(DraPodClaims, AContainerListsAClaimOnce) {
   EXPECT_THAT(f2[2].message(), StartsWith("Duplicate value: \"gpu\""));
 }
 
+TEST(DraPodClaims, AContainerRequestIsATopLevelRequestNeverASubRequest) {
+  // kube-apiserver v1.37.2 rejects a <request>/<sub-request> reference (redteam31 A16).
+  const auto f = judgeYaml(pod("[{name: g, resourceClaimTemplateName: t}]", "{claims: [{name: g, request: acc/big}]}"),
+                           kDraOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].field(), "spec.containers[0].resources.claims[0].request");
+  EXPECT_THAT(f[0].message(), StartsWith("Invalid value: \"acc/big\": a lowercase RFC 1123 label must consist of"));
+  EXPECT_THAT(f[0].message(), HasSubstr("name the request \"acc\""));
+  EXPECT_THAT(judgeYaml(pod("[{name: g, resourceClaimTemplateName: t}]", "{claims: [{name: g, request: acc}]}"),
+                        kDraOnly),
+              IsEmpty());
+}
+
 TEST(DraClaims, ATemplatesDevicesSitUnderSpecSpec) {
   const auto f = judgeYaml(R"(apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate

@@ -151,6 +151,20 @@ TEST(PathTrail, AFieldPathMadeFromItOutlivesTheTrail) {
   EXPECT_EQ(kept.jsonPointer(), "/metadata/labels/a~0b~1c");
 }
 
+// Trails of any depth (toFieldPath keeps the steps of short ones on the stack).
+FieldPath trailOfIndexes(const PathTrail& trail, int more) {
+  if (more == 0) return trail.toFieldPath();
+  return trailOfIndexes(trail.index(static_cast<std::size_t>(more)), more - 1);
+}
+
+TEST(PathTrail, BecomesTheSameFieldPathAtEveryDepth) {
+  for (const int depth : {1, 31, 32, 33, 100}) {
+    FieldPath direct;
+    for (int i = depth; i >= 1; --i) direct = direct.index(static_cast<std::size_t>(i));
+    EXPECT_EQ(trailOfIndexes(PathTrail{}, depth).jsonPointer(), direct.jsonPointer()) << depth;
+  }
+}
+
 TEST(EscapeJsonPointerToken, EscapesTildeBeforeSlashAndNothingElse) {
   EXPECT_EQ(escapeJsonPointerToken("nvidia.com/gpu"), "nvidia.com~1gpu");
   EXPECT_EQ(escapeJsonPointerToken("a~b"), "a~0b");

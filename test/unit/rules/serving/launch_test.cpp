@@ -86,6 +86,17 @@ TEST(TorchrunLaunch, VarReferencesAreExpandedFromLiteralEnvFirst) {
   EXPECT_EQ(nprocOf({"sh", "-c", "torchrun --nproc-per-node=$NPROC train.py"}, env).value, std::nullopt);
 }
 
+TEST(TorchrunLaunch, VarReferencesInTheArgsAreExpandedAndDoubledDollarsAreLiteral) {
+  const json env = json::array({{{"name", "NPROC"}, {"value", "4"}}});
+  const auto nprocWithArgs = [&](const json& args) {
+    const json container = {{"name", "t"}, {"command", {"torchrun"}}, {"args", args}, {"env", env}};
+    const auto launches = launchesOf(container);
+    return launches.size() == 1 ? launches[0].nprocPerNode.value : std::nullopt;
+  };
+  EXPECT_THAT(nprocWithArgs({"--nproc-per-node=$(NPROC)", "train.py"}), Optional(4));
+  EXPECT_EQ(nprocWithArgs({"--nproc-per-node=$$(NPROC)", "train.py"}), std::nullopt);  // the text $(NPROC)
+}
+
 TEST(TorchrunLaunch, HiddenArgumentsMakeTheLaunchOpaque) {
   const json container = {{"name", "t"}, {"command", {"sh", "-c", "torchrun --nproc-per-node=8 \"$@\""}}};
   const auto launches = launchesOf(container);
