@@ -61,6 +61,9 @@ Options:
       --fix-follow-symlinks
                          with --fix: also write the target of a symbolic link that leads
                          outside the linted tree (by default such a file is left alone)
+      --kube-version VERSION
+                         the Kubernetes version charts are rendered for (helm template
+                         --kube-version; default 1.37.0)
       --render-timeout DURATION
                          stop helm or kustomize (and every process it started) after
                          DURATION: 300s (default), 90s, 5m, 1500ms
@@ -260,7 +263,7 @@ bool applyPolicyOption(const std::vector<std::string>& args, std::size_t& i, Opt
 }
 
 // What is read besides the paths: rendering (--render, --render-timeout,
-// --helm-values) and the cluster's facts (--nodes, --pods, --facts,
+// --helm-values, --kube-version) and the cluster's facts (--nodes, --pods, --facts,
 // --kubeconfig, --context); false when args[i] is none of them.
 bool applyInputOption(const std::vector<std::string>& args, std::size_t& i, Options& o, std::string& error) {
   const std::string& a = args[i];
@@ -275,6 +278,10 @@ bool applyInputOption(const std::vector<std::string>& args, std::size_t& i, Opti
   } else if (is(a, nullptr, "--helm-values")) {
     takeValue(args, i, "--helm-values", value, error);
     o.helmValues.push_back(value);
+  } else if (is(a, nullptr, "--kube-version")) {
+    takeValue(args, i, "--kube-version", value, error);
+    if (error.empty() && value.empty()) error = "--kube-version needs a version such as 1.37.0";
+    o.kubeVersion = value;
   } else if (is(a, nullptr, "--render-timeout")) {
     takeValue(args, i, "--render-timeout", value, error);
     const std::optional<int> ms = durationMs(value);

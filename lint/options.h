@@ -53,6 +53,7 @@ struct Options {
   bool fixFollowSymlinks = false;      // --fix-follow-symlinks: write a link's target outside the tree too
   int renderTimeoutMs = 300'000;       // --render-timeout: helm/kustomize are killed (their process group) after it
   bool allowRemote = false;            // --allow-remote: let kustomize fetch remote bases (URLs, git)
+  std::string kubeVersion;             // --kube-version: for helm template (empty: RenderSettings' default)
   bool version = false;
   bool help = false;
   // --nodes / --pods: "Why is my GPU pod Pending?" (lint/pending.h)

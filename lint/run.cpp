@@ -150,6 +150,10 @@ Outcome processJob(const Job& job, const RunInputs& in) {
       break;
     case Job::Kind::Chart:
       out.report = lintChart(job.path, *in.renderers.helm, in.options.helmValues, in.policy, in.renderers.settings);
+      if (in.options.fix) {
+        out.report.notes.push_back("Helm chart " + job.path + " judged as rendered, not fixed (--fix rewrites YAML files; "
+                                   "fix the chart's templates or values)");
+      }
       break;
   }
   return out;
@@ -245,7 +249,10 @@ bool applyRuleSwitches(const Options& o, Policy& policy, std::ostream& err) {
 std::optional<Renderers> chooseRenderers(const Options& o, std::ostream& err) {
   Renderers r;
   r.settings = RenderSettings{o.renderTimeoutMs, o.allowRemote};
-  if (!o.fix && o.render != Render::None) r.helm = findOnPath("helm");
+  if (!o.kubeVersion.empty()) r.settings.kubeVersion = o.kubeVersion;
+  // A chart is rendered and judged with --fix too: its templates are not
+  // YAML, so nothing in it is rewritten, and its findings remain to report.
+  if (o.render != Render::None) r.helm = findOnPath("helm");
   if (o.fix || o.render == Render::None) return r;  // --fix rewrites the files as written
   const bool wantKustomize = o.render == Render::Auto || o.render == Render::Kustomize;
   const bool wantKubectl = o.render == Render::Auto || o.render == Render::Kubectl;

@@ -150,7 +150,10 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
     if (f == "-") continue;
     const fs::path p(f);
     const std::string dir = p.parent_path().empty() ? "." : p.parent_path().generic_string();
-    if (p.filename() == "Chart.yaml") chartDirs.insert(charts.outermost(dir));
+    // Chart.yaml or a values file named alone (pre-commit passes the changed
+    // file): the chart it belongs to is what changed.
+    const bool valuesFile = p.filename().string().starts_with("values") && charts.isChart(p.parent_path());
+    if (p.filename() == "Chart.yaml" || valuesFile) chartDirs.insert(charts.outermost(dir));
     if (const std::string chart = charts.templateChart(f); !chart.empty()) chartDirs.insert(chart);
     if (isKustomizationFileName(p.filename().string())) kustomizationDirs.insert(normal(dir));
     else if (checkedDirs.insert(dir).second && kustomizationFileIn(dir)) kustomizationDirs.insert(normal(dir));

@@ -150,11 +150,25 @@ bool unfetchedDependencies(const std::string& helmError) {
   return helmError.find("missing in charts/ directory") != std::string::npos;
 }
 
+// helm template's refusal of a library chart (Chart.yaml type: library),
+// which by definition renders nothing of its own (helm 3 and 4).
+bool libraryChart(const std::string& helmError) {
+  return helmError.find("library charts are not installable") != std::string::npos;
+}
+
+// A chart not rendered for a reason that is not the chart's fault: a note.
+FileReport skippedChart(const std::string& dir, std::string note) {
+  FileReport skipped;
+  skipped.file = dir;
+  skipped.notes.push_back(std::move(note));
+  return skipped;
+}
+
 }  // namespace
 
 FileReport lintChart(const std::string& dir, const std::string& helm, const std::vector<std::string>& valuesFiles,
                      const LintPolicy& policy, const RenderSettings& settings) {
-  std::vector<std::string> argv{helm, "template", dir};
+  std::vector<std::string> argv{helm, "template", dir, "--kube-version", settings.kubeVersion};
   for (const std::string& v : valuesFiles) {
     argv.push_back("--values");
     argv.push_back(v);
@@ -164,11 +178,12 @@ FileReport lintChart(const std::string& dir, const std::string& helm, const std:
   if (rendered.ran && rendered.exitStatus != 0 && unfetchedDependencies(rendered.err)) {
     // Not the chart's fault but the checkout's: a note, not an input error (exit 2) that would
     // stop every pre-commit run in a repository with a chart of remote dependencies.
-    FileReport skipped;
-    skipped.file = dir;
-    skipped.notes.push_back("Helm chart " + dir + " not rendered: its dependencies are not fetched (helm dependency build " +
-                            dir + ")");
-    return skipped;
+    return skippedChart(dir, "Helm chart " + dir + " not rendered: its dependencies are not fetched (helm dependency build " +
+                                 dir + ")");
+  }
+  if (rendered.ran && rendered.exitStatus != 0 && libraryChart(rendered.err)) {
+    return skippedChart(dir, "Helm chart " + dir + " is a library chart (type: library): it renders no objects of its own, "
+                             "and is judged through the charts that use it");
   }
   if (!rendered.ran || rendered.exitStatus != 0) {
     FileReport failed;

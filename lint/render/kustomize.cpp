@@ -270,15 +270,39 @@ class Wrapper {
   bool ok_ = false;
 };
 
-std::string firstLines(std::string text, std::size_t maxLines) {
+// kustomize's error on one line: its first lines, and its last line, where
+// kustomize puts the reason after quoting a whole config ("...: must
+// specify --enable-helm").
+std::string errorSummary(std::string text, std::size_t maxLines) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   std::size_t at = 0;
   for (std::size_t n = 0; n < maxLines && at != std::string::npos; ++n) {
     at = text.find('\n', at == 0 ? 0 : at + 1);
   }
-  if (at != std::string::npos) text = text.substr(0, at) + " ...";
+  if (at != std::string::npos) {
+    const std::size_t lastLine = text.rfind('\n') + 1;
+    text = text.substr(0, at) + (lastLine > at + 1 ? " ... " + text.substr(lastLine) : text.substr(at));
+  }
   for (char& c : text) c = c == '\n' ? ' ' : c;
   return text;
+}
+
+// helmCharts (kustomize's HelmChartInflationGenerator): a chart not vendored
+// under helmGlobals.chartHome (default "charts") is pulled from its repo, a
+// remote reference like a remote base.
+void readHelmCharts(const json& doc, const std::string& dir, Kustomization& k) {
+  const auto charts = doc.find("helmCharts");
+  if (charts == doc.end() || !charts->is_array() || charts->empty()) return;
+  k.helmCharts = true;
+  const auto globals = doc.find("helmGlobals");
+  std::string home = globals != doc.end() && globals->is_object() ? stringOr(*globals, "chartHome") : "";
+  if (home.empty()) home = "charts";
+  for (const json& chart : *charts) {
+    if (!chart.is_object()) continue;
+    const std::string repo = stringOr(chart, "repo"), name = stringOr(chart, "name");
+    std::error_code ec;
+    if (!repo.empty() && !fs::is_directory(fs::path(dir) / home / name, ec)) k.remoteRefs.push_back(repo);
+  }
 }
 
 }  // namespace
@@ -325,6 +349,7 @@ Kustomization readKustomization(const std::string& dir) {
   for (const std::string& r : stringsAt(doc, "resources")) classify(r, false);
   for (const std::string& r : stringsAt(doc, "bases")) classify(r, true);
   for (const std::string& r : stringsAt(doc, "components")) classify(r, true);
+  readHelmCharts(doc, dir, k);
   for (const std::string& p : pathsOfObjects(doc, "patches")) k.patchFiles.push_back(normal(fs::path(dir) / p));
   for (const std::string& p : pathsOfObjects(doc, "patchesJson6902")) k.patchFiles.push_back(normal(fs::path(dir) / p));
   for (const std::string& p : stringsAt(doc, "patchesStrategicMerge")) {
@@ -342,18 +367,35 @@ bool isRemoteReference(const std::string& entry) {
   return entry.find("://") != std::string::npos;
 }
 
-std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Kustomization& root) {
+namespace {
+
+// The first kustomization of `root`'s tree (itself, then what it includes,
+// each read once) for which `found` holds.
+template <typename Predicate>
+std::optional<Kustomization> findIncluded(const Kustomization& root, Predicate found) {
   std::vector<Kustomization> pending{root};
   std::set<std::string> seen{normal(root.dir)};
   while (!pending.empty()) {
-    const Kustomization k = std::move(pending.back());
+    Kustomization k = std::move(pending.back());
     pending.pop_back();
-    if (!k.remoteRefs.empty()) return std::pair(k.file, k.remoteRefs.front());
+    if (found(k)) return k;
     for (const std::string& dir : k.referencedDirs) {
       if (seen.insert(normal(dir)).second && kustomizationFileIn(dir)) pending.push_back(readKustomization(dir));
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Kustomization& root) {
+  const auto k = findIncluded(root, [](const Kustomization& k) { return !k.remoteRefs.empty(); });
+  if (!k) return std::nullopt;
+  return std::pair(k->file, k->remoteRefs.front());
+}
+
+bool usesHelmCharts(const Kustomization& root) {
+  return findIncluded(root, [](const Kustomization& k) { return k.helmCharts; }).has_value();
 }
 
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
@@ -370,8 +412,10 @@ FileReport lintKustomization(const Kustomization& root, const std::vector<Kustom
   }
   Wrapper wrapper(root.dir);
   std::optional<CommandResult> rendered;
+  const bool enableHelm = usesHelmCharts(root);
   if (wrapper.ok()) {
     std::vector<std::string> argv = command;
+    if (enableHelm) argv.push_back("--enable-helm");
     argv.push_back(wrapper.dir().string());
     rendered = runCommand(argv, limit, settings.timeoutMs);
   }
@@ -380,11 +424,12 @@ FileReport lintKustomization(const Kustomization& root, const std::vector<Kustom
     // The root itself: its own error message (or, with a kustomize too old
     // for buildMetadata, its output without origins).
     std::vector<std::string> argv = command;
+    if (enableHelm) argv.push_back("--enable-helm");
     argv.push_back(root.dir);
     rendered = runCommand(argv, limit, settings.timeoutMs);
   }
   if (!rendered->ran || rendered->exitStatus != 0) {
-    const std::string why = !rendered->ran ? rendered->error : firstLines(rendered->err, 3);
+    const std::string why = !rendered->ran ? rendered->error : errorSummary(rendered->err, 3);
     failed.errors.push_back({root.file, 0, 0, "cannot render the kustomization (" + command[0] + " " + command[1] +
                                                   " " + root.dir + "): " + why});
     return failed;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lint/lint_file.h"
@@ -25,6 +26,7 @@ struct Kustomization {
   std::vector<std::string> patchFiles;      // patches, patchesStrategicMerge, patchesJson6902 paths
   std::vector<std::string> remoteRefs;      // resources, bases and components that are URLs or git repositories
   bool component = false;                   // kind: Component: rendered only by a kustomization that lists it
+  bool helmCharts = false;                  // helmCharts: kustomize inflates them only with --enable-helm
   std::string error;                        // could not be read or parsed
 };
 
@@ -39,9 +41,19 @@ using RenderCommand = std::vector<std::string>;
 
 // What every renderer (kustomize, helm) of a run may do.
 struct RenderSettings {
+  static constexpr std::string_view kDefaultKubeVersion = "1.37.0";
   int timeoutMs = 300'000;   // --render-timeout: then it and what it started are killed
   bool allowRemote = false;  // --allow-remote: kustomize may fetch remote bases
+  // --kube-version: the Kubernetes version helm template renders for (its
+  // .Capabilities.KubeVersion and Chart.yaml's kubeVersion check). Without
+  // it helm takes the version compiled into it, older than the clusters
+  // gpuguard judges for, and refuses charts that require a newer one.
+  std::string kubeVersion = std::string(kDefaultKubeVersion);
 };
+
+// Whether `root` or any kustomization it includes has helmCharts (then it
+// is rendered with --enable-helm, which needs helm on PATH).
+bool usesHelmCharts(const Kustomization& root);
 
 // A resource, base or component that kustomize would fetch: a URL
 // (https://, ssh://, git::...), a git repository (github.com/org/repo,

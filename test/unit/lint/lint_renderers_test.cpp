@@ -21,18 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// An executable script `name` in dir/bin.
-void writeScript(const TempDir& dir, const std::string& name, const std::string& body) {
-  const fs::path p = dir.write("bin/" + name, "#!/bin/sh\n" + body);
-  fs::permissions(p, fs::perms::owner_all);
-}
-
-// gpuguard-lint in `dir` with dir/bin first on PATH.
-RunResult runLintWithFakes(std::vector<std::string> args, const TempDir& dir) {
-  args.insert(args.begin(), lintBinary());
-  return runCommand(args, "", dir.str(), 120, {"PATH=" + dir.str() + "/bin:" + std::getenv("PATH")});
-}
-
 // A renderer that starts a grandchild sleeping forever (holding the output
 // open), writes its pid to `pidFile`, and hangs itself.
 std::string hangingRenderer(const fs::path& pidFile) {

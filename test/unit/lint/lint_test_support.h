@@ -181,6 +181,18 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// An executable shell script `name` in dir/bin: a fake helm, kustomize or kubectl.
+inline void writeScript(const TempDir& dir, const std::string& name, const std::string& body) {
+  const std::filesystem::path p = dir.write("bin/" + name, "#!/bin/sh\n" + body);
+  std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+}
+
+// gpuguard-lint in `dir` with dir/bin first on PATH.
+inline RunResult runLintWithFakes(std::vector<std::string> args, const TempDir& dir) {
+  args.insert(args.begin(), lintBinary());
+  return runCommand(args, "", dir.str(), 120, {"PATH=" + dir.str() + "/bin:" + std::getenv("PATH")});
+}
+
 // Manifests the tests share.
 inline constexpr const char* kGoodPod = R"(apiVersion: v1
 kind: Pod
