@@ -42,6 +42,13 @@ class ChartFinder {
     return cache_.emplace(key, chart).first->second;
   }
 
+  // Chart.yaml or a values*.yaml beside it: what a chart is rendered from,
+  // not a manifest.
+  bool isChartInput(const fs::path& file) {
+    const std::string name = file.filename().string();
+    return name == "Chart.yaml" || (name.starts_with("values") && isChart(file.parent_path()));
+  }
+
  private:
   // .../CHART/templates/**: the nearest "templates" with a Chart.yaml beside
   // it, above `dir`; then its outermost chart.
@@ -152,8 +159,7 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
     const std::string dir = p.parent_path().empty() ? "." : p.parent_path().generic_string();
     // Chart.yaml or a values file named alone (pre-commit passes the changed
     // file): the chart it belongs to is what changed.
-    const bool valuesFile = p.filename().string().starts_with("values") && charts.isChart(p.parent_path());
-    if (p.filename() == "Chart.yaml" || valuesFile) chartDirs.insert(charts.outermost(dir));
+    if (charts.isChartInput(p)) chartDirs.insert(charts.outermost(dir));
     if (const std::string chart = charts.templateChart(f); !chart.empty()) chartDirs.insert(chart);
     if (isKustomizationFileName(p.filename().string())) kustomizationDirs.insert(normal(dir));
     else if (checkedDirs.insert(dir).second && kustomizationFileIn(dir)) kustomizationDirs.insert(normal(dir));
@@ -190,12 +196,7 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
     const std::string n = f == "-" ? f : normal(f);
     if (f != "-" && !charts.templateChart(f).empty()) continue;  // rendered with its chart, or skipped
     if (renderers.kustomize && owned.count(n)) continue;         // judged through the rendered output
-    if (renderers.helm && f != "-") {
-      // Chart.yaml and values files of a rendered chart are not manifests.
-      const fs::path p(f);
-      if (p.filename() == "Chart.yaml" || (p.filename().string().starts_with("values") && charts.isChart(p.parent_path())))
-        continue;
-    }
+    if (renderers.helm && f != "-" && charts.isChartInput(f)) continue;  // rendered with its chart
     plan.files.push_back(f);
     // A patch only when a kustomization lists it: one of the run's, or one
     // above the file's directory.

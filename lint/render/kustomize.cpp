@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <map>
@@ -369,19 +370,24 @@ bool isRemoteReference(const std::string& entry) {
 
 namespace {
 
-// The first kustomization of `root`'s tree (itself, then what it includes,
-// each read once) for which `found` holds.
-template <typename Predicate>
-std::optional<Kustomization> findIncluded(const Kustomization& root, Predicate found) {
-  std::vector<Kustomization> pending{root};
+// `root`'s tree: itself, then what it includes, each read once, in the
+// order a depth-first walk meets them.
+std::vector<Kustomization> includedKustomizations(const Kustomization& root) {
+  std::vector<Kustomization> tree, pending{root};
   std::set<std::string> seen{normal(root.dir)};
   while (!pending.empty()) {
-    Kustomization k = std::move(pending.back());
+    tree.push_back(std::move(pending.back()));
     pending.pop_back();
-    if (found(k)) return k;
-    for (const std::string& dir : k.referencedDirs) {
+    for (const std::string& dir : tree.back().referencedDirs) {
       if (seen.insert(normal(dir)).second && kustomizationFileIn(dir)) pending.push_back(readKustomization(dir));
     }
+  }
+  return tree;
+}
+
+std::optional<std::pair<std::string, std::string>> firstRemoteReference(const std::vector<Kustomization>& tree) {
+  for (const Kustomization& k : tree) {
+    if (!k.remoteRefs.empty()) return std::pair(k.file, k.remoteRefs.front());
   }
   return std::nullopt;
 }
@@ -389,13 +395,7 @@ std::optional<Kustomization> findIncluded(const Kustomization& root, Predicate f
 }  // namespace
 
 std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Kustomization& root) {
-  const auto k = findIncluded(root, [](const Kustomization& k) { return !k.remoteRefs.empty(); });
-  if (!k) return std::nullopt;
-  return std::pair(k->file, k->remoteRefs.front());
-}
-
-bool usesHelmCharts(const Kustomization& root) {
-  return findIncluded(root, [](const Kustomization& k) { return k.helmCharts; }).has_value();
+  return firstRemoteReference(includedKustomizations(root));
 }
 
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
@@ -403,31 +403,29 @@ FileReport lintKustomization(const Kustomization& root, const std::vector<Kustom
   const std::size_t limit = yaml::Limits{}.maxDocumentBytes;
   FileReport failed;
   failed.file = root.dir;
-  if (const auto remote = settings.allowRemote ? std::nullopt : firstRemoteReference(root)) {
+  // Its tree, read once: whether kustomize would fetch, and whether it inflates Helm charts.
+  const std::vector<Kustomization> included = includedKustomizations(root);
+  if (const auto remote = settings.allowRemote ? std::nullopt : firstRemoteReference(included)) {
     failed.errors.push_back({root.file, 0, 0,
                              "not rendered: " + remote->first + " names the remote base " + remote->second +
                                  ", which kustomize would fetch from the network; vendor it into the tree, or "
                                  "pass --allow-remote"});
     return failed;
   }
+  RenderCommand build = command;
+  if (std::ranges::any_of(included, &Kustomization::helmCharts)) build.push_back("--enable-helm");
+  const auto render = [&](const std::string& dir) {
+    std::vector<std::string> argv = build;
+    argv.push_back(dir);
+    return runCommand(argv, limit, settings.timeoutMs);
+  };
   Wrapper wrapper(root.dir);
   std::optional<CommandResult> rendered;
-  const bool enableHelm = usesHelmCharts(root);
-  if (wrapper.ok()) {
-    std::vector<std::string> argv = command;
-    if (enableHelm) argv.push_back("--enable-helm");
-    argv.push_back(wrapper.dir().string());
-    rendered = runCommand(argv, limit, settings.timeoutMs);
-  }
+  if (wrapper.ok()) rendered = render(wrapper.dir().string());
   bool withOrigins = rendered && rendered->ran && rendered->exitStatus == 0;
-  if (!withOrigins) {
-    // The root itself: its own error message (or, with a kustomize too old
-    // for buildMetadata, its output without origins).
-    std::vector<std::string> argv = command;
-    if (enableHelm) argv.push_back("--enable-helm");
-    argv.push_back(root.dir);
-    rendered = runCommand(argv, limit, settings.timeoutMs);
-  }
+  // The root itself: its own error message (or, with a kustomize too old
+  // for buildMetadata, its output without origins).
+  if (!withOrigins) rendered = render(root.dir);
   if (!rendered->ran || rendered->exitStatus != 0) {
     const std::string why = !rendered->ran ? rendered->error : errorSummary(rendered->err, 3);
     failed.errors.push_back({root.file, 0, 0, "cannot render the kustomization (" + command[0] + " " + command[1] +

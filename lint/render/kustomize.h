@@ -51,10 +51,6 @@ struct RenderSettings {
   std::string kubeVersion = std::string(kDefaultKubeVersion);
 };
 
-// Whether `root` or any kustomization it includes has helmCharts (then it
-// is rendered with --enable-helm, which needs helm on PATH).
-bool usesHelmCharts(const Kustomization& root);
-
 // A resource, base or component that kustomize would fetch: a URL
 // (https://, ssh://, git::...), a git repository (github.com/org/repo,
 // gitlab.com/..., bitbucket.org/..., git@host:repo).
