@@ -40,10 +40,7 @@ void Walker::openToServingRuntime(PodSite& site, const json& model, const FieldP
   if (!ownerIs("InferenceService", "serving.kserve.io/")) return;
   auto runtime = model.find("runtime");
   if (runtime == model.end() || !runtime->is_string() || runtime->get_ref<const std::string&>().empty()) return;
-  const FieldPath runtimePath = modelPath.field("runtime");
-  openToRuntime(site.nodeSelector, runtimePath);
-  openToRuntime(site.affinity, runtimePath);
-  openToRuntime(site.tolerations, runtimePath);
+  openPlacementToRuntime(site, modelPath.field("runtime"));
 }
 
 // An LLMInferenceService merges the LLMInferenceServiceConfig presets its
@@ -54,10 +51,7 @@ void Walker::openToBaseConfigs(PodSite& site) const {
   const json* spec = memberOf(ownerObject(), "spec");
   const json* baseRefs = memberOf(spec, "baseRefs");
   if (!baseRefs || !baseRefs->is_array() || baseRefs->empty()) return;
-  const FieldPath refsPath = chain[ownerChainIndex].path->toFieldPath().field("spec").field("baseRefs");
-  openToRuntime(site.nodeSelector, refsPath);
-  openToRuntime(site.affinity, refsPath);
-  openToRuntime(site.tolerations, refsPath);
+  openPlacementToRuntime(site, chain[ownerChainIndex].path->toFieldPath().field("spec").field("baseRefs"));
 }
 
 }  // namespace gpuguard::pods

@@ -189,17 +189,24 @@ void Walker::scheduleByPatches(PodSite& site) const {
 void Walker::openToTrainingRuntime(PodSite& site, const json& trainJobSpec, const FieldPath& specPath) {
   auto runtimeRef = trainJobSpec.find("runtimeRef");
   if (runtimeRef == trainJobSpec.end() || !runtimeRef->is_object()) return;
-  const FieldPath runtimePath = specPath.field("runtimeRef");
-  openToRuntime(site.nodeSelector, runtimePath);
-  openToRuntime(site.affinity, runtimePath);
-  openToRuntime(site.tolerations, runtimePath);
+  openPlacementToRuntime(site, specPath.field("runtimeRef"));
   site.tolerations.opaque = true;
 }
 
-void Walker::openToRuntime(PodField& field, const FieldPath& runtimePath) {
+namespace {
+
+void openToRuntime(PodField& field, const FieldPath& runtimePath) {
   if (field.value) return;  // written here: the operator's merge keeps it
   field.path = runtimePath;
   field.opaque = true;
+}
+
+}  // namespace
+
+void Walker::openPlacementToRuntime(PodSite& site, const FieldPath& runtimePath) {
+  openToRuntime(site.nodeSelector, runtimePath);
+  openToRuntime(site.affinity, runtimePath);
+  openToRuntime(site.tolerations, runtimePath);
 }
 
 }  // namespace gpuguard::pods

@@ -102,9 +102,10 @@ struct Walker {
 
   // --- Kubeflow Trainer (rules/pods/trainjob.cpp) ---
   bool inTrainJob() const;
-  // Marks `field` as supplied by a runtime named at `runtimePath`, unless the
-  // object writes it itself (shared by the TrainJob and KServe adapters).
-  static void openToRuntime(PodField& field, const FieldPath& runtimePath);
+  // Marks the pod's nodeSelector, affinity and tolerations as supplied by a
+  // runtime named at `runtimePath`, each unless the object writes it itself
+  // (shared by the TrainJob and KServe adapters).
+  static void openPlacementToRuntime(PodSite& site, const FieldPath& runtimePath);
   void scheduleByPatches(PodSite& site) const;
   static void openToTrainingRuntime(PodSite& site, const nlohmann::json& trainJobSpec, const FieldPath& specPath);
 
