@@ -151,8 +151,9 @@ Outcome processJob(const Job& job, const RunInputs& in) {
     case Job::Kind::Chart:
       out.report = lintChart(job.path, *in.renderers.helm, in.options.helmValues, in.policy, in.renderers.settings);
       if (in.options.fix) {
-        out.report.notes.push_back("Helm chart " + job.path + " judged as rendered, not fixed (--fix rewrites YAML files; "
-                                   "fix the chart's templates or values)");
+        out.report.notes.push_back("Helm chart " + job.path +
+                                   " judged as rendered, not fixed (--fix rewrites YAML files; fix the chart's "
+                                   "templates or values)");
       }
       break;
   }

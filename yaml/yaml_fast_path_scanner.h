@@ -24,7 +24,8 @@ inline bool isBlankOrEnd(std::string_view s, std::size_t i) { return i >= s.size
 // Hands the scanner's events to the handler a chunk at a time (stream()).
 class ChunkedHandOver {
  public:
-  ChunkedHandOver(YAML::EventHandler& handler, std::size_t chunkEvents) : handler_(handler), chunkEvents_(chunkEvents) {}
+  ChunkedHandOver(YAML::EventHandler& handler, std::size_t chunkEvents)
+      : handler_(handler), chunkEvents_(chunkEvents) {}
   // `events` (all final: no later text can take one back) to the handler
   // when they fill a chunk, or when `last`; then cleared.
   void offer(Events& events, std::string_view section, bool last);

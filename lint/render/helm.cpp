@@ -178,12 +178,13 @@ FileReport lintChart(const std::string& dir, const std::string& helm, const std:
   if (rendered.ran && rendered.exitStatus != 0 && unfetchedDependencies(rendered.err)) {
     // Not the chart's fault but the checkout's: a note, not an input error (exit 2) that would
     // stop every pre-commit run in a repository with a chart of remote dependencies.
-    return skippedChart(dir, "Helm chart " + dir + " not rendered: its dependencies are not fetched (helm dependency build " +
-                                 dir + ")");
+    return skippedChart(dir, "Helm chart " + dir +
+                                 " not rendered: its dependencies are not fetched (helm dependency build " + dir + ")");
   }
   if (rendered.ran && rendered.exitStatus != 0 && libraryChart(rendered.err)) {
-    return skippedChart(dir, "Helm chart " + dir + " is a library chart (type: library): it renders no objects of its own, "
-                             "and is judged through the charts that use it");
+    return skippedChart(dir, "Helm chart " + dir +
+                                 " is a library chart (type: library): it renders no objects of its own, and is "
+                                 "judged through the charts that use it");
   }
   if (!rendered.ran || rendered.exitStatus != 0) {
     FileReport failed;

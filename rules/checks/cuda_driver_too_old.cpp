@@ -268,7 +268,8 @@ class CudaDriverTooOld final : public Rule {
   // Not when the placement is decided elsewhere (placementOpaque): the
   // nodes it reaches are unknown.
   static bool withFacts(const CheckContext& ctx, const PodSite& site) {
-    return !placementOpaque(site) && ctx.cluster && ctx.cluster->listed(FactKind::Node) && !(site.spec && !stringOr(*site.spec, "nodeName").empty());
+    return !placementOpaque(site) && ctx.cluster && ctx.cluster->listed(FactKind::Node) &&
+           !(site.spec && !stringOr(*site.spec, "nodeName").empty());
   }
 
   // The driver majors of reachable nodes whose gpu.product names GeForce,

@@ -36,7 +36,8 @@ constexpr RuleDoc kDoc{
         "That is reported when they cannot all be there: a required pod anti-affinity or a hostname topology "
         "spread (DoNotSchedule) keeps the other replicas Pending, and so do whole GPUs per pod (from nvidia.com/gpu "
         "or claims whose templates the input holds) that, times the replicas, plus the shared claims' devices "
-        "(counted once: every replica uses the same ones), exceed what a node holds (policy maxGpusPerNode). Sharing a claim among replicas on purpose (an IMEX channel, a GPU shared by design, as in "
+        "(counted once: every replica uses the same ones), exceed what a node holds (policy maxGpusPerNode). "
+        "Sharing a claim among replicas on purpose (an IMEX channel, a GPU shared by design, as in "
         "the Kubernetes DRA docs' example Job) is not reported. A claim per pod comes from "
         "resourceClaimTemplateName.",
     .remediation =

@@ -179,7 +179,8 @@ class ScriptSplitter {
       ++i_;
     }
     while (next() == ' ' || next() == '\t') ++i_;
-    for (char c = next(); c != '\0' && std::string_view(" \t\r\n;&|()<>").find(c) == std::string_view::npos; c = next()) {
+    constexpr std::string_view kWordEnds = " \t\r\n;&|()<>";
+    for (char c = next(); c != '\0' && kWordEnds.find(c) == std::string_view::npos; c = next()) {
       ++i_;
       if (c == '\'' || c == '"') {
         for (++i_; i_ < s_.size() && s_[i_] != c; ++i_) doc.delimiter += s_[i_];
@@ -242,7 +243,8 @@ class ScriptSplitter {
   void reservedWord(std::string_view w) {
     if (w == "if" || w == "case") {
       closeOrList();
-      if (frames_.size() < kMaxNesting) frames_.push_back({w == "if" ? Frame::Kind::If : Frame::Kind::Case, {constructs_++, 0}});
+      const Frame::Kind kind = w == "if" ? Frame::Kind::If : Frame::Kind::Case;
+      if (frames_.size() < kMaxNesting) frames_.push_back({kind, {constructs_++, 0}});
     } else if (w == "elif" || w == "else") {
       closeOrList();
       if (!frames_.empty() && frames_.back().kind == Frame::Kind::If) ++frames_.back().at.branch;
