@@ -66,8 +66,14 @@ std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Ku
 // they came from; a render that fails is an InputError of the unit.
 // A root that names a remote base is not rendered without
 // settings.allowRemote: an InputError naming the kustomization and the URL.
+// `reportOnly` (directoryKey()s; lint/render/kustomize_includers.h): when
+// set, only the findings of objects kustomize traces to a file under one of
+// these directories are reported (a root rendered to judge a base it
+// includes reports the base's objects, not every other app's); objects it
+// cannot trace (generated ones, a kustomize without origin annotations) are
+// reported.
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
                              const RenderCommand& command, const LintPolicy& policy,
-                             const RenderSettings& settings = {});
+                             const RenderSettings& settings = {}, const std::vector<std::string>& reportOnly = {});
 
 }  // namespace gpuguard::lint
