@@ -81,7 +81,7 @@ HttpResponse ApiClient::send(std::string_view method, HttpRequest request, std::
                              std::string_view contentType) {
   const std::size_t baseHeaders = request.headers.size();
   for (int attempt = 0;; ++attempt) {
-    const Authenticator::Current credential = authenticator_.current();
+    const Authenticator::Current credential = authenticator_.current(request.cancel);
     if (!credential.error.empty()) {
       HttpResponse failed;
       failed.error = credential.error;

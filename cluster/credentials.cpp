@@ -7,11 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -73,15 +76,26 @@ std::vector<std::string> pluginEnvironment(const ExecConfig& exec, const ClientC
   return out;
 }
 
-// Reads stdout and stderr until both close, the caps or the deadline.
-bool drain(int outFd, int errFd, std::string& out, std::string& err, Clock::time_point deadline) {
+// How a plugin's run ended.
+enum class Ended { Finished, TimedOut, Cancelled };
+
+// How often a plugin's run looks at its cancel flag.
+constexpr std::chrono::milliseconds kCancelCheck(100);
+
+bool cancelled(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(); }
+
+// Reads stdout and stderr until both close (the caps kept), the deadline or a cancel.
+Ended drain(int outFd, int errFd, std::string& out, std::string& err, Clock::time_point deadline,
+            const std::atomic<bool>* cancel) {
   pollfd fds[2] = {{outFd, POLLIN, 0}, {errFd, POLLIN, 0}};
   std::string* sinks[2] = {&out, &err};
   int open = 2;
   while (open > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) return false;
+    if (cancelled(cancel)) return Ended::Cancelled;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return Ended::TimedOut;
+    if (cancel != nullptr) left = std::min<long>(left, kCancelCheck.count());
+    if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) return Ended::TimedOut;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
       char buffer[8192];
@@ -94,15 +108,55 @@ bool drain(int outFd, int errFd, std::string& out, std::string& err, Clock::time
       }
     }
   }
-  return true;
+  return Ended::Finished;
 }
 
-int waitChild(pid_t pid, bool kill) {
-  if (kill) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+// Starts the plugin in a process group of its own, so that a kill reaches
+// whatever it started too, with no signal blocked and SIGTERM, SIGINT, SIGHUP
+// and SIGPIPE at their defaults: a child inherits both the signal mask and
+// ignored signals, and the webhook blocks the first three in its threads to
+// wait for them (a plugin that inherited that mask outlived the webhook).
+int spawnPlugin(pid_t& pid, const std::string& command, char* const argv[], char* const envp[], int outFd, int errFd) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, outFd, 1);
+  posix_spawn_file_actions_adddup2(&actions, errFd, 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, signal);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  const int spawned = posix_spawnp(&pid, command.c_str(), &actions, &attributes, argv, envp);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  return spawned;
+}
+
+// The plugin's wait status. Its process group is killed first when `kill`,
+// and when it has not exited by the deadline or a cancel (a plugin may close
+// its output and go on running).
+int waitChild(pid_t pid, bool kill, Clock::time_point deadline, const std::atomic<bool>* cancel) {
+  if (kill) ::kill(-pid, SIGKILL);
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    int status = 0;
+    const pid_t reaped = waitpid(pid, &status, kill ? 0 : WNOHANG);
+    if (reaped == pid) return status;
+    if (reaped < 0 && errno != EINTR) return -1;  // not our child any more: reported as killed
+    if (reaped == 0 && (Clock::now() >= deadline || cancelled(cancel))) {
+      ::kill(-pid, SIGKILL);
+      kill = true;
+    } else if (reaped == 0) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
   }
-  return status;
 }
 
 std::string firstLine(const std::string& text) {
@@ -192,10 +246,47 @@ std::optional<Credential> parseExecCredential(std::string_view output, const std
   return c;
 }
 
+namespace {
+
+std::string durationText(std::chrono::milliseconds timeout) {
+  return timeout.count() % 1000 == 0 ? std::to_string(timeout.count() / 1000) + " s"
+                                     : std::to_string(timeout.count()) + " ms";
+}
+
+// The credential a finished run printed, or what went wrong in `error`.
+std::optional<Credential> credentialOf(const ExecConfig& exec, Ended ended, int status,
+                                       std::chrono::milliseconds timeout, const std::string& stdoutText,
+                                       const std::string& stderrText, std::string& error) {
+  if (ended == Ended::Cancelled) {
+    error = "exec plugin " + exec.command + ": stopped, the request was cancelled (killed)";
+    return std::nullopt;
+  }
+  if (ended == Ended::TimedOut) {
+    error = "exec plugin " + exec.command + ": no answer within " + durationText(timeout) + " (killed)";
+    return std::nullopt;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    error = "exec plugin " + exec.command + " failed (" +
+            (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) : std::string("killed by a signal")) +
+            ")" + (stderrText.empty() ? "" : ": " + firstLine(stderrText));
+    return std::nullopt;
+  }
+  std::optional<Credential> credential = parseExecCredential(stdoutText, exec.apiVersion, error);
+  if (!credential) error = "exec plugin " + exec.command + ": " + error;
+  return credential;
+}
+
+}  // namespace
+
 std::optional<Credential> runExecPlugin(const ExecConfig& exec, const ClientConfig& cluster,
-                                        std::chrono::milliseconds timeout, std::string& error) {
+                                        std::chrono::milliseconds timeout, std::string& error,
+                                        const std::atomic<bool>* cancel) {
   if (exec.interactiveMode == "Always") {
     error = "exec plugin " + exec.command + ": interactiveMode Always needs a terminal, which gpuguard never has";
+    return std::nullopt;
+  }
+  if (cancelled(cancel)) {
+    error = "exec plugin " + exec.command + ": not run, the request was cancelled";
     return std::nullopt;
   }
   std::vector<std::string> env = pluginEnvironment(exec, cluster);
@@ -219,18 +310,13 @@ std::optional<Credential> runExecPlugin(const ExecConfig& exec, const ClientConf
     error = std::string("pipe: ") + std::strerror(errno);
     return std::nullopt;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, command.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  const int spawned = spawnPlugin(pid, command, argv.data(), envp.data(), out[1], err[1]);
   close(out[1]);
   close(err[1]);
   std::string stdoutText, stderrText;
-  const bool finished = spawned == 0 && drain(out[0], err[0], stdoutText, stderrText, Clock::now() + timeout);
+  const Clock::time_point deadline = Clock::now() + timeout;
+  const Ended ended = spawned == 0 ? drain(out[0], err[0], stdoutText, stderrText, deadline, cancel) : Ended::Finished;
   close(out[0]);
   close(err[0]);
   if (spawned != 0) {
@@ -238,28 +324,14 @@ std::optional<Credential> runExecPlugin(const ExecConfig& exec, const ClientConf
             (exec.installHint.empty() ? "" : " (" + exec.installHint + ")");
     return std::nullopt;
   }
-  const int status = waitChild(pid, !finished);
-  if (!finished) {
-    error = "exec plugin " + exec.command + ": no answer within " +
-            (timeout.count() % 1000 == 0 ? std::to_string(timeout.count() / 1000) + " s" : std::to_string(timeout.count()) + " ms") +
-            " (killed)";
-    return std::nullopt;
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    error = "exec plugin " + exec.command + " failed (" +
-            (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) : std::string("killed by a signal")) +
-            ")" + (stderrText.empty() ? "" : ": " + firstLine(stderrText));
-    return std::nullopt;
-  }
-  std::optional<Credential> credential = parseExecCredential(stdoutText, exec.apiVersion, error);
-  if (!credential) error = "exec plugin " + exec.command + ": " + error;
-  return credential;
+  const int status = waitChild(pid, ended != Ended::Finished, deadline, cancel);
+  return credentialOf(exec, ended, status, timeout, stdoutText, stderrText, error);
 }
 
 Authenticator::Authenticator(ClientConfig config, std::chrono::milliseconds execTimeout)
     : config_(std::move(config)), execTimeout_(execTimeout) {}
 
-Authenticator::Current Authenticator::current() {
+Authenticator::Current Authenticator::current(const std::atomic<bool>* cancel) {
   Current out;
   out.clientCertPem = config_.tls.clientCertPem;
   out.clientKeyPem = config_.tls.clientKeyPem;
@@ -275,9 +347,9 @@ Authenticator::Current Authenticator::current() {
     const bool expired = cached_ && cached_->expires && *cached_->expires <= std::chrono::system_clock::now();
     if (!cached_ || expired) {
       cached_.reset();
-      ++execRuns_;
+      if (!cancelled(cancel)) ++execRuns_;
       std::string error;
-      cached_ = runExecPlugin(*config_.credentials.exec, config_, execTimeout_, error);
+      cached_ = runExecPlugin(*config_.credentials.exec, config_, execTimeout_, error, cancel);
       if (!cached_) out.error = error;
     }
     if (cached_) {

@@ -5,6 +5,7 @@
 // kubeconfig or from the plugin).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -29,10 +30,15 @@ std::optional<Credential> parseExecCredential(std::string_view output, const std
 // RFC 3339 ("2026-12-04T05:00:00Z", "...+02:00", fractions); nullopt when malformed.
 std::optional<std::chrono::system_clock::time_point> parseRfc3339(std::string_view text);
 
-// Runs the plugin (stdin /dev/null, KUBERNETES_EXEC_INFO set, at most
-// `timeout`) and parses what it prints.
+// Runs the plugin (stdin /dev/null, KUBERNETES_EXEC_INFO set, every signal
+// unblocked, in a process group of its own) and parses what it prints. Its
+// group is killed when it has not answered within `timeout` or when `cancel`
+// turns true (looked at every 100 ms): a plugin that hangs, as `aws eks
+// get-token` does when its SSO endpoint does not answer, never holds up a
+// shutdown. Not run at all when `cancel` is already true.
 std::optional<Credential> runExecPlugin(const ExecConfig& exec, const ClientConfig& cluster,
-                                        std::chrono::milliseconds timeout, std::string& error);
+                                        std::chrono::milliseconds timeout, std::string& error,
+                                        const std::atomic<bool>* cancel = nullptr);
 
 class Authenticator {
  public:
@@ -43,8 +49,9 @@ class Authenticator {
     std::string clientCertPem, clientKeyPem; // the plugin's, else the kubeconfig's
     std::string error;                       // the plugin or token file failed
   };
-  // Thread-safe. Runs the plugin when there is no cached credential or it has expired.
-  Current current();
+  // Thread-safe. Runs the plugin when there is no cached credential or it has
+  // expired; `cancel` (the request's) stops a run or keeps one from starting.
+  Current current(const std::atomic<bool>* cancel = nullptr);
   // The API server answered 401: the cached plugin credential is dropped, so
   // the next current() runs the plugin again (client-go's behaviour).
   void unauthorized();

@@ -62,7 +62,9 @@ constexpr RuleDoc kDoc{
         "cuda.runtime-version label says of the branch (a rollout from 550 to 570 runs a CUDA 12.4 image on "
         "either), which stays a warning; "
         "a warning when they all run one driver (the pin still protects "
-        "against the next node group); no finding for a pod bound by spec.nodeName, which skips the scheduler. "
+        "against the next node group), and for a DaemonSet, which runs a pod on every node it can reach, so that "
+        "a pin would take it off the other drivers' nodes; no finding for a pod bound by spec.nodeName, which "
+        "skips the scheduler. "
         "The finding names the nodes and drivers it used.",
     .remediation =
         "Add nodeSelector nvidia.com/cuda.driver-version.major: \"550\", or a required node affinity "
@@ -155,6 +157,14 @@ class GpuMissingDriverPin final : public Rule {
     const PodReach& reach = ctx.reach(site);
     const auto majors = reachableDriverMajors(reach);
     const std::string source = " (" + ctx.cluster->source() + ")";
+    if (majors.size() > 1 && site.ownerKind == "DaemonSet") {
+      // One pod on every node the selector admits: a pin would take the
+      // agent (health check, exporter, burn-in) off the other drivers'
+      // nodes, and a driver rollout is when it must run on both.
+      return "this DaemonSet runs a pod on each GPU node it can reach, and they run " + std::to_string(majors.size()) +
+             " CUDA driver majors: " + describeDriverMajors(majors) + source +
+             "; its image must work with the oldest of them, or be split by driver; ";
+    }
     if (majors.size() > 1) {
       const std::string said = "the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
                                " CUDA driver majors: " + describeDriverMajors(majors) + source;

@@ -1,9 +1,14 @@
 // client-go credential plugins (users[].user.exec): what the plugin is given,
 // what it must print, and when it runs again.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "cluster/credentials.h"
 #include "test/unit/tls_test_support.h"
@@ -160,6 +165,64 @@ TEST(Rfc3339Test, ReadsUtcOffsetsAndFractions) {
   EXPECT_FALSE(parseRfc3339("1970-13-01T00:00:00Z"));
   EXPECT_FALSE(parseRfc3339("1970-01-01T00:00:00"));
   EXPECT_EQ(parseRfc3339("2999-01-01T00:00:00Z"), system_clock::time_point::max());  // beyond system_clock's 2262
+}
+
+// The webhook blocks SIGTERM, SIGINT and SIGHUP in its threads to wait for
+// them; a plugin must not inherit that, or it ignores the kill of a shutdown.
+TEST(ExecPluginTest, APluginRunsWithNoSignalBlocked) {
+  TempDir dir;
+  const std::string plugin = writePlugin(
+      dir, R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}})",
+      "grep '^SigBlk' /proc/$$/status > " + dir.file("signals") + "\n");
+  sigset_t blocked, before;
+  sigemptyset(&blocked);
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&blocked, signal);
+  pthread_sigmask(SIG_BLOCK, &blocked, &before);
+  const Authenticator::Current c = Authenticator(withPlugin(plugin)).current();
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  EXPECT_EQ(c.error, "");
+  EXPECT_EQ(slurp(dir.file("signals")), "SigBlk:\t0000000000000000\n");
+}
+
+// Whether `pid` has exited (gone, or a zombie nobody reaped yet).
+bool exited(const std::string& pid) {
+  const std::string stat = slurp("/proc/" + pid + "/stat");
+  const std::size_t close = stat.rfind(')');
+  return stat.empty() || (close != std::string::npos && stat.compare(close, 4, ") Z ") == 0);
+}
+
+// A shutdown cancels every request; a plugin that hangs with SIGTERM ignored
+// (as `sleep` under a blocked mask did) is killed with what it started.
+TEST(ExecPluginTest, ACancelStopsAHangingPluginAndWhatItStarted) {
+  TempDir dir;
+  const std::string started = dir.file("child");
+  const std::string plugin =
+      writePlugin(dir, "{}", "trap '' TERM INT HUP\nsleep 1000 &\necho $! > " + started + ".tmp\nmv " + started +
+                                 ".tmp " + started + "\nwait\n");
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    while (!std::filesystem::exists(started)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    cancel = true;
+  });
+  Authenticator auth(withPlugin(plugin), std::chrono::hours(1));
+  const Authenticator::Current c = auth.current(&cancel);
+  canceller.join();
+  EXPECT_EQ(c.error, "exec plugin " + plugin + ": stopped, the request was cancelled (killed)");
+  std::string child = slurp(started);
+  child.erase(child.find_last_not_of('\n') + 1);
+  ASSERT_FALSE(child.empty());
+  for (int i = 0; i < 3000 && !exited(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(exited(child)) << "the plugin's own child " << child << " outlived it";
+}
+
+TEST(ExecPluginTest, NoPluginRunsForARequestAlreadyCancelled) {
+  TempDir dir;
+  const std::string plugin = writePlugin(dir, "{}");
+  const std::atomic<bool> cancel{true};
+  Authenticator auth(withPlugin(plugin));
+  EXPECT_EQ(auth.current(&cancel).error, "exec plugin " + plugin + ": not run, the request was cancelled");
+  EXPECT_EQ(auth.execRuns(), 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("runs")));
 }
 
 }  // namespace

@@ -171,6 +171,28 @@ TEST(GpuMissingDriverPinWithFacts, MixedDriversThatAllRunTheImagesCudaAreAWarnin
   EXPECT_THAT(unknown.at(0).message(), HasSubstr("no container names its CUDA version"));
 }
 
+// A DaemonSet runs one pod on every node it can reach: a GPU node agent
+// (health check, exporter, burn-in) must run on every driver during a
+// rollout, so a pin would be wrong advice, and a denial would keep it off.
+TEST(GpuMissingDriverPinWithFacts, ADaemonSetOnMixedDriversIsAWarningThatSaysItRunsOnEach) {
+  const auto rollout = clusterOf(gpuNode("gpu-a", "550", 8) + gpuNode("gpu-b", "570", 8));
+  const std::string agent =
+      "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: gpu-burn, namespace: ops}\nspec:\n"
+      "  selector: {matchLabels: {app: gpu-burn}}\n  template:\n    metadata: {labels: {app: gpu-burn}}\n    spec:\n"
+      "      nodeSelector: {nvidia.com/gpu.present: \"true\"}\n"
+      "      tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n      containers:\n      - name: burn\n"
+      "        image: myorg/gpu-burn:v3\n        resources:\n          limits: {nvidia.com/gpu: 8}\n";
+  const auto findings = judgeWithCluster(agent, *rollout, kPin);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
+  EXPECT_EQ(findings[0].severity, Severity::Warning);
+  EXPECT_THAT(findings[0].message(), HasSubstr("this DaemonSet runs a pod on each GPU node it can reach, and they run "
+                                               "2 CUDA driver majors: 550 (1 node: gpu-a), 570 (1 node: gpu-b)"));
+  // The same template in a Deployment lands on one node of either driver: the error stays.
+  std::string deployment = agent;
+  deployment.replace(deployment.find("DaemonSet"), 9, "Deployment");
+  EXPECT_EQ(judgeWithCluster(deployment, *rollout, kPin).at(0).severity, Severity::Error);
+}
+
 TEST(GpuMissingDriverPinWithFacts, OneDriverIsAWarningAndABoundPodNothing) {
   const auto one = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8));
   const auto findings = judgeWithCluster(gpuPod(1), *one, kPin);
