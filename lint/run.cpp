@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <thread>
 
 #include "gpuguard_version.h"
@@ -140,14 +141,29 @@ struct RunInputs {
   const Renderers& renderers;
 };
 
+// A root that did not render leaves the kustomizations judged through it
+// unjudged: said beside its error, so that they are not taken for clean.
+void noteUnjudgedBases(const Plan& plan, const std::string& rootDir, FileReport& report) {
+  for (const Plan::JudgedThrough& base : plan.judgedThrough) {
+    if (std::find(base.roots.begin(), base.roots.end(), rootDir) == base.roots.end()) continue;
+    report.notes.push_back("kustomization " + printable(base.dir) + " is judged through " + printable(rootDir) +
+                           ", which did not render (the error above): not judged there");
+  }
+}
+
 Outcome processJob(const Job& job, const RunInputs& in) {
   Outcome out;
   switch (job.kind) {
     case Job::Kind::File: return processFile(job, in.policy, in.options);
-    case Job::Kind::Kustomization:
+    case Job::Kind::Kustomization: {
+      const auto reportOnly = in.plan.reportOnly.find(job.root);
       out.report = lintKustomization(in.plan.tree[job.root], in.plan.tree, *in.renderers.kustomize, in.policy,
-                                     in.renderers.settings);
+                                     in.renderers.settings,
+                                     reportOnly == in.plan.reportOnly.end() ? std::vector<std::string>{}
+                                                                            : reportOnly->second);
+      if (!out.report.errors.empty()) noteUnjudgedBases(in.plan, in.plan.tree[job.root].dir, out.report);
       break;
+    }
     case Job::Kind::Chart:
       out.report = lintChart(job.path, *in.renderers.helm, in.options.helmValues, in.policy, in.renderers.settings);
       if (in.options.fix) {
@@ -158,6 +174,24 @@ Outcome processJob(const Job& job, const RunInputs& in) {
       break;
   }
   return out;
+}
+
+// A base that several roots include is judged through each: a finding that
+// two renders place at the same line of the same file, about the same
+// object, is one problem with one fix, reported once (the first root's).
+void dropRepeatedFindings(const std::vector<Job>& jobs, std::vector<Outcome>& outcomes) {
+  std::set<std::string> seen;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].kind != Job::Kind::Kustomization) continue;
+    FileReport& report = outcomes[j].report;
+    FindingStore kept;
+    for (const Located& l : report.findings) {
+      const std::string key = fileOf(report, l) + '\0' + std::to_string(l.line) + ':' + std::to_string(l.column) +
+                              '\0' + l.finding.rule + '\0' + l.object.display() + '\0' + l.finding.fieldError();
+      if (seen.insert(key).second) kept.push_back(l);
+    }
+    if (kept.size() != report.findings.size()) report.findings = std::move(kept);
+  }
 }
 
 // Runs the jobs on `threads` threads; outcomes keep the job order.
@@ -293,6 +327,11 @@ void printNotes(const Plan& plan, const std::vector<FileReport>& reports, const 
               << (o.render == Render::None ? "--render none" : "helm is not on PATH") << "): " << listed(plan.skippedCharts)
               << (o.render == Render::None ? "; " : "; install helm, or ")
               << "lint helm template's output (helm template DIR | gpuguard-lint -)\n";
+  }
+  for (const std::string& note : plan.notes) err << "gpuguard-lint: note: " << note << "\n";
+  for (const Plan::JudgedThrough& base : plan.judgedThrough) {
+    err << "gpuguard-lint: note: kustomization " << printable(base.dir) << " is included by " << listed(base.roots)
+        << ": judged as " << (base.roots.size() == 1 ? "that renders" : "each renders") << " it, not on its own\n";
   }
   for (const FileReport& r : reports) {
     for (const std::string& note : r.notes) err << "gpuguard-lint: note: " << note << "\n";
@@ -451,7 +490,9 @@ int runLint(const Options& o, const RunStreams& streams) {
   if (!reportTargetsAreNotInputs(o, inputs, err)) return kExitTrouble;
   const Plan plan = planUnits(inputs.files, *renderers);
   const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<Outcome> outcomes = processAll(jobsOf(plan), RunInputs{config->policy, o, plan, *renderers}, jobs);
+  const std::vector<Job> planned = jobsOf(plan);
+  std::vector<Outcome> outcomes = processAll(planned, RunInputs{config->policy, o, plan, *renderers}, jobs);
+  dropRepeatedFindings(planned, outcomes);
 
   std::vector<FileReport> reports;
   reports.reserve(inputs.problems.size() + outcomes.size());

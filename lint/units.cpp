@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <map>
 
+#include "lint/render/kustomize_includers.h"
+
 namespace gpuguard::lint {
 namespace {
 
@@ -134,17 +136,74 @@ void markReached(const std::vector<Kustomization>& tree, const std::map<std::str
 // each such cycle (in tree order) is rendered as a root too, so that
 // kustomize's cycle error is the run's input error and their files are not
 // silently left out as "listed by a kustomization".
-void addRootsOfCycles(const std::vector<Kustomization>& tree, std::vector<std::size_t>& roots) {
+// Those judged through the repository's roots (`through`) are reached.
+void addRootsOfCycles(const std::vector<Kustomization>& tree, const std::vector<bool>& through,
+                      std::vector<std::size_t>& roots) {
   std::map<std::string, std::size_t> byDir;
   for (std::size_t i = 0; i < tree.size(); ++i) byDir.emplace(normal(tree[i].dir), i);
   std::vector<bool> reached(tree.size(), false);
   for (std::size_t root : roots) markReached(tree, byDir, root, reached);
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    if (through[i]) markReached(tree, byDir, i, reached);
+  }
   for (std::size_t i = 0; i < tree.size(); ++i) {
     if (reached[i] || tree[i].component) continue;
     roots.push_back(i);
     markReached(tree, byDir, i, reached);
   }
   std::sort(roots.begin(), roots.end());
+}
+
+// What the repository's kustomizations outside the run add to the plan.
+struct RepositoryRoots {
+  std::vector<bool> through;  // by index in Plan::tree: judged through the roots that include it
+  // The including roots that are not the run's, by directory: the
+  // directoryKey()s of what each was found for (Plan::reportOnly).
+  std::map<std::string, std::set<std::string>> reportOnly;
+};
+
+// A kustomization of the run that a root of the repository includes is
+// judged through that root, never on its own. A run with the whole tree
+// finds only its own roots: nothing changes, nothing is said.
+RepositoryRoots findIncludingRoots(Plan& plan, const std::set<std::string>& referenced,
+                                   KustomizationIncluders& includers) {
+  RepositoryRoots found;
+  found.through.assign(plan.tree.size(), false);
+  std::set<std::string> runKeys, unsearched;
+  for (const Kustomization& k : plan.tree) runKeys.insert(directoryKey(k.dir));
+  for (std::size_t i = 0; i < plan.tree.size(); ++i) {
+    const Inclusion inclusion = includers.includingRoots(plan.tree[i].dir);
+    if (!inclusion.unsearched.empty()) unsearched.insert(inclusion.unsearched);
+    if (inclusion.roots.empty()) continue;
+    found.through[i] = true;
+    std::vector<std::string> outside;
+    for (const std::string& root : inclusion.roots) {
+      if (!runKeys.count(directoryKey(root))) outside.push_back(root);
+    }
+    if (outside.empty() && referenced.count(normal(plan.tree[i].dir))) continue;  // as the run renders it anyway
+    plan.judgedThrough.push_back({plan.tree[i].dir, inclusion.roots});
+    if (outside.empty()) continue;
+    std::set<std::string> keys;
+    for (const Kustomization& k : includers.treeOf(plan.tree[i].dir)) keys.insert(directoryKey(k.dir));
+    for (const std::string& root : outside) found.reportOnly[root].insert(keys.begin(), keys.end());
+  }
+  for (const std::string& why : unsearched) {
+    plan.notes.push_back("the kustomizations that include those of the run were not searched for: " + why +
+                         "; each is judged as a root");
+  }
+  return found;
+}
+
+// Each including root outside the run, rendered once, with what it includes
+// (as the search read them: their patches place its findings).
+void addRepositoryRoots(Plan& plan, const RepositoryRoots& found, const KustomizationIncluders& includers) {
+  for (const auto& [root, keys] : found.reportOnly) {
+    const std::size_t at = plan.tree.size();
+    const std::vector<Kustomization> tree = includers.treeOf(root);
+    plan.tree.insert(plan.tree.end(), tree.begin(), tree.end());
+    plan.roots.push_back(at);
+    plan.reportOnly[at].assign(keys.begin(), keys.end());
+  }
 }
 
 }  // namespace
@@ -168,12 +227,19 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
   for (const std::string& dir : kustomizationDirs) plan.tree.push_back(readKustomization(dir));
   std::set<std::string> referenced, owned, patches;
   for (const Kustomization& k : plan.tree) referenced.insert(k.referencedDirs.begin(), k.referencedDirs.end());
-  for (const Kustomization& k : plan.tree) {
+  // Without a renderer nothing is rendered, the repository's roots neither.
+  KustomizationIncluders includers;
+  RepositoryRoots repositoryRoots;
+  repositoryRoots.through.assign(plan.tree.size(), false);
+  if (renderers.kustomize) repositoryRoots = findIncludingRoots(plan, referenced, includers);
+  const std::vector<bool>& through = repositoryRoots.through;
+  for (std::size_t i = 0; i < plan.tree.size(); ++i) {
+    const Kustomization& k = plan.tree[i];
     owned.insert(normal(k.file));
     patches.insert(k.patchFiles.begin(), k.patchFiles.end());
     // kustomize refuses to build a Component on its own; one that no kustomization
-    // of this run lists keeps its files: resources as written, patches as fragments.
-    if (k.component && !referenced.count(normal(k.dir))) continue;
+    // lists keeps its files: resources as written, patches as fragments.
+    if (k.component && !referenced.count(normal(k.dir)) && !through[i]) continue;
     owned.insert(k.resourceFiles.begin(), k.resourceFiles.end());
     owned.insert(k.patchFiles.begin(), k.patchFiles.end());
   }
@@ -181,13 +247,15 @@ Plan planUnits(const std::vector<std::string>& files, const Renderers& renderers
   for (std::size_t i = 0; i < plan.tree.size(); ++i) {
     if (referenced.count(normal(plan.tree[i].dir))) continue;  // a base or component: linted through its overlay
     if (plan.tree[i].component) continue;                      // not a build of its own (above)
+    if (through[i]) continue;                                  // a base of the repository's (above)
     roots.push_back(i);
   }
-  addRootsOfCycles(plan.tree, roots);
+  addRootsOfCycles(plan.tree, through, roots);
   for (std::size_t i : roots) {
     if (renderers.kustomize) plan.roots.push_back(i);
     else plan.unrendered.push_back(plan.tree[i].dir);
   }
+  addRepositoryRoots(plan, repositoryRoots, includers);
   if (renderers.helm) plan.charts.assign(chartDirs.begin(), chartDirs.end());
   else plan.skippedCharts.assign(chartDirs.begin(), chartDirs.end());
 

@@ -4,6 +4,7 @@
 // unit is made of are judged through its output, not on their own.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,6 +30,21 @@ struct Plan {
   std::vector<std::string> unrendered;       // kustomization roots not rendered (no renderer)
   std::vector<std::string> charts;           // charts to render (only with helm)
   std::vector<std::string> skippedCharts;    // charts whose templates/ were skipped (no helm)
+
+  // A kustomization of the run that a kustomization of the repository
+  // outside the run includes (a base named alone: pre-commit passes the
+  // changed file) is judged through the repository's roots that include it,
+  // never on its own (lint/render/kustomize_includers.h). Only with a renderer.
+  struct JudgedThrough {
+    std::string dir;                 // as the run names it
+    std::vector<std::string> roots;  // the including roots' directories
+  };
+  std::vector<JudgedThrough> judgedThrough;
+  // Those roots (indexes in `tree`) that are not the run's own: what each
+  // reports, the directoryKey()s of the run's kustomizations it was rendered
+  // for (lintKustomization's reportOnly).
+  std::map<std::size_t, std::vector<std::string>> reportOnly;
+  std::vector<std::string> notes;  // said on stderr: a repository that was not searched
 };
 
 // `files` as expandInputs gave them. A kustomization or chart is found from

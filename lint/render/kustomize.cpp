@@ -10,6 +10,7 @@
 #include <set>
 
 #include "lint/command.h"
+#include "lint/render/kustomize_includers.h"
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/json_pointer.h"
 #include "yaml/yaml_to_json.h"
@@ -139,22 +140,14 @@ const yaml::Document* sameObject(const std::vector<yaml::Document>& docs, const 
   return contained;
 }
 
-// What the run shows for a file kustomize names: relative to the working
-// directory when inside it.
-std::string displayPath(const fs::path& absolute) {
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (!ec) {
-    const fs::path rel = absolute.lexically_normal().lexically_relative(cwd);
-    if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
-  }
-  return absolute.lexically_normal().generic_string();
-}
-
 class KustomizeRemapper final : public Remapper {
  public:
-  KustomizeRemapper(const Kustomization& root, std::vector<std::string> patchFiles, fs::path renderDir)
-      : root_(root), patchFiles_(std::move(patchFiles)), renderDir_(std::move(renderDir)) {}
+  KustomizeRemapper(const Kustomization& root, std::vector<std::string> patchFiles, fs::path renderDir,
+                    const std::vector<std::string>& reportOnly)
+      : root_(root), patchFiles_(std::move(patchFiles)), renderDir_(std::move(renderDir)), reportOnly_(reportOnly) {}
+
+  // Whether the findings of document `index` are reported (lintKustomization's reportOnly).
+  bool reported(std::size_t index) const { return !unreported_.count(index); }
 
   void prepare(yaml::Document& doc) override {
     origin_.reset();
@@ -171,6 +164,9 @@ class KustomizeRemapper final : public Remapper {
           origin_ = displayPath(fs::absolute(renderDir_ / o["path"].get<std::string>()));
       }
     }
+    // An object without an origin (a generator's) is reported: it cannot be
+    // told apart, and a finding is not dropped on a guess.
+    if (origin_ && !reportOnly_.empty() && !fromReported(*origin_)) unreported_.insert(doc.index);
     // The annotations the wrapper asked for are not the user's: judge the
     // object as kubectl apply -k would send it.
     annotations->erase(kOriginAnnotation);
@@ -205,6 +201,14 @@ class KustomizeRemapper final : public Remapper {
     l.column = pos.column;
   }
 
+  // An object traced to a file under one of reportOnly_'s directories.
+  bool fromReported(const std::string& originFile) const {
+    const std::string file = directoryKey(originFile);
+    return std::ranges::any_of(reportOnly_, [&](const std::string& dir) {
+      return file.starts_with(dir) && (file.size() == dir.size() || file[dir.size()] == '/' || dir == "/");
+    });
+  }
+
   const std::vector<yaml::Document>& parsed(const std::string& file) {
     auto it = files_.find(file);
     if (it != files_.end()) return it->second;
@@ -217,7 +221,9 @@ class KustomizeRemapper final : public Remapper {
   const Kustomization& root_;
   std::vector<std::string> patchFiles_;  // latest applied first
   fs::path renderDir_;
+  const std::vector<std::string>& reportOnly_;  // directoryKey()s; empty: every object's findings
   std::optional<std::string> origin_;
+  std::set<std::size_t> unreported_;  // documents traced to a file outside reportOnly_
   std::map<std::string, std::vector<yaml::Document>> files_;
 };
 
@@ -361,6 +367,17 @@ Kustomization readKustomization(const std::string& dir) {
   return k;
 }
 
+std::string displayPath(const std::string& absolute) {
+  const fs::path path = fs::path(absolute).lexically_normal();
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec) {
+    const fs::path rel = path.lexically_relative(cwd);
+    if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  }
+  return path.generic_string();
+}
+
 bool isRemoteReference(const std::string& entry) {
   for (const char* prefix : {"git::", "github.com/", "gitlab.com/", "bitbucket.org/", "git@"}) {
     if (entry.starts_with(prefix)) return true;
@@ -398,8 +415,22 @@ std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Ku
   return firstRemoteReference(includedKustomizations(root));
 }
 
+namespace {
+
+// Drops the findings of the objects the remapper traced outside reportOnly.
+void keepReported(FileReport& report, const KustomizeRemapper& remapper) {
+  FindingStore kept;
+  for (const Located& l : report.findings) {
+    if (remapper.reported(l.document)) kept.push_back(l);
+  }
+  report.findings = std::move(kept);
+}
+
+}  // namespace
+
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
-                             const RenderCommand& command, const LintPolicy& policy, const RenderSettings& settings) {
+                             const RenderCommand& command, const LintPolicy& policy, const RenderSettings& settings,
+                             const std::vector<std::string>& reportOnly) {
   const std::size_t limit = yaml::Limits{}.maxDocumentBytes;
   FileReport failed;
   failed.file = root.dir;
@@ -432,10 +463,12 @@ FileReport lintKustomization(const Kustomization& root, const std::vector<Kustom
                                                   " " + root.dir + "): " + why});
     return failed;
   }
-  KustomizeRemapper remapper(root, patchesOf(root, tree), withOrigins ? wrapper.dir() : fs::path(root.dir));
+  KustomizeRemapper remapper(root, patchesOf(root, tree), withOrigins ? wrapper.dir() : fs::path(root.dir),
+                             reportOnly);
   LintOptions options;
   options.remap = &remapper;
   FileReport report = lintText(root.dir, rendered->out, policy, options);
+  if (!reportOnly.empty()) keepReported(report, remapper);
   for (InputError& e : report.errors) {
     e.file = root.file;
     e.message = "the output of " + command[0] + " " + command[1] + " " + root.dir + " does not parse: " + e.message;

@@ -36,6 +36,11 @@ bool isKustomizationFileName(const std::string& fileName);
 
 Kustomization readKustomization(const std::string& dir);
 
+// What the run shows for an absolute path (a file kustomize names, a
+// kustomization found in the repository): relative to the working directory
+// when inside it, else absolute.
+std::string displayPath(const std::string& absolute);
+
 // How to run the renderer: {"kustomize", "build"} or {"kubectl", "kustomize"}.
 using RenderCommand = std::vector<std::string>;
 
@@ -66,8 +71,14 @@ std::optional<std::pair<std::string, std::string>> firstRemoteReference(const Ku
 // they came from; a render that fails is an InputError of the unit.
 // A root that names a remote base is not rendered without
 // settings.allowRemote: an InputError naming the kustomization and the URL.
+// `reportOnly` (directoryKey()s; lint/render/kustomize_includers.h): when
+// set, only the findings of objects kustomize traces to a file under one of
+// these directories are reported (a root rendered to judge a base it
+// includes reports the base's objects, not every other app's); objects it
+// cannot trace (generated ones, a kustomize without origin annotations) are
+// reported.
 FileReport lintKustomization(const Kustomization& root, const std::vector<Kustomization>& tree,
                              const RenderCommand& command, const LintPolicy& policy,
-                             const RenderSettings& settings = {});
+                             const RenderSettings& settings = {}, const std::vector<std::string>& reportOnly = {});
 
 }  // namespace gpuguard::lint
