@@ -63,7 +63,7 @@ struct ApiResult {
 };
 
 // What the facts read: nodes, namespaces, deviceclasses, resourceclaimtemplates,
-// resourceclaims (resource.k8s.io) and nodepools (karpenter.sh), the exact
+// resourceclaims, resourceslices (resource.k8s.io) and nodepools (karpenter.sh), the exact
 // list the ClusterRole grants get/list/watch on.
 const std::vector<Resource>& factResources();
 

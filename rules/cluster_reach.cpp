@@ -96,6 +96,22 @@ bool isGpuNode(const NodeFacts& node, const std::vector<std::string>& gpuResourc
   return false;
 }
 
+// Whether the node can give the pod its GPUs. `pluginNode` is isGpuNode's
+// answer (a device plugin's GPU resource in allocatable, or GFD's label).
+// With the cluster's ResourceSlices, a GPU that only DRA serves (a claim, an
+// implicit DeviceClass name) needs a node a GPU driver's slices name, one a
+// device plugin serves needs a plugin node, and an extended resource a
+// DeviceClass serves (KEP-5004) either. Without slices the plugin's GPU nodes
+// stand in for DRA's: both stacks usually run on the same nodes.
+bool offersPodGpus(const NodeFacts& node, bool pluginNode, const std::vector<GpuSource>& sources, const GpuFacts& gpu) {
+  if (sources.empty() || !gpu.cluster || !gpu.cluster->listed(FactKind::ResourceSlice)) return pluginNode;
+  const bool draNode = gpu.draServesGpusOn(node.name);
+  return std::all_of(sources.begin(), sources.end(), [&](const GpuSource& s) {
+    if (!s.draBacked) return pluginNode;
+    return s.kind == GpuSourceKind::ExtendedResource ? pluginNode || draNode : draNode;
+  });
+}
+
 std::map<std::string, std::string, std::less<>> draBacked(const ResourceList& requests, const ClusterFacts& cluster,
                                                          const GpuFacts& gpu) {
   std::map<std::string, std::string, std::less<>> out;
@@ -347,6 +363,7 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   for (const auto& [name, amount] : requests) {
     if (gpu.isGpuResource(name)) gpuResources.push_back(name);
   }
+  const std::vector<GpuSource>& sources = gpuSources(site, gpu);
   PlacementPod pod = placementPod(site, requests, policy);
   if (const NamespaceFacts* ns = cluster.namespaceFacts(namespaceName)) {
     for (const json& t : ns->defaultTolerations) {
@@ -378,7 +395,7 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
     } else {
       n.verdict = reach.nodes[*alike].verdict;
     }
-    n.gpuNode = isGpuNode(*node, gpuResources, policy);
+    n.gpuNode = offersPodGpus(*node, isGpuNode(*node, gpuResources, policy), sources, gpu);
     // A cordoned node comes back: its unschedulable taint does not make it unreachable.
     const bool taintsPass = std::all_of(n.verdict->untoleratedTaints.begin(), n.verdict->untoleratedTaints.end(),
                                         [](const Taint& t) { return t.key == "node.kubernetes.io/unschedulable"; });

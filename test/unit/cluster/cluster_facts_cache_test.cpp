@@ -32,7 +32,7 @@ std::string event(const std::string& type, const json& object) {
 void serveCluster(FakeApiServer& api) {
   api.setList("/api/v1/nodes", 200, list({node("gpu-a"), node("gpu-b")}, "100"));
   api.setList("/api/v1/namespaces", 200, list({{{"metadata", {{"name", "ml"}}}}}, "100"));
-  for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims"}) {
+  for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims", "resourceslices"}) {
     api.setList(std::string("/apis/resource.k8s.io/v1/") + plural, 200, list({}, "100"));
   }
 }
