@@ -64,8 +64,9 @@ constexpr RuleDoc kDoc{
         "is applied or linted. "
         "The taints come from the policy "
         "(gpuTaints); with the cluster's node facts (gpuguard-lint --facts or --cluster, the webhook's watched "
-        "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does: a pod that reaches "
-        "a GPU node (its placement and the node's taints admit it) is not reported, nor a taint that no GPU node "
+        "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does: a pod that lands on "
+        "a GPU node (not cordoned, its placement and the node's taints admit it, and the node's allocatable holds "
+        "the GPU resource it asks, as many as it asks) is not reported, nor a taint that no GPU node "
         "or NodePool of the facts carries (the policy still speaks when the facts hold no GPU node at all: a "
         "pool scaled to zero). For GPUs a DRA driver may serve (claims, implicit DeviceClass names, extended "
         "resources a DeviceClass serves) the GPU nodes are those a ResourceSlice of a GPU driver names, and when "
@@ -267,19 +268,22 @@ enum class Demand {
 
 // Without node facts, the policy says what the GPU nodes carry. With them,
 // kube-scheduler's TaintToleration filter reads the nodes' own taints: a pod
-// that reaches a GPU node (placement and taints admit it; rules/cluster_reach.h)
-// needs no more, and a taint no GPU node or NodePool carries keeps no pod off
-// (AKS's GPU nodes carry none by default, reference §14.17). When the facts
-// hold no GPU node at all (a pool scaled to zero), the policy still speaks
-// for a device plugin's GPUs; for GPUs a DRA driver may serve it is only a
-// warning: such nodes need no GPU in allocatable nor GFD's label, and
-// ResourceSlices the facts did not list (or a driver not yet publishing)
-// may name untainted ones, where kube-scheduler places the pod.
+// that lands on a GPU node (placement and taints admit it, its allocatable
+// holds the pod's GPU requests; rules/cluster_reach.h) needs no more, and a
+// taint no GPU node or NodePool carries keeps no pod off (AKS's GPU nodes
+// carry none by default, reference §14.17). When the facts hold no GPU node
+// at all (a pool scaled to zero), or the pod was too large to judge against
+// them, the policy still speaks for a device plugin's GPUs; for GPUs a DRA
+// driver may serve, no GPU node known is only a warning: such nodes need no
+// GPU in allocatable nor GFD's label, and ResourceSlices the facts did not
+// list (or a driver not yet publishing) may name untainted ones, where
+// kube-scheduler places the pod.
 Demand clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint& taint,
                       const std::vector<GpuSource>& sources) {
   if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return Demand::Required;
   const PodReach& reach = ctx.reach(site);
-  if (reach.reachableSomewhere()) return Demand::None;
+  if (!reach.notJudged.empty()) return Demand::Required;
+  if (reach.landsSomewhere()) return Demand::None;
   const auto carries = [&taint](const std::vector<Taint>& taints) {
     return std::any_of(taints.begin(), taints.end(),
                        [&taint](const Taint& t) { return t.key == taint.key && t.effect == taint.effect; });
