@@ -26,8 +26,8 @@ void fail(AdmissionResult& r, std::string message, int code = 400) {
 
 // POST /validate's handler: the decision, as the reply.
 void validateHandler(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,
-                     const ClusterFacts* cluster, AdmissionResult& r) {
-  Verdict verdict = decide(request, policy, limits, cluster);
+                     const FactsInUse& facts, AdmissionResult& r) {
+  Verdict verdict = decide(request, policy, limits, facts);
   r.hits = std::move(verdict.hits);
   r.warnings = verdict.warnings.size();
   if (verdict.denials.empty()) {
@@ -50,7 +50,7 @@ void mutateHandler(const AdmissionRequest& request, const AdmissionPolicy& polic
 
 // The chain: parse once, the filters, then the mode's handler.
 void admitParsed(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode,
-                 const ClusterFacts* cluster, AdmissionResult& r) {
+                 const FactsInUse& facts, AdmissionResult& r) {
   ParsedReview parsed;
   const std::optional<std::string> invalid = parseAdmissionReview(body, limits.maxNestingDepth, parsed);
   static_cast<ReviewAttributes&>(r) = parsed.request;  // what was read, for the logs even when invalid
@@ -61,17 +61,17 @@ void admitParsed(std::string_view body, const AdmissionPolicy& policy, const Adm
   if (!r.skipped.empty()) {
     r.body = responseBody(r, {}, nullptr);
   } else if (mode == Mode::Mutate) {
-    mutateHandler(request, policy, cluster, r);
+    mutateHandler(request, policy, facts.cluster, r);
   } else {
-    validateHandler(request, policy, limits, cluster, r);
+    validateHandler(request, policy, limits, facts, r);
   }
 }
 
 AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode,
-                      const ClusterFacts* cluster) {
+                      const FactsInUse& facts) {
   AdmissionResult r;
   try {
-    admitParsed(body, policy, limits, mode, cluster, r);
+    admitParsed(body, policy, limits, mode, facts, r);
   } catch (const std::exception& e) {
     // The engine and the parser are written not to throw on any input; if
     // one does (or memory runs out), the request is still answered.
@@ -93,12 +93,17 @@ std::string_view decisionName(Decision d) {
 
 AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
                        const ClusterFacts* cluster) {
-  return admit(body, policy, limits, Mode::Validate, cluster);
+  return admit(body, policy, limits, Mode::Validate, FactsInUse{cluster, {}});
+}
+
+AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
+                       const FactsInUse& facts) {
+  return admit(body, policy, limits, Mode::Validate, facts);
 }
 
 AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
                        const ClusterFacts* cluster) {
-  return admit(body, policy, limits, Mode::Mutate, cluster);
+  return admit(body, policy, limits, Mode::Mutate, FactsInUse{cluster, {}});
 }
 
 }  // namespace gpuguard::webhook
