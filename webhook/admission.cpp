@@ -1,5 +1,6 @@
 #include "webhook/admission.h"
 
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include "webhook/admission_filters.h"
 #include "webhook/admission_mutation.h"
 #include "webhook/admission_response.h"
+#include "webhook/json_reader.h"
 
 namespace gpuguard::webhook {
 namespace {
@@ -48,10 +50,28 @@ void mutateHandler(const AdmissionRequest& request, const AdmissionPolicy& polic
   r.body = responseBody(r, {}, nullptr, &patch);
 }
 
+// Each thread reads every review into the tree of its previous one (see
+// ParsedReview): reviews of one shape, as a workload's pods are, then cost
+// no allocation per member and no freeing of the whole tree, which were
+// two fifths of a review's instructions (docs/performance.md). A thread
+// keeps the tree of a review of at most kKeepTreeBelowBytes only, so what
+// it holds between reviews stays small.
+constexpr std::size_t kKeepTreeBelowBytes = 64 * 1024;
+thread_local nlohmann::json keptTree;
+
+// Frees the kept tree on leaving when its review was large.
+struct KeptTreeLimit {
+  std::size_t bodyBytes;
+  ~KeptTreeLimit() {
+    if (bodyBytes >= kKeepTreeBelowBytes) releaseJson(keptTree);
+  }
+};
+
 // The chain: parse once, the filters, then the mode's handler.
 void admitParsed(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode,
                  const FactsInUse& facts, AdmissionResult& r) {
-  ParsedReview parsed;
+  const KeptTreeLimit limit{body.size()};
+  ParsedReview parsed(keptTree);
   const std::optional<std::string> invalid = parseAdmissionReview(body, limits.maxNestingDepth, parsed);
   static_cast<ReviewAttributes&>(r) = parsed.request;  // what was read, for the logs even when invalid
   if (invalid) return fail(r, *invalid);

@@ -144,7 +144,7 @@ void forgetStatusOnCreate(ParsedReview& review) {
 
 }  // namespace
 
-ParsedReview::~ParsedReview() { releaseJson(document); }
+ParsedReview::~ParsedReview() { releaseJson(owned_); }
 
 std::optional<std::string> parseAdmissionReview(std::string_view body, std::size_t maxNestingDepth, ParsedReview& out) {
   JsonReadError parseError;

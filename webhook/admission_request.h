@@ -49,13 +49,22 @@ struct AdmissionRequest : ReviewAttributes {
 
 // One parsed review: the tree and the typed request that points into it
 // (neither copied nor moved, so the pointers stay valid).
-struct ParsedReview {
-  ParsedReview() = default;
+class ParsedReview {
+  nlohmann::json owned_;  // the tree, unless the review reads into a kept one
+
+ public:
+  // A tree of its own, freed with releaseJson (webhook/json_reader.h).
+  ParsedReview() : document(owned_) {}
+  // Reads into `kept`, the tree of an earlier review, and leaves it there for
+  // the next: readJson reuses what a tree holds (its maps' nodes, vectors and
+  // strings), so a review of the same shape as the last allocates and frees
+  // next to nothing. The owner of `kept` decides when to free it.
+  explicit ParsedReview(nlohmann::json& kept) : document(kept) {}
   ParsedReview(const ParsedReview&) = delete;
   ParsedReview& operator=(const ParsedReview&) = delete;
-  ~ParsedReview();  // frees the tree with releaseJson (webhook/json_reader.h)
+  ~ParsedReview();
 
-  nlohmann::json document;
+  nlohmann::json& document;
   AdmissionRequest request;
 };
 

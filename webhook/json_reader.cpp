@@ -111,7 +111,7 @@ class Reader {
       case '[': return readArray(out, depth + 1);
       case '"': {
         const std::string_view s = readString(out != nullptr);
-        if (out) *out = std::string(s);
+        if (out) assignString(*out, s);
         return;
       }
       case 't': return readLiteral("true", out, true);
@@ -130,9 +130,11 @@ class Reader {
     checkDepth(depth);
     ++p_;  // '{'
     json::object_t* object = nullptr;
+    json::object_t previous;  // what `out` held: its members are reused, the rest freed on return
     if (out) {
-      *out = json::object();
+      if (!out->is_object()) *out = json::object();
       object = out->get_ptr<json::object_t*>();
+      previous.swap(*object);
     }
     skipWhitespace();
     if (p_ != end_ && *p_ == '}') {
@@ -150,8 +152,7 @@ class Reader {
       JsonContext child = kKeepAll;
       if (object) {
         if (context != kKeepAll) child = options_.filter(context, key);
-        // operator[]: a duplicate key overwrites the earlier value, as in nlohmann.
-        if (child != kDropMember) slot = &(*object)[std::string(key)];
+        if (child != kDropMember) slot = &memberSlot(*object, previous, key);
       }
       readValue(slot, child, depth);
       skipWhitespace();
@@ -172,17 +173,22 @@ class Reader {
     checkDepth(depth);
     ++p_;  // '['
     json::array_t* array = nullptr;
+    std::size_t count = 0;  // elements read; those of `out` past them are freed at the end
     if (out) {
-      *out = json::array();
+      if (!out->is_array()) *out = json::array();
       array = out->get_ptr<json::array_t*>();
     }
     skipWhitespace();
     if (p_ != end_ && *p_ == ']') {
       ++p_;
+      if (array) array->clear();
       return;
     }
     for (;;) {
-      readValue(array ? &array->emplace_back() : nullptr, kKeepAll, depth);
+      json* slot = nullptr;
+      if (array) slot = count < array->size() ? &(*array)[count] : &array->emplace_back();
+      ++count;
+      readValue(slot, kKeepAll, depth);
       skipWhitespace();
       if (p_ != end_ && *p_ == ',') {
         ++p_;
@@ -191,9 +197,36 @@ class Reader {
       }
       if (p_ != end_ && *p_ == ']') {
         ++p_;
+        if (array) array->erase(array->begin() + static_cast<std::ptrdiff_t>(count), array->end());
         return;
       }
       fail(p_, "expected ',' or ']' after an array element, found " + describe(p_));
+    }
+  }
+
+  // The slot of member `key` in `object`, which is being read anew while
+  // `previous` holds what it held before. A member of the same name moves
+  // back with its value, which is read into in place (its maps, vectors and
+  // strings reused); a new name takes any other node of `previous` (its key
+  // rewritten) before a new node is allocated. A duplicate key finds the
+  // member already moved back: the last value wins, as in nlohmann.
+  static json& memberSlot(json::object_t& object, json::object_t& previous, std::string_view key) {
+    if (previous.empty()) return object[std::string(key)];
+    auto same = previous.begin();
+    if (same->first != key) same = previous.find(key);
+    if (same != previous.end()) return object.insert(previous.extract(same)).position->second;
+    auto node = previous.extract(previous.begin());
+    node.key().assign(key);
+    // A duplicate key is refused here: position is the member read before.
+    return object.insert(std::move(node)).position->second;
+  }
+
+  // A string value, into the string `out` may already hold (its buffer reused).
+  static void assignString(json& out, std::string_view s) {
+    if (out.is_string()) {
+      out.get_ref<std::string&>().assign(s);
+    } else {
+      out = std::string(s);
     }
   }
 

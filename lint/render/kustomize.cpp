@@ -140,18 +140,6 @@ const yaml::Document* sameObject(const std::vector<yaml::Document>& docs, const 
   return contained;
 }
 
-// What the run shows for a file kustomize names: relative to the working
-// directory when inside it.
-std::string displayPath(const fs::path& absolute) {
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (!ec) {
-    const fs::path rel = absolute.lexically_normal().lexically_relative(cwd);
-    if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
-  }
-  return absolute.lexically_normal().generic_string();
-}
-
 class KustomizeRemapper final : public Remapper {
  public:
   KustomizeRemapper(const Kustomization& root, std::vector<std::string> patchFiles, fs::path renderDir,
@@ -377,6 +365,17 @@ Kustomization readKustomization(const std::string& dir) {
       k.patchFiles.push_back(normal(fs::path(dir) / p));
   }
   return k;
+}
+
+std::string displayPath(const std::string& absolute) {
+  const fs::path path = fs::path(absolute).lexically_normal();
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec) {
+    const fs::path rel = path.lexically_relative(cwd);
+    if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  }
+  return path.generic_string();
 }
 
 bool isRemoteReference(const std::string& entry) {

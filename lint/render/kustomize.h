@@ -36,6 +36,11 @@ bool isKustomizationFileName(const std::string& fileName);
 
 Kustomization readKustomization(const std::string& dir);
 
+// What the run shows for an absolute path (a file kustomize names, a
+// kustomization found in the repository): relative to the working directory
+// when inside it, else absolute.
+std::string displayPath(const std::string& absolute);
+
 // How to run the renderer: {"kustomize", "build"} or {"kubectl", "kustomize"}.
 using RenderCommand = std::vector<std::string>;
 

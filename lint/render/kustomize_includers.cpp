@@ -33,17 +33,6 @@ std::string repositoryOf(const fs::path& dir) {
   return !rel.empty() && *rel.begin() != ".." ? cwd.generic_string() : "";
 }
 
-// A directory as the run shows it: relative to the working directory when
-// inside it, else absolute.
-std::string shown(const fs::path& absolute) {
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (ec) return absolute.generic_string();
-  const fs::path rel = absolute.lexically_relative(cwd);
-  if (rel.empty() || *rel.begin() == "..") return absolute.generic_string();
-  return rel.generic_string();
-}
-
 struct Walk {
   std::vector<std::string> directories;  // absolute, sorted: those holding a kustomization file
   std::string unsearched;                // why the walk gave up, else ""
@@ -65,7 +54,7 @@ Walk kustomizationDirectoriesUnder(const fs::path& top, std::size_t maxDirectori
       if (skippedDirectory(entry.path().filename().string()) || it.depth() >= kMaxDepth) {
         it.disable_recursion_pending();
       } else if (++directories > maxDirectories) {
-        walk.unsearched = "the repository " + shown(top) + " has more than " + std::to_string(maxDirectories) +
+        walk.unsearched = "the repository " + displayPath(top) + " has more than " + std::to_string(maxDirectories) +
                           " directories";
         return walk;
       }
@@ -74,7 +63,7 @@ Walk kustomizationDirectoriesUnder(const fs::path& top, std::size_t maxDirectori
     }
   }
   if (ec) {
-    walk.unsearched = "the repository " + shown(top) + " could not be read (" + ec.message() + ")";
+    walk.unsearched = "the repository " + displayPath(top) + " could not be read (" + ec.message() + ")";
     return walk;
   }
   walk.directories.assign(found.begin(), found.end());
@@ -124,7 +113,7 @@ const KustomizationIncluders::Graph& KustomizationIncluders::graphOf(const std::
   g.unsearched = std::move(walk.unsearched);
   for (const std::string& dir : walk.directories) {
     g.byKey.emplace(directoryKey(dir), g.nodes.size());
-    g.nodes.push_back(readKustomization(shown(dir)));
+    g.nodes.push_back(readKustomization(displayPath(dir)));
   }
   g.includes.resize(g.nodes.size());
   g.includedBy.resize(g.nodes.size());

@@ -9,7 +9,9 @@
 //  * on success the trees are identical (fuzz::sameJson);
 //  * with a member filter, the result is accepted iff it is without one, and
 //    equals nlohmann's tree pruned by the same filter;
-//  * a failure carries a message naming the byte, inside the input.
+//  * a failure carries a message naming the byte, inside the input;
+//  * read into a tree that holds another document, the tree is the same as
+//    read into an empty one.
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -77,12 +79,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!accepted) return 0;
   FUZZ_CHECK(gpuguard::fuzz::sameJson(plain, expected));
 
-  json pruned;
+  // Read into the whole tree just read: the reader reuses what a tree holds,
+  // and must leave exactly the pruned tree, as if it had started empty.
+  json& pruned = plain;
   gpuguard::webhook::JsonReadError prunedError;
   const bool prunedAccepted =
       gpuguard::webhook::readJson(text, pruned, prunedError, {kMaxDepth, fuzzFilter, kPruning});
   FUZZ_CHECK(prunedAccepted);
   pruneLikeTheFilter(expected, kPruning);
   FUZZ_CHECK(gpuguard::fuzz::sameJson(pruned, expected));
+
+  // And the other way: the whole tree read into the pruned one.
+  const json whole = json::parse(text.begin(), text.end(), nullptr, false);
+  FUZZ_CHECK(gpuguard::webhook::readJson(text, pruned, prunedError, {kMaxDepth, nullptr, kKeepAll}));
+  FUZZ_CHECK(gpuguard::fuzz::sameJson(pruned, whole));
   return 0;
 }

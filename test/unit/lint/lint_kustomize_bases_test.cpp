@@ -233,6 +233,20 @@ TEST(LintKustomizeBases, AnOverlayThatDoesNotRenderSaysWhichBaseWasLeftUnjudged)
                                "error above): not judged there"));
 }
 
+TEST(LintKustomizeBases, AnOverlayNamingARemoteBaseIsRefusedAsInAWholeTreeRun) {
+  // Remote references are unchanged: never fetched without --allow-remote,
+  // and the base the overlay was to judge is named beside the error.
+  TempDir dir;
+  writeRepository(dir, {{"prod", "resources:\n- ../../base\n- https://github.com/org/repo//deploy?ref=v1\n"}});
+  writeScript(dir, "kubectl", "touch " + (dir.path() / "rendered").string() + "\nexit 1\n");
+  const RunResult r = runLintWithFakes({"--render", "kubectl", "base/deploy.yaml"}, dir);
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "rendered"));
+  EXPECT_THAT(r.out, HasSubstr("not rendered: overlays/prod/kustomization.yaml names the remote base "
+                               "https://github.com/org/repo//deploy?ref=v1"));
+  EXPECT_THAT(r.err, HasSubstr("note: kustomization base is judged through overlays/prod, which did not render"));
+}
+
 TEST(LintKustomizeBases, FixOnABaseEditsItAsWrittenAndRendersNoOverlay) {
   // --fix rewrites files as written and renders no kustomization (docs/linter.md):
   // a base named alone is fixed as a whole-tree --fix fixes it, never from an overlay's output.

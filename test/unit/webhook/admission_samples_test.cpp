@@ -3,9 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "test/unit/webhook/admission_test_support.h"
 #include "test/unit/test_support.h"
@@ -108,6 +112,35 @@ TEST(AdmissionSamples, EveryTruncationOfARealRequestIsA400) {
     ASSERT_EQ(r.httpStatus, 400) << "length " << len;
     ASSERT_TRUE(json::accept(r.body));
   }
+}
+
+// Each thread reads a review into the tree its previous review left (see
+// ParsedReview): the answer must never depend on what came before. Every
+// sample, a malformed body and one too large to keep (over 64 KiB), reviewed
+// on one thread in order and then backwards, are answered byte for byte as
+// each is on a thread of its own.
+TEST(AdmissionSamples, ReviewsOnOneThreadAreAnsweredAsIfEachCameAlone) {
+  if (!std::filesystem::is_directory(samplesDir())) GTEST_SKIP() << "no samples at " << samplesDir();
+  std::vector<std::string> bodies;
+  for (const auto& entry : std::filesystem::directory_iterator(samplesDir())) {
+    if (entry.path().extension() == ".json") bodies.push_back(readFile(entry.path()));
+  }
+  std::sort(bodies.begin(), bodies.end());
+  json large = json::parse(bodies.front());
+  large["request"]["object"]["metadata"]["annotations"]["padding"] = std::string(70'000, 'x');
+  bodies.insert(bodies.begin() + 3, large.dump());
+  bodies.insert(bodies.begin() + 5, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":)");
+  std::vector<std::string> alone;
+  for (const std::string& body : bodies) {
+    std::thread([&] { alone.push_back(review(body, AdmissionPolicy{}).body); }).join();
+  }
+  std::vector<std::size_t> order(bodies.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::size_t> backwards(order.rbegin(), order.rend());
+  order.insert(order.end(), backwards.begin(), backwards.end());
+  std::thread([&] {
+    for (const std::size_t i : order) EXPECT_EQ(review(bodies[i], AdmissionPolicy{}).body, alone[i]) << "body " << i;
+  }).join();
 }
 
 // ---------------------------------------------------------------------------

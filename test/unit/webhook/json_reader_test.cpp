@@ -351,6 +351,80 @@ TEST(JsonReader, EveryOffsetOfAStringIsScannedAlike) {
 }
 
 // ---------------------------------------------------------------------------
+// Reading into a tree that holds an earlier document (the webhook reads each
+// review into the tree of the previous one, to reuse its allocations): the
+// result is the tree an empty one would get, whatever the tree held.
+// ---------------------------------------------------------------------------
+
+std::vector<std::string> documentsOfManyShapes() {
+  std::vector<std::string> texts;
+  for (const TextCase& c : validTexts()) texts.push_back(c.text);
+  for (const char* text : {
+           R"({"metadata":{"name":"a","labels":{"x":"1","y":"2"}},"spec":{"containers":[{"name":"c","args":["a","b"]}]}})",
+           R"({"metadata":{"name":"bb","labels":{"y":"22","z":"3"}},"spec":{"containers":[]}})",
+           R"({"metadata":{"labels":{"x":{"deeper":[1,2,3]}}},"spec":{"containers":[{"name":"c"},{"name":"d","args":[]}]}})",
+           R"({"metadata":[],"spec":"a string where an object was"})",
+           R"({"a long key that does not fit a short string buffer":"and a value longer than that too, well over fifteen"})",
+           R"([{"a":1},{"b":[2,{"c":3}]},"x",4.5,-6,18446744073709551615,null,true])",
+           R"([[],[[]],{},{"":{}}])",
+           R"({"d":1,"d":{"e":2},"d":[3]})",
+       }) {
+    texts.emplace_back(text);
+  }
+  return texts;
+}
+
+TEST(JsonReaderReuse, AnyDocumentReadIntoAnyOtherGivesTheTreeReadIntoNothing) {
+  const std::vector<std::string> texts = documentsOfManyShapes();
+  for (const std::string& before : texts) {
+    for (const std::string& after : texts) {
+      json tree;
+      JsonReadError error;
+      ASSERT_TRUE(readJson(before, tree, error)) << before;
+      ASSERT_TRUE(readJson(after, tree, error)) << after;
+      EXPECT_TRUE(fuzz::sameJson(tree, json::parse(after))) << before << " then " << after << ": " << tree.dump();
+    }
+  }
+}
+
+TEST(JsonReaderReuse, MembersTheNewDocumentLacksAreGoneAndItsOwnAreAdded) {
+  json tree;
+  JsonReadError error;
+  ASSERT_TRUE(readJson(R"({"labels":{"app":"a","tier":"web"},"old":[1,2,3]})", tree, error));
+  ASSERT_TRUE(readJson(R"({"labels":{"app":"b","team":"ml"},"new":{}})", tree, error));
+  EXPECT_EQ(tree, json::parse(R"({"labels":{"app":"b","team":"ml"},"new":{}})"));
+}
+
+TEST(JsonReaderReuse, ArraysShrinkAndGrowToTheNewDocument) {
+  json tree;
+  JsonReadError error;
+  ASSERT_TRUE(readJson("[1,2,3,4]", tree, error));
+  ASSERT_TRUE(readJson("[5]", tree, error));
+  EXPECT_EQ(tree, json::parse("[5]"));
+  ASSERT_TRUE(readJson("[6,[7],{}]", tree, error));
+  EXPECT_EQ(tree, json::parse("[6,[7],{}]"));
+  ASSERT_TRUE(readJson("[]", tree, error));
+  EXPECT_EQ(tree, json::array());
+}
+
+TEST(JsonReaderReuse, AMemberTheFilterDropsIsNotKeptFromTheEarlierTree) {
+  json tree;
+  JsonReadError error;
+  ASSERT_TRUE(readJson(R"({"status":{"big":[1]},"spec":{"secret":"s","x":1}})", tree, error));
+  ASSERT_TRUE(readJson(R"({"status":{"big":[1]},"spec":{"secret":"s","x":2}})", tree, error, kPruning));
+  EXPECT_EQ(tree, json::parse(R"({"spec":{"x":2}})"));
+}
+
+TEST(JsonReaderReuse, AReadThatFailsHalfWayLeavesATreeTheNextReadStillReplacesWhole) {
+  json tree;
+  JsonReadError error;
+  ASSERT_TRUE(readJson(R"({"a":{"b":[1,2]},"c":"d"})", tree, error));
+  EXPECT_FALSE(readJson(R"({"a":{"e":[3,)", tree, error));
+  ASSERT_TRUE(readJson(R"({"f":true})", tree, error));
+  EXPECT_EQ(tree, json::parse(R"({"f":true})"));
+}
+
+// ---------------------------------------------------------------------------
 // Freeing a tree.
 // ---------------------------------------------------------------------------
 
