@@ -113,7 +113,7 @@ bool neverSchedules(const json& pod, const ClusterFacts& facts, const Policy& po
     if (site.specPath.apiPath() != "spec") continue;
     const GpuFacts gpu{policy, none, &facts, ns};
     const PodReach reach = reachOf(site, facts, gpu, ns);
-    if (reach.schedulableOnSomeNode()) return false;
+    if (!reach.notJudged.empty() || reach.schedulableOnSomeNode()) return false;
     const long long gpus = podGpus(site, policy);
     for (const PoolReach& p : reach.pools) {
       if (p.reachable && (!p.maxGpus || *p.maxGpus >= gpus)) return false;

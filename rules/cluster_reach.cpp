@@ -281,7 +281,7 @@ std::optional<std::string> driverMajorOf(const NodeFacts& node) {
 std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMajors(const PodReach& reach) {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const NodeReach& n : reach.nodes) {
-    if (!n.reachable) continue;
+    if (!n.lands) continue;
     const std::optional<std::string> major = driverMajorOf(*n.node);
     if (!major) continue;
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == *major; });
@@ -321,8 +321,8 @@ bool PodReach::schedulableOnSomeNode() const {
   return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.verdict->schedulable; });
 }
 
-bool PodReach::reachableSomewhere() const {
-  return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.reachable; }) ||
+bool PodReach::landsSomewhere() const {
+  return std::any_of(nodes.begin(), nodes.end(), [](const NodeReach& n) { return n.lands; }) ||
          std::any_of(pools.begin(), pools.end(), [](const PoolReach& p) { return p.reachable; });
 }
 
@@ -332,13 +332,55 @@ std::size_t PodReach::nodeCount() const {
   return n;
 }
 
-std::vector<const NodeReach*> PodReach::reachableNodes() const {
+std::vector<const NodeReach*> PodReach::landingNodes() const {
   std::vector<const NodeReach*> out;
   for (const NodeReach& n : nodes) {
-    if (n.reachable) out.push_back(&n);
+    if (n.lands) out.push_back(&n);
   }
   return out;
 }
+
+namespace {
+
+// The pod as the filters read it, with the namespace's default tolerations
+// and the requests a DRA driver serves.
+PlacementPod reachPlacement(const PodSite& site, const ResourceList& requests, const ClusterFacts& cluster,
+                            const GpuFacts& gpu, std::string_view namespaceName) {
+  PlacementPod pod = placementPod(site, requests, gpu.policy);
+  if (const NamespaceFacts* ns = cluster.namespaceFacts(namespaceName)) {
+    for (const json& t : ns->defaultTolerations) {
+      if (std::optional<Toleration> read = readToleration(t)) pod.tolerations.push_back(std::move(*read));
+    }
+  }
+  pod.draBacked = draBacked(requests, cluster, gpu);
+  return pod;
+}
+
+// Whether judging the pod's affinity on `judged` nodes or node groups stays
+// within kMaxTermTries; else why not, in words.
+std::string overTheBound(const PlacementPod& pod, std::size_t judged, bool perNode) {
+  const std::size_t open = pod.affinity.unnamed.size();
+  if (open == 0 || open <= kMaxTermTries / std::max<std::size_t>(judged, 1)) return "";
+  return "its required node affinity has " + std::to_string(open) +
+         " terms that name no node, to try on each of " + std::to_string(judged) +
+         (perNode ? " nodes" : " node groups") + " (more than " + std::to_string(kMaxTermTries) + " tries)";
+}
+
+// NodeReach::reachable and lands from the node's verdict.
+void judgeReach(NodeReach& n, const std::vector<std::string>& gpuResources, const Policy& policy) {
+  const NodeVerdict& v = *n.verdict;
+  n.gpuNode = isGpuNode(*n.node, gpuResources, policy);
+  n.reachable = n.gpuNode && !v.cordoned && !v.nodeNameMismatch && v.untoleratedTaints.empty() &&
+                v.selectorFailures.empty() && v.affinityMatches;
+  // NodeResourcesFit on the GPU resources alone: the cluster's pods may free
+  // CPU and memory, never more GPUs than the node has.
+  n.lands = n.reachable && std::all_of(v.resources.begin(), v.resources.end(), [&](const ResourceFit& f) {
+              const bool gpuAsk = std::find(gpuResources.begin(), gpuResources.end(), f.name) != gpuResources.end();
+              return !gpuAsk || f.viaDra || f.fits;
+            });
+}
+
+}  // namespace
 
 PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu, std::string_view namespaceName) {
   const Policy& policy = gpu.policy;
@@ -347,21 +389,17 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   for (const auto& [name, amount] : requests) {
     if (gpu.isGpuResource(name)) gpuResources.push_back(name);
   }
-  PlacementPod pod = placementPod(site, requests, policy);
-  if (const NamespaceFacts* ns = cluster.namespaceFacts(namespaceName)) {
-    for (const json& t : ns->defaultTolerations) {
-      if (std::optional<Toleration> read = readToleration(t)) pod.tolerations.push_back(std::move(*read));
-    }
-  }
-  pod.draBacked = draBacked(requests, cluster, gpu);
-
+  const PlacementPod pod = reachPlacement(site, requests, cluster, gpu, namespaceName);
+  const std::vector<NodeTerm>& terms = nodeSelectionTerms(site);
+  const bool perNode = namesNodes(pod, terms);
   PodReach reach;
+  reach.notJudged = overTheBound(pod, perNode ? cluster.nodes().size() : cluster.nodeGroups().size(), perNode);
+  if (!reach.notJudged.empty()) return reach;
+
   std::map<std::string, std::size_t> reasons;
   std::size_t available = 0;
   static const std::vector<BoundPod> kNoPods;
-  const std::vector<NodeTerm>& terms = nodeSelectionTerms(site);
   std::vector<NodeGroup> singles;
-  const bool perNode = namesNodes(pod, terms);
   if (perNode) {
     for (const auto& node : cluster.nodes()) singles.push_back(NodeGroup{node.get(), {node.get()}});
   }
@@ -371,19 +409,11 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
     NodeReach n;
     n.node = node;
     n.nodes = group.members;
-    if (perNode) {
-      n.verdict = std::make_shared<const NodeVerdict>(judgeNode(pod, *node, kNoPods, policy));
-    } else if (const auto alike = judgedAlike.alikeOrAdd(VisibleParts(pod, *node), reach.nodes.size()); !alike) {
-      n.verdict = std::make_shared<const NodeVerdict>(judgeNode(pod, *node, kNoPods, policy));
-    } else {
-      n.verdict = reach.nodes[*alike].verdict;
-    }
-    n.gpuNode = isGpuNode(*node, gpuResources, policy);
-    // A cordoned node comes back: its unschedulable taint does not make it unreachable.
-    const bool taintsPass = std::all_of(n.verdict->untoleratedTaints.begin(), n.verdict->untoleratedTaints.end(),
-                                        [](const Taint& t) { return t.key == "node.kubernetes.io/unschedulable"; });
-    n.reachable = n.gpuNode && !n.verdict->nodeNameMismatch && taintsPass && n.verdict->selectorFailures.empty() &&
-                  n.verdict->affinityMatches;
+    std::optional<std::size_t> alike;
+    if (!perNode) alike = judgedAlike.alikeOrAdd(VisibleParts(pod, *node), reach.nodes.size());
+    n.verdict = alike ? reach.nodes[*alike].verdict
+                      : std::make_shared<const NodeVerdict>(judgeNode(pod, *node, kNoPods, policy));
+    judgeReach(n, gpuResources, policy);
     for (const std::string& r : n.verdict->reasons) reasons[r] += n.nodes.size();
     if (n.verdict->schedulable) available += n.nodes.size();
     reach.nodes.push_back(std::move(n));

@@ -9,9 +9,19 @@
 //   - schedulable: every filter passes (the scheduler could bind it today,
 //     were the node empty);
 //   - reachable: the node is one the pod's placement admits, whatever its
-//     GPU count: nodeSelector, required affinity, spec.nodeName and taints
-//     pass, and the node offers GPUs at all. Cordoned nodes count (they come
-//     back); the GPU count and driver rules are about these.
+//     GPU count: the cordon (NodeUnschedulable: unless the pod tolerates
+//     node.kubernetes.io/unschedulable:NoSchedule), nodeSelector, required
+//     affinity, spec.nodeName and taints pass, and the node offers GPUs at
+//     all; gpu-count-exceeds-node is about these;
+//   - lands: reachable, and the node's allocatable holds every GPU resource
+//     the pod requests, as many as it asks (NodeResourcesFit: a MIG pod never
+//     lands on a whole-GPU node, an 8-GPU pod never on a 4-GPU one); the
+//     driver and toleration rules are about these.
+//
+// The work is bounded: a pod whose required affinity has more terms that
+// may match any node than kMaxTermTries allows over the nodes (or node
+// groups) is not judged (PodReach::notJudged), and the rules judge it as
+// without facts.
 #pragma once
 
 #include <memory>
@@ -37,7 +47,8 @@ struct NodeReach {
   // one judged, `node` above the one this entry is about.
   std::shared_ptr<const NodeVerdict> verdict;
   bool gpuNode = false;    // offers GPUs: a GPU resource in allocatable, or GFD's nvidia.com/gpu.present
-  bool reachable = false;  // placement admits it (selector, affinity, nodeName, taints) and it is a GPU node
+  bool reachable = false;  // placement admits it (cordon, selector, affinity, nodeName, taints) and it is a GPU node
+  bool lands = false;      // reachable and its allocatable holds the pod's GPU requests
 };
 
 // A NodePool as a node it may launch: its template's labels and
@@ -51,14 +62,21 @@ struct PoolReach {
   std::optional<long long> maxGpus;     // per node, when the pool bounds it (instance-gpu-count, limits)
 };
 
+// How many affinity terms reachOf tries at most over the nodes it judges
+// (terms that may match any node x nodes or node groups): about a second.
+inline constexpr std::size_t kMaxTermTries = 4'000'000;
+
 struct PodReach {
   std::vector<NodeReach> nodes;  // node groups, or nodes (NodeReach)
   std::vector<PoolReach> pools;
   std::string verdict;           // "0/12 nodes are available: ..." (schedulerSummary)
+  // Not judged (nodes and pools empty), and why: judging it would cost more
+  // than kMaxTermTries. The rules then judge the pod as without facts.
+  std::string notJudged;
 
   bool schedulableOnSomeNode() const;
-  bool reachableSomewhere() const;  // a reachable GPU node or NodePool
-  std::vector<const NodeReach*> reachableNodes() const;
+  bool landsSomewhere() const;  // a GPU node it lands on, or a reachable NodePool
+  std::vector<const NodeReach*> landingNodes() const;
   std::size_t nodeCount() const;
 };
 
@@ -82,8 +100,8 @@ class ReachMemo {
 // nvidia.com/cuda.driver.major, or the major of nvidia.com/cuda.driver-version.full.
 std::optional<std::string> driverMajorOf(const NodeFacts& node);
 
-// The driver majors of the reachable GPU nodes, each with its nodes (by
-// name), majors in numeric order; nodes without a driver label are left out.
+// The driver majors of the GPU nodes the pod lands on, each with its nodes
+// (by name), majors in numeric order; nodes without a driver label are left out.
 std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMajors(const PodReach& reach);
 
 // "535 (2 nodes: a, b), 570 (1 node: c)", at most 3 names per major.

@@ -78,7 +78,48 @@ NodeExpression parseExpression(const json& e, bool field) {
   return x;
 }
 
-// labels.Requirement.Matches / the node field selector.
+// labels.Requirement.Matches / the node field selector, without words: what
+// every node pays for every term it may match, so it copies nothing.
+bool expressionMatches(const NodeExpression& x, const NodeFacts& node, bool field) {
+  const std::string* value = field ? &node.name : node.label(x.key);
+  if (x.op == "In" || x.op == "NotIn") {
+    const bool listed = value && std::find(x.values.begin(), x.values.end(), *value) != x.values.end();
+    return (x.op == "In") == listed;
+  }
+  if (x.op == "Exists" || x.op == "DoesNotExist") return (x.op == "Exists") == (value != nullptr);
+  return requirementMatches(x.op, x.values, value ? std::optional<std::string>(*value) : std::nullopt);
+}
+
+bool termMatches(const RequiredAffinity::Term& term, const NodeFacts& node) {
+  if (!term.invalid.empty()) return false;
+  return std::all_of(term.expressions.begin(), term.expressions.end(),
+                     [&](const NodeExpression& x) { return expressionMatches(x, node, false); }) &&
+         std::all_of(term.fields.begin(), term.fields.end(),
+                     [&](const NodeExpression& x) { return expressionMatches(x, node, true); });
+}
+
+// The names a valid term is restricted to (its first kubernetes.io/hostname
+// In, else its first metadata.name In), and which index they go in.
+void indexTerm(RequiredAffinity& a, std::size_t i) {
+  const RequiredAffinity::Term& term = a.terms[i];
+  if (!term.invalid.empty()) return;
+  const auto list = [&](std::unordered_map<std::string, std::vector<std::size_t>>& index,
+                        const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+      std::vector<std::size_t>& terms = index[name];
+      if (terms.empty() || terms.back() != i) terms.push_back(i);  // a name written twice
+    }
+  };
+  for (const NodeExpression& x : term.expressions) {
+    if (x.key == "kubernetes.io/hostname" && x.op == "In") return list(a.byHostname, x.values);
+  }
+  for (const NodeExpression& x : term.fields) {
+    if (x.op == "In") return list(a.byNodeName, x.values);
+  }
+  a.unnamed.push_back(i);
+}
+
+// labels.Requirement.Matches / the node field selector, in words.
 LabelCheck evaluate(const NodeExpression& x, const NodeFacts& node, bool field) {
   LabelCheck c;
   c.key = x.key;
@@ -153,25 +194,6 @@ ResourceFit fitOf(const std::string& name, const Amount& requested, const NodeFa
     if (f.allocatable < f.capacity) f.cause += " (" + unhealthyText + ")";
   }
   return f;
-}
-
-// The node's side of the failed terms: "nvidia.com/gpu.product is Tesla-T4,
-// nvidia.com/cuda.driver-version.major is 535" (one term) or
-// "term 0: ... | term 1: invalid: ..." (several).
-std::string observedTerms(const NodeVerdict& v) {
-  std::vector<std::string> parts;
-  for (const TermCheck& t : v.terms) {
-    std::string s = v.terms.size() > 1 ? "term " + std::to_string(t.index) + ": " : std::string();
-    if (!t.invalid.empty()) {
-      s += "invalid: " + t.invalid;
-    } else {
-      std::vector<std::string> fails;
-      for (const LabelCheck& c : t.failing) fails.push_back(c.observed);
-      s += joined(fails, ", ");
-    }
-    parts.push_back(std::move(s));
-  }
-  return parts.empty() ? "no nodeSelectorTerms" : joined(parts, " | ");
 }
 
 // Requests after the API server's defaulting (limit when no request), rounded
@@ -275,7 +297,12 @@ std::string describeExpression(const NodeExpression& x) {
   std::string s = x.key + " " + x.op;
   if (x.op == "Gt" || x.op == "Lt") return s + " " + (x.values.empty() ? std::string() : x.values[0]);
   if (x.op == "Exists" || x.op == "DoesNotExist") return s;
-  return s + " [" + joined(x.values) + "]";
+  // Each node a term fails on keeps these words: a list of 3000 hosts would
+  // be 30 KB per node.
+  constexpr std::size_t kShown = 8;
+  if (x.values.size() <= kShown) return s + " [" + joined(x.values) + "]";
+  const std::vector<std::string> first(x.values.begin(), x.values.begin() + kShown);
+  return s + " [" + joined(first) + ", and " + std::to_string(x.values.size() - kShown) + " more]";
 }
 
 RequiredAffinity parseRequiredAffinity(const PodSite& site) {
@@ -302,8 +329,43 @@ RequiredAffinity parseRequiredAffinity(const PodSite& site) {
     }
     if (term.expressions.empty() && term.fields.empty()) term.invalid = "an empty term matches no node";
     a.terms.push_back(std::move(term));
+    indexTerm(a, a.terms.size() - 1);
   }
   return a;
+}
+
+std::vector<std::size_t> RequiredAffinity::candidatesFor(const NodeFacts& node) const {
+  std::vector<std::size_t> out = unnamed;
+  const auto add = [&out](const std::unordered_map<std::string, std::vector<std::size_t>>& index,
+                          const std::string* name) {
+    if (!name) return;
+    if (auto it = index.find(*name); it != index.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  };
+  add(byHostname, node.label("kubernetes.io/hostname"));
+  add(byNodeName, &node.name);
+  if (out.size() > unnamed.size()) {
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  return out;
+}
+
+std::string describeFailedTerms(const NodeVerdict& v) {
+  std::vector<std::string> parts;
+  const bool several = v.terms.size() + v.termsNotExplained > 1;
+  for (const TermCheck& t : v.terms) {
+    std::string s = several ? "term " + std::to_string(t.index) + ": " : std::string();
+    if (!t.invalid.empty()) {
+      s += "invalid: " + t.invalid;
+    } else {
+      std::vector<std::string> fails;
+      for (const LabelCheck& c : t.failing) fails.push_back(c.observed);
+      s += joined(fails, ", ");
+    }
+    parts.push_back(std::move(s));
+  }
+  if (v.termsNotExplained > 0) parts.push_back(std::to_string(v.termsNotExplained) + " more terms");
+  return parts.empty() ? "no nodeSelectorTerms" : joined(parts, " | ");
 }
 
 // The pod's tolerations plus those the API server and controllers add:
@@ -351,6 +413,34 @@ std::vector<std::pair<std::string, std::string>> nodeSelectorOf(const PodSite& s
 
 namespace {
 
+// The required affinity: only the terms that may match the node are tried
+// (RequiredAffinity::candidatesFor), and a node none matches is explained by
+// its first kTermsExplained terms; the work per node is the terms not
+// restricted to names plus the few that name it.
+void checkRequiredAffinity(const RequiredAffinity& affinity, const NodeFacts& node, NodeVerdict& v) {
+  const std::vector<std::size_t> candidates = affinity.candidatesFor(node);
+  v.affinityMatches = std::any_of(candidates.begin(), candidates.end(),
+                                  [&](std::size_t i) { return termMatches(affinity.terms[i], node); });
+  if (v.affinityMatches) return;
+  const std::size_t explained = std::min(affinity.terms.size(), kTermsExplained);
+  v.termsNotExplained = affinity.terms.size() - explained;
+  for (std::size_t i = 0; i < explained; ++i) {
+    const RequiredAffinity::Term& term = affinity.terms[i];
+    TermCheck t;
+    t.index = i;
+    t.invalid = term.invalid;
+    if (t.invalid.empty()) {
+      for (const NodeExpression& x : term.expressions) {
+        if (LabelCheck c = evaluate(x, node, false); !c.matches) t.failing.push_back(std::move(c));
+      }
+      for (const NodeExpression& x : term.fields) {
+        if (LabelCheck c = evaluate(x, node, true); !c.matches) t.failing.push_back(std::move(c));
+      }
+    }
+    v.terms.push_back(std::move(t));
+  }
+}
+
 // NodeAffinity: the nodeSelector AND the required affinity (terms ORed).
 void checkNodeAffinity(const PlacementPod& pod, const NodeFacts& node, NodeVerdict& v) {
   for (const auto& [key, want] : pod.selector) {
@@ -365,30 +455,7 @@ void checkNodeAffinity(const PlacementPod& pod, const NodeFacts& node, NodeVerdi
                                     : std::string(" absent"));
     v.selectorFailures.push_back(std::move(c));
   }
-  if (pod.affinity.required) {
-    v.affinityMatches = false;
-    std::vector<TermCheck> terms;
-    for (std::size_t i = 0; i < pod.affinity.terms.size(); ++i) {
-      const RequiredAffinity::Term& term = pod.affinity.terms[i];
-      TermCheck t;
-      t.index = i;
-      t.invalid = term.invalid;
-      if (t.invalid.empty()) {
-        for (const NodeExpression& x : term.expressions) {
-          LabelCheck c = evaluate(x, node, false);
-          if (!c.matches) t.failing.push_back(std::move(c));
-        }
-        for (const NodeExpression& x : term.fields) {
-          LabelCheck c = evaluate(x, node, true);
-          if (!c.matches) t.failing.push_back(std::move(c));
-        }
-        t.matches = t.failing.empty();
-      }
-      if (t.matches) v.affinityMatches = true;
-      terms.push_back(std::move(t));
-    }
-    if (!v.affinityMatches) v.terms = std::move(terms);
-  }
+  if (pod.affinity.required) checkRequiredAffinity(pod.affinity, node, v);
 }
 
 // The first filter that fails decides what the scheduler reports.
@@ -413,7 +480,7 @@ void explainFirstFailure(const PlacementPod& pod, const NodeFacts& node, const s
     std::vector<std::string> parts, observed;
     for (const LabelCheck& c : v.selectorFailures) observed.push_back(c.observed);
     if (!observed.empty()) parts.push_back("nodeSelector: " + joined(observed));
-    if (!v.affinityMatches) parts.push_back("affinity: " + observedTerms(v));
+    if (!v.affinityMatches) parts.push_back("affinity: " + describeFailedTerms(v));
     v.cause = joined(parts, "; ");
     v.verdict = !v.selectorFailures.empty() && !v.affinityMatches ? "nodeSelector and affinity mismatch"
                 : !v.selectorFailures.empty()                    ? "nodeSelector mismatch"

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,18 @@ struct RequiredAffinity {
     std::string invalid;
   };
   std::vector<Term> terms;
+  // Batch and topology placers write one term per chosen host, thousands of
+  // them: trying every term on every node costs terms x nodes. A valid term
+  // with a kubernetes.io/hostname In or matchFields metadata.name In part
+  // matches only the nodes it names, so it is listed under each name (the
+  // hostname label's value, or the node's name); the other valid terms may
+  // match any node. Invalid terms match none and are in neither.
+  std::unordered_map<std::string, std::vector<std::size_t>> byHostname;
+  std::unordered_map<std::string, std::vector<std::size_t>> byNodeName;
+  std::vector<std::size_t> unnamed;
+
+  // The indices of the terms that may match `node`, in order.
+  std::vector<std::size_t> candidatesFor(const NodeFacts& node) const;
 };
 
 // A pod as the filters read it (placementPod()).
@@ -87,7 +100,8 @@ struct PlacementPod {
   std::map<std::string, std::string, std::less<>> draBacked;
 };
 
-// "key In [a, b]", "key Gt 560", "key Exists".
+// "key In [a, b]", "key Gt 560", "key Exists"; a list of more than 8 values
+// shows the first 8 and "and N more".
 std::string describeExpression(const NodeExpression& x);
 RequiredAffinity parseRequiredAffinity(const PodSite& site);
 // spec.nodeSelector pairs, in order.
@@ -149,7 +163,8 @@ struct NodeVerdict {
   std::vector<Taint> untoleratedTaints;  // those no toleration matches
   std::vector<LabelCheck> selectorFailures;
   bool affinityMatches = true;           // required node affinity (true when there is none)
-  std::vector<TermCheck> terms;          // when it does not match: every term
+  std::vector<TermCheck> terms;          // when it does not match: the first kTermsExplained terms
+  std::size_t termsNotExplained = 0;     // the terms after those (they fail too)
   std::vector<ResourceFit> resources;    // every resource the pod requests
   bool tooManyPods = false;
   bool schedulable = false;
@@ -158,6 +173,15 @@ struct NodeVerdict {
   std::string verdict;                   // the same in a few words, for the table ("fits", "cordoned",
                                          // "untolerated taint", "nodeSelector mismatch", resource causes)
 };
+
+// How many failing affinity terms a NodeVerdict explains: a verdict is kept
+// per node, so words for every term would cost terms x nodes.
+inline constexpr std::size_t kTermsExplained = 8;
+
+// The node's side of the failed affinity terms: "nvidia.com/gpu.product is
+// Tesla-T4, nvidia.com/cuda.driver-version.major is 535" (one term) or
+// "term 0: ... | term 1: invalid: ... | 12 more terms" (several).
+std::string describeFailedTerms(const NodeVerdict& v);
 
 // The filters against one node with the pods bound to it (none: only what
 // the node's allocatable can ever take).

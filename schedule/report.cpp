@@ -36,19 +36,7 @@ std::string selectorCell(const PodDiagnosis& d, const NodeVerdict& v) {
 std::string affinityCell(const PodDiagnosis& d, const NodeVerdict& v) {
   if (!d.hasRequiredAffinity) return "-";
   if (v.affinityMatches) return "ok";
-  std::vector<std::string> parts;
-  for (const TermCheck& t : v.terms) {
-    std::string s = (v.terms.size() > 1 ? "term " + std::to_string(t.index) + ": " : std::string());
-    if (!t.invalid.empty()) {
-      s += "invalid: " + t.invalid;
-    } else {
-      std::vector<std::string> fails;
-      for (const LabelCheck& c : t.failing) fails.push_back(c.observed);
-      s += joined(fails);
-    }
-    parts.push_back(std::move(s));
-  }
-  return parts.empty() ? "no nodeSelectorTerms" : joined(parts, " | ");
+  return gpuguard::describeFailedTerms(v);
 }
 
 std::string taintsCell(const NodeVerdict& v) {
@@ -188,7 +176,7 @@ json nodeJson(const PodDiagnosis& d, const NodeVerdict& v) {
       for (const LabelCheck& c : t.failing) failing.push_back(labelCheckJson(c));
       terms.push_back({{"index", t.index}, {"matches", t.matches}, {"invalid", t.invalid}, {"failing", failing}});
     }
-    j["affinity"] = {{"matches", v.affinityMatches}, {"terms", terms}};
+    j["affinity"] = {{"matches", v.affinityMatches}, {"terms", terms}, {"termsNotExplained", v.termsNotExplained}};
   }
   j["resources"] = json::array();
   for (const ResourceFit& f : v.resources) {

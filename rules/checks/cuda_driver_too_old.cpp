@@ -81,8 +81,9 @@ constexpr RuleDoc kDoc{
         "It stays an error on a branch the list does not name, for other CUDA versions and images (no list "
         "known), and where the node selection admits only GeForce GPUs (gpu.product). "
         "With the cluster's facts (gpuguard-lint --facts or --cluster, the webhook's cache), a pod whose node "
-        "selection does not pin the driver is judged against the drivers of the GPU nodes it can reach "
-        "(nvidia.com/cuda.driver-version.major): one below the floor is an error that names those nodes. "
+        "selection does not pin the driver is judged against the drivers of the GPU nodes it can land on (not "
+        "cordoned, placement and taints admit it, the node's allocatable holds the GPU resource it asks, as many "
+        "as it asks; nvidia.com/cuda.driver-version.major): one below the floor is an error that names those nodes. "
         "No finding when the CUDA version is unknown, or when some ORed term does not bound the driver from "
         "below (the pod may land anywhere). "
         "CUDA 13 and GPUs below compute capability 7.5: CUDA 13.0 dropped Maxwell, Pascal and Volta (V100, P100, "
@@ -272,11 +273,11 @@ class CudaDriverTooOld final : public Rule {
            !(site.spec && !stringOr(*site.spec, "nodeName").empty());
   }
 
-  // The driver majors of reachable nodes whose gpu.product names GeForce,
-  // where forward compatibility does not work.
+  // The driver majors of the nodes the pod lands on whose gpu.product names
+  // GeForce, where forward compatibility does not work.
   static std::set<std::string> majorsWithGeForceNodes(const PodReach& reach) {
     std::set<std::string> out;
-    for (const NodeReach* n : reach.reachableNodes()) {
+    for (const NodeReach* n : reach.landingNodes()) {
       for (const NodeFacts* node : n->nodes) {
         const std::string* product = node->label("nvidia.com/gpu.product");
         if (!product || !namesGeForce(*product)) continue;

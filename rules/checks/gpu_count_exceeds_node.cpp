@@ -8,6 +8,7 @@
 
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
+#include "rules/k8s/json_access.h"
 #include "rules/resources.h"
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/go_strconv.h"
@@ -150,7 +151,8 @@ class GpuCountExceedsNode final : public Rule {
       return isWholeGpu(ctx.policy, name);
     };
     for (const PodSite& site : ctx.sites) {
-      const bool withFacts = ctx.cluster && ctx.cluster->listed(FactKind::Node);
+      // A pod too large to judge against the facts is judged without them.
+      const bool withFacts = ctx.cluster && ctx.cluster->listed(FactKind::Node) && ctx.reach(site).notJudged.empty();
       for (const ResourceUnits& u : podRequestUnitsByName(site, wholeGpu)) {
         if (withFacts) {
           const ReachableMost most = reachableMost(ctx.reach(site), u.name, ctx);
@@ -288,7 +290,13 @@ class GpuCountExceedsNode final : public Rule {
     if (!biggest) return;
     std::string detail = "the pod needs " + std::to_string(total) + " " + name + " at once";
     if (contributors > 1) detail += " (" + parts + ")";
-    detail += ", " + limit.text + ", so it stays Pending with \"Insufficient " + name + "\"; " + limit.remedy;
+    // spec.nodeName skips the scheduler: the kubelet rejects what does not fit.
+    const bool bound = site.spec && !stringOr(*site.spec, "nodeName").empty();
+    detail += ", " + limit.text +
+              (bound ? ", so the kubelet of the node it names (spec.nodeName) rejects it and it fails with reason "
+                       "OutOf" + name
+                     : ", so it stays Pending with \"Insufficient " + name + "\"") +
+              "; " + limit.remedy;
     out.report(*biggest, FieldError::invalid(std::to_string(total), detail), std::to_string(total));
   }
 };

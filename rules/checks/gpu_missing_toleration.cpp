@@ -64,8 +64,9 @@ constexpr RuleDoc kDoc{
         "is applied or linted. "
         "The taints come from the policy "
         "(gpuTaints); with the cluster's node facts (gpuguard-lint --facts or --cluster, the webhook's watched "
-        "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does: a pod that reaches "
-        "a GPU node (its placement and the node's taints admit it) is not reported, nor a taint that no GPU node "
+        "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does: a pod that lands on "
+        "a GPU node (not cordoned, its placement and the node's taints admit it, and the node's allocatable holds "
+        "the GPU resource it asks, as many as it asks) is not reported, nor a taint that no GPU node "
         "or NodePool of the facts carries (the policy still speaks when the facts hold no GPU node at all: a "
         "pool scaled to zero); clusters running the ExtendedResourceToleration admission plugin can set "
         "assumeExtendedResourceToleration. A PreferNoSchedule taint in gpuTaints is never reported: the "
@@ -258,14 +259,17 @@ void reportQueuedByKueue(const json& object, const PodSite& site, const Taint& t
 // Whether the cluster's facts leave the policy's GPU taint to be tolerated.
 // Without node facts, the policy says what the GPU nodes carry. With them,
 // kube-scheduler's TaintToleration filter reads the nodes' own taints: a pod
-// that reaches a GPU node (placement and taints admit it; rules/cluster_reach.h)
-// needs no more, and a taint no GPU node or NodePool carries keeps no pod off
-// (AKS's GPU nodes carry none by default, reference §14.17). When the facts
-// hold no GPU node at all (a pool scaled to zero), the policy still speaks.
+// that lands on a GPU node (placement and taints admit it, its allocatable
+// holds the pod's GPU requests; rules/cluster_reach.h) needs no more, and a
+// taint no GPU node or NodePool carries keeps no pod off (AKS's GPU nodes
+// carry none by default, reference §14.17). When the facts hold no GPU node
+// at all (a pool scaled to zero), or the pod was too large to judge against
+// them, the policy still speaks.
 bool clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint& taint) {
   if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return true;
   const PodReach& reach = ctx.reach(site);
-  if (reach.reachableSomewhere()) return false;
+  if (!reach.notJudged.empty()) return true;
+  if (reach.landsSomewhere()) return false;
   const auto carries = [&taint](const std::vector<Taint>& taints) {
     return std::any_of(taints.begin(), taints.end(),
                        [&taint](const Taint& t) { return t.key == taint.key && t.effect == taint.effect; });

@@ -39,6 +39,12 @@ constexpr RuleDoc kDoc{
         "whatever else runs, with the scheduler's own FailedScheduling message (\"0/12 nodes are available: 4 "
         "Insufficient nvidia.com/gpu, 8 node(s) had untolerated taint(s).\"). A DRA-backed extended resource "
         "(KEP-5004) on a node that does not advertise it is left to the DRA allocator, as --nodes does. "
+        "A pod bound by spec.nodeName to a node that offers none of the GPU resource it asks is reported too: "
+        "the kubelet rejects it and it fails with reason OutOf<resource>. "
+        "A pod whose required node affinity has so many terms that name no host (kubernetes.io/hostname NotIn, "
+        "labels) that trying them on every node would take more than 4,000,000 tries is not judged against the "
+        "nodes: a warning says so, and the other cluster rules judge it as without facts (terms that name their "
+        "hosts, kubernetes.io/hostname In or matchFields metadata.name In, cost nothing per other node). "
         "A warning by default: a cluster that scales from node groups the API does not show (Cluster "
         "Autoscaler's node groups, a managed pool scaled to zero) may still take it.",
     .remediation =
@@ -213,6 +219,32 @@ class GpuUnschedulable final : public Rule {
     return true;
   }
 
+  // The kubelet admits a pod bound by spec.nodeName against the node's
+  // allocatable (lifecycle/predicate.go generalFilter, NodeResourcesFit): a
+  // GPU resource the node does not offer at all makes the pod fail with
+  // reason OutOf<resource>; it does not wait. (Fewer GPUs than asked:
+  // gpu-count-exceeds-node.)
+  static void reportNodeWithoutTheGpus(const CheckContext& ctx, const PodSite& site, const std::string& nodeName,
+                                       const GpuFacts& gpu, Reporter& out) {
+    for (const NodeReach& n : ctx.reach(site).nodes) {
+      if (n.node->name != nodeName) continue;
+      for (const ResourceFit& f : n.verdict->resources) {
+        if (f.fits || f.viaDra || !f.allocatable.isZero() || !gpu.isGpuResource(f.name)) continue;
+        FieldPath path = site.specPath.field("nodeName");
+        for (const GpuSource& s : gpuSources(site, gpu)) {
+          if (s.name == f.name) path = s.path;
+        }
+        out.report(path, FieldError::note("the pod names node " + nodeName + " (spec.nodeName), so it skips the "
+                                          "scheduler and the kubelet admits it against the node's allocatable, "
+                                          "which offers no " + f.name + " (" + f.cause + "; " + ctx.cluster->source() +
+                                          "): the kubelet rejects the pod and it fails with reason OutOf" + f.name +
+                                          ". To change: drop spec.nodeName and let the scheduler pick a GPU node, "
+                                          "or name a node that offers " + f.name));
+      }
+      return;
+    }
+  }
+
   static void checkSite(const CheckContext& ctx, const PodSite& site, const GpuFacts& gpu, Reporter& out) {
     const ClusterFacts& cluster = *ctx.cluster;
     const std::string nodeName = site.spec ? stringOr(*site.spec, "nodeName") : std::string();
@@ -227,10 +259,17 @@ class GpuUnschedulable final : public Rule {
     }
     // A pod bound by spec.nodeName skips the scheduler: the kubelet checks
     // resources and NoExecute taints, not what the filters judge.
-    if (!nodeName.empty()) return;
+    if (!nodeName.empty()) return reportNodeWithoutTheGpus(ctx, site, nodeName, gpu, out);
     // Tolerations or node selection decided where the input cannot show.
     if (placementOpaque(site)) return;
     const PodReach& reach = ctx.reach(site);
+    if (!reach.notJudged.empty()) {
+      out.report(site.affinity.path,
+                 FieldError::note("not judged against the cluster's nodes (" + cluster.source() + "): " +
+                                  reach.notJudged + "; the cluster rules judged it as without facts. To change: "
+                                  "name the hosts in one term (kubernetes.io/hostname In [...]) or use fewer terms"));
+      return;
+    }
     if (reach.schedulableOnSomeNode()) return;
     const long long gpus = podGpus(site, ctx.policy);
     for (const PoolReach& p : reach.pools) {

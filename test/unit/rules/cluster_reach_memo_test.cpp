@@ -156,7 +156,7 @@ TEST(ReachMemo, APodThatNamesItsNodeIsJudgedNodeByNode) {
   EXPECT_TRUE(judged.reach.nodes[0].verdict->nodeNameMismatch);
   EXPECT_FALSE(judged.reach.nodes[1].verdict->nodeNameMismatch);
   EXPECT_TRUE(judged.reach.nodes[2].verdict->nodeNameMismatch);
-  EXPECT_EQ(judged.reach.reachableNodes().size(), 1U);
+  EXPECT_EQ(judged.reach.landingNodes().size(), 1U);
   expectSameAsAlone(judged);
 }
 

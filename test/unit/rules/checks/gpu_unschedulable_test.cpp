@@ -112,6 +112,23 @@ TEST(GpuUnschedulable, ANodeNameTheClusterDoesNotHave) {
   EXPECT_THAT(judgeWithCluster(gpuPod(1, "  nodeName: gpu-a\n"), *cluster, kUnschedulable), IsEmpty());
 }
 
+TEST(GpuUnschedulable, ANodeNameOfANodeWithoutGpusFailsAtTheKubelet) {
+  // spec.nodeName skips the scheduler; the kubelet's admission (NodeResourcesFit) finds no
+  // nvidia.com/gpu on cpu-1 and the pod fails with OutOfnvidia.com/gpu (red team 32 B16).
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + kCpuNode);
+  const auto findings = judgeWithCluster(gpuPod(1, "  nodeName: cpu-1\n"), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
+  EXPECT_EQ(findings[0].field(), "spec.containers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_THAT(findings[0].message(), HasSubstr("the pod names node cpu-1 (spec.nodeName)"));
+  EXPECT_THAT(findings[0].message(), HasSubstr("it fails with reason OutOfnvidia.com/gpu"));
+  // Too few GPUs on the node it names: gpu-count-exceeds-node says the same of the count.
+  const auto tooMany = judgeWithCluster(gpuPod(16, "  nodeName: gpu-a\n"), *cluster,
+                                        onlyRules({"gpu-unschedulable", "gpu-count-exceeds-node"}));
+  ASSERT_THAT(rulesHit(tooMany), ElementsAre("gpu-count-exceeds-node"));
+  EXPECT_THAT(tooMany[0].message(), HasSubstr("the kubelet of the node it names (spec.nodeName) rejects it and it "
+                                              "fails with reason OutOfnvidia.com/gpu"));
+}
+
 TEST(GpuUnschedulable, AKarpenterNodePoolThatCanLaunchANodeIsEnough) {
   const std::string pool =
       "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n"
