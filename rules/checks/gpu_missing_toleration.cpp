@@ -97,6 +97,7 @@ constexpr RuleDoc kDoc{
         "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
     .policyKeys = kPolicyKeys,
+    .withoutFacts = "the policy's gpuTaints",
 };
 
 // What happens to a toleration ValidateTolerations rejects.

@@ -4,7 +4,8 @@
 # manifests/base/rbac.yaml) lists and watches nodes, namespaces, DRA objects and Karpenter
 # NodePools; keeps answering while kube-apiserver restarts and resyncs after; relists after
 # 410 Gone (etcd compacted while the API server was down); judges without facts when RBAC
-# refuses them, and says so; gpuguard-lint --cluster lists them once.
+# refuses them, and says so, failing open on what the facts could overturn; gpuguard-lint
+# --cluster lists them once.
 #
 #   bash test/e2e/cluster-facts.sh      (run.sh runs it too)
 #
@@ -296,6 +297,21 @@ if start nobody $((PORT + 1)) "$W/nobody.kubeconfig" &&
     ok "RBAC refused: judged without facts (gpuguard_cluster_facts_synced{resource=\"nodes\"} 0, in_use 0), the log says why"
 else
     bad "RBAC refused: $(metrics $((PORT + 1)) | grep '^gpuguard_cluster_facts_synced' | tr '\n' ' '); log: $(grep -m1 refused "$E2E_WORK/webhook-nobody.log")"
+fi
+
+# Fail-safe: without facts the webhook must not deny what it would admit with them. The GPU pod
+# of review_ok tolerates no taint: untainted GPU nodes (AKS, EKS node groups) would take it, so
+# while the facts are refused the missing toleration is a warning that says so, not a denial.
+failed_open() {
+    review_ok $((PORT + 1)) && grep -q '"allowed":true' "$W/review.json" &&
+        grep -q 'gpu-missing-toleration: cluster facts unavailable (nodes refused): judged against the policy' "$W/review.json"
+}
+if until_true 10 failed_open &&
+   (($(metric $((PORT + 1)) 'gpuguard_admission_failed_open_total{rule="gpu-missing-toleration"}') >= 1)) &&
+   grep -q '"failedOpen":\["gpu-missing-toleration"\]' "$E2E_WORK/webhook-nobody.log"; then
+    ok "facts refused: a GPU pod without toleration is allowed with a warning that the facts were missing (failed open)"
+else
+    bad "facts refused: not failed open: $(head -c 600 "$W/review.json")"
 fi
 
 # gpuguard-lint --cluster: one list, no watch.
