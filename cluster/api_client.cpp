@@ -44,6 +44,7 @@ const std::vector<Resource>& factResources() {
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "deviceclasses", "DeviceClass"},
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceclaimtemplates", "ResourceClaimTemplate"},
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceclaims", "ResourceClaim"},
+      {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceslices", "ResourceSlice"},
       {"karpenter.sh", {"v1"}, "nodepools", "NodePool"},
   };
   return kResources;
@@ -164,8 +165,11 @@ WatchResult ApiClient::watch(const Resource& resource, const std::string& versio
   request.cancel = cancel;
   request.cancelCheck = cancelCheck_;
   request.onStatus = onOpen;
-  // Bookmarks come about once a minute; silence longer than the watch's own timeout is a dead peer.
-  request.idleTimeout = std::chrono::seconds(timeoutSeconds + 30);
+  // A live server ends the watch at timeoutSeconds (after a last BOOKMARK): silence
+  // past that is a connection that died without FIN or RST (a partition, a NAT that
+  // forgot the flow), which TCP alone would notice only after many minutes.
+  request.idleTimeout = watchIdleTimeout_.count() > 0 ? watchIdleTimeout_
+                                                       : std::chrono::seconds(timeoutSeconds) + kWatchEndMargin;
   bool stopped = false;
   request.onBody = [&](std::string_view bytes) {
     parseError = parser.feed(bytes, [&](WatchEvent&& e) { return (stopped = !handle(std::move(e))) == false; });
@@ -173,6 +177,7 @@ WatchResult ApiClient::watch(const Resource& resource, const std::string& versio
   };
   const HttpResponse response = get(std::move(request));
   result.status = response.status;
+  result.silent = response.status == 200 && response.error == "timed out";
   if (!parseError.empty()) {
     result.error = parseError;
   } else if (result.error.empty() && !(response.ok() || stopped)) {

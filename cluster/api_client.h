@@ -63,7 +63,7 @@ struct ApiResult {
 };
 
 // What the facts read: nodes, namespaces, deviceclasses, resourceclaimtemplates,
-// resourceclaims (resource.k8s.io) and nodepools (karpenter.sh), the exact
+// resourceclaims, resourceslices (resource.k8s.io) and nodepools (karpenter.sh), the exact
 // list the ClusterRole grants get/list/watch on.
 const std::vector<Resource>& factResources();
 
@@ -81,6 +81,7 @@ struct WatchResult {
   int errorEventCode = 0;        // an ERROR event's Status code (410: relist)
   std::string resourceVersion;   // the last seen, to resume from
   std::size_t events = 0;
+  bool silent = false;           // nothing arrived for the idle timeout: a dead connection
 };
 
 class ApiClient {
@@ -112,6 +113,10 @@ class ApiClient {
   // How long a request on one object waits for each answer byte (30 s; the
   // leader election sets it well within its renew deadline).
   void setObjectTimeout(std::chrono::milliseconds timeout) { objectTimeout_ = timeout; }
+  // How long a watch may deliver nothing before it counts as dead (silent);
+  // 0: its timeoutSeconds + kWatchEndMargin, by when a live server ended it.
+  void setWatchIdleTimeout(std::chrono::milliseconds timeout) { watchIdleTimeout_ = timeout; }
+  static constexpr std::chrono::seconds kWatchEndMargin{15};
 
   // A watch from `resourceVersion` with bookmarks, ended by the server after
   // `timeoutSeconds`, by `cancel`, or by `onEvent` returning false.
@@ -164,6 +169,7 @@ class ApiClient {
   std::string clientCertPem_;  // the certificate client_ was built with
   std::chrono::milliseconds cancelCheck_{250};
   std::chrono::milliseconds objectTimeout_{std::chrono::seconds(30)};
+  std::chrono::milliseconds watchIdleTimeout_{0};
 };
 
 // "limit=500&continue=..." with the value percent-encoded.

@@ -37,12 +37,15 @@ struct FactsCache::Reflector {
   std::string version;          // the API version that answered the list
   std::string resourceVersion;  // where the watch resumes
   Backoff backoff;
+  Clock::time_point lastHeard{};  // the list's end, the watch's answer, its last event or bookmark
 };
 
 FactsCache::FactsCache(ClientConfig config, CacheOptions options)
     : api_(std::move(config)), options_(std::move(options)) {
   builder_.setSource("cluster " + api_.config().server);
   api_.setCancelCheck(options_.cancelCheck);
+  api_.setWatchIdleTimeout(options_.watchIdleTimeout);
+  missing_.store(std::make_shared<const std::string>("not synced yet"));
   for (const Resource& resource : options_.resources) {
     const std::optional<FactKind> kind = kindOf(resource);
     if (!kind) continue;
@@ -143,6 +146,7 @@ bool FactsCache::listOnce(Reflector& r) {
     std::lock_guard lock(mutex_);
     builder_.markListed(r.kind);
     r.status.objects = builder_.size(r.kind);
+    r.lastHeard = options_.now();
   }
   setState(r, ResourceState::Synced, "");
   std::lock_guard lock(mutex_);
@@ -151,9 +155,25 @@ bool FactsCache::listOnce(Reflector& r) {
   return true;
 }
 
-void FactsCache::apply(const Reflector& r, WatchEvent&& event) {
-  if (event.type == WatchEvent::Type::Bookmark) return;
+void FactsCache::heard(Reflector& r) {
   std::lock_guard lock(mutex_);
+  r.lastHeard = options_.now();
+}
+
+// A watch that delivered nothing for the idle timeout: the connection died
+// without a word, and the facts are as old as the last thing it delivered.
+void FactsCache::silent(Reflector& r, const std::string& error) {
+  {
+    std::lock_guard lock(mutex_);
+    currentUntil_ = std::min(currentUntil_, r.lastHeard);
+  }
+  setState(r, ResourceState::Unreachable, "watch " + r.status.resource + ": " + error);
+}
+
+void FactsCache::apply(Reflector& r, WatchEvent&& event) {
+  std::lock_guard lock(mutex_);
+  r.lastHeard = options_.now();
+  if (event.type == WatchEvent::Type::Bookmark) return;
   if (event.type == WatchEvent::Type::Deleted) {
     const nlohmann::json& meta = event.object.value("metadata", nlohmann::json::object());
     builder_.remove(r.kind, meta.value("namespace", ""), meta.value("name", ""));
@@ -175,7 +195,9 @@ void FactsCache::watchLoop(Reflector& r) {
         },
         options_.watchTimeoutSeconds, &stopping_,
         [&](int status) {
-          if (status == 200) setState(r, ResourceState::Synced, "");
+          if (status != 200) return;
+          heard(r);
+          setState(r, ResourceState::Synced, "");
         });
     if (stopping_.load()) return;
     r.resourceVersion = w.resourceVersion;
@@ -198,7 +220,12 @@ void FactsCache::watchLoop(Reflector& r) {
       r.backoff.reset();
       continue;
     }
-    if (w.status == 401 || w.status == 403) {
+    if (w.silent) {
+      const long long ms = idleTimeout().count();
+      silent(r, "nothing received (no event, no bookmark, no end) for " +
+                    (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms") +
+                    ": the connection is dead");
+    } else if (w.status == 401 || w.status == 403) {
       setState(r, ResourceState::Refused, "watch " + r.status.resource + ": " + w.error);
     } else if (w.status != 200) {
       setState(r, ResourceState::Unreachable, "watch " + r.status.resource + ": " + w.error);
@@ -216,14 +243,15 @@ void FactsCache::publish() {
     usable = usable && (r->status.state == ResourceState::Synced || r->status.state == ResourceState::NotServed);
     withdraw = withdraw || withdraws(r->status.state);
   }
-  const auto now = Clock::now();
   if (usable) {
-    currentUntil_ = now;
+    currentUntil_ = options_.now();
     everCurrent_ = true;
   }
   if (withdraw) {
     dirty_ = false;
+    auto why = std::make_shared<const std::string>(whyMissing());
     lock.unlock();
+    missing_.store(std::move(why), std::memory_order_release);
     snapshot_.store(nullptr, std::memory_order_release);
     return;
   }
@@ -249,6 +277,24 @@ void FactsCache::publishLoop() {
   }
 }
 
+std::string FactsCache::whyMissing() const {
+  for (const auto& r : reflectors_) {
+    const ResourceState state = r->status.state;
+    if (state == ResourceState::Refused || state == ResourceState::Unreachable) {
+      return r->status.resource + " " + std::string(resourceStateName(state));
+    }
+  }
+  for (const auto& r : reflectors_) {
+    if (r->status.state == ResourceState::Starting) return r->status.resource + " not listed yet";
+  }
+  return "not synced yet";
+}
+
+std::chrono::milliseconds FactsCache::idleTimeout() const {
+  if (options_.watchIdleTimeout.count() > 0) return options_.watchIdleTimeout;
+  return std::chrono::seconds(options_.watchTimeoutSeconds) + ApiClient::kWatchEndMargin;
+}
+
 FactsStatus FactsCache::status() const {
   FactsStatus out;
   std::lock_guard lock(mutex_);
@@ -262,7 +308,7 @@ FactsStatus FactsCache::status() const {
   if (!everCurrent_) {
     out.ageSeconds = -1;
   } else if (!usable) {
-    out.ageSeconds = std::chrono::duration<double>(Clock::now() - currentUntil_).count();
+    out.ageSeconds = std::chrono::duration<double>(options_.now() - currentUntil_).count();
   }
   return out;
 }

@@ -12,7 +12,9 @@
 // Fail-safe: the snapshot is null (judge as without facts) until every
 // resource has synced; a resource the API does not serve (404: no Karpenter,
 // no DRA) counts as synced and empty, logged once; a refused one (401/403:
-// RBAC) or an unreachable API server withdraws the facts until they are back.
+// RBAC) or an unreachable API server withdraws the facts until they are back,
+// and so does a watch silent for longer than the server may keep it quiet
+// (CacheOptions::watchIdleTimeout): a connection that died without FIN or RST.
 #pragma once
 
 #include <atomic>
@@ -36,7 +38,16 @@ namespace gpuguard::cluster {
 struct CacheOptions {
   std::chrono::milliseconds publishInterval{200};
   std::size_t pageSize = 500;
-  int watchTimeoutSeconds = 300;   // the server ends each watch after this; the reflector re-opens it
+  // The server ends each watch after this and the reflector re-opens it; it
+  // sends a BOOKMARK just before (and about once a minute on a longer watch).
+  int watchTimeoutSeconds = 45;
+  // A watch that delivers nothing (no event, no bookmark, no end) for this
+  // long is dead: the facts are withdrawn and the watch re-opened. 0: the
+  // watch's timeoutSeconds + 15 s (60 s), within which a live server has
+  // ended it.
+  std::chrono::milliseconds watchIdleTimeout{0};
+  // The clock of the facts' age (tests set it).
+  std::function<std::chrono::steady_clock::time_point()> now = [] { return std::chrono::steady_clock::now(); };
   std::chrono::milliseconds backoffInitial{500};
   std::chrono::milliseconds backoffMax{30000};
   std::chrono::milliseconds notServedRetry{300000};  // look again for a resource that was 404 (a CRD installed later)
@@ -59,6 +70,10 @@ class FactsCache {
 
   // The facts to judge with, or null (not synced, refused, unreachable).
   std::shared_ptr<const ClusterFacts> snapshot() const { return snapshot_.load(std::memory_order_acquire); }
+  // Why snapshot() is null, in a few words ("nodes unreachable", "nodes not
+  // listed yet"), for the warnings of reviews judged without the facts. No
+  // lock: the request path reads it.
+  std::string missingReason() const { return *missing_.load(std::memory_order_acquire); }
   FactsStatus status() const;
 
  private:
@@ -67,7 +82,11 @@ class FactsCache {
   bool listOnce(Reflector& reflector);
   void watchLoop(Reflector& reflector);
   void setState(Reflector& reflector, ResourceState state, const std::string& error);
-  void apply(const Reflector& reflector, WatchEvent&& event);
+  void apply(Reflector& reflector, WatchEvent&& event);
+  void heard(Reflector& reflector);
+  void silent(Reflector& reflector, const std::string& error);
+  std::string whyMissing() const;  // under mutex_
+  std::chrono::milliseconds idleTimeout() const;
   void publishLoop();
   void publish();
   bool sleepFor(std::chrono::milliseconds wait);
@@ -86,6 +105,7 @@ class FactsCache {
   bool everCurrent_ = false;
   std::uint64_t rebuilds_ = 0;
   std::atomic<std::shared_ptr<const ClusterFacts>> snapshot_;
+  std::atomic<std::shared_ptr<const std::string>> missing_;
 };
 
 }  // namespace gpuguard::cluster

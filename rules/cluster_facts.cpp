@@ -31,8 +31,10 @@ auto* lookup(const Map& map, std::string_view key) {
   return it == map.end() ? nullptr : it->second.get();
 }
 
-// What a node is, without its name: the key of its node group.
-std::string groupKey(const NodeFacts& n) {
+// What a node is, without its name: the key of its node group. The drivers
+// whose ResourceSlices name the node are part of it: two nodes alike but for
+// their DRA devices are not one group.
+std::string groupKey(const NodeFacts& n, const std::vector<std::string>& sliceDrivers) {
   std::string key;
   const auto field = [&](std::string_view s) {
     key += std::to_string(s.size());
@@ -51,6 +53,8 @@ std::string groupKey(const NodeFacts& n) {
     field(t.effect);
   }
   key += n.unschedulable ? "|u|" : "|s|";
+  for (const std::string& driver : sliceDrivers) field(driver);
+  key += '|';
   for (const auto* list : {&n.capacity, &n.allocatable}) {
     for (const auto& [name, amount] : *list) {
       field(name);
@@ -75,6 +79,7 @@ std::string_view factKindName(FactKind kind) {
     case FactKind::DeviceClass: return "deviceclasses";
     case FactKind::ResourceClaimTemplate: return "resourceclaimtemplates";
     case FactKind::ResourceClaim: return "resourceclaims";
+    case FactKind::ResourceSlice: return "resourceslices";
   }
   return "";
 }
@@ -90,6 +95,7 @@ std::optional<FactKind> factKindOf(const json& object) {
     if (kind == "DeviceClass") return FactKind::DeviceClass;
     if (kind == "ResourceClaimTemplate") return FactKind::ResourceClaimTemplate;
     if (kind == "ResourceClaim") return FactKind::ResourceClaim;
+    if (kind == "ResourceSlice") return FactKind::ResourceSlice;
   } else if (g == "karpenter.sh" && kind == "NodePool") {
     return FactKind::NodePool;
   }
@@ -116,6 +122,17 @@ const ClaimFacts* ClusterFacts::claim(std::string_view ns, std::string_view name
 const std::string* ClusterFacts::classServing(std::string_view resource) const {
   auto it = servedBy_.find(resource);
   return it == servedBy_.end() ? nullptr : &it->second;
+}
+
+const std::vector<std::string>& ClusterFacts::sliceDriversOn(std::string_view name) const {
+  auto it = sliceDrivers_.find(name);
+  return it == sliceDrivers_.end() ? anyNodeDrivers_ : it->second;
+}
+
+const std::vector<std::string>& ClusterFacts::classesSelecting(std::string_view driver) const {
+  static const std::vector<std::string> kNone;
+  auto it = classesByDriver_.find(driver);
+  return it == classesByDriver_.end() ? kNone : it->second;
 }
 
 std::size_t ClusterFactsBuilder::add(const json& object) {
@@ -153,6 +170,9 @@ void ClusterFactsBuilder::addOne(const json& object, std::size_t& taken) {
       templates_[key] = std::make_shared<const ClaimFacts>(reduceClaimTemplate(object));
       break;
     case FactKind::ResourceClaim: claims_[key] = std::make_shared<const ClaimFacts>(reduceClaim(object)); break;
+    case FactKind::ResourceSlice:
+      slices_[name] = std::make_shared<const ResourceSliceFacts>(reduceResourceSlice(object));
+      break;
   }
   listed_.insert(*kind);
   ++taken;
@@ -168,6 +188,7 @@ bool ClusterFactsBuilder::remove(FactKind kind, std::string_view ns, std::string
     case FactKind::DeviceClass: return classes_.erase(std::string(name)) > 0;
     case FactKind::ResourceClaimTemplate: return templates_.erase(key) > 0;
     case FactKind::ResourceClaim: return claims_.erase(key) > 0;
+    case FactKind::ResourceSlice: return slices_.erase(std::string(name)) > 0;
   }
   return false;
 }
@@ -180,6 +201,7 @@ void ClusterFactsBuilder::clear(FactKind kind) {
     case FactKind::DeviceClass: classes_.clear(); break;
     case FactKind::ResourceClaimTemplate: templates_.clear(); break;
     case FactKind::ResourceClaim: claims_.clear(); break;
+    case FactKind::ResourceSlice: slices_.clear(); break;
   }
 }
 
@@ -191,6 +213,7 @@ std::size_t ClusterFactsBuilder::size(FactKind kind) const {
     case FactKind::DeviceClass: return classes_.size();
     case FactKind::ResourceClaimTemplate: return templates_.size();
     case FactKind::ResourceClaim: return claims_.size();
+    case FactKind::ResourceSlice: return slices_.size();
   }
   return 0;
 }
@@ -201,16 +224,40 @@ void ClusterFactsBuilder::warn(std::vector<std::string> lines) {
   }
 }
 
+namespace {
+
+void addOnce(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+}  // namespace
+
+void ClusterFactsBuilder::indexSlices(ClusterFacts& facts) const {
+  for (const auto& [name, slice] : slices_) {
+    if (slice->devices == 0 || slice->driver.empty()) continue;  // a pool's empty slice serves nothing
+    addOnce(slice->nodeName.empty() ? facts.anyNodeDrivers_ : facts.sliceDrivers_[slice->nodeName], slice->driver);
+  }
+  std::sort(facts.anyNodeDrivers_.begin(), facts.anyNodeDrivers_.end());
+  for (auto& [node, drivers] : facts.sliceDrivers_) {
+    for (const std::string& driver : facts.anyNodeDrivers_) addOnce(drivers, driver);
+    std::sort(drivers.begin(), drivers.end());
+  }
+  for (const auto& [name, deviceClass] : classes_) {
+    for (const std::string& driver : deviceClass->drivers) addOnce(facts.classesByDriver_[driver], name);
+  }
+}
+
 std::shared_ptr<const ClusterFacts> ClusterFactsBuilder::build() const {
   auto facts = std::make_shared<ClusterFacts>();
   facts->source_ = source_;
   facts->listed_ = listed_;
+  indexSlices(*facts);
   facts->nodeByName_ = nodes_;
   facts->nodes_.reserve(nodes_.size());
   std::map<std::string, std::size_t> groupOf;
   for (const auto& [name, node] : nodes_) {
     facts->nodes_.push_back(node);
-    auto [it, added] = groupOf.emplace(groupKey(*node), facts->groups_.size());
+    auto [it, added] = groupOf.emplace(groupKey(*node, facts->sliceDriversOn(name)), facts->groups_.size());
     if (added) facts->groups_.push_back(NodeGroup{node.get(), {}});
     facts->groups_[it->second].members.push_back(node.get());
   }

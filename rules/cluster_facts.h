@@ -1,8 +1,9 @@
 // What the cluster itself says, for the rules that judge a pod against the
 // nodes it can reach: the Nodes (labels, taints, cordon, capacity and
 // allocatable), Karpenter NodePools as nodes that may yet exist, Namespaces
-// (labels, default tolerations), and the DRA objects (DeviceClasses,
-// ResourceClaimTemplates, ResourceClaims) that resolve a pod's claims.
+// (labels, default tolerations), the DRA objects (DeviceClasses,
+// ResourceClaimTemplates, ResourceClaims) that resolve a pod's claims, and
+// the ResourceSlices that say which nodes a DRA driver serves devices on.
 //
 // One model, three sources: a snapshot file (gpuguard-lint --nodes), one list
 // through the API (gpuguard-lint --cluster), a watched cache (the webhook).
@@ -73,17 +74,31 @@ struct NamespaceFacts {
   std::string defaultTolerationsError;  // the annotation does not parse: what is wrong ("" when fine)
 };
 
+// One ResourceSlice (resource.k8s.io): devices a DRA driver publishes.
+// Node-local devices name their node (spec.nodeName); devices reachable from
+// several nodes (spec.allNodes, spec.nodeSelector, spec.perDeviceNodeSelection:
+// network-attached) name none, and the facts count them on every node. The
+// devices themselves are not kept: which nodes a driver serves is what the
+// rules read (a DRA-only GPU node has no GPU in allocatable and may carry no
+// GPU Feature Discovery label).
+struct ResourceSliceFacts {
+  std::string driver;    // spec.driver
+  std::string nodeName;  // spec.nodeName, "" when the devices are not node-local
+  std::size_t devices = 0;
+};
+
 // The kinds the facts hold; a source says which it could list.
-enum class FactKind { Node, NodePool, Namespace, DeviceClass, ResourceClaimTemplate, ResourceClaim };
-inline constexpr FactKind kAllFactKinds[] = {FactKind::Node,        FactKind::NodePool,
-                                             FactKind::Namespace,   FactKind::DeviceClass,
-                                             FactKind::ResourceClaimTemplate, FactKind::ResourceClaim};
+enum class FactKind { Node, NodePool, Namespace, DeviceClass, ResourceClaimTemplate, ResourceClaim, ResourceSlice };
+inline constexpr FactKind kAllFactKinds[] = {FactKind::Node,          FactKind::NodePool,
+                                             FactKind::Namespace,     FactKind::DeviceClass,
+                                             FactKind::ResourceClaimTemplate, FactKind::ResourceClaim,
+                                             FactKind::ResourceSlice};
 
 // "nodes", "nodepools", "namespaces", "deviceclasses", ... (the resource's plural).
 std::string_view factKindName(FactKind kind);
 // The kind of an object the facts hold (by apiVersion group and kind), or
 // nullopt: core/v1 Node and Namespace, resource.k8s.io DeviceClass,
-// ResourceClaimTemplate and ResourceClaim, karpenter.sh NodePool.
+// ResourceClaimTemplate, ResourceClaim and ResourceSlice, karpenter.sh NodePool.
 std::optional<FactKind> factKindOf(const nlohmann::json& object);
 
 // Nodes that differ only in their names (and the labels that hold the name
@@ -122,6 +137,11 @@ class ClusterFacts {
   const ClaimFacts* claim(std::string_view ns, std::string_view name) const;
   // The DeviceClass whose spec.extendedResourceName is `resource`, or nullptr.
   const std::string* classServing(std::string_view resource) const;
+  // The drivers whose ResourceSlices hold devices on node `name` (its own
+  // slices and those not local to a node), each once, in order of name.
+  const std::vector<std::string>& sliceDriversOn(std::string_view name) const;
+  // The DeviceClasses whose selectors name `driver` (DeviceClassFacts::drivers).
+  const std::vector<std::string>& classesSelecting(std::string_view driver) const;
 
  private:
   friend class ClusterFactsBuilder;
@@ -139,6 +159,10 @@ class ClusterFacts {
   ByName<ClaimFacts> templates_;  // "namespace/name"
   ByName<ClaimFacts> claims_;     // "namespace/name"
   std::map<std::string, std::string, std::less<>> servedBy_;  // extended resource -> class
+  using NamesBy = std::map<std::string, std::vector<std::string>, std::less<>>;
+  NamesBy sliceDrivers_;          // node -> drivers with devices on it
+  std::vector<std::string> anyNodeDrivers_;  // drivers of slices not local to a node
+  NamesBy classesByDriver_;       // driver -> classes whose selectors name it
 };
 
 // Keeps the latest record of every object by kind and name, and makes the
@@ -170,6 +194,8 @@ class ClusterFactsBuilder {
   template <typename T>
   using ByName = std::map<std::string, std::shared_ptr<const T>, std::less<>>;
   void addOne(const nlohmann::json& object, std::size_t& taken);
+  // The slices' drivers by node and the classes by driver, into `facts`.
+  void indexSlices(ClusterFacts& facts) const;
   void warn(std::vector<std::string> lines);
 
   std::string source_;
@@ -180,6 +206,7 @@ class ClusterFactsBuilder {
   ByName<DeviceClassFacts> classes_;
   ByName<ClaimFacts> templates_;
   ByName<ClaimFacts> claims_;
+  ByName<ResourceSliceFacts> slices_;
   std::vector<std::string> warnings_;
 };
 

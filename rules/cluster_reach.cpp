@@ -96,6 +96,22 @@ bool isGpuNode(const NodeFacts& node, const std::vector<std::string>& gpuResourc
   return false;
 }
 
+// Whether the node can give the pod its GPUs. `pluginNode` is isGpuNode's
+// answer (a device plugin's GPU resource in allocatable, or GFD's label).
+// With the cluster's ResourceSlices, a GPU that only DRA serves (a claim, an
+// implicit DeviceClass name) needs a node a GPU driver's slices name, one a
+// device plugin serves needs a plugin node, and an extended resource a
+// DeviceClass serves (KEP-5004) either. Without slices the plugin's GPU nodes
+// stand in for DRA's: both stacks usually run on the same nodes.
+bool offersPodGpus(const NodeFacts& node, bool pluginNode, const std::vector<GpuSource>& sources, const GpuFacts& gpu) {
+  if (sources.empty() || !gpu.cluster || !gpu.cluster->listed(FactKind::ResourceSlice)) return pluginNode;
+  const bool draNode = gpu.draServesGpusOn(node.name);
+  return std::all_of(sources.begin(), sources.end(), [&](const GpuSource& s) {
+    if (!s.draBacked) return pluginNode;
+    return s.kind == GpuSourceKind::ExtendedResource ? pluginNode || draNode : draNode;
+  });
+}
+
 std::map<std::string, std::string, std::less<>> draBacked(const ResourceList& requests, const ClusterFacts& cluster,
                                                          const GpuFacts& gpu) {
   std::map<std::string, std::string, std::less<>> out;
@@ -367,9 +383,10 @@ std::string overTheBound(const PlacementPod& pod, std::size_t judged, bool perNo
 }
 
 // NodeReach::reachable and lands from the node's verdict.
-void judgeReach(NodeReach& n, const std::vector<std::string>& gpuResources, const Policy& policy) {
+void judgeReach(NodeReach& n, const std::vector<std::string>& gpuResources, const std::vector<GpuSource>& sources,
+                const GpuFacts& gpu) {
   const NodeVerdict& v = *n.verdict;
-  n.gpuNode = isGpuNode(*n.node, gpuResources, policy);
+  n.gpuNode = offersPodGpus(*n.node, isGpuNode(*n.node, gpuResources, gpu.policy), sources, gpu);
   n.reachable = n.gpuNode && !v.cordoned && !v.nodeNameMismatch && v.untoleratedTaints.empty() &&
                 v.selectorFailures.empty() && v.affinityMatches;
   // NodeResourcesFit on the GPU resources alone: the cluster's pods may free
@@ -389,6 +406,7 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
   for (const auto& [name, amount] : requests) {
     if (gpu.isGpuResource(name)) gpuResources.push_back(name);
   }
+  const std::vector<GpuSource>& sources = gpuSources(site, gpu);
   const PlacementPod pod = reachPlacement(site, requests, cluster, gpu, namespaceName);
   const std::vector<NodeTerm>& terms = nodeSelectionTerms(site);
   const bool perNode = namesNodes(pod, terms);
@@ -413,7 +431,7 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
     if (!perNode) alike = judgedAlike.alikeOrAdd(VisibleParts(pod, *node), reach.nodes.size());
     n.verdict = alike ? reach.nodes[*alike].verdict
                       : std::make_shared<const NodeVerdict>(judgeNode(pod, *node, kNoPods, policy));
-    judgeReach(n, gpuResources, policy);
+    judgeReach(n, gpuResources, sources, gpu);
     for (const std::string& r : n.verdict->reasons) reasons[r] += n.nodes.size();
     if (n.verdict->schedulable) available += n.nodes.size();
     reach.nodes.push_back(std::move(n));

@@ -46,7 +46,10 @@ struct NodeReach {
   // sees alike (reachOf judges one of them for all): its `node` names the
   // one judged, `node` above the one this entry is about.
   std::shared_ptr<const NodeVerdict> verdict;
-  bool gpuNode = false;    // offers GPUs: a GPU resource in allocatable, or GFD's nvidia.com/gpu.present
+  // Offers the pod's GPUs: a GPU resource in allocatable, or GFD's
+  // nvidia.com/gpu.present; for GPUs DRA serves, a ResourceSlice of a GPU
+  // driver on the node (when the facts list ResourceSlices).
+  bool gpuNode = false;
   bool reachable = false;  // placement admits it (cordon, selector, affinity, nodeName, taints) and it is a GPU node
   bool lands = false;      // reachable and its allocatable holds the pod's GPU requests
 };

@@ -118,4 +118,16 @@ NamespaceFacts reduceNamespace(const json& ns, std::vector<std::string>& warning
   return n;
 }
 
+ResourceSliceFacts reduceResourceSlice(const json& slice) {
+  ResourceSliceFacts s;
+  const json* spec = objectAt(slice, "spec");
+  if (!spec) return s;
+  s.driver = stringOr(*spec, "driver");
+  // Only spec.nodeName pins the devices to one node; allNodes, nodeSelector
+  // and perDeviceNodeSelection leave nodeName empty (the API requires exactly one).
+  s.nodeName = stringOr(*spec, "nodeName");
+  if (const json* devices = arrayAt(*spec, "devices")) s.devices = devices->size();
+  return s;
+}
+
 }  // namespace gpuguard

@@ -27,6 +27,10 @@ NodePoolFacts reduceNodePool(const nlohmann::json& nodePool, std::vector<std::st
 // scheduler.alpha.kubernetes.io/defaultTolerations annotation.
 NamespaceFacts reduceNamespace(const nlohmann::json& ns, std::vector<std::string>& warnings);
 
+// resource.k8s.io ResourceSlice (v1, v1beta2, v1beta1 alike): spec.driver,
+// spec.nodeName and how many devices spec.devices lists.
+ResourceSliceFacts reduceResourceSlice(const nlohmann::json& slice);
+
 inline constexpr const char* kDefaultTolerationsAnnotation = "scheduler.alpha.kubernetes.io/defaultTolerations";
 
 }  // namespace gpuguard

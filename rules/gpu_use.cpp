@@ -126,12 +126,25 @@ const std::string* GpuFacts::classServing(std::string_view resource) const {
   return cluster ? cluster->classServing(resource) : nullptr;
 }
 
+namespace {
+
+// A class whose selectors name no driver that still selects NVIDIA GPUs:
+// one without selectors (every device of every driver) or one that reads the
+// NVIDIA driver's attributes (device.attributes['gpu.nvidia.com']...).
+bool selectsNvidiaGpusByOtherMeans(const DeviceClassFacts& c) {
+  return c.drivers.empty() && (c.selectorText.empty() || contains(c.selectorText, "'gpu.nvidia.com'") ||
+                               contains(c.selectorText, "\"gpu.nvidia.com\""));
+}
+
+}  // namespace
+
 bool GpuFacts::isGpuClass(std::string_view className) const {
   if (const DeviceClassFacts* c = deviceClass(className)) {
     if (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName)) return true;
     // The selectors name the driver: that decides, whatever the class's name.
     if (!c->drivers.empty()) return std::any_of(c->drivers.begin(), c->drivers.end(), isNvidiaGpuDriver);
-    if (cluster && cluster->listed(FactKind::DeviceClass)) return false;  // the cluster's class says what it is
+    if (selectsNvidiaGpusByOtherMeans(*c)) return true;
+    // Selectors gpuguard cannot read say nothing either way: the name decides, as without the class.
   }
   return namedLikeGpuClass(className);
 }
@@ -139,10 +152,8 @@ bool GpuFacts::isGpuClass(std::string_view className) const {
 bool GpuFacts::isGuessedClass(std::string_view className) const {
   const DeviceClassFacts* c = deviceClass(className);
   if (!c) return true;
-  if (!c->drivers.empty() || (!c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName))) {
-    return false;
-  }
-  return !(cluster && cluster->listed(FactKind::DeviceClass));
+  const bool servesGpuResource = !c->extendedResourceName.empty() && policy.isGpuResource(c->extendedResourceName);
+  return c->drivers.empty() && !servesGpuResource && !selectsNvidiaGpusByOtherMeans(*c);
 }
 
 bool GpuFacts::isWholeGpuClass(std::string_view className) const {
@@ -165,6 +176,27 @@ bool GpuFacts::isGpuResource(std::string_view resource) const {
   }
   const std::string* served = classServing(resource);
   return served && isGpuClass(*served);
+}
+
+bool GpuFacts::isGpuDriver(std::string_view driver) const {
+  if (isNvidiaGpuDriver(driver)) return true;
+  if (!cluster) return false;
+  const std::vector<std::string>& classes = cluster->classesSelecting(driver);
+  return std::any_of(classes.begin(), classes.end(), [&](const std::string& c) { return isGpuClass(c); });
+}
+
+bool GpuFacts::draServesGpusOn(std::string_view nodeName) const {
+  if (!cluster) return false;
+  const std::vector<std::string>& drivers = cluster->sliceDriversOn(nodeName);
+  return std::any_of(drivers.begin(), drivers.end(), [&](const std::string& d) { return isGpuDriver(d); });
+}
+
+bool anyFromDevicePluginOnly(const std::vector<GpuSource>& sources) {
+  return std::any_of(sources.begin(), sources.end(), [](const GpuSource& s) { return !s.draBacked; });
+}
+
+bool allMayComeFromDra(const std::vector<GpuSource>& sources) {
+  return !sources.empty() && !anyFromDevicePluginOnly(sources);
 }
 
 namespace {

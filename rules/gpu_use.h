@@ -51,16 +51,18 @@ struct GpuFacts {
   const NamespaceFacts* namespaceFacts(std::string_view name) const;
 
   // A DeviceClass of NVIDIA GPUs (whole, MIG or passthrough). Known from the
-  // input when it defines the class: its extendedResourceName is a GPU
-  // resource, or its selectors name a driver, which decides (gpu.nvidia.com
-  // is NVIDIA's; gpu.amd.com, gpu.intel.com, gpu.example.com are not,
-  // whatever the class is called). Otherwise, as the last resort, by name as
+  // input (or the cluster) when it defines the class: its extendedResourceName
+  // is a GPU resource, or its selectors name a driver, which decides
+  // (gpu.nvidia.com is NVIDIA's; gpu.amd.com, gpu.intel.com, gpu.example.com
+  // are not, whatever the class is called), or it has no selectors (every
+  // device) or reads the gpu.nvidia.com attribute domain. Selectors it cannot
+  // read decide nothing. Otherwise, as the last resort, by name as
   // claims are: "gpu" in it (gpu.nvidia.com, vfio.gpu.nvidia.com) or mig.*
   // (mig.nvidia.com), unless it ends with another vendor's domain
   // (.amd.com, .intel.com) or example.com.
   bool isGpuClass(std::string_view className) const;
-  // Whether isGpuClass had to go by the class's name: the input does not
-  // define it, or defines it without naming a driver or a GPU resource.
+  // Whether isGpuClass had to go by the class's name: neither the input nor
+  // the cluster defines it, or its selectors say nothing gpuguard can read.
   bool isGuessedClass(std::string_view className) const;
   // A GPU class whose devices are whole GPUs (not MIG slices).
   bool isWholeGpuClass(std::string_view className) const;
@@ -71,6 +73,12 @@ struct GpuFacts {
   // A resource name that asks for GPUs: a GPU extended resource (policy or a
   // GPU class's extendedResourceName) or the implicit name of a GPU class.
   bool isGpuResource(std::string_view resource) const;
+  // A DRA driver of NVIDIA GPUs: the NVIDIA driver's names (gpu.nvidia.com,
+  // mig.nvidia.com), or a driver a GPU DeviceClass of the cluster selects.
+  bool isGpuDriver(std::string_view driver) const;
+  // A ResourceSlice of a GPU driver holds devices on the node: DRA can give
+  // the pod GPUs there, whatever its allocatable and labels say.
+  bool draServesGpusOn(std::string_view nodeName) const;
 };
 
 enum class GpuSourceKind {
@@ -137,6 +145,13 @@ const GpuSource* gpuClaimSource(const PodSite& site, const GpuFacts& facts, std:
 // holds it) selects devices by the driver's version (CEL on driverVersion or
 // cudaDriverVersion): its allocation lands the pod on such a driver.
 bool claimPinsDriver(const PodSite& site, const GpuFacts& facts);
+
+// Where the GPUs of the pod can come from: every source needs a device
+// plugin (an extended resource no DRA driver serves), every source can come
+// from a DRA driver (claims, implicit DeviceClass names, extended resources a
+// DeviceClass serves), or some of each.
+bool anyFromDevicePluginOnly(const std::vector<GpuSource>& sources);
+bool allMayComeFromDra(const std::vector<GpuSource>& sources);
 
 // The pod asks for at least one GPU, by any source.
 bool usesGpus(const PodSite& site, const GpuFacts& facts);

@@ -1,7 +1,10 @@
 #include "rules/input_facts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
+#include <optional>
+#include <utility>
 
 #include "rules/cluster_reduce.h"
 
@@ -128,21 +131,71 @@ void InputFacts::add(const json& object) {
   for (const json& item : *items) addOne(item);
 }
 
+namespace {
+
+bool celSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The quoted string literal at cel[i] ('...' or "..."): its text and the
+// index past its closing quote, or nullopt.
+std::optional<std::pair<std::string, std::size_t>> celString(std::string_view cel, std::size_t i) {
+  if (i >= cel.size() || (cel[i] != '\'' && cel[i] != '"')) return std::nullopt;
+  const std::size_t end = cel.find(cel[i], i + 1);
+  if (end == std::string_view::npos) return std::nullopt;
+  return std::pair{std::string(cel.substr(i + 1, end - i - 1)), end + 1};
+}
+
+// `device.driver in ['a', "b"]` from just past `in`: the list's strings.
+std::vector<std::string> celStringList(std::string_view cel, std::size_t i) {
+  std::vector<std::string> out;
+  while (i < cel.size() && celSpace(cel[i])) ++i;
+  if (i >= cel.size() || cel[i] != '[') return out;
+  for (++i; i < cel.size();) {
+    while (i < cel.size() && (celSpace(cel[i]) || cel[i] == ',')) ++i;
+    auto literal = celString(cel, i);
+    if (!literal) break;  // ']' or something not a literal: the list ends
+    out.push_back(std::move(literal->first));
+    i = literal->second;
+  }
+  return out;
+}
+
+// `'<name>' ==` written before device.driver at `at`: the name, or nullopt.
+std::optional<std::string> celStringBefore(std::string_view cel, std::size_t at) {
+  std::size_t i = at;
+  while (i > 0 && celSpace(cel[i - 1])) --i;
+  if (i < 2 || cel.substr(i - 2, 2) != "==" || (i >= 3 && (cel[i - 3] == '!' || cel[i - 3] == '='))) {
+    return std::nullopt;
+  }
+  i -= 2;
+  while (i > 0 && celSpace(cel[i - 1])) --i;
+  if (i < 2) return std::nullopt;  // room for a quote pair at least
+  const std::size_t close = i - 1;
+  if (cel[close] != '\'' && cel[close] != '"') return std::nullopt;
+  const std::size_t open = cel.rfind(cel[close], close - 1);
+  if (open == std::string_view::npos) return std::nullopt;
+  return std::string(cel.substr(open + 1, close - open - 1));
+}
+
+}  // namespace
+
 std::vector<std::string> celDriverNames(std::string_view cel) {
   std::vector<std::string> out;
   constexpr std::string_view kDriver = "device.driver";
-  const auto skipSpaces = [&](std::size_t i) {
-    while (i < cel.size() && (cel[i] == ' ' || cel[i] == '\t' || cel[i] == '\n' || cel[i] == '\r')) ++i;
-    return i;
-  };
   for (std::size_t at = cel.find(kDriver); at != std::string_view::npos; at = cel.find(kDriver, at + 1)) {
-    std::size_t i = skipSpaces(at + kDriver.size());
-    if (cel.substr(i, 2) != "==") continue;
-    i = skipSpaces(i + 2);
-    if (i >= cel.size() || (cel[i] != '\'' && cel[i] != '"')) continue;
-    const std::size_t end = cel.find(cel[i], i + 1);
-    if (end == std::string_view::npos) continue;
-    out.emplace_back(cel.substr(i + 1, end - i - 1));
+    const std::size_t past = at + kDriver.size();
+    if (past < cel.size() && (std::isalnum(static_cast<unsigned char>(cel[past])) || cel[past] == '_')) {
+      continue;  // device.driverVersion and the like
+    }
+    if (auto before = celStringBefore(cel, at)) out.push_back(std::move(*before));
+    std::size_t i = past;
+    while (i < cel.size() && celSpace(cel[i])) ++i;
+    if (cel.substr(i, 2) == "==") {
+      i += 2;
+      while (i < cel.size() && celSpace(cel[i])) ++i;
+      if (auto literal = celString(cel, i)) out.push_back(std::move(literal->first));
+    } else if (cel.substr(i, 2) == "in" && i + 2 < cel.size() && (celSpace(cel[i + 2]) || cel[i + 2] == '[')) {
+      for (std::string& name : celStringList(cel, i + 2)) out.push_back(std::move(name));
+    }
   }
   return out;
 }

@@ -33,8 +33,9 @@ struct DeviceClassFacts {
   std::vector<std::string> drivers;
 };
 
-// The drivers a CEL expression compares device.driver with (== '<name>' or
-// == "<name>"), in order of appearance.
+// The drivers a CEL expression compares device.driver with, in order of
+// appearance: device.driver == '<name>' (either quote), '<name>' == device.driver,
+// device.driver in ['<a>', '<b>'].
 std::vector<std::string> celDriverNames(std::string_view cel);
 
 // One device request of a claim, or one alternative of a firstAvailable list.

@@ -57,4 +57,9 @@ const Rule* findRule(std::string_view id) {
   return nullptr;
 }
 
+std::string_view judgedWithoutFactsAgainst(std::string_view id) {
+  const Rule* rule = findRule(id);
+  return rule ? rule->doc().withoutFacts : std::string_view();
+}
+
 }  // namespace gpuguard

@@ -12,6 +12,11 @@ namespace gpuguard {
 const std::vector<const Rule*>& allRules();
 const Rule* findRule(std::string_view id);
 
+// RuleDoc::withoutFacts of the rule `id`: what it judges against when the
+// cluster facts that could overturn its errors are missing; "" for a rule
+// the facts cannot overturn, or an id that is no rule.
+std::string_view judgedWithoutFactsAgainst(std::string_view id);
+
 // What a rule needs to judge an object, declared where it is registered.
 enum class Judges {
   WhatIsWritten,  // values that are present: what it finds in a fragment (a kustomize

@@ -38,6 +38,13 @@ struct RuleDoc {
   // sets every rule's severity: its options, the way a clang-tidy check
   // declares its own. gpuguard-lint --explain and docs/rules.md show them.
   std::span<const std::string_view> policyKeys = {};
+  // For a rule whose errors the cluster's facts can overturn (without them it
+  // judges by a policy constant the facts replace), what it judges against
+  // then, in a few words: "the policy's gpuTaints". Empty: the facts never
+  // clear its errors. While the webhook's facts are configured but missing it
+  // reports such errors as warnings, so that losing the facts never denies
+  // what they would admit (docs/cluster-facts.md, Fail-safe).
+  std::string_view withoutFacts = {};
 };
 
 // What a front end may know about the text behind a JSON value. The linter

@@ -28,8 +28,8 @@ void fail(AdmissionResult& r, std::string message, int code = 400) {
 
 // POST /validate's handler: the decision, as the reply.
 void validateHandler(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,
-                     const ClusterFacts* cluster, AdmissionResult& r) {
-  Verdict verdict = decide(request, policy, limits, cluster);
+                     const FactsInUse& facts, AdmissionResult& r) {
+  Verdict verdict = decide(request, policy, limits, facts);
   r.hits = std::move(verdict.hits);
   r.warnings = verdict.warnings.size();
   if (verdict.denials.empty()) {
@@ -69,7 +69,7 @@ struct KeptTreeLimit {
 
 // The chain: parse once, the filters, then the mode's handler.
 void admitParsed(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode,
-                 const ClusterFacts* cluster, AdmissionResult& r) {
+                 const FactsInUse& facts, AdmissionResult& r) {
   const KeptTreeLimit limit{body.size()};
   ParsedReview parsed(keptTree);
   const std::optional<std::string> invalid = parseAdmissionReview(body, limits.maxNestingDepth, parsed);
@@ -81,17 +81,17 @@ void admitParsed(std::string_view body, const AdmissionPolicy& policy, const Adm
   if (!r.skipped.empty()) {
     r.body = responseBody(r, {}, nullptr);
   } else if (mode == Mode::Mutate) {
-    mutateHandler(request, policy, cluster, r);
+    mutateHandler(request, policy, facts.cluster, r);
   } else {
-    validateHandler(request, policy, limits, cluster, r);
+    validateHandler(request, policy, limits, facts, r);
   }
 }
 
 AdmissionResult admit(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits, Mode mode,
-                      const ClusterFacts* cluster) {
+                      const FactsInUse& facts) {
   AdmissionResult r;
   try {
-    admitParsed(body, policy, limits, mode, cluster, r);
+    admitParsed(body, policy, limits, mode, facts, r);
   } catch (const std::exception& e) {
     // The engine and the parser are written not to throw on any input; if
     // one does (or memory runs out), the request is still answered.
@@ -113,12 +113,17 @@ std::string_view decisionName(Decision d) {
 
 AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
                        const ClusterFacts* cluster) {
-  return admit(body, policy, limits, Mode::Validate, cluster);
+  return admit(body, policy, limits, Mode::Validate, FactsInUse{cluster, {}});
+}
+
+AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
+                       const FactsInUse& facts) {
+  return admit(body, policy, limits, Mode::Validate, facts);
 }
 
 AdmissionResult mutate(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
                        const ClusterFacts* cluster) {
-  return admit(body, policy, limits, Mode::Mutate, cluster);
+  return admit(body, policy, limits, Mode::Mutate, FactsInUse{cluster, {}});
 }
 
 }  // namespace gpuguard::webhook

@@ -70,6 +70,10 @@ struct AdmissionResult : ReviewAttributes {
 // judged without them.
 AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits = {},
                        const ClusterFacts* cluster = nullptr);
+// The same with the facts' state: while they are configured but missing
+// (facts.missing), the errors they could overturn are warnings (fail open).
+AdmissionResult review(std::string_view body, const AdmissionPolicy& policy, const AdmissionLimits& limits,
+                       const FactsInUse& facts);
 
 // Answers one AdmissionReview for POST /mutate: the same request checks and
 // skips as review(), then always allowed, with a JSONPatch (patchType

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "rules/engine.h"
+#include "rules/registry.h"
 #include "webhook/admission_messages.h"
 #include "webhook/admission_update.h"
 
@@ -11,6 +12,13 @@ namespace gpuguard::webhook {
 namespace {
 
 constexpr std::string_view kPreexisting = "(already present before this update)";
+
+// What a finding that failed open says first: why the facts are missing and
+// what it was judged against instead.
+std::string withoutFactsNote(std::string_view missing, std::string_view basis) {
+  return "cluster facts unavailable (" + std::string(missing) + "): judged against " + std::string(basis) +
+         ", so a warning, not a denial; ";
+}
 
 // On UPDATE, the identities of the errors the old object already had: not
 // the update's doing. Empty otherwise, or when nothing would deny anyway.
@@ -34,16 +42,22 @@ std::vector<Finding> judgeRequestObject(const nlohmann::json& object, const Admi
 }
 
 Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,
-               const ClusterFacts* cluster) {
-  const std::vector<Finding> findings = judgeRequestObject(*request.object, request, policy, cluster);
-  const std::unordered_set<std::string> preexisting = preexistingErrors(findings, request, policy, cluster);
+               const FactsInUse& facts) {
+  const std::vector<Finding> findings = judgeRequestObject(*request.object, request, policy, facts.cluster);
+  const std::unordered_set<std::string> preexisting = preexistingErrors(findings, request, policy, facts.cluster);
+  const bool factsMissing = facts.cluster == nullptr && !facts.missing.empty();
   FindingIdentities identities(*request.object);
   Verdict verdict;
   WarningList warnings(limits);
   for (const Finding& f : findings) {
     if (f.suppressed) continue;
     const bool error = f.severity == Severity::Error;
-    if (error && (preexisting.empty() || !preexisting.count(identities.of(f)))) {
+    // Judged by what the missing facts would have replaced: a guess, so it warns.
+    const std::string_view blindBasis = error && factsMissing ? judgedWithoutFactsAgainst(f.rule) : "";
+    if (!blindBasis.empty()) {
+      warnings.add(warningText(f, {}, limits, withoutFactsNote(facts.missing, blindBasis)));
+      verdict.hits.push_back({f.rule, false, true});
+    } else if (error && (preexisting.empty() || !preexisting.count(identities.of(f)))) {
       verdict.denials.push_back(denialEntry(f));
       verdict.hits.push_back({f.rule, true});
     } else {

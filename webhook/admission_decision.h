@@ -4,7 +4,10 @@
 // the policy allows them); each unsuppressed error finding denies and each
 // warning warns. On UPDATE only what the update introduces denies: an error
 // whose identity the old object already had (webhook/admission_update.h) is a
-// warning marked "(already present before this update)".
+// warning marked "(already present before this update)". While the cluster
+// facts are configured but missing, an error the facts could overturn
+// (RuleDoc::withoutFacts: gpu-missing-toleration judged against the policy's
+// gpuTaints) is a warning that says so: losing the facts fails open.
 #pragma once
 
 #include <string>
@@ -24,7 +27,18 @@ namespace gpuguard::webhook {
 // One finding that counted: it denied the request or became a warning.
 struct RuleHit {
   std::string rule;
-  bool denied = false;  // false: reported as a warning
+  bool denied = false;      // false: reported as a warning
+  bool failedOpen = false;  // an error reported as a warning: the facts that could overturn it were missing
+};
+
+// The cluster facts a request is judged with.
+struct FactsInUse {
+  const ClusterFacts* cluster = nullptr;  // null: judged without them
+  // Facts configured (--cluster-facts=on, or auto with a configuration) but
+  // not usable now, and why ("nodes unreachable", "not synced yet"): the
+  // errors they could overturn fail open. Empty with a null `cluster`: off
+  // by configuration, judged as always.
+  std::string missing;
 };
 
 struct Verdict {
@@ -40,6 +54,6 @@ std::vector<Finding> judgeRequestObject(const nlohmann::json& object, const Admi
 
 // The verdict on request.object (CREATE or UPDATE).
 Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,
-               const ClusterFacts* cluster);
+               const FactsInUse& facts);
 
 }  // namespace gpuguard::webhook

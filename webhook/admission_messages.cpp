@@ -44,8 +44,9 @@ std::string sanitizeWarning(std::string_view text, std::size_t maxRunes) {
   return cut + std::string(kEllipsis);
 }
 
-std::string warningText(const Finding& f, std::string_view suffix, const AdmissionLimits& limits) {
-  std::string head = f.rule + ": ";
+std::string warningText(const Finding& f, std::string_view suffix, const AdmissionLimits& limits,
+                        std::string_view prefix) {
+  std::string head = f.rule + ": " + std::string(prefix);
   if (const std::string field = f.field(); !field.empty()) head += field + ": ";
   const std::string tail = sanitizeWarning(suffix, limits.maxWarningRunes / 2);
   const std::size_t tailRunes = tail.empty() ? 0 : runeCount(tail) + 1;  // and a space

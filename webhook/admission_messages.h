@@ -19,10 +19,11 @@ namespace gpuguard::webhook {
 // spaces collapse, and the result is cut to `maxRunes` runes (ending in "...").
 std::string sanitizeWarning(std::string_view text, std::size_t maxRunes);
 
-// "<rule>: <field>: <what is wrong>", without the remedy when that keeps it
-// within the preferred length. `suffix`, if any, follows after a space and
-// survives any cut.
-std::string warningText(const Finding& f, std::string_view suffix, const AdmissionLimits& limits);
+// "<rule>: <prefix><field>: <what is wrong>", without the remedy when that
+// keeps it within the preferred length. `suffix`, if any, follows after a
+// space and survives any cut; so does `prefix` (a note on how it was judged).
+std::string warningText(const Finding& f, std::string_view suffix, const AdmissionLimits& limits,
+                        std::string_view prefix = {});
 
 // "<field>: <message> [<rule>]", as one entry of a denial message.
 std::string denialEntry(const Finding& f);

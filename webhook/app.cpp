@@ -25,10 +25,11 @@ HttpResponse methodNotAllowed(std::string_view allow) {
   return r;
 }
 
-std::vector<std::string> uniqueRules(const std::vector<RuleHit>& hits, bool deniedOnly) {
+// The rules of the hits that `bool RuleHit::*flag` marks (all of them: nullptr), once each.
+std::vector<std::string> uniqueRules(const std::vector<RuleHit>& hits, bool RuleHit::*flag = nullptr) {
   std::vector<std::string> out;
   for (const RuleHit& h : hits) {
-    if (deniedOnly && !h.denied) continue;
+    if (flag && !(h.*flag)) continue;
     if (std::find(out.begin(), out.end(), h.rule) == out.end()) out.push_back(h.rule);
   }
   return out;
@@ -85,8 +86,10 @@ HttpResponse WebhookApp::admit(const HttpRequest& request, bool mutating) {
   // The facts as they are now: an immutable snapshot, no I/O, no lock.
   const cluster::FactsCache* cache = facts_.load(std::memory_order_acquire);
   const std::shared_ptr<const ClusterFacts> facts = cache ? cache->snapshot() : nullptr;
+  // Configured but missing (not synced, refused, unreachable): what they could overturn fails open.
+  const FactsInUse judgedWith{facts.get(), cache && !facts ? cache->missingReason() : std::string()};
   AdmissionResult result = mutating ? mutate(request.body, *policy, limits_, facts.get())
-                                    : review(request.body, *policy, limits_, facts.get());
+                                    : review(request.body, *policy, limits_, judgedWith);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   metrics_.observe(result, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
   logReview(result, std::chrono::duration<double, std::milli>(elapsed).count(), request, facts != nullptr);
@@ -118,10 +121,11 @@ void WebhookApp::logReview(const AdmissionResult& r, double millis, const HttpRe
   line.flag("dryRun", r.dryRun).str("decision", decisionName(r.decision)).flag("clusterFacts", withFacts);
   if (!r.skipped.empty()) line.str("skipped", r.skipped);
   if (!r.error.empty()) line.str("error", r.error).str("peer", request.peer);
-  line.strings("rules", uniqueRules(r.hits, false))
-      .strings("deniedBy", uniqueRules(r.hits, true))
-      .num("warnings", static_cast<long long>(r.warnings))
-      .num("durationMs", millis);
+  line.strings("rules", uniqueRules(r.hits)).strings("deniedBy", uniqueRules(r.hits, &RuleHit::denied));
+  if (std::vector<std::string> failedOpen = uniqueRules(r.hits, &RuleHit::failedOpen); !failedOpen.empty()) {
+    line.strings("failedOpen", failedOpen);  // errors warned: the facts that could overturn them were missing
+  }
+  line.num("warnings", static_cast<long long>(r.warnings)).num("durationMs", millis);
 }
 
 }  // namespace gpuguard::webhook

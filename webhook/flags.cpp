@@ -83,7 +83,7 @@ Policy:
 
 Cluster facts (docs/cluster-facts.md):
   --cluster-facts=on|off|auto   Read the cluster's nodes, namespaces, DeviceClasses,
-                                ResourceClaim(Template)s and Karpenter NodePools
+                                ResourceClaim(Template)s, ResourceSlices, NodePools
                                 (list, then watch) and judge with them (default
                                 auto: on when a configuration is found). Until
                                 they are synced, or while the API server is

@@ -100,8 +100,8 @@ std::string escapeLabelValue(std::string_view value) {
 
 Metrics::Metrics(std::string version) : version_(std::move(version)) {
   for (const Rule* rule : allRules()) ruleIds_.emplace_back(rule->id());
-  findingCounters_ = std::make_unique<Counter[]>(ruleIds_.size() * 2);
-  for (std::size_t i = 0; i < ruleIds_.size() * 2; ++i) findingCounters_[i].store(0, kRelaxed);
+  findingCounters_ = std::make_unique<Counter[]>(ruleIds_.size() * kCountersPerRule);
+  for (std::size_t i = 0; i < ruleIds_.size() * kCountersPerRule; ++i) findingCounters_[i].store(0, kRelaxed);
 }
 
 Metrics::Counter& Metrics::requestCounter(std::string_view operation, std::string_view kind, std::string_view result) {
@@ -127,8 +127,9 @@ void Metrics::observe(const AdmissionResult& result, std::chrono::nanoseconds du
   for (const RuleHit& hit : result.hits) {
     auto it = std::find(ruleIds_.begin(), ruleIds_.end(), hit.rule);
     if (it == ruleIds_.end()) continue;
-    const auto index = static_cast<std::size_t>(it - ruleIds_.begin()) * 2 + (hit.denied ? 0 : 1);
-    findingCounters_[index].fetch_add(1, kRelaxed);
+    const auto first = static_cast<std::size_t>(it - ruleIds_.begin()) * kCountersPerRule;
+    findingCounters_[first + (hit.denied ? 0 : 1)].fetch_add(1, kRelaxed);
+    if (hit.failedOpen) findingCounters_[first + 2].fetch_add(1, kRelaxed);
   }
 
   const double seconds = std::chrono::duration<double>(duration).count();
@@ -214,9 +215,18 @@ std::string Metrics::render(const ExternalCounters& external) const {
          "Findings that denied a request (severity=\"error\") or became a warning (severity=\"warning\"), by rule.");
   for (std::size_t i = 0; i < ruleIds_.size(); ++i) {
     const std::string rule = "rule=\"" + escapeLabelValue(ruleIds_[i]) + "\"";
-    sample(out, "gpuguard_admission_findings_total", rule + ",severity=\"error\"", findingCounters_[i * 2].load(kRelaxed));
+    sample(out, "gpuguard_admission_findings_total", rule + ",severity=\"error\"",
+           findingCounters_[i * kCountersPerRule].load(kRelaxed));
     sample(out, "gpuguard_admission_findings_total", rule + ",severity=\"warning\"",
-           findingCounters_[i * 2 + 1].load(kRelaxed));
+           findingCounters_[i * kCountersPerRule + 1].load(kRelaxed));
+  }
+  header(out, "gpuguard_admission_failed_open_total", "counter",
+         "Errors reported as warnings, not denials, because the cluster facts that could overturn them were "
+         "missing (configured, but not synced, refused or unreachable), by rule.");
+  for (std::size_t i = 0; i < ruleIds_.size(); ++i) {
+    if (judgedWithoutFactsAgainst(ruleIds_[i]).empty()) continue;  // the facts cannot overturn its errors
+    sample(out, "gpuguard_admission_failed_open_total", "rule=\"" + escapeLabelValue(ruleIds_[i]) + "\"",
+           findingCounters_[i * kCountersPerRule + 2].load(kRelaxed));
   }
 
   header(out, "gpuguard_admission_duration_seconds", "histogram",

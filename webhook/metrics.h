@@ -4,6 +4,8 @@
 //   gpuguard_admission_findings_total{rule,severity}           counter
 //       severity="error": the finding denied a request; "warning": it became
 //       a response warning (warning rules, and errors an UPDATE did not introduce)
+//   gpuguard_admission_failed_open_total{rule}                 counter: errors warned, not denied, while the
+//       cluster facts that could overturn them were missing (rules with RuleDoc::withoutFacts)
 //   gpuguard_admission_duration_seconds                        histogram
 //   gpuguard_certificate_reloads_total{result}                 counter (from the HTTPS server)
 //   gpuguard_policy_reloads_total{result}                      counter
@@ -81,7 +83,8 @@ class Metrics {
 
   std::string version_;
   std::vector<std::string> ruleIds_;              // registry order
-  std::unique_ptr<Counter[]> findingCounters_;    // [rule * 2 + (warning ? 1 : 0)]
+  static constexpr std::size_t kCountersPerRule = 3;  // denied, warned, of those warned: failed open
+  std::unique_ptr<Counter[]> findingCounters_;    // [rule * kCountersPerRule + (denied 0, warned 1, failed open 2)]
   std::array<Counter, kDurationBuckets.size() + 1> buckets_{};  // per bucket, not cumulative; last: +Inf
   Counter durationNanos_{0};
   Counter durationCount_{0};

@@ -57,6 +57,7 @@ constexpr RuleDoc kDoc{
     .rightExample =
         "# two pods of 8 GPUs each, e.g. a PyTorchJob with 2 workers\nresources:\n  limits:\n    nvidia.com/gpu: 8\n",
     .policyKeys = kPolicyKeys,
+    .withoutFacts = "the policy's maxGpusPerNode",
 };
 
 // Whole GPUs: a policy GPU resource that is neither a MIG slice nor shared.

@@ -68,7 +68,11 @@ constexpr RuleDoc kDoc{
         "a GPU node (not cordoned, its placement and the node's taints admit it, and the node's allocatable holds "
         "the GPU resource it asks, as many as it asks) is not reported, nor a taint that no GPU node "
         "or NodePool of the facts carries (the policy still speaks when the facts hold no GPU node at all: a "
-        "pool scaled to zero); clusters running the ExtendedResourceToleration admission plugin can set "
+        "pool scaled to zero). For GPUs a DRA driver may serve (claims, implicit DeviceClass names, extended "
+        "resources a DeviceClass serves) the GPU nodes are those a ResourceSlice of a GPU driver names, and when "
+        "the facts know none the missing toleration is a warning, never an error: such nodes need no GPU in "
+        "allocatable nor a GPU Feature Discovery label, and may be untainted; clusters running the "
+        "ExtendedResourceToleration admission plugin can set "
         "assumeExtendedResourceToleration. A PreferNoSchedule taint in gpuTaints is never reported: the "
         "scheduler's TaintToleration filter ignores it (it only lowers a node's score), so it keeps no pod off "
         "the GPU nodes. A pod that sets spec.nodeName bypasses the scheduler: the kubelet admits it against NoExecute "
@@ -93,6 +97,7 @@ constexpr RuleDoc kDoc{
         "  containers:\n  - name: cuda\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
         "    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
     .policyKeys = kPolicyKeys,
+    .withoutFacts = "the policy's gpuTaints",
 };
 
 // What happens to a toleration ValidateTolerations rejects.
@@ -255,7 +260,13 @@ void reportQueuedByKueue(const json& object, const PodSite& site, const Taint& t
       "", tolerationFix(object, site, taint), Severity::Warning);
 }
 
-// Whether the cluster's facts leave the policy's GPU taint to be tolerated.
+// What the cluster's facts say of the policy's GPU taint for this pod.
+enum class Demand {
+  None,        // the facts show the pod can do without it
+  Required,    // without facts, or a GPU node that serves the pod carries it
+  Unconfirmed, // the pod's GPUs all may come from DRA, and no node that serves them is known
+};
+
 // Without node facts, the policy says what the GPU nodes carry. With them,
 // kube-scheduler's TaintToleration filter reads the nodes' own taints: a pod
 // that lands on a GPU node (placement and taints admit it, its allocatable
@@ -263,12 +274,17 @@ void reportQueuedByKueue(const json& object, const PodSite& site, const Taint& t
 // taint no GPU node or NodePool carries keeps no pod off (AKS's GPU nodes
 // carry none by default, reference §14.17). When the facts hold no GPU node
 // at all (a pool scaled to zero), or the pod was too large to judge against
-// them, the policy still speaks.
-bool clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint& taint) {
-  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return true;
+// them, the policy still speaks for a device plugin's GPUs; for GPUs a DRA
+// driver may serve, no GPU node known is only a warning: such nodes need no
+// GPU in allocatable nor GFD's label, and ResourceSlices the facts did not
+// list (or a driver not yet publishing) may name untainted ones, where
+// kube-scheduler places the pod.
+Demand clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint& taint,
+                      const std::vector<GpuSource>& sources) {
+  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return Demand::Required;
   const PodReach& reach = ctx.reach(site);
-  if (!reach.notJudged.empty()) return true;
-  if (reach.landsSomewhere()) return false;
+  if (!reach.notJudged.empty()) return Demand::Required;
+  if (reach.landsSomewhere()) return Demand::None;
   const auto carries = [&taint](const std::vector<Taint>& taints) {
     return std::any_of(taints.begin(), taints.end(),
                        [&taint](const Taint& t) { return t.key == taint.key && t.effect == taint.effect; });
@@ -277,12 +293,22 @@ bool clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint& t
   for (const NodeReach& n : reach.nodes) {
     if (!n.gpuNode) continue;
     anyGpuNode = true;
-    if (carries(n.node->taints)) return true;
+    if (carries(n.node->taints)) return Demand::Required;
   }
   for (const PoolReach& p : reach.pools) {
-    if (carries(p.pool->taints)) return true;
+    if (carries(p.pool->taints)) return Demand::Required;
   }
-  return !anyGpuNode;
+  if (anyGpuNode) return Demand::None;
+  return allMayComeFromDra(sources) ? Demand::Unconfirmed : Demand::Required;
+}
+
+// The note of an Unconfirmed demand: why the taint is asked for all the same.
+std::string unconfirmedNote(const CheckContext& ctx) {
+  const bool slicesListed = ctx.cluster->listed(FactKind::ResourceSlice);
+  return std::string("; the cluster facts (") + ctx.cluster->source() + ") show no node " +
+         (slicesListed ? "a ResourceSlice of a GPU driver names" : "with GPUs, and hold no ResourceSlices") +
+         ", so the nodes that will serve this pod's DRA devices are unknown: if they carry no such taint, the "
+         "pod schedules without the toleration";
 }
 
 class GpuMissingToleration final : public Rule {
@@ -298,7 +324,9 @@ class GpuMissingToleration final : public Rule {
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
         // A toleration of the taint's key the API server rejects for its
         // operator or effect: its Unsupported value finding says what to fix.
-        if (unsupportedTolerationOf(site, taint) || !clusterDemands(ctx, site, taint)) continue;
+        if (unsupportedTolerationOf(site, taint)) continue;
+        const Demand demand = clusterDemands(ctx, site, taint, sources);
+        if (demand == Demand::None) continue;
         if (const auto equal = equalAgainstOpenValue(site, taint)) {
           reportEqualAgainstOpenValue(ctx.object, site, taint, *equal, out);
           continue;
@@ -313,9 +341,10 @@ class GpuMissingToleration final : public Rule {
                                  ", so the pod cannot schedule on a GPU node; add {key: " + taint.key +
                                  ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
                                  nearMissNote(site, taint) + misplacedNote(site.misplaced.tolerations, site.tolerations) +
-                                 std::string(site.placementHint) + guessNote(sources)),
+                                 std::string(site.placementHint) + guessNote(sources) +
+                                 (demand == Demand::Unconfirmed ? unconfirmedNote(ctx) : std::string())),
             "", tolerationFix(ctx.object, site, taint),
-            judgedByNamesOnly(sources) ? Severity::Warning : kDoc.defaultSeverity);
+            judgedByNamesOnly(sources) || demand == Demand::Unconfirmed ? Severity::Warning : kDoc.defaultSeverity);
       }
       const json* tolerations = site.tolerations.value;
       if (!tolerations || !tolerations->is_array()) continue;

@@ -4,7 +4,8 @@
 # manifests/base/rbac.yaml) lists and watches nodes, namespaces, DRA objects and Karpenter
 # NodePools; keeps answering while kube-apiserver restarts and resyncs after; relists after
 # 410 Gone (etcd compacted while the API server was down); judges without facts when RBAC
-# refuses them, and says so; gpuguard-lint --cluster lists them once.
+# refuses them, and says so, failing open on what the facts could overturn; gpuguard-lint
+# --cluster lists them once.
 #
 #   bash test/e2e/cluster-facts.sh      (run.sh runs it too)
 #
@@ -125,7 +126,7 @@ if ! start facts "$PORT" "$W/webhook.kubeconfig"; then bad "setup: gpuguard-webh
 synced_all() {
     metric_is "$PORT" gpuguard_cluster_facts_in_use 1 &&
         for r in nodes namespaces nodepools.karpenter.sh deviceclasses.resource.k8s.io \
-                 resourceclaimtemplates.resource.k8s.io resourceclaims.resource.k8s.io; do
+                 resourceclaimtemplates.resource.k8s.io resourceclaims.resource.k8s.io resourceslices.resource.k8s.io; do
             metric_is "$PORT" "gpuguard_cluster_facts_synced{resource=\"$r\"}" 1 || return 1
         done
 }
@@ -192,6 +193,70 @@ else
 fi
 kc delete validatingwebhookconfiguration gpuguard-facts-e2e >/dev/null
 
+# DRA (red team 32 B2): a node whose GPUs only a DRA driver publishes (a ResourceSlice; no GPU in
+# allocatable, no GFD label, no taint). kube-scheduler places a pod with a GPU claim and no toleration
+# there, so the webhook allows it (the tainted device-plugin nodes gpu-a..c do not serve claims); once
+# the DRA node carries nvidia.com/gpu:NoSchedule, the same pod is denied for the toleration.
+kc apply -f - >/dev/null <<'EOF' || bad "setup: DRA objects"
+apiVersion: v1
+kind: Namespace
+metadata: {name: dra}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.nvidia.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: two-gpus, namespace: dra}
+spec:
+  devices:
+    requests:
+    - {name: gpus, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}
+EOF
+kc create -f - >/dev/null <<'EOF' || bad "setup: node dra-node"
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "dra-node", "labels": {"kubernetes.io/hostname": "dra-node"}},
+ "status": {"capacity": {"cpu": "96", "memory": "1Ti", "pods": "110"},
+            "allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ready"}]}}
+EOF
+kc taint node dra-node node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+kc create -f - >/dev/null <<'EOF' || bad "setup: ResourceSlice"
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: dra-node-gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: dra-node
+  pool: {name: dra-node, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}, {name: gpu-1}, {name: gpu-2}, {name: gpu-3}]
+EOF
+dra_review() {  # dra_review PORT -> the AdmissionReview answer in $W/dra.json
+    local body
+    body='{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"e2e-dra","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"dra","operation":"CREATE","userInfo":{"username":"e2e"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"dra-pod","namespace":"dra"},"spec":{"resourceClaims":[{"name":"g","resourceClaimName":"two-gpus"}],"containers":[{"name":"c","image":"nvidia/cuda:12.8.1-runtime-ubuntu24.04","resources":{"claims":[{"name":"g"}]}}]}}}}'
+    curl -sS -o "$W/dra.json" --max-time 5 --cacert "$W/ca.crt" -H 'Content-Type: application/json' \
+        --data "$body" "https://127.0.0.1:$1/validate"
+}
+dra_allowed() {
+    dra_review "$PORT" && grep -q '"allowed":true' "$W/dra.json" && ! grep -q gpu-missing-toleration "$W/dra.json"
+}
+dra_denied() {
+    dra_review "$PORT" && grep -q '"allowed":false' "$W/dra.json" && grep -q gpu-missing-toleration "$W/dra.json"
+}
+if until_true 20 metric_is "$PORT" 'gpuguard_cluster_facts_objects{resource="resourceslices.resource.k8s.io"}' 1 &&
+   until_true 10 dra_allowed; then
+    kc taint node dra-node nvidia.com/gpu=present:NoSchedule >/dev/null
+    if until_true 20 dra_denied; then
+        ok "a GPU claim pod without toleration: allowed while its ResourceSlice's node is untainted, denied once that node carries nvidia.com/gpu:NoSchedule"
+    else
+        bad "DRA node tainted: the claim pod is not denied for the toleration: $(head -c 400 "$W/dra.json")"
+    fi
+else
+    bad "DRA-only node: the claim pod is not allowed: $(head -c 400 "$W/dra.json"); $(metrics "$PORT" | grep resourceslices | tr '\n' ' ')"
+fi
+
 # kube-apiserver restarted mid-run: the webhook answers throughout, then reconnects and resyncs.
 before=$(restarts_of "$PORT" nodes)
 e2e_stop_pid "$E2E_APISERVER_PID"
@@ -232,6 +297,21 @@ if start nobody $((PORT + 1)) "$W/nobody.kubeconfig" &&
     ok "RBAC refused: judged without facts (gpuguard_cluster_facts_synced{resource=\"nodes\"} 0, in_use 0), the log says why"
 else
     bad "RBAC refused: $(metrics $((PORT + 1)) | grep '^gpuguard_cluster_facts_synced' | tr '\n' ' '); log: $(grep -m1 refused "$E2E_WORK/webhook-nobody.log")"
+fi
+
+# Fail-safe: without facts the webhook must not deny what it would admit with them. The GPU pod
+# of review_ok tolerates no taint: untainted GPU nodes (AKS, EKS node groups) would take it, so
+# while the facts are refused the missing toleration is a warning that says so, not a denial.
+failed_open() {
+    review_ok $((PORT + 1)) && grep -q '"allowed":true' "$W/review.json" &&
+        grep -q 'gpu-missing-toleration: cluster facts unavailable (nodes refused): judged against the policy' "$W/review.json"
+}
+if until_true 10 failed_open &&
+   (($(metric $((PORT + 1)) 'gpuguard_admission_failed_open_total{rule="gpu-missing-toleration"}') >= 1)) &&
+   grep -q '"failedOpen":\["gpu-missing-toleration"\]' "$E2E_WORK/webhook-nobody.log"; then
+    ok "facts refused: a GPU pod without toleration is allowed with a warning that the facts were missing (failed open)"
+else
+    bad "facts refused: not failed open: $(head -c 600 "$W/review.json")"
 fi
 
 # gpuguard-lint --cluster: one list, no watch.

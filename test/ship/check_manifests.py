@@ -88,6 +88,7 @@ def chart_expectations(files):
 # Cluster facts (docs/cluster-facts.md): exactly get/list/watch on what the webhook reads.
 FACT_RESOURCES = {("", "nodes"), ("", "namespaces"), ("resource.k8s.io", "deviceclasses"),
                   ("resource.k8s.io", "resourceclaimtemplates"), ("resource.k8s.io", "resourceclaims"),
+                  ("resource.k8s.io", "resourceslices"),
                   ("karpenter.sh", "nodepools")}
 
 

@@ -1,7 +1,10 @@
 // The webhook's watched cluster facts against a fake API server: synced
 // after every list, watch events reach the snapshot, a dropped watch resumes
 // from its resourceVersion, 410 Gone relists, refused and unreachable
-// withdraw the facts (judged without them), resources not served are absent.
+// withdraw the facts (judged without them) and say why, a watch silent past
+// its idle timeout (a connection dead without FIN or RST) withdraws them too,
+// with their age counted from the last thing it delivered; resources not
+// served are absent.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -32,7 +35,7 @@ std::string event(const std::string& type, const json& object) {
 void serveCluster(FakeApiServer& api) {
   api.setList("/api/v1/nodes", 200, list({node("gpu-a"), node("gpu-b")}, "100"));
   api.setList("/api/v1/namespaces", 200, list({{{"metadata", {{"name", "ml"}}}}}, "100"));
-  for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims"}) {
+  for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims", "resourceslices"}) {
     api.setList(std::string("/apis/resource.k8s.io/v1/") + plural, 200, list({}, "100"));
   }
 }
@@ -42,6 +45,8 @@ struct Harness {
   std::vector<std::string> logs;
   std::mutex logMutex;
   std::unique_ptr<FactsCache> cache;
+  std::chrono::milliseconds watchIdleTimeout{0};  // 0: the default (timeoutSeconds + 15 s)
+  std::atomic<int> clockSeconds{-1};               // >= 0: the facts' clock stands at this second
 
   void start() {
     ClientConfig config;
@@ -52,6 +57,10 @@ struct Harness {
     options.backoffInitial = std::chrono::milliseconds(5);
     options.backoffMax = std::chrono::milliseconds(20);
     options.cancelCheck = std::chrono::milliseconds(5);
+    options.watchIdleTimeout = watchIdleTimeout;
+    if (clockSeconds >= 0) {
+      options.now = [this] { return std::chrono::steady_clock::time_point(std::chrono::seconds(clockSeconds.load())); };
+    }
     options.log = [this](bool warning, const std::string& line) {
       std::lock_guard lock(logMutex);
       logs.push_back((warning ? "W " : "I ") + line);
@@ -182,7 +191,8 @@ TEST(FactsCacheTest, RbacRefusingAResourceWithdrawsTheFactsAndSaysWhy) {
     FactsStatus s;
     return h.status("resourceclaims.resource.k8s.io", s).state == ResourceState::Refused;
   }));
-  EXPECT_EQ(h.cache->snapshot(), nullptr);
+  EXPECT_TRUE(h.eventually([&] { return h.cache->snapshot() == nullptr; }));
+  EXPECT_TRUE(h.eventually([&] { return h.cache->missingReason() == "resourceclaims.resource.k8s.io refused"; }));
   const auto logs = h.logLines();
   EXPECT_EQ(std::count(logs.begin(), logs.end(),
                        "W cluster facts: resourceclaims.resource.k8s.io refused (judging without cluster facts): "
@@ -202,6 +212,53 @@ TEST(FactsCacheTest, AnApiServerThatGoesAwayWithdrawsTheFacts) {
   EXPECT_TRUE(h.eventually([&] { return h.status("nodes", s).state == ResourceState::Unreachable; }));
   EXPECT_TRUE(h.eventually([&] { return h.cache->snapshot() == nullptr; }));
   EXPECT_FALSE(h.cache->status().synced);
+  EXPECT_TRUE(h.eventually([&] { return h.cache->missingReason().ends_with(" unreachable"); }));
+}
+
+TEST(FactsCacheTest, BeforeTheFirstListTheFactsAreMissingBecauseNotSynced) {
+  Harness h;
+  serveCluster(h.api);
+  h.api.setList("/api/v1/nodes", 500, {{"message", "etcdserver: request timed out"}});
+  h.start();
+  EXPECT_TRUE(h.eventually([&] { return h.cache->missingReason() == "nodes unreachable"; }));
+  EXPECT_EQ(h.cache->snapshot(), nullptr);
+}
+
+TEST(FactsCacheTest, EveryWatchAsksForBookmarksAndTheServerEndsItWithinAMinute) {
+  Harness h;
+  serveCluster(h.api);
+  h.start();
+  ASSERT_TRUE(h.api.waitFor([](const std::vector<std::string>& requests) {
+    return std::any_of(requests.begin(), requests.end(), [](const std::string& r) {
+      return r == "/api/v1/nodes?allowWatchBookmarks=true&resourceVersion=100&timeoutSeconds=45&watch=1 auth=";
+    });
+  }));
+}
+
+// A connection that died without FIN or RST (a partition, a NAT that forgot
+// the flow) leaves a watch open that delivers nothing: past its idle timeout
+// the facts are withdrawn, and their age runs from the last thing received,
+// not from when the silence was noticed.
+TEST(FactsCacheTest, AWatchSilentPastItsIdleTimeoutWithdrawsTheFactsAgedFromTheLastWordReceived) {
+  Harness h;
+  serveCluster(h.api);
+  h.watchIdleTimeout = std::chrono::milliseconds(300);
+  h.clockSeconds = 10;
+  h.start();
+  ASSERT_TRUE(h.eventually([&] { return h.cache->snapshot() != nullptr; }));
+  h.api.failWatches("/api/v1/nodes", 503);  // the open watch stays silent; a new one is refused
+  h.clockSeconds = 100;
+  ASSERT_TRUE(h.eventually([&] {
+    FactsStatus s;
+    return h.status("nodes", s).state == ResourceState::Unreachable && h.cache->snapshot() == nullptr;
+  }));
+  EXPECT_DOUBLE_EQ(h.cache->status().ageSeconds, 90.0);
+  EXPECT_TRUE(h.eventually([&] { return h.cache->missingReason() == "nodes unreachable"; }));
+  const auto logs = h.logLines();
+  EXPECT_GE(std::count(logs.begin(), logs.end(),
+                       "W cluster facts: nodes unreachable (judging without cluster facts): watch nodes: nothing "
+                       "received (no event, no bookmark, no end) for 300 ms: the connection is dead"),
+            1);
 }
 
 }  // namespace

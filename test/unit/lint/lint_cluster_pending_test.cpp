@@ -64,7 +64,7 @@ class LintClusterPendingTest : public ::testing::Test {
   void SetUp() override {
     api_.setList("/api/v1/nodes", 200, {{"items", {gpuNode("gpu-a", true), gpuNode("gpu-b", false)}}});
     api_.setList("/api/v1/namespaces", 200, {{"items", {{{"metadata", {{"name", "ml"}}}}, {{"metadata", {{"name", "other"}}}}}}});
-    for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims"}) {
+    for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims", "resourceslices"}) {
       api_.setList(std::string("/apis/resource.k8s.io/v1/") + plural, 200, {{"items", json::array()}});
     }
     kubeconfig_ = dir_.write("kubeconfig", kubeconfigFor(api_.url()));

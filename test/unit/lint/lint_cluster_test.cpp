@@ -34,7 +34,7 @@ class LintClusterTest : public ::testing::Test {
     api_.setList("/api/v1/nodes", 200,
                  {{"items", {gpuNode("gpu-a", "550"), gpuNode("gpu-b", "570")}}, {"metadata", {{"resourceVersion", "9"}}}});
     api_.setList("/api/v1/namespaces", 200, {{"items", {{{"metadata", {{"name", "default"}}}}}}});
-    for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims"}) {
+    for (const char* plural : {"deviceclasses", "resourceclaimtemplates", "resourceclaims", "resourceslices"}) {
       api_.setList(std::string("/apis/resource.k8s.io/v1/") + plural, 200, {{"items", json::array()}});
     }
     kubeconfig_ = dir_.write("kubeconfig", kubeconfigFor(api_.url()));
@@ -60,6 +60,7 @@ TEST_F(LintClusterTest, ListsEveryFactResourceOnceWithTheKubeconfigsCredentialAn
                        "/apis/resource.k8s.io/v1/deviceclasses?limit=500 auth=Bearer lint-token",
                        "/apis/resource.k8s.io/v1/resourceclaimtemplates?limit=500 auth=Bearer lint-token",
                        "/apis/resource.k8s.io/v1/resourceclaims?limit=500 auth=Bearer lint-token",
+                       "/apis/resource.k8s.io/v1/resourceslices?limit=500 auth=Bearer lint-token",
                        "/apis/karpenter.sh/v1/nodepools?limit=500 auth=Bearer lint-token",
                    }));
 }

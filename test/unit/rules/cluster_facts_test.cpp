@@ -183,6 +183,51 @@ TEST(ClusterFactsBuilder, NodesThatDifferOnlyInTheirNamesFormOneGroup) {
   EXPECT_EQ(facts->nodeGroups()[1].members.size(), 1u);
 }
 
+json resourceSlice(const std::string& name, const std::string& driver, const json& where, int devices) {
+  json s = {{"apiVersion", "resource.k8s.io/v1"}, {"kind", "ResourceSlice"}, {"metadata", {{"name", name}}},
+            {"spec", {{"driver", driver}, {"pool", {{"name", name}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                      {"devices", json::array()}}}};
+  s["spec"].update(where);
+  for (int i = 0; i < devices; ++i) s["spec"]["devices"].push_back({{"name", "gpu-" + std::to_string(i)}});
+  return s;
+}
+
+TEST(ReduceResourceSlice, KeepsTheDriverTheNodeAndHowManyDevices) {
+  const ResourceSliceFacts local = reduceResourceSlice(resourceSlice("a", "gpu.nvidia.com", {{"nodeName", "n1"}}, 4));
+  EXPECT_EQ(local.driver, "gpu.nvidia.com");
+  EXPECT_EQ(local.nodeName, "n1");
+  EXPECT_EQ(local.devices, 4u);
+  // Network-attached devices name no node.
+  EXPECT_EQ(reduceResourceSlice(resourceSlice("b", "gpu.nvidia.com", {{"allNodes", true}}, 1)).nodeName, "");
+  EXPECT_EQ(factKindOf(resourceSlice("a", "gpu.nvidia.com", {{"nodeName", "n1"}}, 1)), FactKind::ResourceSlice);
+}
+
+TEST(ClusterFactsBuilder, SlicesSayWhichDriversServeEachNode) {
+  ClusterFactsBuilder builder;
+  builder.add(gpuNode("n1", "570", 0));
+  builder.add(gpuNode("n2", "570", 0));
+  builder.add(resourceSlice("n1-gpus", "gpu.nvidia.com", {{"nodeName", "n1"}}, 4));
+  builder.add(resourceSlice("n2-empty", "gpu.nvidia.com", {{"nodeName", "n2"}}, 0));  // a pool's empty slice
+  builder.add(json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+    "metadata": {"name": "gpu.nvidia.com"},
+    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}})"));
+  auto facts = builder.build();
+  EXPECT_TRUE(facts->listed(FactKind::ResourceSlice));
+  EXPECT_THAT(facts->sliceDriversOn("n1"), ElementsAre("gpu.nvidia.com"));
+  EXPECT_THAT(facts->sliceDriversOn("n2"), IsEmpty());
+  EXPECT_THAT(facts->classesSelecting("gpu.nvidia.com"), ElementsAre("gpu.nvidia.com"));
+  // Alike but for their DRA devices: two node groups, so each is judged.
+  EXPECT_EQ(facts->nodeGroups().size(), 2u);
+
+  // Devices reachable from every node count on each; a DELETED slice is gone.
+  builder.add(resourceSlice("fabric", "fabric.example.com", {{"allNodes", true}}, 2));
+  EXPECT_TRUE(builder.remove(FactKind::ResourceSlice, "", "n1-gpus"));
+  facts = builder.build();
+  EXPECT_THAT(facts->sliceDriversOn("n1"), ElementsAre("fabric.example.com"));
+  EXPECT_THAT(facts->sliceDriversOn("n2"), ElementsAre("fabric.example.com"));
+  EXPECT_EQ(facts->nodeGroups().size(), 1u);
+}
+
 TEST(ClusterFactsBuilder, ObjectsWithoutANameAreSkippedWithAWarning) {
   ClusterFactsBuilder builder;
   EXPECT_EQ(builder.add(json{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", json::object()}}), 0u);

@@ -108,5 +108,17 @@ TEST(DeviceClassEvidence, CelDriverNamesReadsBothQuotesAndSpacing) {
   EXPECT_THAT(celDriverNames("device.driver == 'unterminated"), IsEmpty());
 }
 
+TEST(DeviceClassEvidence, CelDriverNamesReadsTheDriverWrittenFirstAndInAList) {
+  // Red team 32 B4: kube-scheduler allocates gpu.nvidia.com devices for each of these.
+  EXPECT_THAT(celDriverNames("'gpu.nvidia.com' == device.driver"), ElementsAre("gpu.nvidia.com"));
+  EXPECT_THAT(celDriverNames("\"gpu.nvidia.com\"==device.driver"), ElementsAre("gpu.nvidia.com"));
+  EXPECT_THAT(celDriverNames("device.driver in ['gpu.nvidia.com', \"mig.nvidia.com\"]"),
+              ElementsAre("gpu.nvidia.com", "mig.nvidia.com"));
+  // Not a comparison for equality: nothing is named.
+  EXPECT_THAT(celDriverNames("'x' != device.driver"), IsEmpty());
+  EXPECT_THAT(celDriverNames("device.driver in []"), IsEmpty());
+  EXPECT_THAT(celDriverNames("device.driverVersion in ['x'] || 'y' == device.driverVersion"), IsEmpty());
+}
+
 }  // namespace
 }  // namespace gpuguard

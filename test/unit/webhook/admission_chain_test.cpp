@@ -116,7 +116,7 @@ TEST(AdmissionFilters, TheFirstThatStopsARequestGivesTheReason) {
 TEST(AdmissionDecision, AnErrorDeniesAndAPreexistingOneOnlyWarns) {
   const nlohmann::json pod = objectFromYaml(kGpuPod);
   AdmissionRequest create = requestFor("CREATE", "", &pod);
-  const Verdict created = decide(create, AdmissionPolicy{}, AdmissionLimits{}, nullptr);
+  const Verdict created = decide(create, AdmissionPolicy{}, AdmissionLimits{}, FactsInUse{});
   EXPECT_THAT(created.denials, ElementsAre(HasSubstr("[gpu-requests-without-limits]")));
   EXPECT_THAT(created.warnings, IsEmpty());
   ASSERT_EQ(created.hits.size(), 1u);
@@ -124,7 +124,7 @@ TEST(AdmissionDecision, AnErrorDeniesAndAPreexistingOneOnlyWarns) {
 
   AdmissionRequest update = requestFor("UPDATE", "", &pod);
   update.oldObject = &pod;
-  const Verdict updated = decide(update, AdmissionPolicy{}, AdmissionLimits{}, nullptr);
+  const Verdict updated = decide(update, AdmissionPolicy{}, AdmissionLimits{}, FactsInUse{});
   EXPECT_THAT(updated.denials, IsEmpty()) << "not the update's doing";
   EXPECT_THAT(updated.warnings, ElementsAre(HasSubstr("(already present before this update)")));
   EXPECT_FALSE(updated.hits[0].denied);
