@@ -13,6 +13,16 @@
 namespace gpuguard {
 namespace {
 
+// A GPU source with what every kind has; the rest stays at its default.
+GpuSource sourceOf(GpuSourceKind kind, std::string name, FieldPath path, bool draBacked) {
+  GpuSource s;
+  s.kind = kind;
+  s.name = std::move(name);
+  s.path = std::move(path);
+  s.draBacked = draBacked;
+  return s;
+}
+
 using nlohmann::json;
 
 bool contains(std::string_view haystack, std::string_view needle) {
@@ -278,8 +288,8 @@ void addUnparseableAsks(const PodSite& site, const GpuFacts& facts, std::vector<
       const bool known = std::any_of(out.begin(), out.end(), [&](const GpuSource& s) { return s.name == e.name; });
       if (known) return;
       const bool implicit = e.name.starts_with(kDeviceClassResourcePrefix);
-      out.push_back(GpuSource{implicit ? GpuSourceKind::DeviceClassResource : GpuSourceKind::ExtendedResource,
-                              e.name, e.path, implicit || facts.isDraBacked(e.name), std::nullopt});
+      out.push_back(sourceOf(implicit ? GpuSourceKind::DeviceClassResource : GpuSourceKind::ExtendedResource, e.name,
+                             e.path, implicit || facts.isDraBacked(e.name)));
     });
   }
 }
@@ -289,7 +299,7 @@ std::vector<GpuSource> readGpuSources(const PodSite& site, const GpuFacts& facts
   const auto gpuResource = [&](std::string_view name) { return facts.isGpuResource(name); };
   for (const ResourceUnits& u : podRequestUnitsByName(site, gpuResource)) {
     if (u.units <= 0) continue;
-    GpuSource s{GpuSourceKind::ExtendedResource, u.name, firstEntryOf(site, u.name), facts.isDraBacked(u.name), {}};
+    GpuSource s = sourceOf(GpuSourceKind::ExtendedResource, u.name, firstEntryOf(site, u.name), facts.isDraBacked(u.name));
     if (const std::string* served = facts.classServing(u.name); served && !facts.policy.isGpuResource(u.name)) {
       s.guessed = facts.isGuessedClass(*served);
     }
@@ -310,7 +320,7 @@ std::vector<GpuSource> readGpuSources(const PodSite& site, const GpuFacts& facts
   for (std::size_t i = 0; i < claims->size(); ++i) {
     const json& claim = (*claims)[i];
     if (!isGpuClaim(claim, facts)) continue;
-    GpuSource s{GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true, {}};
+    GpuSource s = sourceOf(GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true);
     s.guessed = isGuessedClaim(claim, facts);
     s.sharedClaim = namesSharedClaim(claim);
     if (const ClaimFacts* known = claimFactsOf(claim, facts)) addClaimRequests(*known, facts, s);

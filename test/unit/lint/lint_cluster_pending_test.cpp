@@ -5,6 +5,8 @@
 // schedule, 0 when it waits for GPUs others hold, 2 on trouble.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test/unit/cluster_fake_api_server.h"
 #include "test/unit/lint/lint_test_support.h"
 #include "test/unit/tls_test_support.h"
@@ -110,7 +112,12 @@ TEST_F(LintClusterPendingTest, ListsTheFactsAndEveryUnfinishedPodOnceWithTheKube
   setPods({holder_, waiting_});
   pending();
   const std::vector<std::string> requests = api_.requests();
-  ASSERT_EQ(requests.size(), 7u);
+  // Discovery, the facts' kinds (ResourceSlices among them: a node a GPU
+  // driver's slice names is a GPU node), then the pods, once each.
+  ASSERT_EQ(requests.size(), 8u);
+  EXPECT_EQ(std::count_if(requests.begin(), requests.end(),
+                          [](const std::string& r) { return r.find("/resourceslices?") != std::string::npos; }),
+            1);
   EXPECT_EQ(requests.back(), "/api/v1/pods?fieldSelector=status.phase!=Succeeded,status.phase!=Failed&limit=500 "
                              "auth=Bearer lint-token");
 }
