@@ -326,6 +326,14 @@ std::string describeDriverMajors(const std::vector<std::pair<std::string, std::v
 
 const PodReach& ReachMemo::of(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu,
                               std::string_view ns) {
+  if (kept_) {
+    for (std::size_t i = 0; i < sites_->size(); ++i) {
+      if (&(*sites_)[i] != &site) continue;
+      std::optional<PodReach>& slot = (*kept_)[i];
+      if (!slot) slot = reachOf(site, cluster, gpu, ns);
+      return *slot;
+    }
+  }
   for (const auto& [known, reach] : done_) {
     if (known == &site) return reach;
   }

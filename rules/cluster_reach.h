@@ -90,12 +90,20 @@ PodReach reachOf(const PodSite& site, const ClusterFacts& cluster, const GpuFact
 
 // reachOf, once per pod site of one judge() call: the rules that read it
 // (driver pin, GPU count, gpu-unschedulable) share one pass over the nodes.
+// With `kept` (one slot per site of `sites`, ReachCache::slotsFor), the
+// reaches go there, and what an earlier judge() left there is read back.
 class ReachMemo {
  public:
+  ReachMemo() = default;
+  ReachMemo(const std::vector<PodSite>& sites, std::vector<std::optional<PodReach>>& kept)
+      : sites_(&sites), kept_(&kept) {}
+
   const PodReach& of(const PodSite& site, const ClusterFacts& cluster, const GpuFacts& gpu, std::string_view ns);
 
  private:
-  std::vector<std::pair<const PodSite*, PodReach>> done_;
+  const std::vector<PodSite>* sites_ = nullptr;
+  std::vector<std::optional<PodReach>>* kept_ = nullptr;
+  std::vector<std::pair<const PodSite*, PodReach>> done_;  // sites outside `sites_`
 };
 
 // The CUDA driver major a node runs, from GPU Feature Discovery's labels:

@@ -89,7 +89,11 @@ std::vector<Finding> judge(const json& object, const Policy& policy, const Judge
   std::string ns(options.namespaceName);
   if (ns.empty() && metadata) ns = stringOr(*metadata, "namespace");
   if (ns.empty()) ns = "default";
-  ReachMemo reachMemo;
+  // Kept reaches only where they depend on nothing but this object, the facts and the policy.
+  ReachCache::Slots* kept = options.reachCache && options.cluster && !options.facts && own.empty()
+                                ? &options.reachCache->slotsFor(object, sites.size(), ns, *options.cluster, policy)
+                                : nullptr;
+  ReachMemo reachMemo = kept ? ReachMemo(sites, *kept) : ReachMemo();
   LabelFieldsMemo labelFieldsMemo;
   const CheckContext ctx{object,          sites, policy, options.hints, options.facts ? *options.facts : own,
                          options.cluster, ns,    options.cluster ? &reachMemo : nullptr, &labelFieldsMemo};

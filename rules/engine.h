@@ -12,6 +12,7 @@
 #include "rules/finding.h"
 #include "rules/input_facts.h"
 #include "rules/policy.h"
+#include "rules/reach_cache.h"
 #include "rules/rule.h"
 
 namespace gpuguard {
@@ -38,6 +39,10 @@ struct JudgeOptions {
   // namespaces and DRA objects. Null: no facts, every rule judges as if
   // there were no cluster to ask.
   const ClusterFacts* cluster = nullptr;
+  // Where pods of one workload can go, kept between calls (rules/reach_cache.h);
+  // used with `cluster` when the object is the whole input (`facts` null).
+  // The caller clears it when the cluster facts or the policy change.
+  ReachCache* reachCache = nullptr;
 };
 
 // Runs every enabled rule on `object`. Findings come in rule order, then in

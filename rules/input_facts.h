@@ -91,6 +91,11 @@ class InputFacts {
   // A core/v1 Namespace of the input, reduced as the cluster facts reduce
   // one (reduceNamespace), or nullptr.
   const NamespaceFacts* namespaceFacts(std::string_view name) const;
+  // Nothing taken: the input defines no fact.
+  bool empty() const {
+    return classes_.empty() && templates_.empty() && claims_.empty() && servedBy_.empty() &&
+           channelTemplates_.empty() && namespaces_.empty();
+  }
 
  private:
   void addOne(const nlohmann::json& object);

@@ -54,16 +54,15 @@ void mutateHandler(const AdmissionRequest& request, const AdmissionPolicy& polic
 // ParsedReview): reviews of one shape, as a workload's pods are, then cost
 // no allocation per member and no freeing of the whole tree, which were
 // two fifths of a review's instructions (docs/performance.md). A thread
-// keeps the tree of a review of at most kKeepTreeBelowBytes only, so what
-// it holds between reviews stays small.
-constexpr std::size_t kKeepTreeBelowBytes = 64 * 1024;
+// keeps the tree of a review of at most kKeptBetweenReviewsBelowBytes only,
+// so what it holds between reviews stays small.
 thread_local nlohmann::json keptTree;
 
 // Frees the kept tree on leaving when its review was large.
 struct KeptTreeLimit {
   std::size_t bodyBytes;
   ~KeptTreeLimit() {
-    if (bodyBytes >= kKeepTreeBelowBytes) releaseJson(keptTree);
+    if (bodyBytes >= kKeptBetweenReviewsBelowBytes) releaseJson(keptTree);
   }
 };
 

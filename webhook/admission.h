@@ -62,6 +62,10 @@ struct AdmissionResult : ReviewAttributes {
   std::size_t patchOperations = 0;  // mutate(): JSONPatch operations in the reply
 };
 
+// What a thread keeps from one review for the next (the parsed tree, the
+// pods' reach) comes from bodies below this size only.
+inline constexpr std::size_t kKeptBetweenReviewsBelowBytes = 64 * 1024;
+
 // Reviews one AdmissionReview request body. Never throws for any input:
 // malformed JSON, a review without `request`, fields of the wrong type, an
 // unknown apiVersion or nesting deeper than the limit give HTTP 400 with a

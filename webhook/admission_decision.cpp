@@ -23,17 +23,20 @@ std::string withoutFactsNote(std::string_view missing, std::string_view basis) {
 // On UPDATE, the identities of the errors the old object already had: not
 // the update's doing. Empty otherwise, or when nothing would deny anyway.
 std::unordered_set<std::string> preexistingErrors(const std::vector<Finding>& findings, const AdmissionRequest& request,
-                                                  const AdmissionPolicy& policy, const ClusterFacts* cluster) {
+                                                  const AdmissionPolicy& policy, const FactsInUse& facts) {
   if (!request.isUpdate() || !request.oldObject || !hasErrors(findings)) return {};
-  return preexistingIdentities(judgeRequestObject(*request.oldObject, request, policy, cluster), *request.oldObject);
+  return preexistingIdentities(judgeRequestObject(*request.oldObject, request, policy, facts.cluster, facts.reachCache),
+                               *request.oldObject);
 }
 
 }  // namespace
 
 std::vector<Finding> judgeRequestObject(const nlohmann::json& object, const AdmissionRequest& request,
-                                        const AdmissionPolicy& policy, const ClusterFacts* cluster) {
+                                        const AdmissionPolicy& policy, const ClusterFacts* cluster,
+                                        ReachCache* reachCache) {
   JudgeOptions options;
   options.cluster = cluster;
+  options.reachCache = reachCache;
   options.exemptions = &policy.exemptions;
   options.namespaceName = request.namespaceName;
   std::vector<Finding> findings = judge(object, policy.engine, options);
@@ -43,8 +46,9 @@ std::vector<Finding> judgeRequestObject(const nlohmann::json& object, const Admi
 
 Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,
                const FactsInUse& facts) {
-  const std::vector<Finding> findings = judgeRequestObject(*request.object, request, policy, facts.cluster);
-  const std::unordered_set<std::string> preexisting = preexistingErrors(findings, request, policy, facts.cluster);
+  const std::vector<Finding> findings =
+      judgeRequestObject(*request.object, request, policy, facts.cluster, facts.reachCache);
+  const std::unordered_set<std::string> preexisting = preexistingErrors(findings, request, policy, facts);
   const bool factsMissing = facts.cluster == nullptr && !facts.missing.empty();
   FindingIdentities identities(*request.object);
   Verdict verdict;

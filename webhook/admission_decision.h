@@ -18,6 +18,7 @@
 
 #include "rules/cluster_facts.h"
 #include "rules/finding.h"
+#include "rules/reach_cache.h"
 #include "webhook/admission_limits.h"
 #include "webhook/admission_policy.h"
 #include "webhook/admission_request.h"
@@ -39,6 +40,9 @@ struct FactsInUse {
   // errors they could overturn fail open. Empty with a null `cluster`: off
   // by configuration, judged as always.
   std::string missing;
+  // Where pods of one workload can go, kept from earlier reviews with the
+  // same `cluster` and policy (rules/reach_cache.h); null: not kept.
+  ReachCache* reachCache = nullptr;
 };
 
 struct Verdict {
@@ -49,8 +53,10 @@ struct Verdict {
 
 // The engine on one object of the request (its object or its oldObject).
 // `cluster`: the cluster's facts to judge with; null: judged without them.
+// `reachCache`: FactsInUse::reachCache.
 std::vector<Finding> judgeRequestObject(const nlohmann::json& object, const AdmissionRequest& request,
-                                        const AdmissionPolicy& policy, const ClusterFacts* cluster);
+                                        const AdmissionPolicy& policy, const ClusterFacts* cluster,
+                                        ReachCache* reachCache = nullptr);
 
 // The verdict on request.object (CREATE or UPDATE).
 Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, const AdmissionLimits& limits,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "webhook/malloc_tuning.h"
 
@@ -10,6 +11,34 @@ namespace {
 
 // Requests at least this large give their memory back when answered.
 constexpr std::size_t kReleaseMemoryAfterBytes = 256 * 1024;
+
+// Each thread's reaches of the pods it judged (rules/reach_cache.h), valid
+// for the policy and the facts snapshot they were judged with. The weak
+// pointers keep those two's control blocks: a new snapshot can never pass
+// for the old one at a reused address.
+class ThreadReachCache {
+ public:
+  ReachCache* with(const std::shared_ptr<const AdmissionPolicy>& policy,
+                   const std::shared_ptr<const ClusterFacts>& facts) {
+    if (!facts) return nullptr;
+    if (!sameOwner(policy_, policy) || !sameOwner(facts_, facts)) {
+      cache_.clear();
+      policy_ = policy;
+      facts_ = facts;
+    }
+    return &cache_;
+  }
+
+ private:
+  template <class T>
+  static bool sameOwner(const std::weak_ptr<const T>& kept, const std::shared_ptr<const T>& now) {
+    return !kept.owner_before(now) && !now.owner_before(kept);
+  }
+  std::weak_ptr<const AdmissionPolicy> policy_;
+  std::weak_ptr<const ClusterFacts> facts_;
+  ReachCache cache_;
+};
+thread_local ThreadReachCache threadReachCache;
 
 HttpResponse text(int status, std::string body) {
   HttpResponse r;
@@ -87,7 +116,9 @@ HttpResponse WebhookApp::admit(const HttpRequest& request, bool mutating) {
   const cluster::FactsCache* cache = facts_.load(std::memory_order_acquire);
   const std::shared_ptr<const ClusterFacts> facts = cache ? cache->snapshot() : nullptr;
   // Configured but missing (not synced, refused, unreachable): what they could overturn fails open.
-  const FactsInUse judgedWith{facts.get(), cache && !facts ? cache->missingReason() : std::string()};
+  // A large object is neither kept nor copied between reviews (what a thread holds stays small).
+  ReachCache* reaches = request.body.size() < kKeptBetweenReviewsBelowBytes ? threadReachCache.with(policy, facts) : nullptr;
+  const FactsInUse judgedWith{facts.get(), cache && !facts ? cache->missingReason() : std::string(), reaches};
   AdmissionResult result = mutating ? mutate(request.body, *policy, limits_, facts.get())
                                     : review(request.body, *policy, limits_, judgedWith);
   const auto elapsed = std::chrono::steady_clock::now() - start;

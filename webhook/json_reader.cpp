@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include "text/utf8.h"
 
@@ -85,7 +87,9 @@ const char* endOfPlainRun(const char* p, const char* end) {
 class Reader {
  public:
   Reader(std::string_view text, const JsonReadOptions& options)
-      : text_(text), p_(text.data()), end_(text.data() + text.size()), options_(options) {}
+      : text_(text), p_(text.data()), end_(text.data() + text.size()), options_(options) {
+    read_.reserve(64);
+  }
 
   void readDocument(json& out) {
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") p_ += 3;  // nlohmann skips a UTF-8 BOM
@@ -130,15 +134,15 @@ class Reader {
     checkDepth(depth);
     ++p_;  // '{'
     json::object_t* object = nullptr;
-    json::object_t previous;  // what `out` held: its members are reused, the rest freed on return
     if (out) {
       if (!out->is_object()) *out = json::object();
       object = out->get_ptr<json::object_t*>();
-      previous.swap(*object);
     }
+    const std::size_t firstRead = read_.size();  // read_[firstRead, ...): this object's members read
     skipWhitespace();
     if (p_ != end_ && *p_ == '}') {
       ++p_;
+      if (object) object->clear();
       return;
     }
     for (;;) {
@@ -152,7 +156,7 @@ class Reader {
       JsonContext child = kKeepAll;
       if (object) {
         if (context != kKeepAll) child = options_.filter(context, key);
-        if (child != kDropMember) slot = &memberSlot(*object, previous, key);
+        if (child != kDropMember) slot = &memberSlot(*object, key);
       }
       readValue(slot, child, depth);
       skipWhitespace();
@@ -163,6 +167,7 @@ class Reader {
       }
       if (p_ != end_ && *p_ == '}') {
         ++p_;
+        if (object) dropMembersNotRead(*object, firstRead);
         return;
       }
       fail(p_, "expected ',' or '}' after an object member, found " + describe(p_));
@@ -204,21 +209,32 @@ class Reader {
     }
   }
 
-  // The slot of member `key` in `object`, which is being read anew while
-  // `previous` holds what it held before. A member of the same name moves
-  // back with its value, which is read into in place (its maps, vectors and
-  // strings reused); a new name takes any other node of `previous` (its key
-  // rewritten) before a new node is allocated. A duplicate key finds the
-  // member already moved back: the last value wins, as in nlohmann.
-  static json& memberSlot(json::object_t& object, json::object_t& previous, std::string_view key) {
-    if (previous.empty()) return object[std::string(key)];
-    auto same = previous.begin();
-    if (same->first != key) same = previous.find(key);
-    if (same != previous.end()) return object.insert(previous.extract(same)).position->second;
-    auto node = previous.extract(previous.begin());
-    node.key().assign(key);
-    // A duplicate key is refused here: position is the member read before.
-    return object.insert(std::move(node)).position->second;
+  // The slot of member `key` in `object`, which is being read anew over what
+  // it held: a member of the same name is read into in place (its maps,
+  // vectors and strings reused), a new name gets a new member. Either is
+  // noted in read_; a duplicate key finds the member read before, and the
+  // last value wins, as in nlohmann.
+  json& memberSlot(json::object_t& object, std::string_view key) {
+    auto member = object.find(key);
+    if (member == object.end()) member = object.emplace(std::string(key), nullptr).first;
+    read_.push_back(&*member);
+    return member->second;
+  }
+
+  // Erases the members of `object` the text did not name (what the tree held
+  // from an earlier document), then forgets the reads of this object. Their
+  // count equals the object's size exactly when every member was read once.
+  void dropMembersNotRead(json::object_t& object, std::size_t firstRead) {
+    const auto first = read_.begin() + static_cast<std::ptrdiff_t>(firstRead);
+    const std::less<const json::object_t::value_type*> byAddress;
+    std::sort(first, read_.end(), byAddress);
+    const auto distinctEnd = std::unique(first, read_.end());
+    if (static_cast<std::size_t>(distinctEnd - first) != object.size()) {
+      for (auto it = object.begin(); it != object.end();) {
+        it = std::binary_search(first, distinctEnd, &*it, byAddress) ? std::next(it) : object.erase(it);
+      }
+    }
+    read_.resize(firstRead);
   }
 
   // A string value, into the string `out` may already hold (its buffer reused).
@@ -422,6 +438,8 @@ class Reader {
   const char* end_;
   const JsonReadOptions& options_;
   std::string scratch_;  // decoded strings that held escapes
+  // The members read so far of each object open (its own run, innermost last).
+  std::vector<const json::object_t::value_type*> read_;
 };
 
 // "line 3, column 7" of a byte offset (columns count bytes, from 1).

@@ -51,11 +51,11 @@ struct JsonReadError {
 // Reads `text` into `out`. Returns false, with `error` set and `out`
 // unspecified, if the text is not one JSON value (with optional surrounding
 // whitespace) or nests too deeply. What `out` holds is replaced, but its
-// allocations are reused: members of the same name are read into in place,
-// other map nodes, vectors and strings are refilled, and only what is left
-// over is freed. A document read into the tree of one of the same shape
-// allocates and frees next to nothing; the tree is always the one an empty
-// `out` would get.
+// allocations are reused: members of the same name are read into in place
+// (found, not moved: the map is not rebuilt), vectors and strings are
+// refilled, and only members the text does not name are freed. A document
+// read into the tree of one of the same shape allocates and frees next to
+// nothing; the tree is always the one an empty `out` would get.
 bool readJson(std::string_view text, nlohmann::json& out, JsonReadError& error, const JsonReadOptions& options = {});
 
 // Frees the tree under `value` (left an empty object or array, or as it was

@@ -8,7 +8,10 @@
 //     -n REPEAT        review each BODY REPEAT times (default 1)
 //     --facts FILE     a Node or a List of them (test/bench/gen_nodes.py writes
 //                      Lists of 500 GPU nodes): judge with these cluster facts,
-//                      as gpuguard-webhook --cluster-facts=on does
+//                      as gpuguard-webhook --cluster-facts=on does, keeping
+//                      the pods' reach between reviews as one of its threads
+//                      does (rules/reach_cache.h; hits and misses on stderr)
+//     --no-reach-cache judge every review's reach anew
 //   Prints, for each BODY, "=== BODY HTTP_STATUS" and the response body once.
 //
 // Instructions per review (docs/performance.md):
@@ -41,6 +44,7 @@ std::string readFile(const std::string& path) {
 
 struct Options {
   long repeat = 1;
+  bool keepReaches = true;
   std::vector<std::string> factFiles;
   std::vector<std::string> bodies;
 };
@@ -53,6 +57,8 @@ Options parseOptions(int argc, char** argv) {
     if (arg == "-n") {
       o.repeat = std::strtol(argv[++i], nullptr, 10);
       if (o.repeat < 1) throw std::runtime_error("-n needs a positive count");
+    } else if (arg == "--no-reach-cache") {
+      o.keepReaches = false;
     } else if (arg == "--facts") {
       o.factFiles.emplace_back(argv[++i]);
     } else {
@@ -81,11 +87,17 @@ int main(int argc, char** argv) {
     const Options options = parseOptions(argc, argv);
     const auto facts = loadFacts(options.factFiles);
     const gpuguard::webhook::AdmissionPolicy policy;
+    gpuguard::ReachCache reaches;
     for (const std::string& path : options.bodies) {
       const std::string body = readFile(path);
+      const bool keep = facts && options.keepReaches && body.size() < gpuguard::webhook::kKeptBetweenReviewsBelowBytes;
+      const gpuguard::webhook::FactsInUse with{facts.get(), {}, keep ? &reaches : nullptr};
       gpuguard::webhook::AdmissionResult last;
-      for (long i = 0; i < options.repeat; ++i) last = gpuguard::webhook::review(body, policy, {}, facts.get());
+      for (long i = 0; i < options.repeat; ++i) last = gpuguard::webhook::review(body, policy, {}, with);
       std::cout << "=== " << path << ' ' << last.httpStatus << '\n' << last.body << '\n';
+    }
+    if (facts && options.keepReaches) {
+      std::cerr << "# reach cache: " << reaches.hits() << " hits, " << reaches.misses() << " misses\n";
     }
   } catch (const std::exception& e) {
     std::cerr << "gpuguard-review-loop: " << e.what() << '\n';

@@ -143,6 +143,51 @@ TEST(AdmissionSamples, ReviewsOnOneThreadAreAnsweredAsIfEachCameAlone) {
   }).join();
 }
 
+// With cluster facts a thread keeps the reach of the pods it judged
+// (rules/reach_cache.h) and gives it to a later object that is the same but
+// for its identity. Every sample, a replica of each (another name and uid)
+// and of each Pod one pinned to the tainted driver, reviewed with one cache
+// in order and then backwards, are answered byte for byte as without it,
+// and the replicas did use what was kept.
+TEST(AdmissionSamples, AReachKeptFromEarlierReviewsChangesNoAnswer) {
+  if (!std::filesystem::is_directory(samplesDir())) GTEST_SKIP() << "no samples at " << samplesDir();
+  const auto cluster = gpuguard::testing::clusterOf(
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-550\n  labels: {nvidia.com/gpu.present: \"true\", "
+      "nvidia.com/cuda.driver-version.major: \"550\"}\nspec:\n  taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
+      "status:\n  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n"
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-570\n  labels: {nvidia.com/gpu.present: \"true\", "
+      "nvidia.com/cuda.driver-version.major: \"570\"}\n"
+      "status:\n  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\", nvidia.com/gpu: \"4\"}\n");
+  std::vector<std::string> bodies;
+  for (const auto& entry : std::filesystem::directory_iterator(samplesDir())) {
+    if (entry.path().extension() != ".json") continue;
+    bodies.push_back(readFile(entry.path()));
+    json replica = json::parse(bodies.back());
+    json& metadata = replica["request"]["object"]["metadata"];
+    if (!metadata.is_object()) continue;
+    metadata["name"] = "replica-" + metadata.value("name", std::string());
+    metadata["uid"] = "0f0f0f0f-0000-4000-8000-000000000001";
+    bodies.push_back(replica.dump());
+    // The same pod reaching only the tainted 550 node: a reach of its own.
+    json& spec = replica["request"]["object"]["spec"];
+    if (!spec.is_object() || !spec.contains("containers")) continue;
+    spec["nodeSelector"]["nvidia.com/cuda.driver-version.major"] = "550";
+    bodies.push_back(replica.dump());
+  }
+  std::vector<std::size_t> order(bodies.size());
+  std::iota(order.begin(), order.end(), 0);
+  const std::vector<std::size_t> backwards(order.rbegin(), order.rend());
+  order.insert(order.end(), backwards.begin(), backwards.end());
+  const AdmissionPolicy policy;
+  ReachCache cache;
+  for (const std::size_t i : order) {
+    EXPECT_EQ(review(bodies[i], policy, {}, FactsInUse{cluster.get(), {}, &cache}).body,
+              review(bodies[i], policy, {}, FactsInUse{cluster.get(), {}, nullptr}).body)
+        << "body " << i;
+  }
+  EXPECT_GT(cache.hits(), bodies.size() / 4) << "replicas and the second pass read what was kept";
+}
+
 // ---------------------------------------------------------------------------
 // Decision parity: gpuguard-lint and the webhook decide the same for the
 // same object, with the same engine and the same policy.

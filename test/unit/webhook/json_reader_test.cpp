@@ -395,6 +395,18 @@ TEST(JsonReaderReuse, MembersTheNewDocumentLacksAreGoneAndItsOwnAreAdded) {
   EXPECT_EQ(tree, json::parse(R"({"labels":{"app":"b","team":"ml"},"new":{}})"));
 }
 
+// Two reads of one name are as many reads as the tree has members: the
+// member never named must still go.
+TEST(JsonReaderReuse, ADuplicateKeyDoesNotKeepAMemberTheNewDocumentLacks) {
+  json tree;
+  JsonReadError error;
+  ASSERT_TRUE(readJson(R"({"a":1,"b":{"c":2}})", tree, error));
+  ASSERT_TRUE(readJson(R"({"a":3,"a":4})", tree, error));
+  EXPECT_EQ(tree, json::parse(R"({"a":4})"));
+  ASSERT_TRUE(readJson(R"({"b":1,"a":2,"b":{"x":[]}})", tree, error));
+  EXPECT_EQ(tree, json::parse(R"({"a":2,"b":{"x":[]}})"));
+}
+
 TEST(JsonReaderReuse, ArraysShrinkAndGrowToTheNewDocument) {
   json tree;
   JsonReadError error;
