@@ -1,6 +1,8 @@
 #include "rules/reach_cache.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <iterator>
 
 namespace gpuguard {
@@ -36,14 +38,59 @@ bool identical(const json& a, const json& b) {
   return a == b;  // scalars of one type
 }
 
+void mix(std::size_t& h, std::size_t x) { h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+std::size_t hashOf(const json& v);
+
+template <class Skip>
+std::size_t hashMembers(const json& object, Skip skip) {
+  std::size_t h = object.size();
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (skip(it.key())) continue;
+    mix(h, std::hash<std::string>()(it.key()));
+    mix(h, hashOf(*it));
+  }
+  return h;
+}
+
+// Equal under identical() hashes alike.
+std::size_t hashOf(const json& v) {
+  std::size_t h = static_cast<std::size_t>(v.type());
+  switch (v.type()) {
+    case json::value_t::object: mix(h, hashMembers(v, [](const std::string&) { return false; })); break;
+    case json::value_t::array:
+      for (const json& item : v) mix(h, hashOf(item));
+      break;
+    case json::value_t::string: mix(h, std::hash<std::string>()(v.get_ref<const std::string&>())); break;
+    case json::value_t::boolean: mix(h, v.get<bool>()); break;
+    case json::value_t::number_integer: mix(h, std::hash<std::int64_t>()(v.get<std::int64_t>())); break;
+    case json::value_t::number_unsigned: mix(h, std::hash<std::uint64_t>()(v.get<std::uint64_t>())); break;
+    case json::value_t::number_float: mix(h, std::hash<double>()(v.get<double>())); break;
+    default: break;
+  }
+  return h;
+}
+
+bool skipsMetadata(const std::string& key) { return key == "metadata"; }
+bool skipsIdentity(const std::string& key) { return isIdentityField(key); }
+
+// Objects sameButIdentity() finds the same hash alike.
+std::size_t hashButIdentity(const json& object) {
+  if (!object.is_object()) return hashOf(object);
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return hashOf(object);
+  std::size_t h = hashMembers(object, skipsMetadata);
+  mix(h, hashMembers(*metadata, skipsIdentity));
+  return h;
+}
+
 }  // namespace
 
 bool sameButIdentity(const json& a, const json& b) {
   if (!a.is_object() || !b.is_object()) return identical(a, b);
   const auto ma = a.find("metadata"), mb = b.find("metadata");
   if (ma == a.end() || mb == b.end() || !ma->is_object() || !mb->is_object()) return identical(a, b);
-  return sameMembers(a, b, [](const std::string& key) { return key == "metadata"; }) &&
-         sameMembers(*ma, *mb, [](const std::string& key) { return isIdentityField(key); });
+  return sameMembers(a, b, skipsMetadata) && sameMembers(*ma, *mb, skipsIdentity);
 }
 
 ReachCache::Slots& ReachCache::slotsFor(const json& object, std::size_t sites, std::string_view ns,
@@ -53,8 +100,11 @@ ReachCache::Slots& ReachCache::slotsFor(const json& object, std::size_t sites, s
     cluster_ = &cluster;
     policy_ = &policy;
   }
+  std::size_t hash = hashButIdentity(object);
+  mix(hash, std::hash<std::string_view>()(ns));
+  mix(hash, sites);
   const auto same = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) {
-    return e.ns == ns && e.slots.size() == sites && sameButIdentity(e.object, object);
+    return e.hash == hash && e.ns == ns && e.slots.size() == sites && sameButIdentity(e.object, object);
   });
   if (same != entries_.end()) {
     ++hits_;
@@ -62,8 +112,15 @@ ReachCache::Slots& ReachCache::slotsFor(const json& object, std::size_t sites, s
     return entries_.front().slots;
   }
   ++misses_;
+  // An object seen once is not copied: only the second of a kind is kept,
+  // so a stream of objects all different costs a hash each, no copy.
+  if (std::find(sighted_.begin(), sighted_.end(), hash) == sighted_.end()) {
+    sighted_[nextSighting_++ % sighted_.size()] = hash;
+    scratch_.assign(sites, std::nullopt);
+    return scratch_;
+  }
   if (entries_.size() == kEntries) entries_.pop_back();
-  Entry entry{object, std::string(ns), Slots(sites)};
+  Entry entry{hash, object, std::string(ns), Slots(sites)};
   if (auto metadata = entry.object.find("metadata"); metadata != entry.object.end() && metadata->is_object()) {
     metadata->erase("managedFields");
   }
@@ -73,6 +130,7 @@ ReachCache::Slots& ReachCache::slotsFor(const json& object, std::size_t sites, s
 
 void ReachCache::clear() {
   entries_.clear();
+  sighted_.fill(0);
   cluster_ = nullptr;
   policy_ = nullptr;
 }

@@ -83,17 +83,21 @@ TEST(SameButIdentity, AnythingElseTellsThemApart) {
   EXPECT_FALSE(sameButIdentity(a, b)) << "identity fields count outside metadata";
 }
 
-TEST(ReachCache, AReplicaGetsTheReachOfTheOneBeforeAndIsJudgedAlike) {
+TEST(ReachCache, TheFirstOfAKindIsOnlyHashedTheSecondKeptTheThirdServed) {
   const auto cluster = clusterOf(kTwoDrivers);
   const Policy policy;
   ReachCache cache;
   const std::vector<std::string> first = judgedWith(replica("infer-1", "1111"), *cluster, &cache, policy);
+  EXPECT_EQ(cache.kept(), 0u) << "an object seen once is not copied";
   const std::vector<std::string> second = judgedWith(replica("infer-2", "2222"), *cluster, &cache, policy);
-  EXPECT_EQ(cache.misses(), 1u);
+  EXPECT_EQ(cache.kept(), 1u);
+  const std::vector<std::string> third = judgedWith(replica("infer-3", "3333"), *cluster, &cache, policy);
+  EXPECT_EQ(cache.misses(), 2u);
   EXPECT_EQ(cache.hits(), 1u);
   ASSERT_FALSE(first.empty()) << "two driver majors: the unpinned pod has a finding to share";
   EXPECT_EQ(second, first);
-  EXPECT_EQ(second, judgedWith(replica("infer-2", "2222"), *cluster, nullptr, policy));
+  EXPECT_EQ(third, first);
+  EXPECT_EQ(third, judgedWith(replica("infer-3", "3333"), *cluster, nullptr, policy));
 }
 
 TEST(ReachCache, APodThatReadsTheNodesOtherwiseIsJudgedForItself) {
@@ -102,12 +106,16 @@ TEST(ReachCache, APodThatReadsTheNodesOtherwiseIsJudgedForItself) {
   ReachCache cache;
   const json unpinned = replica("infer-1", "1111");
   const json pinned = replica("infer-2", "2222", R"({"nvidia.com/cuda.driver-version.major": "570"})");
+  judgedWith(unpinned, *cluster, &cache, policy);
   const std::vector<std::string> before = judgedWith(unpinned, *cluster, &cache, policy);
+  ASSERT_EQ(cache.kept(), 1u);
+  EXPECT_EQ(judgedWith(pinned, *cluster, &cache, policy), judgedWith(pinned, *cluster, nullptr, policy));
   EXPECT_EQ(judgedWith(pinned, *cluster, &cache, policy), judgedWith(pinned, *cluster, nullptr, policy));
   EXPECT_NE(judgedWith(pinned, *cluster, nullptr, policy), before) << "the pin changes the verdict";
   EXPECT_EQ(cache.hits(), 0u);
   EXPECT_EQ(judgedWith(unpinned, *cluster, &cache, policy), before) << "both kept";
-  EXPECT_EQ(cache.hits(), 1u);
+  EXPECT_EQ(judgedWith(pinned, *cluster, &cache, policy), judgedWith(pinned, *cluster, nullptr, policy));
+  EXPECT_EQ(cache.hits(), 2u);
 }
 
 TEST(ReachCache, NewFactsOrAnotherPolicyStartItAfresh) {
@@ -117,8 +125,13 @@ TEST(ReachCache, NewFactsOrAnotherPolicyStartItAfresh) {
   ReachCache cache;
   const json pod = replica("infer-1", "1111");
   judgedWith(pod, *twoDrivers, &cache, policy);
+  judgedWith(pod, *twoDrivers, &cache, policy);
+  ASSERT_EQ(cache.kept(), 1u);
   EXPECT_EQ(judgedWith(pod, *oneDriver, &cache, policy), judgedWith(pod, *oneDriver, nullptr, policy));
   EXPECT_EQ(cache.hits(), 0u) << "other facts: nothing kept is read";
+  EXPECT_EQ(cache.kept(), 0u);
+  judgedWith(pod, *oneDriver, &cache, policy);
+  ASSERT_EQ(cache.kept(), 1u);
   const Policy other;
   judgedWith(pod, *oneDriver, &cache, other);
   EXPECT_EQ(cache.hits(), 0u) << "another policy: nothing kept is read";
@@ -131,8 +144,11 @@ TEST(ReachCache, KeepsAFewWorkloadsAndForgetsTheLeastRecentlyJudged) {
   const auto workload = [](std::size_t i) {
     return replica("w" + std::to_string(i), "1", R"({"team": "t)" + std::to_string(i) + R"("})");
   };
-  for (std::size_t i = 0; i <= ReachCache::kEntries; ++i) judgedWith(workload(i), *cluster, &cache, policy);
-  EXPECT_EQ(cache.misses(), ReachCache::kEntries + 1);
+  for (std::size_t i = 0; i <= ReachCache::kEntries; ++i) {
+    judgedWith(workload(i), *cluster, &cache, policy);
+    judgedWith(workload(i), *cluster, &cache, policy);
+  }
+  EXPECT_EQ(cache.kept(), ReachCache::kEntries);
   judgedWith(workload(ReachCache::kEntries), *cluster, &cache, policy);
   EXPECT_EQ(cache.hits(), 1u) << "the most recent is kept";
   judgedWith(workload(0), *cluster, &cache, policy);
