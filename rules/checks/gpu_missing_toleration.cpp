@@ -330,9 +330,7 @@ std::vector<NodeTaint> nodeTaintsKeepingPodOff(const CheckContext& ctx, const Po
   std::vector<NodeTaint> out;
   for (const NodeReach& n : reach.nodes) {
     if (!n.landsButForTaints) continue;
-    const std::vector<Taint>& untolerated = n.verdict->untoleratedTaints;
-    if (std::all_of(untolerated.begin(), untolerated.end(), isNodeLifecycleTaint)) continue;
-    for (const Taint& t : untolerated) {
+    for (const Taint& t : n.verdict->untoleratedTaints) {
       if (isNodeLifecycleTaint(t)) continue;
       auto same = std::find_if(out.begin(), out.end(), [&](const NodeTaint& o) {
         return o.taint.key == t.key && o.taint.effect == t.effect && o.taint.value == t.value;
@@ -434,7 +432,7 @@ class GpuMissingToleration final : public Rule {
     out.reportFixableWithDefault(
         site.tolerations.path,
         FieldError::required("no toleration for the taint " + describeTaint(t.taint) + " of the GPU nodes this pod "
-                             "would land on (" + describeNodeNames(t.nodes) + "; cluster " + ctx.cluster->source() +
+                             "would land on (" + describeNodeNames(t.nodes) + "; " + ctx.cluster->source() +
                              "), so kube-scheduler leaves it Pending (untolerated taint); add {key: " + t.taint.key +
                              ", operator: Exists, effect: " + t.taint.effect + "} to tolerations" +
                              nearMissNote(site, t.taint) +
