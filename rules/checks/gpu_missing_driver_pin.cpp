@@ -18,7 +18,7 @@ namespace gpuguard::checks {
 namespace {
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration"};
+constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-driver-pin",
@@ -67,7 +67,10 @@ constexpr RuleDoc kDoc{
         "against the next node group), and for a DaemonSet, which runs a pod on every node it can reach, so that "
         "a pin would take it off the other drivers' nodes; no finding for a pod bound by spec.nodeName, which "
         "skips the scheduler. "
-        "The finding names the nodes and drivers it used.",
+        "With the facts a pin is judged by the majors of the nodes it still admits: Gt 549 with GPU nodes on 550 "
+        "and 570 pins nothing, and is an error as no pin is (unless each of those majors supports the pod's CUDA "
+        "natively). The finding names the nodes and drivers it used, and the reachable GPU nodes without a GPU "
+        "Feature Discovery driver label, whose driver is unknown.",
     .remediation =
         "Add nodeSelector nvidia.com/cuda.driver-version.major: \"550\", or a required node affinity "
         "{key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"534\"]} (Gt 534 means >= 535).",
@@ -125,9 +128,11 @@ class GpuMissingDriverPin final : public Rule {
       if (kueueQueueName(ctx.object, site)) continue;
       // Decided at run time by what the input cannot show (an Argo podSpecPatch).
       if (site.nodeSelector.opaque || site.affinity.opaque) continue;
-      if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
       // A DRA claim selecting the driver's version pins it like a label does.
-      if (claimPinsDriver(site, ctx.gpu())) continue;
+      if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy) || claimPinsDriver(site, ctx.gpu())) {
+        judgePinReach(ctx, site, sources, out);
+        continue;
+      }
       std::string clusterSays;
       Severity severity = Severity::Warning;
       if (ctx.cluster && ctx.cluster->listed(FactKind::Node)) {
@@ -139,12 +144,15 @@ class GpuMissingDriverPin final : public Rule {
       // A GFD driver label holds the driver's major version; a platform's
       // pin label (karpenter.sh/nodepool) names the nodes that share a driver.
       const bool versionLabel = label.starts_with("nvidia.com/cuda.");
+      // The rule, the change and the risk first, what the cluster shows
+      // after: the API server keeps 256 characters of a warning (red team 32 B10).
       out.reportWithDefault(site.nodeSelector.path,
-                 FieldError::required(clusterSays + "no nodeSelector or required node affinity on a CUDA driver label (" + label +
-                                          "), so the pod may land on a node whose driver is older than its CUDA "
-                                          "runtime and fail with "
-                                          "\"CUDA driver version is insufficient\"; add nodeSelector " + label +
+                 FieldError::required("no nodeSelector or required node affinity on a CUDA driver label (" + label +
+                                          "): add nodeSelector " + label +
                                           (versionLabel ? ": \"<major>\" or a required node affinity with operator Gt" : ": \"<value>\" or a required node affinity on it") +
+                                          ", or the pod may land on a node whose driver is older than its CUDA "
+                                          "runtime and fail with \"CUDA driver version is insufficient\"" +
+                                          clusterSays +
                                           misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
                                           misplacedNote(site.misplaced.affinity, site.affinity) +
                                           std::string(site.placementHint) + guessNote(sources)),
@@ -153,36 +161,75 @@ class GpuMissingDriverPin final : public Rule {
   }
 
  private:
-  // The reachable GPU nodes' drivers, in words, and the severity they make:
+  // A pin is judged by the majors of the nodes it reaches, with the
+  // cluster's facts: Gt 549 with nodes on 550 and 570 pins nothing, and is
+  // judged as no pin is (an error unless each major runs the pod's CUDA
+  // natively). A DaemonSet runs on every node it reaches: not judged.
+  static void judgePinReach(const CheckContext& ctx, const PodSite& site, const std::vector<GpuSource>& sources,
+                            Reporter& out) {
+    if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node) || site.ownerKind == "DaemonSet") return;
+    const auto majors = reachableDriverMajors(ctx.reach(site));
+    if (majors.size() < 2) return;
+    const std::optional<CudaVersion> cuda = newestCuda(site, ctx.policy);
+    if (cuda && std::all_of(majors.begin(), majors.end(),
+                            [&cuda](const auto& m) { return majorRunsNatively(m.first, *cuda); })) {
+      return;
+    }
+    const std::string& label = ctx.policy.driverPinLabels.front();
+    const FieldPath& path = site.affinity.value ? site.affinity.path : site.nodeSelector.path;
+    out.reportWithDefault(
+        path,
+        FieldError::required(
+            "the pod's driver selection still admits GPU nodes of " + std::to_string(majors.size()) +
+            " CUDA driver majors: select one (nodeSelector " + label + ": \"<major>\") or only majors new enough "
+            "(operator Gt), or the pod may land on a node whose driver is older than its CUDA runtime and fail "
+            "with \"CUDA driver version is insufficient\"; they are " + describeDriverMajors(majors) + " (" +
+            ctx.cluster->source() + ")" +
+            (cuda ? ", not all of which support CUDA " + cuda->text() + " natively"
+                  : ", and no container names its CUDA version (env, cudaImages, image tag)") +
+            guessNote(sources)),
+        "", judgedByNamesOnly(sources) ? Severity::Warning : Severity::Error);
+  }
+
+  // The reachable GPU nodes' drivers, in words ("; the GPU nodes ..."), and the severity they make:
   // an error for more than one driver major, a warning for one (or none known).
   static std::string whatTheClusterSays(const CheckContext& ctx, const PodSite& site, Severity& severity) {
     const PodReach& reach = ctx.reach(site);
     const auto majors = reachableDriverMajors(reach);
-    const std::string source = " (" + ctx.cluster->source() + ")";
+    const std::vector<std::string> unknown = reachableUnknownDriverNodes(reach);
+    // Nodes without a GFD driver label are as reachable: the pod may land on an old driver there.
+    const std::string unknownSaid =
+        unknown.empty() ? "" : ", and a driver no GPU Feature Discovery label tells (" + describeNodeNames(unknown) + ")";
+    const std::string source = unknownSaid + " (" + ctx.cluster->source() + ")";
     if (majors.size() > 1 && site.ownerKind == "DaemonSet") {
       // One pod on every node the selector admits: a pin would take the
       // agent (health check, exporter, burn-in) off the other drivers'
       // nodes, and a driver rollout is when it must run on both.
-      return "this DaemonSet runs a pod on each GPU node it can reach, and they run " + std::to_string(majors.size()) +
+      return "; this DaemonSet runs a pod on each GPU node it can reach, and they run " + std::to_string(majors.size()) +
              " CUDA driver majors: " + describeDriverMajors(majors) + source +
-             "; its image must work with the oldest of them, or be split by driver; ";
+             "; its image must work with the oldest of them, or be split by driver";
     }
     if (majors.size() > 1) {
-      const std::string said = "the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
+      const std::string said = "; the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
                                " CUDA driver majors: " + describeDriverMajors(majors) + source;
       const std::optional<CudaVersion> cuda = newestCuda(site, ctx.policy);
       if (cuda && std::all_of(majors.begin(), majors.end(),
                               [&cuda](const auto& m) { return majorRunsNatively(m.first, *cuda); })) {
         return said + ", each of which supports CUDA " + cuda->text() + " natively, but the next node group may "
-               "not; ";
+               "not";
       }
       severity = Severity::Error;
       return said + (cuda ? "" : ", and no container names its CUDA version (env, cudaImages, image tag), so any "
-                                 "of them may be too old for it") + "; ";
+                                 "of them may be too old for it");
     }
     if (majors.size() == 1) {
-      return "the GPU nodes this pod can reach all run CUDA driver " + describeDriverMajors(majors) + source +
-             ", but the next node group may not; ";
+      return std::string(unknown.empty() ? "; the GPU nodes this pod can reach all run CUDA driver "
+                                         : "; the GPU nodes this pod can reach run CUDA driver ") +
+             describeDriverMajors(majors) + source + ", but the next node group may not";
+    }
+    if (!unknown.empty()) {
+      return "; the GPU nodes this pod can reach run a driver no GPU Feature Discovery label tells (" +
+             describeNodeNames(unknown) + ") (" + ctx.cluster->source() + ")";
     }
     return "";
   }
