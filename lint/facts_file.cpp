@@ -1,5 +1,7 @@
 #include "lint/facts_file.h"
 
+#include <vector>
+
 #include "lint/lint_file.h"
 #include "yaml/yaml_to_json.h"
 
@@ -22,14 +24,29 @@ bool readKubectlDocument(const std::string& path, json& doc, std::string& error)
             parsed.error->message;
     return false;
   }
+  // Several documents (`kubectl get node a -o yaml` outputs joined with
+  // ---): one List of all their objects, a List's items in its place, so
+  // that no node of the file is left out.
+  std::vector<json> objects;
   for (yaml::Document& d : parsed.documents) {
-    if (!d.value.is_null()) {
-      doc = std::move(d.value);
-      return true;
+    if (d.value.is_null()) continue;
+    if (d.value.is_object() && d.value.value("kind", "") == "List" && d.value.contains("items") &&
+        d.value["items"].is_array()) {
+      for (json& item : d.value["items"]) objects.push_back(std::move(item));
+    } else {
+      objects.push_back(std::move(d.value));
     }
   }
-  error = "empty document";
-  return false;
+  if (objects.empty()) {
+    error = "empty document";
+    return false;
+  }
+  if (objects.size() == 1 && parsed.documents.size() == 1) {
+    doc = std::move(objects.front());
+  } else {
+    doc = json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(objects)}};
+  }
+  return true;
 }
 
 std::shared_ptr<const ClusterFacts> factsOfSnapshot(const json& doc, const std::string& source,

@@ -15,7 +15,8 @@
 
 namespace gpuguard::lint {
 
-// kubectl -o json output (-o yaml works too): the first non-empty document.
+// kubectl -o json output (-o yaml works too). A YAML stream of several
+// documents (objects or Lists) is read as one List of all their objects.
 // false, with the reason in `error`, when the file cannot be read or parsed.
 bool readKubectlDocument(const std::string& path, nlohmann::json& doc, std::string& error);
 

@@ -169,11 +169,15 @@ TEST(Rfc3339Test, ReadsUtcOffsetsAndFractions) {
 
 // The webhook blocks SIGTERM, SIGINT and SIGHUP in its threads to wait for
 // them; a plugin must not inherit that, or it ignores the kill of a shutdown.
+// The plugin reads its own mask with shell builtins only: a shell waiting
+// for a child blocks every signal for the wait, so a child reading the
+// shell's mask (grep /proc/$$/status) saw that mask now and then.
 TEST(ExecPluginTest, APluginRunsWithNoSignalBlocked) {
   TempDir dir;
   const std::string plugin = writePlugin(
       dir, R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}})",
-      "grep '^SigBlk' /proc/$$/status > " + dir.file("signals") + "\n");
+      "while read -r key value; do [ \"$key\" = SigBlk: ] && mask=$value; done < /proc/$$/status\n"
+      "echo \"SigBlk:\t$mask\" > " + dir.file("signals") + "\n");
   sigset_t blocked, before;
   sigemptyset(&blocked);
   for (const int signal : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&blocked, signal);
