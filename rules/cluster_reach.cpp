@@ -312,15 +312,25 @@ std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMaj
   return out;
 }
 
+std::vector<std::string> reachableUnknownDriverNodes(const PodReach& reach) {
+  std::vector<std::string> out;
+  for (const NodeReach& n : reach.nodes) {
+    if (!n.lands || driverMajorOf(*n.node)) continue;
+    for (const NodeFacts* member : n.nodes) out.push_back(member->name);
+  }
+  return out;
+}
+
+std::string describeNodeNames(std::vector<std::string> nodes) {
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<std::string> names(nodes.begin(), nodes.begin() + static_cast<long>(std::min<std::size_t>(nodes.size(), 3)));
+  if (nodes.size() > 3) names.back() += ", ...";
+  return std::to_string(nodes.size()) + (nodes.size() == 1 ? " node: " : " nodes: ") + joined(names);
+}
+
 std::string describeDriverMajors(const std::vector<std::pair<std::string, std::vector<std::string>>>& majors) {
   std::vector<std::string> parts;
-  for (auto [major, nodes] : majors) {
-    std::sort(nodes.begin(), nodes.end());
-    std::vector<std::string> names(nodes.begin(), nodes.begin() + static_cast<long>(std::min<std::size_t>(nodes.size(), 3)));
-    if (nodes.size() > 3) names.back() += ", ...";
-    parts.push_back(major + " (" + std::to_string(nodes.size()) + (nodes.size() == 1 ? " node: " : " nodes: ") +
-                    joined(names) + ")");
-  }
+  for (const auto& [major, nodes] : majors) parts.push_back(major + " (" + describeNodeNames(nodes) + ")");
   return joined(parts);
 }
 
@@ -359,11 +369,14 @@ std::vector<const NodeReach*> PodReach::landingNodes() const {
 namespace {
 
 // The pod as the filters read it, with the namespace's default tolerations
-// and the requests a DRA driver serves.
+// when the policy says PodTolerationRestriction applies them (off by default
+// upstream: without it the annotation adds nothing, red team 32 B3), and the
+// requests a DRA driver serves.
 PlacementPod reachPlacement(const PodSite& site, const ResourceList& requests, const ClusterFacts& cluster,
                             const GpuFacts& gpu, std::string_view namespaceName) {
   PlacementPod pod = placementPod(site, requests, gpu.policy);
-  if (const NamespaceFacts* ns = cluster.namespaceFacts(namespaceName)) {
+  const NamespaceFacts* ns = gpu.policy.assumePodTolerationRestriction ? cluster.namespaceFacts(namespaceName) : nullptr;
+  if (ns) {
     for (const json& t : ns->defaultTolerations) {
       if (std::optional<Toleration> read = readToleration(t)) pod.tolerations.push_back(std::move(*read));
     }
@@ -387,14 +400,17 @@ void judgeReach(NodeReach& n, const std::vector<std::string>& gpuResources, cons
                 const GpuFacts& gpu) {
   const NodeVerdict& v = *n.verdict;
   n.gpuNode = offersPodGpus(*n.node, isGpuNode(*n.node, gpuResources, gpu.policy), sources, gpu);
-  n.reachable = n.gpuNode && !v.cordoned && !v.nodeNameMismatch && v.untoleratedTaints.empty() &&
-                v.selectorFailures.empty() && v.affinityMatches;
+  const bool placed =
+      n.gpuNode && !v.cordoned && !v.nodeNameMismatch && v.selectorFailures.empty() && v.affinityMatches;
+  n.reachable = placed && v.untoleratedTaints.empty();
   // NodeResourcesFit on the GPU resources alone: the cluster's pods may free
   // CPU and memory, never more GPUs than the node has.
-  n.lands = n.reachable && std::all_of(v.resources.begin(), v.resources.end(), [&](const ResourceFit& f) {
-              const bool gpuAsk = std::find(gpuResources.begin(), gpuResources.end(), f.name) != gpuResources.end();
-              return !gpuAsk || f.viaDra || f.fits;
-            });
+  const bool gpusFit = std::all_of(v.resources.begin(), v.resources.end(), [&](const ResourceFit& f) {
+    const bool gpuAsk = std::find(gpuResources.begin(), gpuResources.end(), f.name) != gpuResources.end();
+    return !gpuAsk || f.viaDra || f.fits;
+  });
+  n.lands = n.reachable && gpusFit;
+  n.landsButForTaints = placed && gpusFit && !v.untoleratedTaints.empty();
 }
 
 }  // namespace

@@ -52,6 +52,9 @@ struct NodeReach {
   bool gpuNode = false;
   bool reachable = false;  // placement admits it (cordon, selector, affinity, nodeName, taints) and it is a GPU node
   bool lands = false;      // reachable and its allocatable holds the pod's GPU requests
+  // Not reachable for untolerated taints alone: it would land were they
+  // tolerated (what gpu-missing-toleration asks with the nodes' own taints).
+  bool landsButForTaints = false;
 };
 
 // A NodePool as a node it may launch: its template's labels and
@@ -106,6 +109,13 @@ std::optional<std::string> driverMajorOf(const NodeFacts& node);
 // The driver majors of the GPU nodes the pod lands on, each with its nodes
 // (by name), majors in numeric order; nodes without a driver label are left out.
 std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMajors(const PodReach& reach);
+
+// The GPU nodes the pod lands on that carry no driver label (GPU Feature
+// Discovery not deployed there, or not yet run): their driver is unknown.
+std::vector<std::string> reachableUnknownDriverNodes(const PodReach& reach);
+
+// "2 nodes: a, b" or "5 nodes: a, b, c, ...", names sorted, at most 3.
+std::string describeNodeNames(std::vector<std::string> nodes);
 
 // "535 (2 nodes: a, b), 570 (1 node: c)", at most 3 names per major.
 std::string describeDriverMajors(const std::vector<std::pair<std::string, std::vector<std::string>>>& majors);

@@ -69,7 +69,8 @@ bool claimAsksGpuClass(const ClaimFacts& claim, const GpuFacts& facts) {
 }
 
 // What one request allocates: the fewest whole GPUs of its alternatives (the
-// scheduler may pick any; MIG classes count 0), and whether an alternative
+// scheduler may pick any; MIG classes count 0), the first one's (the one it
+// picks when it can), and whether an alternative
 // of a GPU class is allocationMode All (its count depends on the node).
 ClaimRequestGpus requestGpus(std::string name, const std::vector<DeviceRequestFacts>& alternatives,
                              const GpuFacts& facts) {
@@ -79,7 +80,9 @@ ClaimRequestGpus requestGpus(std::string name, const std::vector<DeviceRequestFa
     const bool gpu = facts.isGpuClass(r.deviceClassName);
     out.asksGpu = out.asksGpu || gpu;
     out.countUnknown = out.countUnknown || (gpu && !r.count);
-    fewest = std::min(fewest, facts.isWholeGpuClass(r.deviceClassName) && r.count ? *r.count : 0);
+    const long long gpus = facts.isWholeGpuClass(r.deviceClassName) && r.count ? *r.count : 0;
+    if (&r == &alternatives.front()) out.preferredWholeGpus = gpus;
+    fewest = std::min(fewest, gpus);
   }
   out.wholeGpus = fewest;
   return out;
@@ -88,14 +91,17 @@ ClaimRequestGpus requestGpus(std::string name, const std::vector<DeviceRequestFa
 // A claim's requests, as requestGpus reads each, and their sum into `source`.
 void addClaimRequests(const ClaimFacts& claim, const GpuFacts& facts, GpuSource& source) {
   long long total = 0;
+  long long preferred = 0;
   for (std::size_t i = 0; i < claim.requests.size(); ++i) {
     const std::string name = i < claim.requestNames.size() ? claim.requestNames[i] : std::string();
     ClaimRequestGpus r = requestGpus(name, claim.requests[i], facts);
     total = addUnits(total, r.wholeGpus);
+    preferred = addUnits(preferred, r.preferredWholeGpus);
     source.countUnknown = source.countUnknown || r.countUnknown;
     source.requests.push_back(std::move(r));
   }
   source.wholeGpus = total;
+  source.preferredWholeGpus = preferred;
 }
 
 // Where the pod first asks for `resource`: the entry to point a finding at.

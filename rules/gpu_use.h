@@ -94,6 +94,9 @@ struct ClaimRequestGpus {
   bool asksGpu = false;       // one of its alternatives is a GPU class
   bool countUnknown = false;  // an alternative of a GPU class is allocationMode All
   long long wholeGpus = 0;    // the fewest of its alternatives; MIG classes and All count 0
+  // The first alternative's: the scheduler allocates it whenever a node can
+  // give it (firstAvailable, KEP-4816), later ones only as fallbacks.
+  long long preferredWholeGpus = 0;
 };
 
 struct GpuSource {
@@ -107,6 +110,10 @@ struct GpuSource {
   // template the input holds. nullopt for MIG slices, shared GPUs, and
   // claims the input does not define.
   std::optional<long long> wholeGpus;
+  // Of a claim whose requests list firstAvailable alternatives: the whole GPUs
+  // when each request gets its first alternative (wholeGpus: the fewest any
+  // allocation gives). nullopt for other sources, where it equals wholeGpus.
+  std::optional<long long> preferredWholeGpus;
   // Recognised by a name (the claim's, its template's or its class's) for
   // want of the DeviceClass that says what it selects.
   bool guessed = false;

@@ -93,10 +93,11 @@ std::vector<CudaImage> readCudaImages(const json& v, std::string_view source) {
   return out;
 }
 
-constexpr std::array<std::string_view, 9> kKeys{"rules",          "platform",
-                                                "gpuResources",   "draExtendedResources", "gpuTaints",
-                                                "driverPinLabels", "maxGpusPerNode",
-                                                "assumeExtendedResourceToleration", "cudaImages"};
+constexpr std::array<std::string_view, 10> kKeys{"rules",          "platform",
+                                                 "gpuResources",   "draExtendedResources", "gpuTaints",
+                                                 "driverPinLabels", "maxGpusPerNode",
+                                                 "assumeExtendedResourceToleration", "assumePodTolerationRestriction",
+                                                 "cudaImages"};
 
 std::string knownKeys(std::span<const std::string_view> othersKeys) {
   std::string out;
@@ -206,6 +207,8 @@ Policy Policy::fromJson(const json& doc, std::string_view source, std::string_vi
       p.maxGpusPerNode = v.get<long long>();
     } else if (key == "assumeExtendedResourceToleration") {
       p.assumeExtendedResourceToleration = boolean(v, source, key);
+    } else if (key == "assumePodTolerationRestriction") {
+      p.assumePodTolerationRestriction = boolean(v, source, key);
     } else if (key == "cudaImages") {
       p.cudaImages = readCudaImages(v, source);
     } else if (std::find(othersKeys.begin(), othersKeys.end(), key) == othersKeys.end()) {

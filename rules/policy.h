@@ -13,6 +13,7 @@
 //   platform: generic                # gke | eks | eks-auto-mode | aks | openshift: a bundle
 //                                    # of the facts below (PlatformPreset); keys written beside it win
 //   assumeExtendedResourceToleration: false
+//   assumePodTolerationRestriction: false   # namespaces' defaultTolerations apply
 //   cudaImages:                      # images whose tag does not say their CUDA version
 //     - image: 'registry\.corp/ml/train:(?P<cuda>\d+\.\d+)-.*'
 //     - {image: 'registry\.corp/ml/legacy(:.*)?', cuda: "11.8"}
@@ -75,6 +76,11 @@ struct Policy {
                                            "nvidia.com/cuda.driver.major"};
   long long maxGpusPerNode = 8;
   bool assumeExtendedResourceToleration = false;
+  // The API server runs the PodTolerationRestriction admission plugin (off
+  // by default upstream: kube-apiserver's DefaultOffAdmissionPlugins), which
+  // adds a namespace's scheduler.alpha.kubernetes.io/defaultTolerations to
+  // every pod created in it. Without it the annotation does nothing.
+  bool assumePodTolerationRestriction = false;
   std::vector<CudaImage> cudaImages;  // consulted in order, before cuda-driver-too-old's built-in table
   std::string platform = "generic";
   // Whether GPU Feature Discovery labels the GPU nodes (nvidia.com/gpu.*,

@@ -19,7 +19,7 @@ namespace gpuguard::checks {
 namespace {
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "maxGpusPerNode", "assumeExtendedResourceToleration"};
+constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "maxGpusPerNode", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-count-exceeds-node",

@@ -18,7 +18,7 @@ namespace gpuguard::checks {
 namespace {
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration"};
+constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-driver-pin",
@@ -67,7 +67,10 @@ constexpr RuleDoc kDoc{
         "against the next node group), and for a DaemonSet, which runs a pod on every node it can reach, so that "
         "a pin would take it off the other drivers' nodes; no finding for a pod bound by spec.nodeName, which "
         "skips the scheduler. "
-        "The finding names the nodes and drivers it used.",
+        "With the facts a pin is judged by the majors of the nodes it still admits: Gt 549 with GPU nodes on 550 "
+        "and 570 pins nothing, and is an error as no pin is (unless each of those majors supports the pod's CUDA "
+        "natively). The finding names the nodes and drivers it used, and the reachable GPU nodes without a GPU "
+        "Feature Discovery driver label, whose driver is unknown.",
     .remediation =
         "Add nodeSelector nvidia.com/cuda.driver-version.major: \"550\", or a required node affinity "
         "{key: nvidia.com/cuda.driver-version.major, operator: Gt, values: [\"534\"]} (Gt 534 means >= 535).",
@@ -125,9 +128,11 @@ class GpuMissingDriverPin final : public Rule {
       if (kueueQueueName(ctx.object, site)) continue;
       // Decided at run time by what the input cannot show (an Argo podSpecPatch).
       if (site.nodeSelector.opaque || site.affinity.opaque) continue;
-      if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy)) continue;
       // A DRA claim selecting the driver's version pins it like a label does.
-      if (claimPinsDriver(site, ctx.gpu())) continue;
+      if (selectionPinsDriver(nodeSelectionTerms(site), ctx.policy) || claimPinsDriver(site, ctx.gpu())) {
+        judgePinReach(ctx, site, sources, out);
+        continue;
+      }
       std::string clusterSays;
       Severity severity = Severity::Warning;
       if (ctx.cluster && ctx.cluster->listed(FactKind::Node)) {
@@ -153,12 +158,46 @@ class GpuMissingDriverPin final : public Rule {
   }
 
  private:
+  // A pin is judged by the majors of the nodes it reaches, with the
+  // cluster's facts: Gt 549 with nodes on 550 and 570 pins nothing, and is
+  // judged as no pin is (an error unless each major runs the pod's CUDA
+  // natively). A DaemonSet runs on every node it reaches: not judged.
+  static void judgePinReach(const CheckContext& ctx, const PodSite& site, const std::vector<GpuSource>& sources,
+                            Reporter& out) {
+    if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node) || site.ownerKind == "DaemonSet") return;
+    const auto majors = reachableDriverMajors(ctx.reach(site));
+    if (majors.size() < 2) return;
+    const std::optional<CudaVersion> cuda = newestCuda(site, ctx.policy);
+    if (cuda && std::all_of(majors.begin(), majors.end(),
+                            [&cuda](const auto& m) { return majorRunsNatively(m.first, *cuda); })) {
+      return;
+    }
+    const std::string& label = ctx.policy.driverPinLabels.front();
+    const FieldPath& path = site.affinity.value ? site.affinity.path : site.nodeSelector.path;
+    out.reportWithDefault(
+        path,
+        FieldError::required(
+            "the pod's driver selection still admits GPU nodes of " + std::to_string(majors.size()) +
+            " CUDA driver majors: " + describeDriverMajors(majors) + " (" + ctx.cluster->source() + ")" +
+            (cuda ? ", not all of which support CUDA " + cuda->text() + " natively"
+                  : ", and no container names its CUDA version (env, cudaImages, image tag), so any of them may be "
+                    "too old for it") +
+            ", so the pod may land on a node whose driver is older than its CUDA runtime and fail with \"CUDA "
+            "driver version is insufficient\"; select one major (nodeSelector " + label +
+            ": \"<major>\") or only majors new enough (operator Gt)" + guessNote(sources)),
+        "", judgedByNamesOnly(sources) ? Severity::Warning : Severity::Error);
+  }
+
   // The reachable GPU nodes' drivers, in words, and the severity they make:
   // an error for more than one driver major, a warning for one (or none known).
   static std::string whatTheClusterSays(const CheckContext& ctx, const PodSite& site, Severity& severity) {
     const PodReach& reach = ctx.reach(site);
     const auto majors = reachableDriverMajors(reach);
-    const std::string source = " (" + ctx.cluster->source() + ")";
+    const std::vector<std::string> unknown = reachableUnknownDriverNodes(reach);
+    // Nodes without a GFD driver label are as reachable: the pod may land on an old driver there.
+    const std::string unknownSaid =
+        unknown.empty() ? "" : ", and a driver no GPU Feature Discovery label tells (" + describeNodeNames(unknown) + ")";
+    const std::string source = unknownSaid + " (" + ctx.cluster->source() + ")";
     if (majors.size() > 1 && site.ownerKind == "DaemonSet") {
       // One pod on every node the selector admits: a pin would take the
       // agent (health check, exporter, burn-in) off the other drivers'
@@ -181,8 +220,13 @@ class GpuMissingDriverPin final : public Rule {
                                  "of them may be too old for it") + "; ";
     }
     if (majors.size() == 1) {
-      return "the GPU nodes this pod can reach all run CUDA driver " + describeDriverMajors(majors) + source +
-             ", but the next node group may not; ";
+      return std::string(unknown.empty() ? "the GPU nodes this pod can reach all run CUDA driver "
+                                         : "the GPU nodes this pod can reach run CUDA driver ") +
+             describeDriverMajors(majors) + source + ", but the next node group may not; ";
+    }
+    if (!unknown.empty()) {
+      return "the GPU nodes this pod can reach run a driver no GPU Feature Discovery label tells (" +
+             describeNodeNames(unknown) + ") (" + ctx.cluster->source() + "); ";
     }
     return "";
   }

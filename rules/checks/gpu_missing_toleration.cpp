@@ -23,7 +23,7 @@ namespace {
 using nlohmann::json;
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints", "assumeExtendedResourceToleration"};
+constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-toleration",
@@ -51,7 +51,7 @@ constexpr RuleDoc kDoc{
         "matching toleration written inside a container. Matching follows Kubernetes' ToleratesTaint: an "
         "empty effect matches every effect, an empty key with Exists matches every taint, and Equal compares "
         "values, so it only tolerates a taint whose value the policy names. An Equal toleration of the GPU taint's "
-        "key and effect when the policy leaves the taint's value open (the default) is a warning, not an error: it "
+        "key and effect when the policy leaves the taint's value open (the default) is, without node facts, a warning, not an error: it "
         "tolerates the nodes tainted with its value (GKE taints nvidia.com/gpu=present), so the pod schedules "
         "where the value matches and stays Pending where it does not. A workload queued by Kueue (label "
         "kueue.x-k8s.io/queue-name on it or its pod template) without the toleration is a warning too: Kueue adds "
@@ -61,10 +61,17 @@ constexpr RuleDoc kDoc{
         "TrainJob's spec.runtimeRef (its overrides' tolerations add to the runtime's), a KServe predictor model's "
         "runtime (KServe's MergePodSpec takes the ServingRuntime's tolerations as the base) and an "
         "LLMInferenceService's spec.baseRefs; the runtime itself, a pod template of its own, is judged when it "
-        "is applied or linted. "
+        "is applied or linted. A namespace's scheduler.alpha.kubernetes.io/defaultTolerations count only when "
+        "the policy sets assumePodTolerationRestriction: the PodTolerationRestriction admission plugin, which "
+        "adds them to pods, is off by default; the finding says when they would tolerate the taint. "
         "The taints come from the policy "
         "(gpuTaints); with the cluster's node facts (gpuguard-lint --facts or --cluster, the webhook's watched "
-        "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does: a pod that lands on "
+        "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does (key, Equal value or "
+        "Exists, effect): GPU nodes the pod would land on but for NoSchedule or NoExecute taints it does not "
+        "tolerate are reported with those taints, whatever their key (AKS's sku=gpu), effect or value (an Equal "
+        "toleration of another value is then an error), and the fix adds their toleration (taints controllers put "
+        "on unwell or departing nodes, node.kubernetes.io/*, karpenter.sh/*, the cluster autoscaler's, ask "
+        "nothing); a pod that lands on "
         "a GPU node (not cordoned, its placement and the node's taints admit it, and the node's allocatable holds "
         "the GPU resource it asks, as many as it asks) is not reported, nor a taint that no GPU node "
         "or NodePool of the facts carries (the policy still speaks when the facts hold no GPU node at all: a "
@@ -302,6 +309,57 @@ Demand clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint&
   return allMayComeFromDra(sources) ? Demand::Unconfirmed : Demand::Required;
 }
 
+// With the cluster's node facts: the taints that alone keep the pod off the
+// GPU nodes it would land on (placement and allocatable admit it), read as
+// kube-scheduler's TaintToleration filter reads them - key, value and
+// effect, empty effects matching all - whatever the policy's gpuTaints name:
+// AKS's sku=gpu:NoSchedule, a NoExecute GPU taint, an Equal toleration of
+// another value than the nodes'. Taints a controller puts on unwell or
+// departing nodes (not-ready, Karpenter's disruption) ask nothing of the pod.
+// Empty when the pod lands on a GPU node, or without node facts.
+struct NodeTaint {
+  Taint taint;
+  std::vector<std::string> nodes;  // the GPU nodes it keeps the pod off
+};
+
+std::vector<NodeTaint> nodeTaintsKeepingPodOff(const CheckContext& ctx, const PodSite& site) {
+  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return {};
+  if (placementOpaque(site)) return {};  // tolerations or selection decided where the input cannot show
+  const PodReach& reach = ctx.reach(site);
+  if (!reach.notJudged.empty() || reach.landsSomewhere()) return {};
+  std::vector<NodeTaint> out;
+  for (const NodeReach& n : reach.nodes) {
+    if (!n.landsButForTaints) continue;
+    const std::vector<Taint>& untolerated = n.verdict->untoleratedTaints;
+    if (std::all_of(untolerated.begin(), untolerated.end(), isNodeLifecycleTaint)) continue;
+    for (const Taint& t : untolerated) {
+      if (isNodeLifecycleTaint(t)) continue;
+      auto same = std::find_if(out.begin(), out.end(), [&](const NodeTaint& o) {
+        return o.taint.key == t.key && o.taint.effect == t.effect && o.taint.value == t.value;
+      });
+      if (same == out.end()) same = out.insert(out.end(), NodeTaint{t, {}});
+      for (const NodeFacts* node : n.nodes) same->nodes.push_back(node->name);
+    }
+  }
+  return out;
+}
+
+// The namespace's scheduler.alpha.kubernetes.io/defaultTolerations tolerate
+// `taint`, but only the PodTolerationRestriction admission plugin adds them,
+// off by default upstream (kube-apiserver's DefaultOffAdmissionPlugins) and
+// not assumed by the policy: say so, the author may have counted on them.
+std::string namespaceDefaultsNote(const CheckContext& ctx, const Taint& taint) {
+  if (ctx.policy.assumePodTolerationRestriction) return "";
+  const NamespaceFacts* ns = ctx.gpu().namespaceFacts(ctx.namespaceName);
+  if (!ns) return "";
+  const bool tolerates = std::any_of(ns->defaultTolerations.begin(), ns->defaultTolerations.end(),
+                                     [&](const json& t) { return toleratesTaint(t, taint); });
+  if (!tolerates) return "";
+  return "; namespace " + std::string(ctx.namespaceName) + "'s scheduler.alpha.kubernetes.io/defaultTolerations "
+         "tolerates it, but only the PodTolerationRestriction admission plugin adds them to pods, and it is off by "
+         "default: set assumePodTolerationRestriction: true in the policy if the API server enables it";
+}
+
 // The note of an Unconfirmed demand: why the taint is asked for all the same.
 std::string unconfirmedNote(const CheckContext& ctx) {
   const bool slicesListed = ctx.cluster->listed(FactKind::ResourceSlice);
@@ -321,10 +379,16 @@ class GpuMissingToleration final : public Rule {
       if (sources.empty()) continue;
       // A rejected toleration that would match still counts as tolerating:
       // its own finding says what to fix, and the fix keeps it tolerating.
+      const std::vector<NodeTaint> nodeTaints = nodeTaintsKeepingPodOff(ctx, site);
+      for (const NodeTaint& t : nodeTaints) reportNodeTaint(ctx, site, t, sources, out);
       for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
         // A toleration of the taint's key the API server rejects for its
         // operator or effect: its Unsupported value finding says what to fix.
         if (unsupportedTolerationOf(site, taint)) continue;
+        const bool judgedOnNodes = std::any_of(nodeTaints.begin(), nodeTaints.end(), [&](const NodeTaint& t) {
+          return t.taint.key == taint.key && t.taint.effect == taint.effect;
+        });
+        if (judgedOnNodes) continue;
         const Demand demand = clusterDemands(ctx, site, taint, sources);
         if (demand == Demand::None) continue;
         if (const auto equal = equalAgainstOpenValue(site, taint)) {
@@ -342,7 +406,8 @@ class GpuMissingToleration final : public Rule {
                                  ", operator: Exists, effect: " + taint.effect + "} to tolerations" +
                                  nearMissNote(site, taint) + misplacedNote(site.misplaced.tolerations, site.tolerations) +
                                  std::string(site.placementHint) + guessNote(sources) +
-                                 (demand == Demand::Unconfirmed ? unconfirmedNote(ctx) : std::string())),
+                                 (demand == Demand::Unconfirmed ? unconfirmedNote(ctx) : std::string()) +
+                                 namespaceDefaultsNote(ctx, taint)),
             "", tolerationFix(ctx.object, site, taint),
             judgedByNamesOnly(sources) || demand == Demand::Unconfirmed ? Severity::Warning : kDoc.defaultSeverity);
       }
@@ -357,6 +422,28 @@ class GpuMissingToleration final : public Rule {
   }
 
  private:
+  // A taint of the GPU nodes (nodeTaintsKeepingPodOff) the pod does not tolerate.
+  static void reportNodeTaint(const CheckContext& ctx, const PodSite& site, const NodeTaint& t,
+                              const std::vector<GpuSource>& sources, Reporter& out) {
+    if (unsupportedTolerationOf(site, t.taint)) return;
+    if (const auto queue = kueueQueueName(ctx.object, site)) {
+      reportQueuedByKueue(ctx.object, site, t.taint, *queue, out);
+      return;
+    }
+    out.reportFixableWithDefault(
+        site.tolerations.path,
+        FieldError::required("no toleration for the taint " + describeTaint(t.taint) + " of the GPU nodes this pod "
+                             "would land on (" + describeNodeNames(t.nodes) + "; cluster " + ctx.cluster->source() +
+                             "), so kube-scheduler leaves it Pending (untolerated taint); add {key: " + t.taint.key +
+                             ", operator: Exists, effect: " + t.taint.effect + "} to tolerations" +
+                             nearMissNote(site, t.taint) +
+                             misplacedNote(site.misplaced.tolerations, site.tolerations) +
+                             std::string(site.placementHint) + guessNote(sources) +
+                             namespaceDefaultsNote(ctx, t.taint)),
+        "", tolerationFix(ctx.object, site, t.taint),
+        judgedByNamesOnly(sources) ? Severity::Warning : kDoc.defaultSeverity);
+  }
+
   // ValidateTolerations, in its order, for a toleration of a GPU taint.
   static void checkToleration(const json& t, const FieldPath& listPath, std::size_t i, const Policy& policy,
                               Reporter& out) {

@@ -18,7 +18,7 @@ namespace gpuguard::checks {
 namespace {
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 3> kPolicyKeys{"gpuResources", "draExtendedResources", "assumeExtendedResourceToleration"};
+constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-unschedulable",

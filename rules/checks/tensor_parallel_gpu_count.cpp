@@ -46,7 +46,9 @@ constexpr RuleDoc kDoc{
         "--flag=N are read, the last occurrence wins. The GPUs are what the launching container gets: its GPU "
         "resources (policy gpuResources, deviceclass.resource.kubernetes.io names of GPU classes) and the GPU "
         "claims it lists whose templates the input holds (their counts; of a claim listed with request: <name>, "
-        "that request's devices only); a container sees only its own devices, "
+        "that request's devices only; of a firstAvailable list, the fewest its alternatives give, and when only "
+        "the fallback breaks the launch a warning: the scheduler allocates the first alternative whenever a node "
+        "can give it); a container sees only its own devices, "
         "and a CUDA process sees one MIG device however many the container holds. One replica may span a group of pods: "
         "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group), a DynamoGraphDeployment service "
         "with multinode.nodeCount N, or with --nnodes N, the world "
@@ -110,6 +112,26 @@ struct World {
   long long size = 1;
   std::string formula;  // "tensor-parallel 4 x pipeline-parallel 2"
 };
+
+// What a container gets: `fewest` GPUs in any allocation, `preferred` when
+// its claims' firstAvailable lists get their first alternatives.
+struct Gpus {
+  long long fewest = 0;
+  long long preferred = 0;
+  std::string text;  // "the container gets 4 GPUs"
+};
+
+// A launch that `needs` GPUs works with the preferred alternatives but not
+// with a fallback: a warning, since the scheduler takes the first alternative
+// whenever a node can give it (KEP-4816).
+std::optional<std::string> fallbackOnly(const Gpus& gpus, long long needs, std::string_view engine) {
+  if (needs <= gpus.fewest || needs > gpus.preferred) return std::nullopt;
+  const std::string fewest = std::to_string(gpus.fewest);
+  return "the container gets " + std::to_string(gpus.preferred) + " GPUs from the first firstAvailable "
+         "alternatives of its claims, which the scheduler allocates whenever a node can give them, but " + fewest +
+         " if it falls back to a later one; then " + std::string(engine) + " fails at startup and the pod "
+         "crash-loops; to never fall back, drop the alternatives of fewer than " + std::to_string(needs) + " GPUs";
+}
 
 // The product of positive factors, at most the largest long long.
 long long saturatingProduct(std::initializer_list<long long> factors) {
@@ -313,6 +335,8 @@ class TensorParallelGpuCount final : public Rule {
         const ContainerGpus gpus = containerGpus(site, c, ctx.gpu());
         if (!gpus.asksGpu || !gpus.devices || *gpus.devices <= 0) continue;
         const long long own = gpus.mig ? 1 : *gpus.devices;
+        // What the first firstAvailable alternatives give: the scheduler's choice whenever a node has them.
+        const long long preferred = gpus.mig ? own : std::max(own, gpus.preferredDevices.value_or(own));
         const std::string ownText =
             gpus.mig ? "the container gets " + std::to_string(*gpus.devices) + " MIG device" +
                            (*gpus.devices == 1 ? "" : "s") + ", of which a CUDA process sees one"
@@ -320,7 +344,7 @@ class TensorParallelGpuCount final : public Rule {
         std::vector<ServingLaunch> launches = findServingLaunches(c);
         for (const ServingLaunch& l : launches) {
           if (l.engine != ServingEngine::Torchrun) continue;
-          judgeTorchrun(l, operatorNproc(ctx, site, c), own, ownText, reported, out);
+          judgeTorchrun(l, operatorNproc(ctx, site, c), Gpus{own, preferred, ownText}, reported, out);
         }
         std::erase_if(launches, [](const ServingLaunch& l) { return l.engine == ServingEngine::Torchrun; });
         if (launches.empty()) continue;
@@ -354,7 +378,7 @@ class TensorParallelGpuCount final : public Rule {
           continue;  // data-parallel ranks across pods: who runs where is not in the manifest
         }
         if (pods == 1) {
-          judgeLaunchesInOnePod(launches, own, ownText, out);
+          judgeLaunchesInOnePod(launches, Gpus{own, preferred, ownText}, out);
           continue;
         }
         const GroupGpus g = groupGpus(ctx, site, pods);
@@ -367,8 +391,10 @@ class TensorParallelGpuCount final : public Rule {
   // torchrun starts --nproc-per-node processes, each on the GPU of its local
   // rank: more than the GPUs it sees puts two ranks on one GPU, and NCCL
   // aborts. Fewer is not judged: one process may drive several GPUs.
-  static void judgeTorchrun(const ServingLaunch& l, std::optional<ParallelFlag> fromOperator, long long own,
-                            const std::string& ownText, std::set<std::string>& reported, Reporter& out) {
+  static void judgeTorchrun(const ServingLaunch& l, std::optional<ParallelFlag> fromOperator, const Gpus& gpus,
+                            std::set<std::string>& reported, Reporter& out) {
+    const long long own = gpus.fewest;
+    const std::string& ownText = gpus.text;
     const bool ownFlag = l.nprocPerNode.present && l.nprocPerNode.name.starts_with("-");
     const ParallelFlag& nproc = !ownFlag && fromOperator ? *fromOperator : l.nprocPerNode;
     if (!nproc.value || l.opaqueArgs) return;  // auto, gpu, an expansion, or flags we cannot see
@@ -382,6 +408,13 @@ class TensorParallelGpuCount final : public Rule {
     const std::string shown = renderValue(json(nproc.text));
     const std::string envNote = nproc.name == "PET_NPROC_PER_NODE" ? " (PET_NPROC_PER_NODE)" : "";
     const std::string count = std::to_string(*nproc.value);
+    if (const auto fallback = l.visibleGpus ? std::nullopt : fallbackOnly(gpus, *nproc.value, "torchrun")) {
+      out.reportWithDefault(nproc.path,
+                            FieldError::invalid(shown + envNote, "torchrun" + nprocSource(nproc) + " starts " + count +
+                                                                     " processes per pod, one per GPU: " + *fallback),
+                            shown, Severity::Warning);
+      return;
+    }
     out.report(nproc.path,
                FieldError::invalid(shown + envNote,
                                    "torchrun" + nprocSource(nproc) + " starts " + count +
@@ -396,8 +429,9 @@ class TensorParallelGpuCount final : public Rule {
   // CUDA_VISIBLE_DEVICES share, else all the container's): too few for one is
   // a crash; GPUs no launch uses are idle, which costs money but breaks
   // nothing (a warning).
-  static void judgeLaunchesInOnePod(const std::vector<ServingLaunch>& launches, long long own,
-                                    const std::string& ownText, Reporter& out) {
+  static void judgeLaunchesInOnePod(const std::vector<ServingLaunch>& launches, const Gpus& gpus, Reporter& out) {
+    const long long own = gpus.fewest;
+    const std::string& ownText = gpus.text;
     std::vector<World> worlds;
     for (const ServingLaunch& l : launches) {
       const auto w = worldOf(l);
@@ -410,7 +444,11 @@ class TensorParallelGpuCount final : public Rule {
     for (std::size_t i = 0; i < launches.size(); ++i) {
       const ServingLaunch& l = launches[i];
       const long long sees = l.visibleGpus ? std::min(*l.visibleGpus, own) : own;
-      if (worlds[i].size > sees) {
+      const auto fallback = l.visibleGpus ? std::nullopt : fallbackOnly(gpus, worlds[i].size, engineName(l.engine));
+      if (fallback) {
+        reportFallback(l, worlds[i], *fallback, out);
+        crashes = true;  // in the fallback; the idle GPUs are judged on the fewest
+      } else if (worlds[i].size > sees) {
         const std::string how = l.visibleGpus ? l.visibleFrom + " shows it " + std::to_string(sees) + " of the "
                                                     "container's " + std::to_string(own) + " GPUs"
                                               : ownText;
@@ -430,6 +468,16 @@ class TensorParallelGpuCount final : public Rule {
       }
     }
     reportMismatch(launches.front(), total, own, how, false, out);
+  }
+
+  static void reportFallback(const ServingLaunch& launch, const World& world, const std::string& fallback,
+                             Reporter& out) {
+    const ParallelFlag& flag = launch.primary();
+    const std::string shown = renderValue(json(flag.text));
+    const std::string envNote = flag.name.starts_with("-") ? "" : " (" + flag.name + ")";
+    const std::string detail = std::string(engineName(launch.engine)) + " runs " + world.formula + " = " +
+                               std::to_string(world.size) + " GPU workers per replica: " + fallback;
+    out.reportWithDefault(flag.path, FieldError::invalid(shown + envNote, detail), shown, Severity::Warning);
   }
 
   // One finding on the launch's parallelism flag: a crash (too few GPUs, an

@@ -1,5 +1,7 @@
 #include "rules/k8s/taints.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string_view>
 
 #include "rules/k8s/go_strconv.h"
@@ -72,6 +74,14 @@ bool toleratesTaint(const json& toleration, const Taint& taint) {
         return s ? std::string_view(*s) : std::string_view();
       },
       taint);
+}
+
+bool isNodeLifecycleTaint(const Taint& taint) {
+  static constexpr std::string_view kPrefixes[] = {"node.kubernetes.io/", "node.cloudprovider.kubernetes.io/",
+                                                   "karpenter.sh/", "ToBeDeletedByClusterAutoscaler",
+                                                   "DeletionCandidateOfClusterAutoscaler"};
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
+                     [&](std::string_view p) { return taint.key.starts_with(p); });
 }
 
 std::string describeTaint(const Taint& taint) {

@@ -33,6 +33,13 @@ std::optional<Toleration> readToleration(const nlohmann::json& toleration);
 bool toleratesTaint(const Toleration& toleration, const Taint& taint);
 bool toleratesTaint(const nlohmann::json& toleration, const Taint& taint);
 
+// A taint that a controller puts on and takes off a node as its state
+// changes (node.kubernetes.io/not-ready, .../unschedulable, the cloud
+// provider's uninitialized, Karpenter's disruption, the cluster
+// autoscaler's scale-down marks): it says the node is unwell or going, not
+// which pods the node is for, so no pod is asked to tolerate it.
+bool isNodeLifecycleTaint(const Taint& taint);
+
 // Taint.ToString: "key=value:effect", or "key:effect" without a value.
 std::string describeTaint(const Taint& taint);
 

@@ -16,24 +16,41 @@ bool isSliceResource(std::string_view name) {
   return name.find("/mig-") != std::string_view::npos || name.ends_with(".shared");
 }
 
+// The whole GPUs of a claim (or of one request of it): the fewest any
+// allocation gives, and what the preferred alternatives give.
+struct ClaimGpus {
+  bool countUnknown = false;
+  std::optional<long long> fewest;
+  std::optional<long long> preferred;
+};
+
+void addUnitsTo(std::optional<long long>& to, long long units) {
+  if (to) *to = addUnits(*to, units);
+}
+
 // Adds what a claim (or one request of it) hands the container.
-void addDevices(bool countUnknown, std::optional<long long> wholeGpus, ContainerGpus& out) {
+void addDevices(const ClaimGpus& claim, ContainerGpus& out) {
   out.asksGpu = true;
-  if (!wholeGpus || countUnknown) {
+  if (!claim.fewest || claim.countUnknown) {
     out.devices.reset();
-  } else if (*wholeGpus == 0) {
-    out.mig = true;  // a GPU claim of no whole GPU: MIG devices
-    if (out.devices) *out.devices = addUnits(*out.devices, 1);
-  } else if (out.devices) {
-    *out.devices = addUnits(*out.devices, *wholeGpus);
+    out.preferredDevices.reset();
+  } else if (*claim.fewest == 0) {
+    out.mig = true;  // a GPU claim of no whole GPU (in some alternative): MIG devices
+    addUnitsTo(out.devices, 1);
+    addUnitsTo(out.preferredDevices, 1);
+  } else {
+    addUnitsTo(out.devices, *claim.fewest);
+    addUnitsTo(out.preferredDevices, claim.preferred.value_or(*claim.fewest));
   }
 }
+
+ClaimGpus claimGpus(const GpuSource& claim) { return {claim.countUnknown, claim.wholeGpus, claim.preferredWholeGpus}; }
 
 // A listed claim's request `request` (claims[].request): the kubelet hands
 // the container only that request's devices (§15.2, pkg/kubelet/cm/dra/claiminfo.go).
 void addRequest(const GpuSource& claim, std::string_view request, ContainerGpus& out) {
   if (claim.requests.empty()) {  // the claim is not in view: its requests are unknown
-    addDevices(claim.countUnknown, claim.wholeGpus, out);
+    addDevices(claimGpus(claim), out);
     return;
   }
   const auto named = std::find_if(claim.requests.begin(), claim.requests.end(),
@@ -41,8 +58,9 @@ void addRequest(const GpuSource& claim, std::string_view request, ContainerGpus&
   if (named == claim.requests.end()) {
     out.asksGpu = true;  // no request of that name (dra-with-device-plugin says so): what it gets is unknown
     out.devices.reset();
+    out.preferredDevices.reset();
   } else if (named->asksGpu) {
-    addDevices(named->countUnknown, named->wholeGpus, out);
+    addDevices({named->countUnknown, named->wholeGpus, named->preferredWholeGpus}, out);
   }
 }
 
@@ -59,7 +77,7 @@ void addClaims(const PodSite& site, const ContainerRef& container, const GpuFact
     if (request && !request->empty()) {
       addRequest(*s, *request, out);
     } else {
-      addDevices(s->countUnknown, s->wholeGpus, out);
+      addDevices(claimGpus(*s), out);
     }
   }
 }
@@ -69,6 +87,7 @@ void addClaims(const PodSite& site, const ContainerRef& container, const GpuFact
 ContainerGpus containerGpus(const PodSite& site, const ContainerRef& container, const GpuFacts& facts) {
   ContainerGpus out;
   out.devices = 0;
+  out.preferredDevices = 0;
   if (!container.container || !container.container->is_object()) return out;
   const ContainerResources& r = resourcesOf(container, site.isPod);
   forEachRequestedResource(r, [&](const ResourceEntry& e) {
@@ -77,7 +96,8 @@ ContainerGpus containerGpus(const PodSite& site, const ContainerRef& container, 
     if (units <= 0) return;
     out.asksGpu = true;
     if (isSliceResource(e.name)) out.mig = out.mig || e.name.find("/mig-") != std::string::npos;
-    if (out.devices) *out.devices = addUnits(*out.devices, units);
+    addUnitsTo(out.devices, units);
+    addUnitsTo(out.preferredDevices, units);
   });
   addClaims(site, container, facts, out);
   return out;

@@ -22,6 +22,11 @@ struct ContainerGpus {
   // template the input does not hold, or one with an allocationMode All
   // request (every matching device of the node: no manifest tells how many).
   std::optional<long long> devices;
+  // The devices when every firstAvailable request of its claims gets its
+  // first alternative, which the scheduler allocates whenever a node can
+  // (devices: the fewest any allocation gives). Equal to devices without
+  // such lists.
+  std::optional<long long> preferredDevices;
   bool mig = false;  // some of them are MIG devices (a CUDA process sees one of them)
 };
 ContainerGpus containerGpus(const PodSite& site, const ContainerRef& container, const GpuFacts& facts);

@@ -169,3 +169,51 @@ TEST(DraClaimDevices, ATemplateWithoutNamespaceServesThePodWhereItIsApplied) {
 
 }  // namespace
 }  // namespace gpuguard
+
+// --- a firstAvailable list: the first alternative is preferred (red team 32 B12) ---
+
+namespace gpuguard {
+namespace {
+
+// A template `fa` whose one request prefers 8 GPUs and falls back to 4
+// (KEP-4816: the scheduler allocates the first alternative a node can give).
+const std::string kEightElseFour =
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: fa, namespace: ml}\nspec:\n"
+    "  spec:\n    devices:\n      requests:\n      - name: r\n        firstAvailable:\n"
+    "        - {name: big, deviceClassName: gpu.nvidia.com, count: 8}\n"
+    "        - {name: small, deviceClassName: gpu.nvidia.com, count: 4}\n---\n";
+
+TEST(DraClaimDevices, ALaunchThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback) {
+  // The red team's vLLM TP 8 on [8 GPUs, 4 GPUs]: kube-scheduler v1.37.2
+  // allocated the 8-GPU alternative; only the fallback would crash it.
+  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"8\"]");
+  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
+  ASSERT_EQ(tp.size(), 1u);
+  EXPECT_EQ(tp[0].severity, Severity::Warning);
+  EXPECT_THAT(tp[0].message(), HasSubstr("gets 8 GPUs from the first firstAvailable alternatives"));
+  EXPECT_THAT(tp[0].message(), HasSubstr("but 4 if it falls back"));
+}
+
+TEST(DraClaimDevices, ALaunchNoAlternativeFitsIsStillAnError) {
+  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"16\"]");
+  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
+  ASSERT_EQ(tp.size(), 1u);
+  EXPECT_EQ(tp[0].severity, Severity::Error);
+  EXPECT_THAT(tp[0].message(), HasSubstr("the container gets 4 GPUs"));
+}
+
+TEST(DraClaimDevices, TorchrunThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback) {
+  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "command: [torchrun, --nproc-per-node=8, t.py]");
+  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
+  ASSERT_EQ(tp.size(), 1u);
+  EXPECT_EQ(tp[0].severity, Severity::Warning);
+  EXPECT_THAT(tp[0].message(), HasSubstr("but 4 if it falls back"));
+}
+
+TEST(DraClaimDevices, ALaunchEveryAlternativeFitsIsNotJudged) {
+  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"4\"]");
+  EXPECT_THAT(only(judgeInput(input, kRules), "tensor-parallel-gpu-count"), IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpuguard

@@ -44,6 +44,7 @@ const std::vector<KeyChange> kChanges{
     {"driverPinLabels", R"({"driverPinLabels": ["example.com/driver"]})"},
     {"maxGpusPerNode", R"({"maxGpusPerNode": 1})"},
     {"assumeExtendedResourceToleration", R"({"assumeExtendedResourceToleration": true})"},
+    {"assumePodTolerationRestriction", R"({"assumePodTolerationRestriction": true})"},
     {"cudaImages", R"({"cudaImages": [{"image": ".*", "cuda": "13.0"}]})"},
     {"platform", R"({"platform": "eks-auto-mode", "assumeExtendedResourceToleration": false,
                      "driverPinLabels": ["nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.full",

@@ -64,12 +64,19 @@ TEST(GpuUnschedulable, AnUntoleratedTaintIsNamedAndPointsAtTheTolerations) {
   EXPECT_THAT(findings[0].message(), HasSubstr("tolerate nvidia.com/gpu:NoSchedule (on 2 nodes)"));
 }
 
-TEST(GpuUnschedulable, TheNamespacesDefaultTolerationsCount) {
+TEST(GpuUnschedulable, TheNamespacesDefaultTolerationsCountWhenPodTolerationRestrictionRuns) {
   const std::string ns =
       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  annotations:\n"
       "    scheduler.alpha.kubernetes.io/defaultTolerations: '[{\"key\": \"nvidia.com/gpu\", \"operator\": \"Exists\"}]'\n---\n";
   const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + ns);
-  EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable), IsEmpty());
+  Policy withPlugin = kUnschedulable;
+  withPlugin.assumePodTolerationRestriction = true;
+  EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *cluster, withPlugin), IsEmpty());
+  // The plugin is off by default upstream (red team 32 B3): without it the
+  // annotation adds nothing, and kube-scheduler leaves the pod Pending.
+  const auto f = judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-unschedulable"));
+  EXPECT_THAT(f[0].message(), HasSubstr("untolerated taint"));
 }
 
 TEST(GpuUnschedulable, AProductNoNodeCarriesAndACordonedNode) {
@@ -288,9 +295,11 @@ TEST(GpuMissingTolerationWithFacts, TheTaintTheNodesCarryIsTheOneToTolerate) {
   EXPECT_THAT(judgeWithCluster(gpuPod(1, "  tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"),
                                *cluster, kToleration),
               IsEmpty());
-  // Not tolerated: the pod reaches no GPU node, but nvidia.com/gpu is on none, so it is not demanded
-  // (gpu-unschedulable names the sku taint).
-  EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *cluster, kToleration), IsEmpty());
+  // Not tolerated: the sku taint alone keeps the pod off the GPU node, so it is the one demanded
+  // (red team 32 B9; nvidia.com/gpu is on no node and is not).
+  const auto f = judgeWithCluster(gpuPod(1, ""), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(f[0].message(), HasSubstr("no toleration for the taint sku=gpu:NoSchedule"));
 }
 
 TEST(GpuMissingTolerationWithFacts, ThePolicysTaintIsDemandedWhereAGpuNodeCarriesIt) {

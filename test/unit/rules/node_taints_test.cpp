@@ -1,0 +1,119 @@
+// gpu-missing-toleration with the cluster's node facts judges the taints the
+// GPU nodes carry, as kube-scheduler's TaintToleration filter reads them
+// (key, operator Equal/Exists, value, effect; an empty effect matches all),
+// not only the policy's gpuTaints:
+//   - red team 32 B8: an Equal toleration of value "true" against the nodes'
+//     nvidia.com/gpu=present:NoSchedule was a warning; the pod stays Pending;
+//   - B9: GPU nodes tainted sku=gpu:NoSchedule (AKS) or with the policy's key
+//     but NoExecute: a pod with no toleration was a warning only, and the
+//     fix (what /mutate adds) added nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/unit/test_support.h"
+
+namespace gpuguard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::clusterOf;
+using testing::judgeWithCluster;
+using testing::onlyRules;
+using testing::rulesHit;
+
+// A GFD-labelled 8-GPU node on driver 570 with `taints`.
+std::string gpuNode(const std::string& name, const std::string& taints) {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {kubernetes.io/hostname: " + name +
+         ", nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"570\"}\nspec:\n  taints: " +
+         taints + "\nstatus:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+}
+
+// A one-GPU pod pinned to 570 with `tolerations`.
+std::string pod(const std::string& tolerations) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  tolerations: " + tolerations +
+         "\n  nodeSelector: {nvidia.com/cuda.driver-version.major: \"570\"}\n  containers:\n  - name: c\n"
+         "    image: nvidia/cuda:12.8.1-runtime-ubuntu24.04\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
+}
+
+const Policy kToleration = onlyRules({"gpu-missing-toleration"});
+const std::string kPresent = "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}]";
+
+TEST(NodeTaints, AnEqualTolerationOfAnotherValueThanTheNodesIsAnError) {
+  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent));
+  const auto f = judgeWithCluster(
+      pod("[{key: nvidia.com/gpu, operator: Equal, value: \"true\", effect: NoSchedule}]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("no toleration for the taint nvidia.com/gpu=present:NoSchedule"));
+  EXPECT_THAT(f[0].message(), HasSubstr("1 node: gpu-t"));
+}
+
+TEST(NodeTaints, AnEqualTolerationOfTheNodesValueIsEnough) {
+  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent));
+  const auto f = judgeWithCluster(
+      pod("[{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}]"), *cluster, kToleration);
+  EXPECT_THAT(f, IsEmpty());
+}
+
+TEST(NodeTaints, AnotherKeyThanThePolicysIsDemandedAndFixed) {
+  // AKS's GPU pool taint; the fix is what /mutate adds.
+  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("no toleration for the taint sku=gpu:NoSchedule"));
+  ASSERT_TRUE(f[0].fix.has_value());
+  ASSERT_EQ(f[0].fix->edits.size(), 1u);
+  EXPECT_THAT(f[0].fix->description, HasSubstr("{key: sku, operator: Exists, effect: NoSchedule}"));
+}
+
+TEST(NodeTaints, ThePolicysKeyWithAnotherEffectIsDemanded) {
+  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoExecute}]"));
+  const auto none = judgeWithCluster(pod("[]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(none), ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(none[0].message(), HasSubstr("nvidia.com/gpu=present:NoExecute"));
+  // An empty effect matches every effect.
+  EXPECT_THAT(judgeWithCluster(pod("[{key: nvidia.com/gpu, operator: Exists}]"), *cluster, kToleration), IsEmpty());
+}
+
+TEST(NodeTaints, ATaintOfAnUnwellNodeAsksNothing) {
+  // TaintNodesByCondition's not-ready taint says the node is unwell, not whom it is for.
+  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: node.kubernetes.io/not-ready, effect: NoSchedule}]"));
+  EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, kToleration), IsEmpty());
+}
+
+TEST(NodeTaints, ANodeThePodsSelectorExcludesAsksNothing) {
+  std::string other = gpuNode("gpu-old", "[{key: sku, value: gpu, effect: NoSchedule}]");
+  other.replace(other.find("\"570\""), 5, "\"550\"");
+  const auto cluster = clusterOf(other + gpuNode("gpu-t", "[]"));
+  EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, kToleration), IsEmpty());
+}
+
+// Red team 32 B3: namespace ml's defaultTolerations annotation tolerates the
+// GPU taint, but PodTolerationRestriction, the plugin that adds it to pods, is
+// off by default (kube-apiserver's DefaultOffAdmissionPlugins); the pod stays
+// Pending with "untolerated taint(s)" on such an API server.
+const std::string kNamespaceDefaults =
+    "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  annotations:\n"
+    "    scheduler.alpha.kubernetes.io/defaultTolerations: "
+    "'[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]'\n---\n";
+
+TEST(NodeTaints, TheNamespacesDefaultTolerationsAreNotCreditedWithoutThePlugin) {
+  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent) + kNamespaceDefaults);
+  const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("only the PodTolerationRestriction admission plugin adds them"));
+}
+
+TEST(NodeTaints, TheNamespacesDefaultTolerationsAreCreditedWhenThePolicySaysThePluginRuns) {
+  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent) + kNamespaceDefaults);
+  Policy withPlugin = kToleration;
+  withPlugin.assumePodTolerationRestriction = true;
+  EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, withPlugin), IsEmpty());
+}
+
+}  // namespace
+}  // namespace gpuguard
