@@ -144,12 +144,15 @@ class GpuMissingDriverPin final : public Rule {
       // A GFD driver label holds the driver's major version; a platform's
       // pin label (karpenter.sh/nodepool) names the nodes that share a driver.
       const bool versionLabel = label.starts_with("nvidia.com/cuda.");
+      // The rule, the change and the risk first, what the cluster shows
+      // after: the API server keeps 256 characters of a warning (red team 32 B10).
       out.reportWithDefault(site.nodeSelector.path,
-                 FieldError::required(clusterSays + "no nodeSelector or required node affinity on a CUDA driver label (" + label +
-                                          "), so the pod may land on a node whose driver is older than its CUDA "
-                                          "runtime and fail with "
-                                          "\"CUDA driver version is insufficient\"; add nodeSelector " + label +
+                 FieldError::required("no nodeSelector or required node affinity on a CUDA driver label (" + label +
+                                          "): add nodeSelector " + label +
                                           (versionLabel ? ": \"<major>\" or a required node affinity with operator Gt" : ": \"<value>\" or a required node affinity on it") +
+                                          ", or the pod may land on a node whose driver is older than its CUDA "
+                                          "runtime and fail with \"CUDA driver version is insufficient\"" +
+                                          clusterSays +
                                           misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
                                           misplacedNote(site.misplaced.affinity, site.affinity) +
                                           std::string(site.placementHint) + guessNote(sources)),
@@ -178,17 +181,17 @@ class GpuMissingDriverPin final : public Rule {
         path,
         FieldError::required(
             "the pod's driver selection still admits GPU nodes of " + std::to_string(majors.size()) +
-            " CUDA driver majors: " + describeDriverMajors(majors) + " (" + ctx.cluster->source() + ")" +
+            " CUDA driver majors: select one (nodeSelector " + label + ": \"<major>\") or only majors new enough "
+            "(operator Gt), or the pod may land on a node whose driver is older than its CUDA runtime and fail "
+            "with \"CUDA driver version is insufficient\"; they are " + describeDriverMajors(majors) + " (" +
+            ctx.cluster->source() + ")" +
             (cuda ? ", not all of which support CUDA " + cuda->text() + " natively"
-                  : ", and no container names its CUDA version (env, cudaImages, image tag), so any of them may be "
-                    "too old for it") +
-            ", so the pod may land on a node whose driver is older than its CUDA runtime and fail with \"CUDA "
-            "driver version is insufficient\"; select one major (nodeSelector " + label +
-            ": \"<major>\") or only majors new enough (operator Gt)" + guessNote(sources)),
+                  : ", and no container names its CUDA version (env, cudaImages, image tag)") +
+            guessNote(sources)),
         "", judgedByNamesOnly(sources) ? Severity::Warning : Severity::Error);
   }
 
-  // The reachable GPU nodes' drivers, in words, and the severity they make:
+  // The reachable GPU nodes' drivers, in words ("; the GPU nodes ..."), and the severity they make:
   // an error for more than one driver major, a warning for one (or none known).
   static std::string whatTheClusterSays(const CheckContext& ctx, const PodSite& site, Severity& severity) {
     const PodReach& reach = ctx.reach(site);
@@ -202,31 +205,31 @@ class GpuMissingDriverPin final : public Rule {
       // One pod on every node the selector admits: a pin would take the
       // agent (health check, exporter, burn-in) off the other drivers'
       // nodes, and a driver rollout is when it must run on both.
-      return "this DaemonSet runs a pod on each GPU node it can reach, and they run " + std::to_string(majors.size()) +
+      return "; this DaemonSet runs a pod on each GPU node it can reach, and they run " + std::to_string(majors.size()) +
              " CUDA driver majors: " + describeDriverMajors(majors) + source +
-             "; its image must work with the oldest of them, or be split by driver; ";
+             "; its image must work with the oldest of them, or be split by driver";
     }
     if (majors.size() > 1) {
-      const std::string said = "the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
+      const std::string said = "; the GPU nodes this pod can reach run " + std::to_string(majors.size()) +
                                " CUDA driver majors: " + describeDriverMajors(majors) + source;
       const std::optional<CudaVersion> cuda = newestCuda(site, ctx.policy);
       if (cuda && std::all_of(majors.begin(), majors.end(),
                               [&cuda](const auto& m) { return majorRunsNatively(m.first, *cuda); })) {
         return said + ", each of which supports CUDA " + cuda->text() + " natively, but the next node group may "
-               "not; ";
+               "not";
       }
       severity = Severity::Error;
       return said + (cuda ? "" : ", and no container names its CUDA version (env, cudaImages, image tag), so any "
-                                 "of them may be too old for it") + "; ";
+                                 "of them may be too old for it");
     }
     if (majors.size() == 1) {
-      return std::string(unknown.empty() ? "the GPU nodes this pod can reach all run CUDA driver "
-                                         : "the GPU nodes this pod can reach run CUDA driver ") +
-             describeDriverMajors(majors) + source + ", but the next node group may not; ";
+      return std::string(unknown.empty() ? "; the GPU nodes this pod can reach all run CUDA driver "
+                                         : "; the GPU nodes this pod can reach run CUDA driver ") +
+             describeDriverMajors(majors) + source + ", but the next node group may not";
     }
     if (!unknown.empty()) {
-      return "the GPU nodes this pod can reach run a driver no GPU Feature Discovery label tells (" +
-             describeNodeNames(unknown) + ") (" + ctx.cluster->source() + "); ";
+      return "; the GPU nodes this pod can reach run a driver no GPU Feature Discovery label tells (" +
+             describeNodeNames(unknown) + ") (" + ctx.cluster->source() + ")";
     }
     return "";
   }

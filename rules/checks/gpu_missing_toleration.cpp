@@ -381,14 +381,15 @@ class GpuMissingToleration final : public Rule {
       // its own finding says what to fix, and the fix keeps it tolerating.
       const std::vector<NodeTaint> nodeTaints = nodeTaintsKeepingPodOff(ctx, site);
       for (const NodeTaint& t : nodeTaints) reportNodeTaint(ctx, site, t, sources, out);
-      for (const Taint& taint : untoleratedGpuTaints(site, ctx.policy)) {
+      // GPU nodes the pod would land on but for their taints: those taints
+      // are what keeps it off, not the policy's (which nodes its selection
+      // excludes may carry).
+      const std::vector<Taint> policyTaints =
+          nodeTaints.empty() ? untoleratedGpuTaints(site, ctx.policy) : std::vector<Taint>{};
+      for (const Taint& taint : policyTaints) {
         // A toleration of the taint's key the API server rejects for its
         // operator or effect: its Unsupported value finding says what to fix.
         if (unsupportedTolerationOf(site, taint)) continue;
-        const bool judgedOnNodes = std::any_of(nodeTaints.begin(), nodeTaints.end(), [&](const NodeTaint& t) {
-          return t.taint.key == taint.key && t.taint.effect == taint.effect;
-        });
-        if (judgedOnNodes) continue;
         const Demand demand = clusterDemands(ctx, site, taint, sources);
         if (demand == Demand::None) continue;
         if (const auto equal = equalAgainstOpenValue(site, taint)) {

@@ -275,10 +275,13 @@ class GpuUnschedulable final : public Rule {
     for (const PoolReach& p : reach.pools) {
       if (p.reachable && (!p.maxGpus || *p.maxGpus >= gpus)) return;
     }
-    std::string detail = "no node of the cluster can ever take this pod (" + cluster.source() + "): " + reach.verdict +
-                         poolsText(reach, gpus);
+    // The verdict and the change first, the scheduler's summary and the
+    // source last: the API server keeps 256 characters of a warning (red
+    // team 32 B10).
     const std::vector<std::string> changes = advice(reach);
-    if (!changes.empty()) detail += " To change: " + joined(changes, "; ") + ".";
+    std::string detail = "no node of the cluster can ever take this pod";
+    if (!changes.empty()) detail += "; to change: " + joined(changes, "; ");
+    detail += ". " + reach.verdict + poolsText(reach, gpus) + " (" + cluster.source() + ")";
     out.report(whereToChange(site, reach, gpu), FieldError::note(std::move(detail)));
   }
 };

@@ -257,6 +257,40 @@ else
     bad "DRA-only node: the claim pod is not allowed: $(head -c 400 "$W/dra.json"); $(metrics "$PORT" | grep resourceslices | tr '\n' ' ')"
 fi
 
+# Taints with facts (red team 32 B8, B9): the GPU nodes' own taints, matched as kube-scheduler does.
+# A GPU node tainted only sku=gpu:NoSchedule (AKS's GPU pool taint): a pod selecting it without that
+# toleration is denied naming it; with it, allowed; an Equal toleration of another value is denied.
+# (scheduler/cases.yaml facts-taint-other-key / facts-taint-equal-other-value: kube-scheduler leaves
+# such pods Pending.)
+kc create -f - >/dev/null <<'EOF' || bad "setup: node aks-gpu"
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "aks-gpu", "labels": {"kubernetes.io/hostname": "aks-gpu", "pool": "aks"}},
+ "spec": {"taints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]},
+ "status": {"capacity": {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"},
+            "allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ready"}]}}
+EOF
+kc taint node aks-gpu node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+taint_review() {  # taint_review TOLERATIONS_JSON -> the AdmissionReview answer in $W/taint.json
+    local body
+    body='{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"e2e-taint","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"dra","operation":"CREATE","userInfo":{"username":"e2e"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"aks-pod","namespace":"dra"},"spec":{"nodeSelector":{"pool":"aks"},"tolerations":'"$1"',"containers":[{"name":"c","image":"nvidia/cuda:12.8.1-runtime-ubuntu24.04","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}}'
+    curl -sS -o "$W/taint.json" --max-time 5 --cacert "$W/ca.crt" -H 'Content-Type: application/json' \
+        --data "$body" "https://127.0.0.1:$PORT/validate"
+}
+aks_denied() { taint_review '[]' && grep -q '"allowed":false' "$W/taint.json" && grep -q 'taint sku=gpu:NoSchedule' "$W/taint.json"; }
+if until_true 20 aks_denied; then
+    taint_review '[{"key":"sku","operator":"Equal","value":"gpu","effect":"NoSchedule"}]'
+    tolerated=$(grep -c gpu-missing-toleration "$W/taint.json")
+    taint_review '[{"key":"sku","operator":"Equal","value":"cpu","effect":"NoSchedule"}]'
+    if ((tolerated == 0)) && grep -q '"allowed":false' "$W/taint.json" && grep -q 'taint sku=gpu:NoSchedule' "$W/taint.json"; then
+        ok "a GPU node tainted sku=gpu:NoSchedule: a pod without its toleration, or with Equal of another value, is denied naming it; tolerating it, allowed"
+    else
+        bad "sku=gpu taint: tolerated=$tolerated; Equal value cpu: $(head -c 400 "$W/taint.json")"
+    fi
+else
+    bad "GPU node tainted sku=gpu:NoSchedule: a pod without toleration is not denied naming it: $(head -c 400 "$W/taint.json")"
+fi
+kc delete node aks-gpu >/dev/null
+
 # kube-apiserver restarted mid-run: the webhook answers throughout, then reconnects and resyncs.
 before=$(restarts_of "$PORT" nodes)
 e2e_stop_pid "$E2E_APISERVER_PID"

@@ -54,7 +54,7 @@ TEST(DriverPinReach, APinThatStillAdmitsTwoMajorsIsJudgedByThem) {
   const auto f = judgeWithCluster(pod(driverAffinity("Gt", "[\"549\"]")), *cluster, kPin);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-driver-pin"));
   EXPECT_EQ(f[0].severity, Severity::Error);
-  EXPECT_THAT(f[0].message(), HasSubstr("still admits GPU nodes of 2 CUDA driver majors: 550 (1 node: gpu-550), "
+  EXPECT_THAT(f[0].message(), HasSubstr("they are 550 (1 node: gpu-550), "
                                         "570 (1 node: gpu-t)"));
   EXPECT_EQ(f[0].path.apiPath(), "spec.affinity");
 }
@@ -83,6 +83,18 @@ TEST(DriverPinReach, AReachableNodeWithoutDriverLabelsIsNamed) {
   EXPECT_THAT(f[0].message(), HasSubstr("run CUDA driver 570 (1 node: gpu-new), and a driver no GPU Feature "
                                         "Discovery label tells (1 node: gpu-nogfd)"));
   EXPECT_THAT(f[0].message(), Not(HasSubstr("all run")));
+}
+
+TEST(DriverPinReach, TheChangeComesBeforeWhatTheClusterShows) {
+  // The API server keeps 256 characters of a warning (red team 32 B10).
+  const auto cluster = clusterOf(node("gpu-new", "570"));
+  const auto f = judgeWithCluster(pod(""), *cluster, kPin);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-driver-pin"));
+  const std::string m = f[0].message();
+  EXPECT_THAT(m, ::testing::StartsWith("Required value: no nodeSelector or required node affinity on a CUDA driver "
+                                       "label (nvidia.com/cuda.driver-version.major): add nodeSelector"));
+  EXPECT_LT(m.find("add nodeSelector"), m.find("all run CUDA driver 570"));
+  EXPECT_LT(m.find("add nodeSelector"), 200u);
 }
 
 TEST(DriverPinReach, OnlyNodesWithoutDriverLabelsAreNamedToo) {

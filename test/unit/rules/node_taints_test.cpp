@@ -78,6 +78,16 @@ TEST(NodeTaints, ThePolicysKeyWithAnotherEffectIsDemanded) {
   EXPECT_THAT(judgeWithCluster(pod("[{key: nvidia.com/gpu, operator: Exists}]"), *cluster, kToleration), IsEmpty());
 }
 
+TEST(NodeTaints, ThePolicysTaintOnNodesTheSelectionExcludesIsNotDemandedBeside) {
+  // gpu-550 carries the policy's taint but is not on 570: only sku=gpu keeps the pod off gpu-t.
+  std::string other = gpuNode("gpu-550", kPresent);
+  other.replace(other.find("\"570\""), 5, "\"550\"");
+  const auto cluster = clusterOf(other + gpuNode("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(f[0].message(), HasSubstr("taint sku=gpu:NoSchedule"));
+}
+
 TEST(NodeTaints, ATaintOfAnUnwellNodeAsksNothing) {
   // TaintNodesByCondition's not-ready taint says the node is unwell, not whom it is for.
   const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: node.kubernetes.io/not-ready, effect: NoSchedule}]"));

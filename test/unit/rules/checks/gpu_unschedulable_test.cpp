@@ -64,6 +64,18 @@ TEST(GpuUnschedulable, AnUntoleratedTaintIsNamedAndPointsAtTheTolerations) {
   EXPECT_THAT(findings[0].message(), HasSubstr("tolerate nvidia.com/gpu:NoSchedule (on 2 nodes)"));
 }
 
+TEST(GpuUnschedulable, TheChangeComesBeforeTheSchedulersSummaryAndTheSource) {
+  // The API server keeps 256 characters of a warning (red team 32 B10): the
+  // advice was cut after the summary and the facts' source.
+  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8) + kCpuNode);
+  const auto findings = judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable);
+  ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
+  const std::string m = findings[0].message();
+  EXPECT_THAT(m, ::testing::StartsWith("no node of the cluster can ever take this pod; to change: "));
+  EXPECT_LT(m.find("tolerate nvidia.com/gpu:NoSchedule (on 2 nodes)"), m.find("0/3 nodes are available"));
+  EXPECT_LT(m.find("0/3 nodes are available"), m.find("snapshot test"));
+}
+
 TEST(GpuUnschedulable, TheNamespacesDefaultTolerationsCountWhenPodTolerationRestrictionRuns) {
   const std::string ns =
       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  annotations:\n"
