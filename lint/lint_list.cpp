@@ -51,6 +51,13 @@ const std::string* listSuppression(const json& list, const std::string& rule) {
   return &reason->get_ref<const std::string&>();
 }
 
+// kubectl's unstructured.Unstructured.IsList: an "items" array.
+bool isNestedList(const json& v) {
+  if (!v.is_object()) return false;
+  const auto items = v.find("items");
+  return items != v.end() && items->is_array();
+}
+
 }  // namespace
 
 bool isItemList(const json& v) {
@@ -114,6 +121,15 @@ void judgeItem(yaml::Document& item, std::size_t position, const LintPolicy& pol
                const InputFacts* facts, JudgedItems& out) {
   const std::string prefix = std::string(kItems) + std::to_string(position);
   out.anyFragment = out.anyFragment || options.fragment;
+  if (!out.nestedList && isNestedList(item.value)) {
+    const std::string kind = item.value.value("kind", std::string());
+    out.nestedList = InputError{"", item.start.line, item.start.column,
+                                "item " + std::to_string(position) + " of the List is itself a list (" +
+                                    (kind.empty() ? "" : "kind " + kind + ", ") +
+                                    "with items): kubectl refuses the whole file (\"*unstructured.Unstructured is not a "
+                                    "list: no Items field in this object\") and applies none of it; put its items "
+                                    "into the List itself"};
+  }
   std::vector<Finding> findings = judgeDocument(item, policy, options.fragment, facts);
   const ObjectLocator objects(item.value);
   if (options.objects) {
@@ -170,6 +186,10 @@ void lintListDocument(yaml::Document& list, const LintPolicy& policy, const Lint
     }
   }
   JudgedItems& found = *judged;
+  if (found.nestedList) {
+    found.nestedList->file = report.file;
+    report.errors.push_back(std::move(*found.nestedList));
+  }
   // One List counts once, as a fragment when any item was one.
   report.fragments += found.anyFragment ? 1 : 0;
   for (FileReport::Object& object : found.objects) report.objects.push_back(std::move(object));

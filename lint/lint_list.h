@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct JudgedItems {
   FindingStore engine, warnings, suppressions;
   std::deque<FileReport::Object> objects;
   bool anyFragment = false;
+  // The first item that is itself a list (a PodList in a List): kubectl
+  // refuses the whole file (its FlattenListVisitor cannot open it).
+  std::optional<InputError> nestedList;
 };
 
 // Judges one item of a List (a Document of its own: ListItems::take, or a

@@ -105,7 +105,9 @@ Judge against a live cluster (docs/cluster-facts.md)
                          against the live nodes and the pods holding GPUs, beside
                          kube-scheduler's own PodScheduled message (docs/pending.md); exit 1
                          if one can never schedule, 0 if they only wait for GPUs others hold
-  -n, --namespace NS     with --pending: that namespace (default: the context's namespace)
+  -n, --namespace NS     the namespace helm template renders charts into (helm's default:
+                         "default", which some charts refuse); with --pending, the namespace
+                         asked (default: the context's namespace)
   -A, --all-namespaces   with --pending: every namespace
 
 Exit status: 0 no finding at the --fail-on level, 1 at least one, 2 unreadable input,
@@ -308,7 +310,7 @@ bool applyInputOption(const std::vector<std::string>& args, std::size_t& i, Opti
 
 // --pending's own rules: a live question, no files.
 std::string pendingConflicts(const Options& o) {
-  if ((o.namespaceName || o.allNamespaces) && !o.pending) return "--namespace and --all-namespaces go with --pending";
+  if (o.allNamespaces && !o.pending) return "--all-namespaces goes with --pending";
   if (!o.pending) return "";
   if (!o.cluster) return "--pending asks the live cluster: add --cluster (for files, use --nodes FILE)";
   if (!o.paths.empty()) return "--pending reads the Pending pods from the cluster, not from PATH (got " + o.paths.front() + ")";

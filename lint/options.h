@@ -67,7 +67,7 @@ struct Options {
   std::optional<std::string> kubeContext; // --context NAME (with --cluster)
   // --cluster --pending: the GPU pods Pending now, explained (lint/cluster_pending.h)
   bool pending = false;
-  std::optional<std::string> namespaceName;  // -n, --namespace NS (default: the context's namespace)
+  std::optional<std::string> namespaceName;  // -n, --namespace NS: charts' render namespace; --pending's (default: the context's)
   bool allNamespaces = false;                // -A, --all-namespaces
 };
 

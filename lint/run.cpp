@@ -283,8 +283,10 @@ bool applyRuleSwitches(const Options& o, Policy& policy, std::ostream& err) {
 // names one that is not on PATH.
 std::optional<Renderers> chooseRenderers(const Options& o, std::ostream& err) {
   Renderers r;
-  r.settings = RenderSettings{o.renderTimeoutMs, o.allowRemote};
+  r.settings.timeoutMs = o.renderTimeoutMs;
+  r.settings.allowRemote = o.allowRemote;
   if (!o.kubeVersion.empty()) r.settings.kubeVersion = o.kubeVersion;
+  if (o.namespaceName) r.settings.helmNamespace = *o.namespaceName;
   // A chart is rendered and judged with --fix too: its templates are not
   // YAML, so nothing in it is rewritten, and its findings remain to report.
   if (o.render != Render::None) r.helm = findOnPath("helm");
@@ -373,11 +375,18 @@ void printEmptyInputs(const Options& o, const std::vector<FileReport>& reports, 
       emptyFiles.push_back(arg);
       continue;
     }
-    const std::string prefix = fs::path(arg).lexically_normal().generic_string();
+    // "dir/" (shell completion) and "dir" alike: a rendered unit's report
+    // names the directory without the slash.
+    auto normal = [](const std::string& path) {
+      std::string p = fs::path(path).lexically_normal().generic_string();
+      while (p.size() > 1 && p.back() == '/') p.pop_back();
+      return p;
+    };
+    const std::string prefix = normal(arg);
     auto inside = [&](const std::string& path) {
       if (arg == "-") return path == "<stdin>" || path == "-";
-      const std::string p = fs::path(path).lexically_normal().generic_string();
-      return prefix == "." || p == prefix || (p.starts_with(prefix) && (prefix.ends_with("/") || p[prefix.size()] == '/'));
+      const std::string p = normal(path);
+      return prefix == "." || p == prefix || (p.starts_with(prefix) && (prefix == "/" || p[prefix.size()] == '/'));
     };
     std::size_t objects = 0;
     for (const FileReport& r : reports) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "rules/k8s/json_access.h"
@@ -52,13 +53,63 @@ bool isNvidiaGpuDriver(std::string_view driver) { return driver == "gpu.nvidia.c
 bool isSliceResource(std::string_view name) { return contains(name, "/mig-") || name.ends_with(".shared"); }
 
 // The claim or template a pod claim entry names (also the alpha `source:` shape).
-const ClaimFacts* claimFactsOf(const json& podClaim, const GpuFacts& facts) {
+const ClaimFacts* namedClaimFacts(const json& podClaim, const GpuFacts& facts) {
   for (const json* holder : {&podClaim, objectAt(podClaim, "source")}) {
     if (!holder) continue;
     if (const std::string* t = stringAt(*holder, "resourceClaimTemplateName")) return facts.claimTemplate(*t);
     if (const std::string* c = stringAt(*holder, "resourceClaimName")) return facts.claim(*c);
   }
   return nullptr;
+}
+
+// The ResourceClaimTemplate the NIM operator creates for a NIMService's
+// draResources entry with a claimCreationSpec (k8s-nim-operator
+// api/apps/v1alpha1/dra_types.go, manifests/resourceclaimtemplate.yaml): one
+// ExactCount request per device, count defaulted to 1 and deviceClassName
+// to gpu.nvidia.com by the CRD, the device's celExpressions as CEL selectors.
+std::optional<ClaimFacts> createdClaimFacts(const json& podClaim) {
+  const json* creation = objectAt(podClaim, "claimCreationSpec");
+  const json* devices = creation ? arrayAt(*creation, "devices") : nullptr;
+  if (!devices) return std::nullopt;
+  json requests = json::array();
+  for (const json& device : *devices) {
+    if (!device.is_object()) continue;
+    const std::string* className = stringAt(device, "deviceClassName");
+    const json* count = member(device, "count");
+    json exactly = {{"allocationMode", "ExactCount"},
+                    {"deviceClassName", className ? *className : std::string("gpu.nvidia.com")},
+                    {"count", count && count->is_number_integer() ? *count : json(1)},
+                    {"selectors", json::array()}};
+    if (const json* cel = arrayAt(device, "celExpressions")) {
+      for (const json& expression : *cel) exactly["selectors"].push_back({{"cel", {{"expression", expression}}}});
+    }
+    requests.push_back({{"name", stringOr(device, "name")}, {"exactly", std::move(exactly)}});
+  }
+  return reduceClaim(json{{"spec", {{"devices", {{"requests", std::move(requests)}}}}}});
+}
+
+// The claim a pod claim entry stands for: the claim or template it names,
+// when the input or the cluster defines it, or the one the operator creates
+// from the entry itself (a NIMService's draResources, which take the place
+// of the pod's resourceClaims). Holds what it built: keep it while using get().
+class ClaimOf {
+ public:
+  ClaimOf(const json& podClaim, const GpuFacts& facts)
+      : named_(namedClaimFacts(podClaim, facts)), created_(named_ ? std::nullopt : createdClaimFacts(podClaim)) {}
+  const ClaimFacts* get() const { return created_ ? &*created_ : named_; }
+
+ private:
+  const ClaimFacts* named_;
+  std::optional<ClaimFacts> created_;
+};
+
+// What a finding calls a pod claim entry: its name in the pod; a
+// NIMService's draResources entry has none, so what it names or creates.
+std::string claimLabel(const json& podClaim) {
+  for (const char* key : {"name", "resourceClaimTemplateName", "resourceClaimName"}) {
+    if (const std::string* s = stringAt(podClaim, key)) return *s;
+  }
+  return podClaim.contains("claimCreationSpec") ? "claimCreationSpec" : "";
 }
 
 bool claimAsksGpuClass(const ClaimFacts& claim, const GpuFacts& facts) {
@@ -245,7 +296,8 @@ bool namesSharedClaim(const json& podClaim) {
 
 // A GPU claim recognised by a name, not by a class the input defines.
 bool isGuessedClaim(const json& podClaim, const GpuFacts& facts) {
-  const ClaimFacts* claim = claimFactsOf(podClaim, facts);
+  const ClaimOf of(podClaim, facts);
+  const ClaimFacts* claim = of.get();
   if (!claim) return true;
   for (const auto& alternatives : claim->requests) {
     for (const DeviceRequestFacts& r : alternatives) {
@@ -259,7 +311,7 @@ bool isGuessedClaim(const json& podClaim, const GpuFacts& facts) {
 
 bool isGpuClaim(const json& podClaim, const GpuFacts& facts) {
   if (!podClaim.is_object()) return false;
-  if (const ClaimFacts* claim = claimFactsOf(podClaim, facts)) return claimAsksGpuClass(*claim, facts);
+  if (const ClaimOf of(podClaim, facts); const ClaimFacts* claim = of.get()) return claimAsksGpuClass(*claim, facts);
   if (isComputeDomainChannel(podClaim, facts.input)) return false;
   return claimNamedLikeGpu(podClaim);
 }
@@ -326,10 +378,10 @@ std::vector<GpuSource> readGpuSources(const PodSite& site, const GpuFacts& facts
   for (std::size_t i = 0; i < claims->size(); ++i) {
     const json& claim = (*claims)[i];
     if (!isGpuClaim(claim, facts)) continue;
-    GpuSource s = sourceOf(GpuSourceKind::Claim, stringOr(claim, "name"), site.resourceClaims.path.index(i), true);
+    GpuSource s = sourceOf(GpuSourceKind::Claim, claimLabel(claim), site.resourceClaims.path.index(i), true);
     s.guessed = isGuessedClaim(claim, facts);
     s.sharedClaim = namesSharedClaim(claim);
-    if (const ClaimFacts* known = claimFactsOf(claim, facts)) addClaimRequests(*known, facts, s);
+    if (const ClaimOf of(claim, facts); const ClaimFacts* known = of.get()) addClaimRequests(*known, facts, s);
     out.push_back(std::move(s));
   }
   return out;
@@ -378,7 +430,8 @@ bool claimPinsDriver(const PodSite& site, const GpuFacts& facts) {
   if (!claims || !claims->is_array()) return false;
   for (const json& claim : *claims) {
     if (!claim.is_object() || !isGpuClaim(claim, facts)) continue;
-    const ClaimFacts* known = claimFactsOf(claim, facts);
+    const ClaimOf of(claim, facts);
+    const ClaimFacts* known = of.get();
     if (!known) continue;
     for (const auto& alternatives : known->requests) {
       // Every alternative must pin: the scheduler may pick any of them.

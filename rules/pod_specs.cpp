@@ -83,6 +83,7 @@ PodSite Walker::newSite(const json& spec, const FieldPath& path) const {
   if (ownerKind) site.ownerKind = *ownerKind;
   if (ownerApiVersion) site.ownerApiVersion = *ownerApiVersion;
   site.podsInGroup = groupSize;
+  site.inRayClusterSpec = inRayGroup;
   return site;
 }
 
@@ -219,6 +220,7 @@ void Walker::walk(const json& node, const PathTrail& path, std::string_view via,
   const json* savedSpecOfPod = specOfPod;
   const std::size_t savedOwnerIndex = ownerChainIndex;
   const std::optional<long long> savedGroupSize = groupSize;
+  const bool savedRayGroup = inRayGroup;
   // Policies and deploy tools hold pod-shaped patterns, parameters and Helm
   // values, not pods: nothing in them runs (Kyverno's `nvidia.com/gpu: "?*"`).
   if (isKubernetesObject(node) && holdsNoPods(node)) return;
@@ -229,6 +231,7 @@ void Walker::walk(const json& node, const PathTrail& path, std::string_view via,
     auto spec = node.find("spec");
     specOfPod = *ownerKind == "Pod" && *ownerApiVersion == "v1" && spec != node.end() ? &*spec : nullptr;
     ownerChainIndex = chain.size();
+    inRayGroup = false;
   }
 
   if (isDynamoService(node)) {
@@ -243,9 +246,12 @@ void Walker::walk(const json& node, const PathTrail& path, std::string_view via,
   } else {
     if (isSparkPod(node, via)) {
       addSparkPod(node, path.toFieldPath());
+    } else if (isNimServiceSpec(node)) {
+      addNimService(node, path.toFieldPath());
     } else if (const char* key = loneContainerResourcesKey(node)) {
       addLoneContainer(node, path.toFieldPath(), key, via);
     }
+    const bool rayGroupHere = inRayGroup;
     chain.push_back({&node, &path});
     // The map itself, not items(): no proxy per member; keys compared as
     // string_views, so most comparisons stop at the length.
@@ -259,7 +265,10 @@ void Walker::walk(const json& node, const PathTrail& path, std::string_view via,
       if ((key == "podSpecOverrides" || key == "podTemplateOverrides" || key == "runtimePatches") && inTrainJob()) {
         continue;
       }
-      if (child.is_object() || child.is_array()) walk(child, path.field(key), key, depth + 1);
+      if (!child.is_object() && !child.is_array()) continue;
+      // KubeRay's RayClusterSpec, in whatever object embeds it (reference §14.11).
+      inRayGroup = rayGroupHere || key == "headGroupSpec" || key == "workerGroupSpecs";
+      walk(child, path.field(key), key, depth + 1);
     }
     chain.pop_back();
   }
@@ -269,6 +278,7 @@ void Walker::walk(const json& node, const PathTrail& path, std::string_view via,
   specOfPod = savedSpecOfPod;
   ownerChainIndex = savedOwnerIndex;
   groupSize = savedGroupSize;
+  inRayGroup = savedRayGroup;
 }
 
 }  // namespace gpuguard::pods

@@ -135,6 +135,11 @@ struct PodSite {
   bool isPod = false;                      // a v1 Pod: the API server copies limits to requests
   std::string ownerKind;                   // kind of the enclosing Kubernetes object
   std::string ownerApiVersion;
+  // A head or worker group of a KubeRay RayClusterSpec (under headGroupSpec
+  // or workerGroupSpecs), whatever object embeds it: RayCluster, RayService,
+  // RayJob, AIBrix's RayClusterFleet and RayClusterReplicaSet, an AppWrapper.
+  // Its pods join one Ray cluster with the head.
+  bool inRayClusterSpec = false;
   // Pods that together run one replica of the workload, when the object says
   // so (LeaderWorkerSet size; a Ray cluster's worker hosts). Used by the
   // tensor-parallel checks.

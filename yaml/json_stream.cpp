@@ -21,6 +21,11 @@ namespace {
 
 using json = nlohmann::json;
 
+// YAMLOrJSONDecoder turns to YAML when a JSON value fails with at most this
+// many before it ("if we found more than 1 JSON object, then this is an
+// unambiguous JSON stream").
+constexpr std::size_t kJsonValuesBeforeJsonOnly = 1;
+
 // apimachinery's GuessJSONStream peeks this many bytes (kubectl's
 // StreamVisitor passes 4096).
 constexpr std::size_t kSniffBytes = 4096;
@@ -54,6 +59,9 @@ std::string quoteChar(std::string_view s, std::size_t i) {
 struct Failure {
   std::size_t offset;
   std::string message;
+  // Not JSON's grammar but a value kubectl's decoder takes and refuses later
+  // (a number beyond float64), or one of Limits: reading it as YAML would not help.
+  bool syntax = true;
 };
 
 struct LogEntry {
@@ -71,8 +79,8 @@ struct KeyRecord {
 
 class JsonStreamParser {
  public:
-  JsonStreamParser(std::string_view text, const Limits& limits, ListItemSink* items)
-      : s_(text), lim_(limits), items_(items) {}
+  JsonStreamParser(std::string_view text, const Limits& limits, ListItemSink* items, JsonFallback* fallback)
+      : s_(text), lim_(limits), items_(items), fallback_(fallback) {}
 
   ParseResult run(const DocumentSink& sink) {
     ParseResult result;
@@ -84,10 +92,16 @@ class JsonStreamParser {
         parseListOrDocument(doc);
         if (sink) sink(doc);
         else result.documents.push_back(std::move(doc));
+        ++documentsDone_;
+        afterLast_ = pos_;
         skipSpace();
       }
     } catch (const Failure& f) {
       if (handedOver_ > 0) items_->discard();
+      if (fallback_ && f.syntax && documentsDone_ <= kJsonValuesBeforeJsonOnly) {
+        *fallback_ = JsonFallback{true, yamlStart(), documentsDone_, ParseError{positionAt(f.offset), f.message}};
+        return result;
+      }
       result.error = ParseError{positionAt(f.offset), f.message};
       result.errors.push_back(*result.error);
     }
@@ -95,6 +109,16 @@ class JsonStreamParser {
   }
 
  private:
+  // apimachinery's YAMLOrJSONDecoder after a JSON syntax error: rewinds to
+  // the end of the last value and eats white space up to and including the
+  // first line break (consumeWhitespace).
+  std::size_t yamlStart() const {
+    std::size_t at = documentsDone_ > 0 ? afterLast_ : 0;
+    for (; at < s_.size() && (isJsonSpace(s_[at]) || s_[at] == '\v' || s_[at] == '\f'); ++at)
+      if (s_[at] == '\n') return at + 1;
+    return at;
+  }
+
   // Where the reading stands: what parsing a document again starts from.
   struct Cursor {
     std::size_t pos, lineStart, colOffset;
@@ -185,15 +209,16 @@ class JsonStreamParser {
   }
 
   [[noreturn]] void fail(std::size_t off, std::string message) { throw Failure{off, std::move(message)}; }
+  [[noreturn]] void failNotSyntax(std::size_t off, std::string message) { throw Failure{off, std::move(message), false}; }
 
   [[noreturn]] void failUnexpected(std::string_view context) {
     if (pos_ >= s_.size()) fail(pos_, "unexpected end of JSON input");
     std::string message = "invalid character " + quoteChar(s_, pos_) + " " + std::string(context);
-    // YAML written after a '{' (a flow mapping, a comment, a quote, a
-    // bare word): say why JSON rules apply.
+    // YAML written after two JSON values (a flow mapping, a comment, a
+    // quote, a bare word): say why JSON rules apply.
     const char c = s_[pos_];
-    if (c == '#' || c == '\'' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-      message += "; the input starts with '{', so kubectl reads it as JSON, not YAML";
+    if (documentsDone_ > kJsonValuesBeforeJsonOnly && (c == '#' || c == '\'' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+      message += "; the stream starts with two JSON objects, so kubectl reads the rest as JSON too, not YAML";
     fail(pos_, std::move(message));
   }
 
@@ -217,7 +242,7 @@ class JsonStreamParser {
     skipSpace();
     if (pos_ >= s_.size()) fail(pos_, "unexpected end of JSON input");
     if (++nodes_ > lim_.maxNodes)
-      fail(pos_, "document has more than " + std::to_string(lim_.maxNodes) + " nodes");
+      failNotSyntax(pos_, "document has more than " + std::to_string(lim_.maxNodes) + " nodes");
     const std::size_t entry = log_.size();
     log_.push_back(LogEntry{ptr_, NodeOrigin{positionAt(pos_), keyPosition, "", false}});
     const char c = s_[pos_];
@@ -243,7 +268,7 @@ class JsonStreamParser {
 
   void checkDepth(std::size_t depth) {
     if (depth > lim_.maxDepth)
-      fail(pos_, "objects and arrays nested deeper than the limit of " + std::to_string(lim_.maxDepth) + " levels");
+      failNotSyntax(pos_, "objects and arrays nested deeper than the limit of " + std::to_string(lim_.maxDepth) + " levels");
   }
 
   void parseObject(json& slot, std::size_t depth) {
@@ -385,7 +410,7 @@ class JsonStreamParser {
     errno = 0;
     const double d = std::strtod(copy.c_str(), nullptr);
     if (std::isinf(d))
-      fail(start, "number " + copy + " is out of range (kubectl: strconv.ParseFloat: value out of range)");
+      failNotSyntax(start, "number " + copy + " is out of range (kubectl: strconv.ParseFloat: value out of range)");
     return json(d);
   }
 
@@ -410,7 +435,7 @@ class JsonStreamParser {
     while (true) {
       if (pos_ >= s_.size()) fail(pos_, "unexpected end of JSON input (unterminated string)");
       if (pos_ - start > lim_.maxScalarBytes)
-        fail(start, "string is larger than the limit of " + std::to_string(lim_.maxScalarBytes) + " bytes");
+        failNotSyntax(start, "string is larger than the limit of " + std::to_string(lim_.maxScalarBytes) + " bytes");
       const unsigned char c = static_cast<unsigned char>(s_[pos_]);
       if (c == '"') {
         ++pos_;
@@ -480,6 +505,9 @@ class JsonStreamParser {
   std::vector<LogEntry> log_;
   Document* doc_ = nullptr;
   ListItemSink* items_ = nullptr;
+  JsonFallback* fallback_ = nullptr;
+  std::size_t documentsDone_ = 0;  // values read whole
+  std::size_t afterLast_ = 0;      // where the last of them ended
   bool handingOver_ = false;     // this document's List items go to items_
   std::size_t handedOver_ = 0;   // items of this document handed over
   std::size_t itemArrays_ = 0;   // "items" arrays of its root object handed over (two: a duplicate key)
@@ -503,8 +531,8 @@ bool looksLikeJsonStream(std::string_view text) {
 }
 
 ParseResult parseJsonStream(std::string_view text, const Limits& limits, const DocumentSink& sink,
-                            ListItemSink* items) {
-  return JsonStreamParser(text, limits, sink ? items : nullptr).run(sink);
+                            ListItemSink* items, JsonFallback* fallback) {
+  return JsonStreamParser(text, limits, sink ? items : nullptr, fallback).run(sink);
 }
 
 }  // namespace gpuguard::yaml

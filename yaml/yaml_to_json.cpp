@@ -45,11 +45,11 @@
 // Known differences from go-yaml that are out of scope: yaml-cpp is the
 // grammar (it accepts a few things libyaml rejects; the important ones, tabs
 // used as indentation and an unterminated quoted scalar at the end of a
-// document, are checked here), NEL/LS/PS are not line breaks, a section
-// holding only a %YAML directive gives a null document (go-yaml: error).
+// document, are checked here), NEL/LS/PS are not line breaks.
 //
 // A stream whose first non-space character is '{' is read as JSON, as
-// kubectl does (json_stream.cpp). A section that cannot be parsed is an
+// kubectl does, and from a JSON syntax error on as YAML, as kubectl does
+// since 1.33 (json_stream.h). A section that cannot be parsed is an
 // error and parsing goes on with the next section, so one bad document does
 // not hide the others.
 //
@@ -173,6 +173,7 @@ struct DocumentStream::State {
   std::string_view src;               // what is cut and parsed
   bool json = false;
   std::vector<detail::Section> sections;
+  std::size_t firstIndex = 0;  // of the first section in the stream (after a JSON object: 1)
 };
 
 namespace {
@@ -209,7 +210,7 @@ void readSections(const DocumentStream::State& s, ParseResult& result, const Doc
       }
     }
     Document doc;
-    doc.index = i;  // counts the sections that failed too: the stream's numbering
+    doc.index = s.firstIndex + i;  // counts the sections that failed too: the stream's numbering
     if (auto err = parser->parse(s.src, sec, doc)) {
       noteError(result, std::move(*err));
       if (kubectl) kubectl->parsed(false);
@@ -226,6 +227,40 @@ void readSections(const DocumentStream::State& s, ParseResult& result, const Doc
   if (!sink) return;
   for (Document& doc : result.documents) sink(doc);
   result.documents.clear();
+}
+
+// What DocumentStream::read does for a text that starts with '{': JSON, and
+// YAML from where kubectl gives up on JSON (JsonFallback). When nothing at
+// all reads, kubectl reports the JSON error: the YAML error names it too.
+void readJsonThenYaml(const DocumentStream::State& s, ParseResult& result, const DocumentSink& sink,
+                      ListItemSink* items) {
+  JsonFallback fallback;
+  result = parseJsonStream(s.src, s.limits, sink, items, &fallback);
+  if (!fallback.toYaml) return;
+  // The rest, with its lines and its documents numbered as in the whole text.
+  DocumentStream::State rest;
+  rest.limits = s.limits;
+  rest.src = rest.original = s.src.substr(fallback.offset);
+  const std::string_view before = s.src.substr(0, fallback.offset);
+  rest.sections = splitSections(rest.src, rest.limits, 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n')));
+  rest.firstIndex = fallback.documents;
+  std::size_t yamlDocuments = 0;
+  DocumentSink counted;
+  if (sink) {
+    counted = [&](Document& doc) {
+      ++yamlDocuments;
+      sink(doc);
+    };
+  }
+  const std::size_t kept = result.documents.size();
+  readSections(rest, result, counted, {}, items);
+  yamlDocuments += result.documents.size() - kept;
+  if (fallback.documents > 0 || yamlDocuments > 0 || !result.error) return;
+  const ParseError& j = fallback.jsonError;
+  const std::string why = " (the text starts with '{': kubectl reads it as JSON first, and that fails too: " + j.message +
+                          " at line " + std::to_string(j.position.line) + ", column " + std::to_string(j.position.column) + ")";
+  result.error->message += why;
+  result.errors.front().message += why;
 }
 
 // The text as the stages read it: no BOM, UTF-8, lone CRs as LF; cut into
@@ -320,7 +355,8 @@ ParseResult DocumentStream::read(const DocumentSink& sink, const DocumentFilter&
   try {
     if (s.json) {
       if (wanted && !wanted(s.src)) return result;
-      return parseJsonStream(s.src, s.limits, guarded, itemSink);
+      readJsonThenYaml(s, result, guarded, itemSink);
+      return result;
     }
     readSections(s, result, guarded, wanted, itemSink);
   } catch (const std::bad_alloc&) {

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <yaml-cpp/eventhandler.h>
@@ -54,6 +55,21 @@ struct LogEntry {
   bool live = true;
 };
 
+// Where each child of a map was written in the log, so that replacing a
+// duplicated or merged key kills its old entries without scanning the
+// whole map's log (which made n duplicates cost n^2). Built the first time
+// a map meets a duplicate key or a merge; plain maps never pay for it.
+struct ChildIndex {
+  struct Range {
+    std::size_t begin = 0, end = 0;  // log_[begin, end)
+  };
+  // Keyed by the child's JSON pointer token (escaped, as in the log).
+  std::unordered_map<std::string, std::vector<Range>> ranges;
+  std::string openToken;  // the child being written (its range still growing)
+  std::size_t openBegin = 0;
+  bool open = false;
+};
+
 struct Frame {
   enum class Kind : std::uint8_t { Map, Seq };
   // Normal: a JSON container. MergeMap: the inline map of "<<: {...}".
@@ -79,6 +95,7 @@ struct Frame {
   std::string key;
   Position keyPos;
   std::unique_ptr<std::set<std::string, std::less<>>> explicitKeys;  // once a merge happened
+  std::unique_ptr<ChildIndex> children;                               // once a key was replaced
   std::vector<MergeSource> sources;                                   // MergeSeq
 };
 
@@ -208,10 +225,22 @@ class Builder final : public YAML::EventHandler {
 
   std::string pointerOf(const Frame& f) const { return ptr_.substr(0, f.ptrLen); }
 
-  // Marks the entries of f's child `key` (and below) as gone.
-  void killSubtree(const Frame& f, std::string_view key);
+  // f's ChildIndex, built from f's log on first use (every entry of f's
+  // children is complete then: f is the frame on top).
+  ChildIndex& childIndex(Frame& f);
 
-  void reportDuplicate(const Frame& f, const std::string& key);
+  // The index's growing range (the child last placed) ends here.
+  void closeOpenChild(ChildIndex& index) const;
+
+  // Records log_[begin, end) (entries of f written by a merge) under the
+  // children their pointers name.
+  static void indexEntries(ChildIndex& index, const std::vector<LogEntry>& log, std::size_t ptrLen, std::size_t begin,
+                           std::size_t end);
+
+  // Marks the entries of f's child `key` (and below) as gone.
+  void killSubtree(Frame& f, std::string_view key);
+
+  void reportDuplicate(Frame& f, const std::string& key);
 
   json* mapSlot(Frame& f);
 

@@ -35,29 +35,69 @@ void Builder::setMergeKey(Frame& f, Position keyPos) {
   --decodes_;  // go-yaml never decodes the "<<" key itself
 }
 
-void Builder::killSubtree(const Frame& f, std::string_view key) {
-  std::string prefix = pointerOf(f);
-  prefix += '/';
-  appendJsonPointerToken(prefix, key);
-  for (std::size_t i = f.logStart; i < log_.size(); ++i) {
-    LogEntry& e = log_[i];
-    if (!e.live) continue;
-    const std::string& p = e.pointer;
-    if (p.size() >= prefix.size() && p.compare(0, prefix.size(), prefix) == 0 && (p.size() == prefix.size() || p[prefix.size()] == '/'))
-      e.live = false;
+ChildIndex& Builder::childIndex(Frame& f) {
+  if (!f.children) {
+    f.children = std::make_unique<ChildIndex>();
+    indexEntries(*f.children, log_, f.ptrLen, f.logStart, log_.size());
+  }
+  return *f.children;
+}
+
+void Builder::closeOpenChild(ChildIndex& index) const {
+  if (!index.open) return;
+  index.open = false;
+  if (index.openBegin < log_.size()) index.ranges[index.openToken].push_back({index.openBegin, log_.size()});
+}
+
+void Builder::indexEntries(ChildIndex& index, const std::vector<LogEntry>& log, std::size_t ptrLen, std::size_t begin,
+                           std::size_t end) {
+  std::vector<ChildIndex::Range>* ranges = nullptr;
+  std::string_view current;
+  for (std::size_t i = begin; i < end; ++i) {
+    if (!log[i].live) continue;
+    const std::string_view p = log[i].pointer;
+    if (p.size() <= ptrLen) continue;  // the map itself
+    const std::string_view token = p.substr(ptrLen + 1, p.find('/', ptrLen + 1) - (ptrLen + 1));
+    if (ranges && token == current) {  // dead entries in between stay dead
+      ranges->back().end = i + 1;
+      continue;
+    }
+    ranges = &index.ranges[std::string(token)];
+    ranges->push_back({i, i + 1});
+    current = token;
   }
 }
 
-void Builder::reportDuplicate(const Frame& f, const std::string& key) {
+void Builder::killSubtree(Frame& f, std::string_view key) {
+  ChildIndex& index = childIndex(f);
+  closeOpenChild(index);
+  std::string token;
+  appendJsonPointerToken(token, key);
+  const auto it = index.ranges.find(token);
+  if (it == index.ranges.end()) return;
+  // Every entry of a range is the child or below it: all go.
+  for (const ChildIndex::Range& r : it->second)
+    for (std::size_t i = r.begin; i < std::min(r.end, log_.size()); ++i) log_[i].live = false;
+  index.ranges.erase(it);
+}
+
+void Builder::reportDuplicate(Frame& f, const std::string& key) {
+  ChildIndex& index = childIndex(f);
+  closeOpenChild(index);
   std::string pointer = pointerOf(f);
   pointer += '/';
   appendJsonPointerToken(pointer, key);
   int firstLine = 0;
-  for (std::size_t i = log_.size(); i-- > f.logStart;)
-    if (log_[i].live && log_[i].pointer == pointer) {
-      firstLine = log_[i].origin.keyPosition.line;
-      break;
-    }
+  const auto it = index.ranges.find(pointer.substr(f.ptrLen + 1));
+  // The last live entry of the key itself (the child's own node; the ones
+  // below it have longer pointers).
+  if (it != index.ranges.end())
+    for (auto r = it->second.rbegin(); r != it->second.rend() && firstLine == 0; ++r)
+      for (std::size_t i = std::min(r->end, log_.size()); i-- > r->begin;)
+        if (log_[i].live && log_[i].pointer.size() == pointer.size()) {
+          firstLine = log_[i].origin.keyPosition.line;
+          break;
+        }
   std::string message = "mapping key \"" + key + "\" already defined" +
                         (firstLine > 0 ? " at line " + std::to_string(firstLine) : std::string()) +
                         (lim_.rejectDuplicateKeys ? "" : "; kubectl keeps the last value");
@@ -75,6 +115,14 @@ json* Builder::mapSlot(Frame& f) {
     it->second = nullptr;
   }
   if (f.hadMerge) f.explicitKeys->insert(it->first);
+  if (f.children) {  // the child's entries, from its own, go to its range
+    ChildIndex& index = *f.children;
+    closeOpenChild(index);
+    index.openToken.clear();
+    appendJsonPointerToken(index.openToken, it->first);
+    index.openBegin = log_.size();
+    index.open = true;
+  }
   return &it->second;
 }
 
@@ -264,6 +312,8 @@ void Builder::applyMerge(Frame& target, const MergeSource& src) {
   const json& sv = src.anchor ? anchors_[src.anchor].value : src.value;
   const std::vector<RelEntry>& se = src.anchor ? anchors_[src.anchor].entries : src.entries;
   auto& obj = target.value->get_ref<json::object_t&>();
+  ChildIndex& index = childIndex(target);
+  closeOpenChild(index);
   rootMerged_ = rootMerged_ || &target == &frames_.front();
   if (!target.hadMerge) {
     target.hadMerge = true;
@@ -278,8 +328,10 @@ void Builder::applyMerge(Frame& target, const MergeSource& src) {
     }
   }
   const std::string prefix = pointerOf(target);
+  const std::size_t mergedBegin = log_.size();
   for (const RelEntry& e : se)
     if (!e.rel.empty()) log_.push_back(LogEntry{prefix + e.rel, e.origin, true});
+  indexEntries(index, log_, target.ptrLen, mergedBegin, log_.size());
   if (src.depth > 0) target.maxChildDepth = std::max(target.maxChildDepth, src.depth - 1);
 }
 

@@ -94,7 +94,8 @@ struct Section {
 // Splits like apimachinery's YAMLReader and pre-scans each section. A
 // section with a problem carries its error, and splitting goes on at the
 // next separator, so the sections after it are still parsed.
-std::vector<Section> splitSections(std::string_view s, const Limits& limits);
+// `s` starts at line `firstLine` of the text (a YAML rest after JSON).
+std::vector<Section> splitSections(std::string_view s, const Limits& limits, int firstLine = 1);
 
 // `s` without the white space Go's strings.TrimSpace removes.
 std::string_view trimGoSpace(std::string_view s);

@@ -315,6 +315,31 @@ class Prescan {
 
 bool isGoSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
+// Whether a line holds something (not blank, not only a comment).
+bool hasContent(std::string_view line) {
+  const std::size_t first = line.find_first_not_of(" \t\r");
+  return first != std::string_view::npos && line[first] != '#';
+}
+
+// The first line with content of a section, as go-yaml reads the section
+// alone: a directive ("%YAML 1.1") must be followed by "---" in the same
+// document, and kubectl's YAMLReader cut the stream at that "---"; a
+// document end marker ("...") cannot start a document. kubectl refuses
+// both and stops there.
+std::optional<ParseError> firstContentProblem(std::string_view line, int lineNumber) {
+  const std::string_view after = "; kubectl refuses it and stops there, applying none of the documents after it";
+  if (line.starts_with('%'))
+    return ParseError{{lineNumber, 1}, "did not find expected <document start>: a %YAML or %TAG directive needs \"---\" after "
+                                       "it in the same document, but kubectl cuts the stream at every \"---\" line, so it "
+                                       "reads the directive as a document of its own" + std::string(after) +
+                                       " (remove the directive)"};
+  if (line.starts_with("...") && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r'))
+    return ParseError{{lineNumber, 1}, "did not find expected node content: the document end marker \"...\" with no "
+                                       "document before it since the last \"---\"" + std::string(after) +
+                                       " (remove the \"...\" line)"};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view trimGoSpace(std::string_view s) {
@@ -331,24 +356,27 @@ std::string_view trimGoSpace(std::string_view s) {
 // next separator, so the sections after it are still parsed. An invalid
 // separator line ("--- !tag") is a section of its own holding the error:
 // the documents on both sides of it are parsed.
-std::vector<Section> splitSections(std::string_view s, const Limits& limits) {
+std::vector<Section> splitSections(std::string_view s, const Limits& limits, int firstLine) {
   std::vector<Section> sections;
   TextProblem bad = firstTextProblem(s);
   Prescan scan(s, limits);
   Section cur;
+  cur.firstLine = firstLine;
   bool curEmpty = true;
+  bool curHasContent = false;
   std::size_t pos = 0;
-  int line = 1;
+  int line = firstLine;
   auto close = [&](std::size_t end) {
     cur.end = end;
     cur.ascii = allAscii(s.substr(cur.begin, cur.end - cur.begin));
     sections.push_back(std::move(cur));
   };
-  auto open = [&](std::size_t begin, int firstLine) {
+  auto open = [&](std::size_t begin, int startLine) {
     cur = Section{};
     cur.begin = begin;
-    cur.firstLine = firstLine;
+    cur.firstLine = startLine;
     curEmpty = true;
+    curHasContent = false;
     scan.reset();
   };
   while (pos < s.size()) {
@@ -383,6 +411,10 @@ std::vector<Section> splitSections(std::string_view s, const Limits& limits) {
       cur.separatorLine = line;
     } else {
       curEmpty = false;
+      if (!curHasContent && hasContent(s.substr(pos, lineEnd - pos))) {
+        curHasContent = true;
+        if (!lineProblem) lineProblem = firstContentProblem(s.substr(pos, lineEnd - pos), line);
+      }
       if (lineProblem && !cur.error) cur.error = std::move(lineProblem);
       if (!cur.error) {
         try {

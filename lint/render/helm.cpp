@@ -137,11 +137,34 @@ class HelmRemapper final : public Remapper {
   std::map<std::string, std::vector<std::string>> templates_;
 };
 
-std::string lastLines(std::string text, std::size_t maxChars) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  if (text.size() > maxChars) text = "..." + text.substr(text.size() - maxChars);
-  for (char& c : text) c = c == '\n' ? ' ' : c;
-  return text;
+// Why helm template failed, on one line: from helm's "Error:" line on (what
+// comes before it is warnings), without helm's closing advice to run it
+// with --debug; at most kMaxHelmReason characters, kept from the front,
+// where a chart's own message says what to set. No "Error:" line: the tail.
+constexpr std::size_t kMaxHelmReason = 2000;
+std::string helmReason(const std::string& err) {
+  std::string text = err;
+  const std::size_t error = text.rfind("Error:", 0) == 0 ? 0 : text.find("\nError:");
+  if (error != std::string::npos) text.erase(0, error == 0 ? 0 : error + 1);
+  if (const std::size_t debug = text.find("\nUse --debug flag"); debug != std::string::npos) text.erase(debug);
+  std::string out;
+  for (char c : text) {  // line breaks and runs of blanks as one space
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() <= kMaxHelmReason) return out;
+  return error != std::string::npos ? out.substr(0, kMaxHelmReason) + "..." : "..." + out.substr(out.size() - kMaxHelmReason);
+}
+
+// A chart that refuses the namespace it was rendered into (NVIDIA's
+// device-plugin and DRA-driver charts refuse "default"): say how to choose.
+std::string namespaceHint(const std::string& reason, const RenderSettings& settings) {
+  if (reason.find("namespace") == std::string::npos) return "";
+  return settings.helmNamespace.empty()
+             ? " (rendered into helm's default namespace \"default\"; --namespace NS renders into another)"
+             : " (rendered into namespace \"" + settings.helmNamespace + "\", from --namespace)";
 }
 
 // helm template's refusal of a chart whose Chart.yaml dependencies are not in charts/ (helm 3 and 4:
@@ -169,6 +192,7 @@ FileReport skippedChart(const std::string& dir, std::string note) {
 FileReport lintChart(const std::string& dir, const std::string& helm, const std::vector<std::string>& valuesFiles,
                      const LintPolicy& policy, const RenderSettings& settings) {
   std::vector<std::string> argv{helm, "template", dir, "--kube-version", settings.kubeVersion};
+  if (!settings.helmNamespace.empty()) argv.insert(argv.end(), {"--namespace", settings.helmNamespace});
   for (const std::string& v : valuesFiles) {
     argv.push_back("--values");
     argv.push_back(v);
@@ -189,9 +213,10 @@ FileReport lintChart(const std::string& dir, const std::string& helm, const std:
   if (!rendered.ran || rendered.exitStatus != 0) {
     FileReport failed;
     failed.file = dir;
+    const std::string reason = rendered.ran ? helmReason(rendered.err) : rendered.error;
     failed.errors.push_back({chartFile, 0, 0,
-                             "cannot render the chart (helm template " + dir + "): " +
-                                 (rendered.ran ? lastLines(rendered.err, 400) : rendered.error)});
+                             "cannot render the chart (helm template " + dir + "): " + reason +
+                                 (rendered.ran ? namespaceHint(reason, settings) : "")});
     return failed;
   }
   HelmRemapper remapper(dir, rendered.out);

@@ -54,6 +54,10 @@ struct RenderSettings {
   // it helm takes the version compiled into it, older than the clusters
   // gpuguard judges for, and refuses charts that require a newer one.
   std::string kubeVersion = std::string(kDefaultKubeVersion);
+  // --namespace: the namespace helm template renders into (.Release.Namespace);
+  // empty: helm's own ("default", which NVIDIA's device-plugin and DRA-driver
+  // charts refuse).
+  std::string helmNamespace;
 };
 
 // A resource, base or component that kustomize would fetch: a URL

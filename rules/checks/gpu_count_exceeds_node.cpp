@@ -1,10 +1,11 @@
 // gpu-count-exceeds-node: one pod asking for more GPUs than any node holds.
-#include <array>
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
@@ -47,7 +48,9 @@ constexpr RuleDoc kDoc{
         "states the nodes' GPU count replaces maxGpusPerNode, in both directions: nvidia.com/gpu.count (GFD), "
         "karpenter.k8s.aws/instance-gpu-count or eks.amazonaws.com/instance-gpu-count (In: the largest value; "
         "Lt N: N - 1), or an instance type whose count is certain in node.kubernetes.io/instance-type "
-        "(Google Cloud a2-/a3- machine types name it, a2-megagpu-16g holds 16; p4d.24xlarge, p5.48xlarge hold 8); "
+        "(Google Cloud a2-/a3- machine types name it, a2-megagpu-16g holds 16; p4d.24xlarge, p5.48xlarge hold 8), "
+        "or a GKE accelerator in cloud.google.com/gke-accelerator (Compute Engine's largest machine for it: "
+        "nvidia-tesla-a100 16, nvidia-gb200 4, nvidia-tesla-t4, -p4 and -p100 4, the other current ones 8); "
         "the largest over the ORed terms, each term bounded by its smallest requirement.",
     .remediation =
         "Ask for at most maxGpusPerNode GPUs per pod and spread the work over several pods (a multi-node "
@@ -89,12 +92,30 @@ std::optional<long long> instanceTypeGpus(const std::string& type) {
   return std::nullopt;
 }
 
+// The most GPUs of a GKE accelerator (cloud.google.com/gke-accelerator) one
+// Compute Engine machine holds (Compute Engine "GPU machine types": A2
+// Standard a2-megagpu-16g: 16 A100 40GB; A2 Ultra, A3 High/Mega/Ultra, A4,
+// G2 (g2-standard-96), N1 with V100: 8; A4X: 4 GB200 GPUs; N1 with T4, P4 or
+// P100: 4). Other accelerators: nullopt, no bound.
+std::optional<long long> gkeAcceleratorGpus(std::string_view accelerator) {
+  static constexpr std::array<std::pair<std::string_view, long long>, 12> kMost{{
+      {"nvidia-tesla-a100", 16}, {"nvidia-a100-80gb", 8}, {"nvidia-h100-80gb", 8}, {"nvidia-h100-mega-80gb", 8},
+      {"nvidia-h200-141gb", 8},  {"nvidia-b200", 8},      {"nvidia-gb200", 4},     {"nvidia-l4", 8},
+      {"nvidia-tesla-v100", 8},  {"nvidia-tesla-t4", 4},  {"nvidia-tesla-p4", 4},  {"nvidia-tesla-p100", 4},
+  }};
+  for (const auto& [name, most] : kMost) {
+    if (name == accelerator) return most;
+  }
+  return std::nullopt;
+}
+
 // The most GPUs a node with these label values holds, from one requirement
 // of a term; nullopt when the requirement does not bound it.
 std::optional<long long> requirementBound(const NodeRequirement& r) {
   const bool countLabel = r.key == "nvidia.com/gpu.count" || r.key == "karpenter.k8s.aws/instance-gpu-count" ||
                           r.key == "eks.amazonaws.com/instance-gpu-count";
-  const bool typeLabel = r.key == "node.kubernetes.io/instance-type" || r.key == "beta.kubernetes.io/instance-type";
+  const bool typeLabel = r.key == "node.kubernetes.io/instance-type" || r.key == "beta.kubernetes.io/instance-type" ||
+                         r.key == "cloud.google.com/gke-accelerator";
   if (countLabel && r.op == "Lt" && r.values.size() == 1) {
     const auto n = parseGoInt(r.values.front());
     return n && *n > std::numeric_limits<long long>::min() ? std::optional<long long>(std::max(*n - 1, 0LL))
@@ -108,7 +129,7 @@ std::optional<long long> requirementBound(const NodeRequirement& r) {
       if (!isCanonicalUnsigned(v)) continue;  // matches no node's count
       n = std::stoll(v);
     } else {
-      n = instanceTypeGpus(v);
+      n = r.key == "cloud.google.com/gke-accelerator" ? gkeAcceleratorGpus(v) : instanceTypeGpus(v);
       if (!n) return std::nullopt;  // a type whose count is unknown: no bound
     }
     most = std::max(most, *n);

@@ -10,6 +10,7 @@
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
 #include "rules/support/k8s_objects.h"
+#include "rules/support/platform_evidence.h"
 #include "rules/support/toleration_near_miss.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/pod_constraints.h"
@@ -23,7 +24,9 @@ namespace {
 using nlohmann::json;
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
+constexpr std::array<std::string_view, 6> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints",
+                                                      "assumeExtendedResourceToleration",
+                                                      "assumePodTolerationRestriction", "platform"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-toleration",
@@ -45,7 +48,13 @@ constexpr RuleDoc kDoc{
         "webhook, which never sees the templates, decides by the same names). Device taints (KEP-5055) do not replace node taints: "
         "a pod whose GPUs all come from DRA claims still lands on the GPU nodes and needs their toleration, and "
         "the ExtendedResourceToleration admission plugin adds none for claims or deviceclass.resource.kubernetes.io "
-        "names. When the pod has tolerations but none matches, the finding names the closest and why it misses: "
+        "names. A pod that names its platform while the policy is the generic one (a node label only GKE, EKS or "
+        "AKS puts on its nodes - cloud.google.com/gke-*, eks.amazonaws.com/*, kubernetes.azure.com/*, "
+        "karpenter.azure.com/* - required by its node selection, or a toleration of AKS's documented GPU taint "
+        "sku=gpu:NoSchedule) is told which --platform judges it as that platform does; when that platform's "
+        "facts need no toleration of its own (GKE and EKS run ExtendedResourceToleration for nvidia.com/gpu "
+        "requests, AKS's taint is sku=gpu) the finding is a warning, not an error: the pod can only schedule on "
+        "that platform's nodes, but nothing proves the cluster is that platform. When the pod has tolerations but none matches, the finding names the closest and why it misses: "
         "a key a few letters off (or in another letter case), another effect, Equal with another value (or "
         "against a taint whose value the policy leaves open), an operator that is neither Exists nor Equal, or a "
         "matching toleration written inside a container. Matching follows Kubernetes' ToleratesTaint: an "
@@ -367,6 +376,33 @@ std::string unconfirmedNote(const CheckContext& ctx) {
          "pod schedules without the toleration";
 }
 
+// A pod that names its platform (a node label only GKE, EKS or AKS sets, or
+// AKS's GPU toleration) judged by the generic policy: the finding says which
+// --platform judges it as that platform does, and when the platform's own
+// facts (its preset) tolerate the taint for it - GKE's and EKS's
+// ExtendedResourceToleration plugin, AKS's sku=gpu taint - the finding is a
+// warning: the pod can only schedule there, yet the cluster is not known to be
+// that platform (anyone may label nodes), so it is not dropped either.
+struct NamedPlatform {
+  std::string note;
+  bool toleratedThere = false;
+};
+std::optional<NamedPlatform> namedPlatform(const CheckContext& ctx, const PodSite& site) {
+  if (ctx.policy.platform != "generic") return std::nullopt;  // the user said which platform
+  const std::optional<PlatformEvidence> evidence = platformNamedBy(site);
+  if (!evidence) return std::nullopt;
+  NamedPlatform named;
+  named.toleratedThere = untoleratedGpuTaints(site, asOnPlatform(ctx.policy, evidence->platform)).empty();
+  const std::string flag = "--platform " + std::string(evidence->platform) + " (policy key platform: " +
+                           std::string(evidence->platform) + ")";
+  const std::string title(evidence->title);
+  named.note = "; this verdict is the generic policy's, but the pod names " + title + " (" + evidence->what +
+               (named.toleratedThere ? "): judged as on " + title + " with " + flag +
+                                           " it needs no toleration of its own there, hence a warning"
+                                     : "): judge it as on " + title + " with " + flag);
+  return named;
+}
+
 class GpuMissingToleration final : public Rule {
  public:
   const RuleDoc& doc() const override { return kDoc; }
@@ -398,6 +434,9 @@ class GpuMissingToleration final : public Rule {
           reportQueuedByKueue(ctx.object, site, taint, *queue, out);
           continue;
         }
+        const std::optional<NamedPlatform> platform = namedPlatform(ctx, site);
+        const bool softer = judgedByNamesOnly(sources) || demand == Demand::Unconfirmed ||
+                            (platform && platform->toleratedThere);
         out.reportFixableWithDefault(
             site.tolerations.path,
             FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
@@ -406,9 +445,8 @@ class GpuMissingToleration final : public Rule {
                                  nearMissNote(site, taint) + misplacedNote(site.misplaced.tolerations, site.tolerations) +
                                  std::string(site.placementHint) + guessNote(sources) +
                                  (demand == Demand::Unconfirmed ? unconfirmedNote(ctx) : std::string()) +
-                                 namespaceDefaultsNote(ctx, taint)),
-            "", tolerationFix(ctx.object, site, taint),
-            judgedByNamesOnly(sources) || demand == Demand::Unconfirmed ? Severity::Warning : kDoc.defaultSeverity);
+                                 namespaceDefaultsNote(ctx, taint) + (platform ? platform->note : std::string())),
+            "", tolerationFix(ctx.object, site, taint), softer ? Severity::Warning : kDoc.defaultSeverity);
       }
       const json* tolerations = site.tolerations.value;
       if (!tolerations || !tolerations->is_array()) continue;

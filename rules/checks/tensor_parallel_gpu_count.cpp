@@ -221,12 +221,14 @@ GroupGpus groupGpus(const CheckContext& ctx, const PodSite& site, long long pods
 }
 
 // Whether Ray may place a replica's workers on other pods: a KubeRay object's
-// pods form a Ray cluster, and a container that runs `ray start` or names
+// pods form a Ray cluster (a RayJob's submitter pod runs on one), so do the
+// head and worker groups of a RayClusterSpec any other object embeds (AIBrix's
+// RayClusterFleet), and a container that runs `ray start` or names
 // RAY_ADDRESS joins one (reference §14.11).
 bool inRayCluster(const PodSite& site, const ServingLaunch& launch) {
   const bool kubeRay = site.ownerApiVersion.starts_with("ray.io/") &&
                        (site.ownerKind == "RayCluster" || site.ownerKind == "RayService" || site.ownerKind == "RayJob");
-  return kubeRay || launch.joinsRayCluster;
+  return kubeRay || site.inRayClusterSpec || launch.joinsRayCluster;
 }
 
 // TGI with --sharded true refuses to start on one GPU (find_num_shards).

@@ -5,7 +5,8 @@
 // operator's custom resource keeps its pods' scheduling fields and GPU
 // count when the generic answer is wrong: rules/pods/argo.cpp,
 // kserve.cpp (KServe and Knative Serving), trainjob.cpp (Kubeflow
-// Trainer), dynamo.cpp (NVIDIA Dynamo), spark.cpp, leaderworkerset.cpp.
+// Trainer), dynamo.cpp (NVIDIA Dynamo), nim.cpp (NVIDIA NIM operator),
+// spark.cpp, leaderworkerset.cpp.
 // Internal to the engine, as abseil's internal/: only rules/pod_specs.cpp
 // and rules/pods/ include it.
 #pragma once
@@ -42,6 +43,7 @@ struct Walker {
   std::size_t ownerChainIndex = 0;
   const nlohmann::json* specOfPod = nullptr;  // spec of the enclosing v1 Pod, if the owner is one
   std::optional<long long> groupSize;         // pods per group of the enclosing LeaderWorkerSet
+  bool inRayGroup = false;                    // under a RayClusterSpec's headGroupSpec or workerGroupSpecs
 
   // --- the generic walk (rules/pod_specs.cpp) ---
 
@@ -112,6 +114,10 @@ struct Walker {
   // --- NVIDIA Dynamo (rules/pods/dynamo.cpp) ---
   bool isDynamoService(const nlohmann::json& node) const;
   void addDynamoService(const nlohmann::json& service, const FieldPath& path);
+
+  // --- NVIDIA NIM operator (rules/pods/nim.cpp) ---
+  bool isNimServiceSpec(const nlohmann::json& node) const;
+  void addNimService(const nlohmann::json& spec, const FieldPath& path);
 
   // --- Spark (rules/pods/spark.cpp) ---
   bool isSparkPod(const nlohmann::json& node, std::string_view via) const;

@@ -7,7 +7,7 @@
 namespace gpuguard {
 
 std::span<const WorkloadKind> workloadKinds() {
-  static constexpr std::array<WorkloadKind, 21> kKinds{{
+  static constexpr std::array<WorkloadKind, 22> kKinds{{
       {"Pod", "v1", "spec", "containers[], initContainers[] (sidecars: restartPolicy Always) .resources"},
       {"PodTemplate", "v1", "template.spec", "containers[].resources"},
       {"Deployment, ReplicaSet, StatefulSet, DaemonSet", "apps/v1", "spec.template.spec", "containers[].resources"},
@@ -17,6 +17,9 @@ std::span<const WorkloadKind> workloadKinds() {
        "headGroupSpec.template.spec, workerGroupSpecs[].template.spec (RayService: under spec.rayClusterConfig, "
        "RayJob: spec.rayClusterSpec)",
        "containers[].resources; a worker group's pods form one Ray cluster with the head"},
+      {"RayClusterFleet, RayClusterReplicaSet (AIBrix)", "orchestration.aibrix.ai/v1alpha1",
+       "spec.template.spec (a RayClusterSpec: headGroupSpec, workerGroupSpecs[]); each replica is a RayCluster",
+       "containers[].resources; as in a RayCluster, a worker group's pods form one Ray cluster with the head"},
       {"PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob", "kubeflow.org/v1 (MPIJob v2beta1)",
        "spec.<kind>ReplicaSpecs.<role>.template.spec (MPIJob: spec.mpiReplicaSpecs)", "containers[].resources"},
       {"TrainJob", "trainer.kubeflow.org/v1alpha1",
@@ -44,7 +47,10 @@ std::span<const WorkloadKind> workloadKinds() {
        "spec.templates[] (container, script, containerSet: the template is the pod; spec.workflowSpec in a "
        "CronWorkflow)",
        "templates[].container.resources, .script.resources, .containerSet.containers[].resources"},
-      {"NIMService", "apps.nvidia.com/v1alpha1", "spec (the pod and its container at once)", "spec.resources"},
+      {"NIMService", "apps.nvidia.com/v1alpha1", "spec (the pod and its container at once)",
+       "spec.resources; spec.draResources (DRA: the operator makes them the pod's resourceClaims; an entry names "
+       "a ResourceClaim or ResourceClaimTemplate, or claimCreationSpec.devices[] ask count devices of "
+       "deviceClassName, gpu.nvidia.com by default)"},
       {"DynamoGraphDeployment", "nvidia.com/v1alpha1",
        "spec.services.<name>.extraPodSpec (a PodSpec), main container extraPodSpec.mainContainer; "
        "multinode.nodeCount pods run one replica",

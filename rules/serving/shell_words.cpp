@@ -4,6 +4,7 @@
 #include "text/templated.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <tuple>
 #include <unordered_map>
@@ -312,6 +313,104 @@ std::vector<Token> listTokens(const json& list, const FieldPath& path, const Env
   return out;
 }
 
+// --- what argv runs: wrappers, then a shell's options -----------------------
+
+// How a wrapper's options are written: the short and long ones that take a
+// value (attached, or as the next word), and the short ones that change what
+// runs in a way we do not follow (env -S splits a string into words).
+struct WrapperSyntax {
+  std::string_view shortWithValue;
+  std::span<const std::string_view> longWithValue;
+  std::string_view unreadable;
+};
+
+// The index of the first word after a wrapper's options (`--` consumed);
+// argv.size() when an unreadable option is among them.
+std::size_t afterWrapperOptions(const ShellCommand& argv, std::size_t i, const WrapperSyntax& syntax) {
+  for (; i < argv.size(); ++i) {
+    const std::string_view w = argv[i].text;
+    if (w == "--") return i + 1;
+    if (w == "-") continue;  // env: the same as -i
+    if (w.size() < 2 || w[0] != '-') return i;
+    if (w[1] == '-') {  // --long, --long=value or --long value
+      if (std::ranges::find(syntax.longWithValue, w) != syntax.longWithValue.end()) ++i;
+      if (w.starts_with("--split-string") && !syntax.unreadable.empty()) return argv.size();
+      continue;
+    }
+    for (std::size_t k = 1; k < w.size(); ++k) {
+      if (syntax.unreadable.find(w[k]) != std::string_view::npos) return argv.size();
+      if (syntax.shortWithValue.find(w[k]) == std::string_view::npos) continue;
+      if (k + 1 == w.size()) ++i;  // `-u NAME`: the value is the next word (else the rest of this one)
+      break;
+    }
+  }
+  return argv.size();
+}
+
+}  // namespace
+
+// The program argv runs past the wrappers that exec their operands:
+// `env [-i] [-u NAME] [NAME=VALUE]... PROGRAM`, `tini [-s -g -p SIG] -- PROGRAM`,
+// `dumb-init [-c] [-r s:r] -- PROGRAM` (their --help; coreutils env(1)).
+// Wrappers may nest (`tini -- env A=1 bash -c ...`). env -S splits a
+// string we do not read: then argv runs nothing we can see (argv.size()).
+std::size_t wrappedProgram(const ShellCommand& argv) {
+  static constexpr std::array<std::string_view, 2> kEnvLong{"--unset", "--chdir"};
+  static constexpr std::array<std::string_view, 1> kDumbInitLong{"--rewrite"};
+  static constexpr WrapperSyntax kEnv{"uC", kEnvLong, "S"};
+  static constexpr WrapperSyntax kTini{"pe", {}, {}};
+  static constexpr WrapperSyntax kDumbInit{"r", kDumbInitLong, {}};
+  std::size_t i = 0;
+  for (int wrappers = 0; i < argv.size() && wrappers < 8; ++wrappers) {
+    const std::string_view name = commandBaseName(argv[i].text);
+    if (name == "env") {
+      i = afterWrapperOptions(argv, i + 1, kEnv);
+      while (i < argv.size() && argv[i].text.find('=') != std::string::npos && argv[i].text[0] != '=') ++i;
+    } else if (name == "tini" || name == "tini-static") {
+      i = afterWrapperOptions(argv, i + 1, kTini);
+    } else if (name == "dumb-init") {
+      i = afterWrapperOptions(argv, i + 1, kDumbInit);
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// The -c script of a POSIX shell or bash started as argv[shell] (bash(1)
+// "OPTIONS"; POSIX sh: `sh -c [-abCefhimnuvx] [-o option]... [+...]
+// command_string [command_name [argument...]]`): options are combined short
+// flags after `-` or `+` (`-euxo`), each `o` or `O` taking the next word as
+// its value (`-o pipefail`); bash's long options (`--login`, `--rcfile FILE`)
+// come too; `--` or `-` ends them. With -c among them, the first word after
+// the options is the script.
+std::optional<std::size_t> shellScriptIndex(const ShellCommand& argv, std::size_t shell) {
+  bool commandMode = false;
+  std::size_t i = shell + 1;
+  while (i < argv.size()) {
+    const std::string& w = argv[i].text;
+    if (w == "--" || w == "-") {
+      ++i;
+      break;
+    }
+    if (w.starts_with("--")) {
+      i += (w == "--rcfile" || w == "--init-file") ? 2 : 1;
+      continue;
+    }
+    if (w.size() < 2 || (w[0] != '-' && w[0] != '+')) break;
+    std::size_t values = 0;  // words the `o`/`O` flags of this cluster take
+    for (std::size_t k = 1; k < w.size(); ++k) {
+      if (w[k] == 'c' && w[0] == '-') commandMode = true;
+      if (w[k] == 'o' || w[k] == 'O') ++values;
+    }
+    i += 1 + values;
+  }
+  if (!commandMode || i >= argv.size()) return std::nullopt;
+  return i;
+}
+
+namespace {
+
 // Whether the list at `it` holds a string with a '$' (what expandEnvReferences changes).
 bool holdsDollar(json::const_iterator it, json::const_iterator end) {
   if (it == end || !it->is_array()) return false;
@@ -339,18 +438,12 @@ ContainerCommands containerCommands(const ContainerRef& container) {
   }
   // A shell runs its -c script (none when it runs no -c script).
   const ShellCommand& argv = out.argv;
-  std::size_t first = 0;
-  if (!argv.empty() && commandBaseName(argv[0].text) == "env") first = 1;
+  const std::size_t first = wrappedProgram(argv);
   if (argv.size() > first && isShell(argv[first].text)) {
     out.runsShell = true;
-    for (std::size_t i = first + 1; i + 1 < argv.size(); ++i) {
-      const std::string& opt = argv[i].text;
-      if (opt.size() < 2 || opt[0] != '-' || opt[1] == '-') break;
-      if (opt.find('c') != std::string::npos) {
-        if (argv[i + 1].text.size() <= kMaxScript) {
-          std::tie(out.script, out.scriptBranches) = ScriptSplitter(argv[i + 1].text, argv[i + 1].path).split();
-        }
-        break;
+    if (const std::optional<std::size_t> at = shellScriptIndex(argv, first)) {
+      if (argv[*at].text.size() <= kMaxScript) {
+        std::tie(out.script, out.scriptBranches) = ScriptSplitter(argv[*at].text, argv[*at].path).split();
       }
     }
   }

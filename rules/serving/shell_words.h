@@ -6,6 +6,8 @@
 // kubernetes-gpu-semantics.md §12, §15.8.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +58,15 @@ struct ContainerCommands {
 };
 
 ContainerCommands containerCommands(const ContainerRef& container);
+
+// Where the program argv runs starts, past `env`, `tini` and `dumb-init`
+// and their options (argv.size() when nothing we can read runs).
+std::size_t wrappedProgram(const ShellCommand& argv);
+
+// The index of the -c script of the shell at argv[shell], read with the
+// shell's option syntax (`bash -o pipefail -c`, `bash -lc --`, `bash --login
+// -c`); none when the shell runs no -c script.
+std::optional<std::size_t> shellScriptIndex(const ShellCommand& argv, std::size_t shell);
 
 // Whether two of the given script commands (indexes into `script`) sit in
 // different branches of one if/elif/else, case or `||` list, so that at most

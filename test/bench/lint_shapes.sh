@@ -33,19 +33,21 @@
 # containers, each a fix: N edits in one file, the file rewritten), claims
 # (one pod whose one container lists all of its 10N resourceClaims), groups
 # (a RayCluster of 5N GPU worker groups, each lacking the toleration: a
-# finding per pod template). The last two are scaled up so that their small
-# size is above the timer's floor.
+# finding per pod template), dupkeys (one pod whose 10N labels are each
+# written twice: a duplicate-key warning each), mergelist (one pod whose
+# labels merge one anchor through a list of 20N aliases). The last four are
+# scaled up so that their small size is above the timer's floor.
 # CPU times below 50 ms count as 50 ms, so that timer resolution cannot
 # fake a ratio.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-N=1000 CHECK=0 LIMIT=25 MEMLIMIT=3 GROWLIMIT=8 FORMAT=text SHAPES=list,multidoc,jsonstream,jsonarray,fix,claims,groups
+N=1000 CHECK=0 LIMIT=25 MEMLIMIT=3 GROWLIMIT=8 FORMAT=text SHAPES=list,multidoc,jsonstream,jsonarray,fix,claims,groups,dupkeys,mergelist
 while getopts "n:cl:m:g:f:s:h" o; do
   case $o in
     n) N=$OPTARG ;; c) CHECK=1 ;; l) LIMIT=$OPTARG ;; m) MEMLIMIT=$OPTARG ;; g) GROWLIMIT=$OPTARG ;;
     f) FORMAT=$OPTARG ;; s) SHAPES=$OPTARG ;;
-    *) sed -n '2,39p' "$0"; exit 2 ;;
+    *) sed -n '2,41p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -94,6 +96,15 @@ elif shape == "groups":
         {"name": "w", "image": image, "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}
     out.write(json.dumps({"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rc", "namespace": "ml"},
         "spec": {"workerGroupSpecs": [group(i) for i in range(n * 5)]}}))
+elif shape == "dupkeys":
+    out.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n  labels:\n")
+    for value in ("a", "b"):
+        out.write("".join(f"    key-{i}: {value}\n" for i in range(n * 10)))
+    out.write(f"spec:\n  containers:\n  - name: c\n    image: {image}\n")
+elif shape == "mergelist":
+    out.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n  annotations: &m {a: b}\n")
+    out.write("  labels:\n    <<: [" + ", ".join(["*m"] * (n * 20)) + "]\n")
+    out.write(f"spec:\n  containers:\n  - name: c\n    image: {image}\n")
 elif shape == "fix":
     out.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  containers:\n")
     for i in range(n):

@@ -258,7 +258,7 @@ TEST_F(LintClusterPendingTest, BadUsageIsExit2WithTheReasonAndAsksTheClusterNoth
       {{"--pending"}, "--pending asks the live cluster: add --cluster (for files, use --nodes FILE)"},
       {{"--cluster", "--pending", "pod.yaml"}, "--pending reads the Pending pods from the cluster, not from PATH (got pod.yaml)"},
       {{"--cluster", "--pending", "-n", "ml", "-A"}, "give --namespace or --all-namespaces, not both"},
-      {{"--cluster", "-A", "pod.yaml"}, "--namespace and --all-namespaces go with --pending"},
+      {{"--cluster", "-A", "pod.yaml"}, "--all-namespaces goes with --pending"},
       {{"--cluster", "--pending", "-n"}, "-n needs a value"},
       {{"--cluster", "--pending", "--format", "sarif=x.sarif"}, "--pending prints one report (--format text or json)"},
   };

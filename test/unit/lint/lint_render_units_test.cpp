@@ -2,7 +2,10 @@
 // version gpuguard judges for, also with --fix and when only its values file
 // changed; a library chart renders nothing and is no error; a kustomization
 // with helmCharts is rendered with --enable-helm, and kustomize's reason for
-// a failure is kept. Fake renderers on PATH record how they were called.
+// a failure is kept; --namespace sets the namespace a chart is rendered
+// into, and helm's reason is kept from its "Error:" sentence on; a unit named
+// with a trailing slash counts its objects. Fake renderers on PATH record how
+// they were called.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +134,65 @@ TEST(LintRenderUnits, KustomizesReasonOnItsLastLineIsKept) {
   EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("error: trouble configuring builtin HelmChartInflationGenerator with config: ` "
                                "chartHome: charts name: parent ... `: must specify --enable-helm"));
+}
+
+// Red team 33 C8: NVIDIA's device-plugin and DRA-driver charts refuse the
+// namespace "default" (templates/validation.yml); helm users give -n.
+TEST(LintRenderUnits, NamespaceSetsTheNamespaceAChartIsRenderedInto) {
+  TempDir dir;
+  writeScript(dir, "helm", recordingRenderer(dir, kGoodPod));
+  writeChart(dir, "chart");
+  EXPECT_EQ(runLintWithFakes({"--namespace", "nvidia-device-plugin", "chart"}, dir).exitCode, 0);
+  EXPECT_EQ(readFile(dir.path() / "args"), "template chart --kube-version 1.37.0 --namespace nvidia-device-plugin\n");
+  fs::remove(dir.path() / "args");
+  EXPECT_EQ(runLintWithFakes({"-n", "gpu", "chart"}, dir).exitCode, 0);
+  EXPECT_EQ(readFile(dir.path() / "args"), "template chart --kube-version 1.37.0 --namespace gpu\n");
+}
+
+TEST(LintRenderUnits, AChartRefusingTheDefaultNamespaceSaysHowToChooseAnother) {
+  TempDir dir;
+  writeScript(dir, "helm",
+              "echo \"Error: execution error at (nvidia-device-plugin/templates/validation.yml:19:4): Running in the "
+              "'default' namespace is not recommended. Set 'allowDefaultNamespace=true' to bypass this error.\" >&2\n"
+              "echo 'Use --debug flag to render out invalid YAML' >&2\nexit 1\n");
+  writeChart(dir, "chart");
+  const RunResult r = runLintWithFakes({"chart"}, dir);
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Set 'allowDefaultNamespace=true' to bypass this error. (rendered into helm's default "
+                               "namespace \"default\"; --namespace NS renders into another)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("--debug")));
+}
+
+// Red team 33 C9: the DRA driver chart's reason is a page long; the sentence
+// that says what to set is in its middle, the tail is background.
+TEST(LintRenderUnits, HelmsReasonIsKeptFromItsErrorLineNotCutToItsTail) {
+  TempDir dir;
+  std::string background;
+  for (int i = 0; i < 12; ++i) background += "Once KEP 5004 has reached GA, this DRA driver will honour requests. ";
+  writeScript(dir, "helm",
+              "echo 'walk.go:74: found symbolic link in path' >&2\n"
+              "printf 'Error: execution error at (dra-driver-nvidia-gpu/templates/validation.yaml:42:4): \\n\\n"
+              "The default value of resources.gpus.enabled is true.\\n\\nyou must also:\\n\\n"
+              "    --set gpuResourcesEnabledOverride=true\\n\\n" + background + "\\n' >&2\nexit 1\n");
+  writeChart(dir, "chart");
+  const RunResult r = runLintWithFakes({"chart"}, dir);
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cannot render the chart (helm template chart): Error: execution error at "
+                               "(dra-driver-nvidia-gpu/templates/validation.yaml:42:4): The default value of "
+                               "resources.gpus.enabled is true. you must also: --set gpuResourcesEnabledOverride=true "
+                               "Once KEP 5004"));
+  EXPECT_THAT(r.out, Not(HasSubstr("walk.go")));
+}
+
+// Red team 33 C10: "dir/" (shell completion) named a chart whose objects were
+// linted, yet the run said it held none.
+TEST(LintRenderUnits, AUnitNamedWithATrailingSlashCountsItsObjects) {
+  TempDir dir;
+  writeScript(dir, "helm", recordingRenderer(dir, kGoodPod));
+  writeChart(dir, "chart");
+  const RunResult r = runLintWithFakes({"--fail-on-empty", "chart/"}, dir);
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("no Kubernetes objects found")));
 }
 
 }  // namespace

@@ -180,11 +180,90 @@ TEST(LintJson, AJsonManifestIsJudgedWithJsonPositions) {
   EXPECT_EQ(f["column"], 47);
 }
 
-TEST(LintJson, YamlWrittenAfterABraceIsAnErrorThatSaysWhy) {
-  const RunResult r = runLint({"-"}, "{apiVersion: v1, kind: Pod}\n");
+// Red team 33 C4: since kubectl 1.33 (kubernetes/kubernetes#130666) a text
+// that starts with '{' but is not JSON is read as YAML: flow-style YAML,
+// kubectl's own -o kyaml output without its "---", JSON with a comment or a
+// trailing comma. Each asks 0.5 GPU: the finding proves it was read.
+TEST(LintJson, WhatStartsWithABraceButIsNotJsonIsReadAsYamlAsKubectlDoes) {
+  const std::string limits = "resources: {limits: {nvidia.com/gpu: \"0.5\"}}";
+  const std::vector<std::string> texts = {
+      "{apiVersion: v1, kind: Pod, metadata: {name: flow1}, spec: {containers: [{name: c, image: busybox, " + limits + "}]}}\n",
+      "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"flow2\"}, # a comment\n"
+      " \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"busybox\", " + limits + "}]}}\n",
+      "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"flow3\"}, \"spec\": {\"containers\": "
+      "[{\"name\": \"c\", \"image\": \"busybox\", " + limits + "}],}}\n",
+      "{\n  kind: \"Pod\",\n  apiVersion: \"v1\",\n  metadata: {\n    name: \"kyaml\",\n  },\n  spec: {\n"
+      "    containers: [{\n      name: \"c\",\n      image: \"busybox\",\n      " + limits + ",\n    }],\n  },\n}\n",
+  };
+  for (const std::string& text : texts) {
+    const RunResult r = runLint({"--format", "json", "-"}, text);
+    EXPECT_EQ(r.exitCode, 1) << text << r.out << r.err;
+    const json j = parseJson(r);
+    EXPECT_TRUE(j["errors"].empty()) << text << r.out;
+    EXPECT_FALSE(findingOf(j, "gpu-fractional").is_null()) << text << r.out;
+  }
+}
+
+// A JSON object, "---" and YAML documents: kubectl reads them all.
+TEST(LintJson, YamlDocumentsAfterOneJsonObjectAreJudgedAtTheirLines) {
+  const std::string text =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"v1\"},\"spec\":{\"containers\":[{\"name\":"
+      "\"c\",\"image\":\"busybox\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"0.5\"}}}]}}\n---\n" +
+      std::string(kFractionalPod);
+  const RunResult r = runLint({"--format", "json", "-"}, text);
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  const json j = parseJson(r);
+  EXPECT_TRUE(j["errors"].empty()) << r.out;
+  std::vector<int> lines;
+  for (const json& f : j["findings"])
+    if (f["rule"] == "gpu-fractional") lines.push_back(f["line"].get<int>());
+  EXPECT_THAT(lines, ElementsAre(1, 19)) << r.out;  // kFractionalPod's line 17, after two lines
+}
+
+// After two JSON objects kubectl reads the stream as JSON to its end.
+TEST(LintJson, YamlAfterTwoJsonObjectsIsAnErrorThatSaysWhy) {
+  const RunResult r = runLint({"-"}, "{\"kind\": \"ConfigMap\"}\n{\"kind\": \"ConfigMap\"}\n{kind: Pod}\n");
   EXPECT_EQ(r.exitCode, 2);
-  EXPECT_THAT(r.out, HasSubstr("<stdin>:1:2: error: invalid character 'a' looking for beginning of object key string; "
-                               "the input starts with '{', so kubectl reads it as JSON, not YAML"));
+  EXPECT_THAT(r.out, HasSubstr("<stdin>:3:2: error: invalid character 'k' looking for beginning of object key string; "
+                               "the stream starts with two JSON objects, so kubectl reads the rest as JSON too, not YAML"));
+}
+
+// Neither JSON nor YAML: the YAML error, and JSON's as kubectl reports it.
+TEST(LintJson, ATextThatIsNeitherNamesBothReasons) {
+  const RunResult r = runLint({"-"}, "{\"kind\": \"Pod\", \"spec\": [}\n");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_THAT(r.out, HasSubstr("(the text starts with '{': kubectl reads it as JSON first, and that fails too: "
+                               "invalid character '}' looking for beginning of value at line 1, column 26)"));
+}
+
+// Red team 33 C5: kubectl v1.35 refuses a %YAML directive (its YAMLReader
+// cuts the "---" after it away) and a document that is only "...", and
+// stops there; the documents around them are still judged here.
+TEST(LintStreams, ADirectiveOrAnEndMarkerAloneIsAnInputErrorAsForKubectl) {
+  const RunResult directive = runLint({"-"}, "%YAML 1.1\n---\n" + std::string(kFractionalPod));
+  EXPECT_EQ(directive.exitCode, 2) << directive.out;
+  EXPECT_THAT(directive.out, HasSubstr("<stdin>:1:1: error: did not find expected <document start>: a %YAML or %TAG "
+                                       "directive needs \"---\" after it in the same document"));
+  EXPECT_THAT(directive.out, HasSubstr("[gpu-fractional]"));
+  const RunResult dots = runLint({"-"}, std::string(kGoodPod) + "---\n...\n---\n" + kFractionalPod);
+  EXPECT_EQ(dots.exitCode, 2) << dots.out;
+  EXPECT_THAT(dots.out, HasSubstr("<stdin>:19:1: error: did not find expected node content: the document end marker"));
+  EXPECT_THAT(dots.out, HasSubstr("[gpu-fractional]"));
+  // After a document, "..." ends it: fine for kubectl.
+  EXPECT_EQ(runLint({"-"}, std::string(kGoodPod) + "...\n").exitCode, 0);
+}
+
+// Red team 33 C5: kubectl cannot open a list inside a List ("*unstructured.
+// Unstructured is not a list") and applies none of the file.
+TEST(LintStreams, AListHoldingAListIsAnInputError) {
+  const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}})";
+  const RunResult r =
+      runLint({"-"}, R"({"apiVersion":"v1","kind":"List","items":[)" + pod + R"(,
+ {"apiVersion":"v1","kind":"PodList","items":[)" + pod + "]}]}\n");
+  EXPECT_EQ(r.exitCode, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("<stdin>:2:2: error: item 1 of the List is itself a list (kind PodList, with items): "
+                               "kubectl refuses the whole file"));
+  EXPECT_EQ(runLint({"-"}, R"({"apiVersion":"v1","kind":"List","items":[)" + pod + "]}\n").exitCode, 0);
 }
 
 // --- hostile inputs and outputs ---------------------------------------------------------

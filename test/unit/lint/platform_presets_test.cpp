@@ -157,7 +157,10 @@ TEST(LintPlatform, ThePlatformFlagAppliesThePreset) {
             "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
             "  nodeSelector: {cloud.google.com/gke-gpu-driver-version: latest}\n"
             "  containers:\n  - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}\n");
-  EXPECT_EQ(runLint({"pod.yaml"}, "", dir.str()).exitCode, 1);  // no toleration, no GFD driver pin
+  // Generic: no toleration (a warning naming --platform gke: the pod selects a GKE label), no GFD driver pin.
+  const RunResult generic = runLint({"--fail-on", "warning", "pod.yaml"}, "", dir.str());
+  EXPECT_EQ(generic.exitCode, 1);
+  EXPECT_THAT(generic.out, HasSubstr("--platform gke"));
   const RunResult gke = runLint({"--platform", "gke", "pod.yaml"}, "", dir.str());
   EXPECT_EQ(gke.exitCode, 0) << gke.out << gke.err;
 }

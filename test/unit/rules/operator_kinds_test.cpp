@@ -16,6 +16,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using testing::judgeFile;
 using testing::judgeYaml;
 using testing::only;
 using testing::onlyRules;
@@ -181,6 +182,54 @@ TEST(KnativeService, OtherKindsGetNoKnativeNote) {
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
       "  - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}\n";
   for (const Finding& f : judgeYaml(pod)) EXPECT_THAT(f.message(), ::testing::Not(HasSubstr("Knative"))) << f.rule;
+}
+
+// --- NIMService (apps.nvidia.com/v1alpha1): GPUs through DRA -----------------
+
+// Red team 33 C6 (NVIDIA/k8s-nim-operator config/samples/nim/serving/advanced/dra):
+// the operator makes spec.draResources the pod's resourceClaims, so a NIMService
+// asking a GPU that way needs what a Deployment with that claim needs.
+const std::string kGpuClaimTemplate =
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpu-template}\nspec:\n"
+    "  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+    "        exactly: {allocationMode: ExactCount, count: 1, deviceClassName: gpu.nvidia.com}\n---\n";
+
+std::string nimService(const std::string& draResources) {
+  return "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: llm}\nspec:\n"
+         "  image: {repository: nvcr.io/nim/meta/llama-3.2-1b-instruct, tag: \"1.12.0\"}\n  replicas: 1\n"
+         "  draResources:\n" + draResources;
+}
+
+const Policy kPlacementRules = onlyRules({"gpu-missing-toleration", "gpu-missing-driver-pin"});
+
+TEST(NimService, ADraResourceNamingAGpuClaimTemplateIsJudgedLikeThePodsResourceClaims) {
+  const auto nim = judgeFile(kGpuClaimTemplate + nimService("  - resourceClaimTemplateName: gpu-template\n"),
+                             kPlacementRules);
+  EXPECT_THAT(rulesHit(nim), ElementsAre("gpu-missing-toleration", "gpu-missing-driver-pin"));
+  const std::string deployment =
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm}\nspec:\n  template:\n    spec:\n"
+      "      resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu-template}]\n"
+      "      containers:\n      - name: c\n        image: nvcr.io/nim/meta/llama-3.2-1b-instruct:1.12.0\n"
+      "        resources: {claims: [{name: gpu}]}\n";
+  const auto same = judgeFile(kGpuClaimTemplate + deployment, kPlacementRules);
+  ASSERT_EQ(nim.size(), same.size());
+  for (std::size_t i = 0; i < nim.size(); ++i) EXPECT_EQ(nim[i].severity, same[i].severity) << nim[i].rule;
+  EXPECT_EQ(nim[0].field(), "spec.tolerations");
+}
+
+TEST(NimService, AClaimCreationSpecAsksItsDevicesOfGpuNvidiaComByDefault) {
+  const std::string created = "  - claimCreationSpec:\n      devices:\n      - name: gpu\n";
+  EXPECT_THAT(rulesHit(judgeYaml(nimService(created), onlyRules({"gpu-missing-toleration"}))),
+              ElementsAre("gpu-missing-toleration"));
+  const std::string otherVendor =
+      "  - claimCreationSpec:\n      devices:\n      - {name: gpu, deviceClassName: gpu.amd.com}\n";
+  EXPECT_THAT(judgeYaml(nimService(otherVendor), kPlacementRules), IsEmpty());
+}
+
+TEST(NimService, WithItsGpuTolerationADraNimServiceIsFine) {
+  const std::string tolerated = nimService("  - resourceClaimTemplateName: gpu-template\n") +
+                                "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n";
+  EXPECT_THAT(judgeFile(kGpuClaimTemplate + tolerated, onlyRules({"gpu-missing-toleration"})), IsEmpty());
 }
 
 // --- the documented kinds --------------------------------------------------------

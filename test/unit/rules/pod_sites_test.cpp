@@ -514,6 +514,25 @@ TEST(SingleContainerSites, AnObjectThatIsAlsoThePodKeepsItsOwnFields) {
   EXPECT_THAT(schedulingFindings(yaml), IsEmpty());
 }
 
+TEST(PodSites, TheHeadAndWorkerGroupsOfARayClusterSpecAreMarkedWhateverObjectEmbedsIt) {
+  // AIBrix's RayClusterFleet: spec.template.spec is a KubeRay RayClusterSpec.
+  const auto fleet = nlohmann::json::parse(R"({"apiVersion":"orchestration.aibrix.ai/v1alpha1",
+    "kind":"RayClusterFleet","spec":{"template":{"spec":{
+      "headGroupSpec":{"template":{"spec":{"containers":[{"name":"head"}]}}},
+      "workerGroupSpecs":[{"template":{"spec":{"containers":[{"name":"worker"}]}}}]}}}})");
+  const auto sites = findPodSites(fleet);  // it points into `fleet`
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_TRUE(sites[0].inRayClusterSpec);
+  EXPECT_TRUE(sites[1].inRayClusterSpec);
+  EXPECT_EQ(sites[1].specPath.apiPath(), "spec.template.spec.workerGroupSpecs[0].template.spec");
+
+  const auto deployment = nlohmann::json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}})");
+  const auto plain = findPodSites(deployment);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_FALSE(plain[0].inRayClusterSpec);
+}
+
 TEST(PodSites, HostileNestingIsBoundedNotRecursedForever) {
   nlohmann::json deep = nlohmann::json::object();
   nlohmann::json* cur = &deep;

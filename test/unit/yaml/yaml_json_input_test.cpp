@@ -1,6 +1,7 @@
 // JSON manifests, specified by example: kubectl (apimachinery's
 // YAMLOrJSONDecoder) reads a stream whose first non-space character is '{'
-// with encoding/json, not with the YAML parser, and so does parseStream.
+// with encoding/json, and so does parseStream; since kubectl 1.33, what is
+// not JSON there is read as YAML, unless two JSON objects came first.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -41,14 +42,39 @@ y::ParseError errorOf(const std::string& text) {
 
 // --- which inputs are JSON ---------------------------------------------------
 
-TEST(JsonInput, AStreamStartingWithABraceIsJsonSoYamlSyntaxIsAnError) {
-  // As YAML this is a flow mapping; kubectl's JSON decoder rejects it.
-  y::ParseError e = errorOf("{apiVersion: v1, kind: Pod}\n");
-  EXPECT_EQ(e.position, at(1, 2));
-  EXPECT_NE(e.message.find("invalid character 'a' looking for beginning of object key string"), std::string::npos)
+// Red team 33 C4 (kubernetes/kubernetes#130666): flow-style YAML, JSON with
+// a comment or a trailing comma fail as JSON, so kubectl reads them as YAML.
+TEST(JsonInput, AStreamStartingWithABraceThatIsNotJsonIsReadAsYaml) {
+  EXPECT_EQ(parseOne("{apiVersion: v1, kind: Pod}\n").value, json({{"apiVersion", "v1"}, {"kind", "Pod"}}));
+  EXPECT_EQ(parseOne("  \n{\"a\": 1, # comment\n}").value, json({{"a", 1}}));
+  y::Document trailing = parseOne("{\"a\": [1, 2,],\n \"b\": 010,}\n");
+  EXPECT_EQ(trailing.value, json({{"a", {1, 2}}, {"b", 8}}));  // YAML's rules now: 010 is octal
+  EXPECT_EQ(trailing.sources.find("/b")->position, at(2, 7));
+}
+
+// After one JSON value kubectl turns to YAML at the next line; after two it
+// stays JSON to the end.
+TEST(JsonInput, OneJsonObjectThenYamlDocumentsAreAllRead) {
+  y::ParseResult r = y::parseStream("{\"kind\": \"Pod\"}\n---\nkind: Job\nspec: {a: 1}\n---\nkind: Job2\n");
+  EXPECT_FALSE(r.error) << describe(r);
+  ASSERT_EQ(r.documents.size(), 3u);
+  EXPECT_EQ(r.documents[0].value, json({{"kind", "Pod"}}));
+  EXPECT_EQ(r.documents[1].value, json({{"kind", "Job"}, {"spec", {{"a", 1}}}}));
+  EXPECT_EQ(r.documents[1].sources.find("/spec/a")->position, at(4, 11));
+  EXPECT_EQ(r.documents[2].value, json({{"kind", "Job2"}}));
+  y::ParseError e = errorOf("{\"a\": 1}\n{\"b\": 2}\n{c: 3}\n");
+  EXPECT_EQ(e.position, at(3, 2));
+  EXPECT_NE(e.message.find("the stream starts with two JSON objects, so kubectl reads the rest as JSON too"),
+            std::string::npos)
       << e.message;
-  EXPECT_NE(e.message.find("kubectl reads it as JSON"), std::string::npos) << e.message;
-  EXPECT_EQ(errorOf("  \n\t{\"a\": 1, # comment\n}").position, at(2, 11));
+}
+
+TEST(JsonInput, NeitherJsonNorYamlNamesBothReasons) {
+  y::ParseError e = errorOf("{\"a\": [}\n");
+  EXPECT_NE(e.message.find("kubectl reads it as JSON first, and that fails too: invalid character '}' looking for "
+                           "beginning of value at line 1, column 8"),
+            std::string::npos)
+      << e.message;
 }
 
 TEST(JsonInput, OnlyABraceSwitchesToJsonNotABracketNorACommentFirst) {
@@ -124,14 +150,16 @@ TEST(JsonInput, ADuplicateKeyKeepsTheLastValueWithTheSameWarningAsYaml) {
 
 // --- what kubectl rejects ---------------------------------------------------------
 
-TEST(JsonInput, WhatJsonForbidsIsAnErrorWithItsPosition) {
-  EXPECT_EQ(errorOf("{\"a\": 1,}").position, at(1, 9));                          // trailing comma
-  EXPECT_EQ(errorOf("{\"a\": 010}").position, at(1, 8));                         // leading zero
-  EXPECT_EQ(errorOf("{'a': 1}").position, at(1, 2));                             // single quotes
-  EXPECT_EQ(errorOf("{\"a\": \"x\ty\"}").position, at(1, 9));                    // raw tab in a string
-  EXPECT_EQ(errorOf("{\"a\": tru}").position, at(1, 10));                        // broken literal
-  EXPECT_EQ(errorOf("{\"a\": 1}\n---\n{\"b\": 2}").position, at(2, 2));          // no YAML separators
-  EXPECT_NE(errorOf("{\"a\": 1").message.find("unexpected end of JSON input"), std::string::npos);
+// After two JSON objects kubectl no longer turns to YAML.
+TEST(JsonInput, AfterTwoObjectsWhatJsonForbidsIsAnErrorWithItsPosition) {
+  const std::string two = "{}\n{\"b\": 2}\n";
+  EXPECT_EQ(errorOf(two + "{\"a\": 1,}").position, at(3, 9));                 // trailing comma
+  EXPECT_EQ(errorOf(two + "{\"a\": 010}").position, at(3, 8));                // leading zero
+  EXPECT_EQ(errorOf(two + "{'a': 1}").position, at(3, 2));                    // single quotes
+  EXPECT_EQ(errorOf(two + "{\"a\": \"x\ty\"}").position, at(3, 9));           // raw tab in a string
+  EXPECT_EQ(errorOf(two + "{\"a\": tru}").position, at(3, 10));               // broken literal
+  EXPECT_EQ(errorOf(two + "{\"a\": 1}\n---\n{\"b\": 2}").position, at(4, 2));  // no YAML separators
+  EXPECT_NE(errorOf(two + "{\"a\": 1").message.find("unexpected end of JSON input"), std::string::npos);
 }
 
 TEST(JsonInput, ANumberBeyondFloat64IsAnErrorAsInKubectl) {
@@ -141,11 +169,11 @@ TEST(JsonInput, ANumberBeyondFloat64IsAnErrorAsInKubectl) {
 }
 
 TEST(JsonInput, ValuesBeforeASyntaxErrorAreKept) {
-  y::ParseResult r = y::parseStream("{\"a\": 1}\n{\"b\": }\n{\"c\": 3}\n");
+  y::ParseResult r = y::parseStream("{\"a\": 1}\n{\"b\": 2}\n{\"c\": }\n{\"d\": 3}\n");
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.error->position, at(2, 7));
+  EXPECT_EQ(r.error->position, at(3, 7));
   ASSERT_EQ(r.errors.size(), 1u);  // encoding/json cannot resynchronise after an error
-  ASSERT_EQ(r.documents.size(), 1u);
+  ASSERT_EQ(r.documents.size(), 2u);
   EXPECT_EQ(r.documents[0].value, json({{"a", 1}}));
 }
 

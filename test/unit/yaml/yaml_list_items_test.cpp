@@ -233,12 +233,17 @@ TEST(ListItems, OfAJsonListTooKindAfterItemsOrNot) {
   const std::string notList = R"({"apiVersion": "v1", "items": [)" + pod + R"(], "kind": "Template"})";
   const std::string twice = R"({"kind": "List", "items": [1], "items": [2]})";
   EXPECT_THAT(expectSameAsWhole(notList + "\n" + twice + "\n" + list), ElementsAre(0u, 0u, 2u));
-  // A syntax error inside a List stops the stream there, as it does whole.
-  const Streamed broken = readWithItems(list + "\n" + R"({"kind": "List", "items": [)" + pod + ",\n{\"a\": tru}]}");
-  EXPECT_EQ(broken.discards, 1);
-  ASSERT_EQ(broken.result.errors.size(), 1u);
-  EXPECT_EQ(broken.result.errors[0].position.line, 4);
-  expectSameAsWhole(list + "\n" + R"({"kind": "List", "items": [)" + pod + ",\n{\"a\": tru}]}");
+  // A syntax error inside a List after two JSON objects (kubectl no longer
+  // turns to YAML) stops the stream there, as it does whole.
+  const std::string broken = list + "\n" + list + "\n" + R"({"kind": "List", "items": [)" + pod + ",\n{\"a\": tru}]}";
+  const Streamed streamed = readWithItems(broken);
+  EXPECT_EQ(streamed.discards, 1);
+  ASSERT_EQ(streamed.result.errors.size(), 1u);
+  EXPECT_EQ(streamed.result.errors[0].position.line, 6);
+  expectSameAsWhole(broken);
+  // After one, the rest is read as YAML (`tru` a string), its items handed over too.
+  EXPECT_THAT(expectSameAsWhole(list + "\n" + R"({"kind": "List", "items": [)" + pod + ",\n{\"a\": tru}]}"),
+              ElementsAre(2u, 2u));
 }
 
 TEST(ListItems, AreNotHandedOverWithoutADocumentSinkOrFromATextReadWhole) {

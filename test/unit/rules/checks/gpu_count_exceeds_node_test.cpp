@@ -230,6 +230,26 @@ TEST(GpuCountExceedsNode, A16GpuMachineTypeHolds16) {
   EXPECT_THAT(f[0].message(), Not(HasSubstr("maxGpusPerNode: 8")));
 }
 
+// Red team 33 C11: GKE's a2-megagpu-16g holds 16 A100 40GB (nvidia-tesla-a100);
+// with --platform gke (or without) 16 of them fit one node.
+TEST(GpuCountExceedsNode, AGkeAcceleratorBoundsThePodByItsLargestMachine) {
+  const std::string a100 = "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-a100}\n";
+  EXPECT_THAT(judgeYaml(selectedPod(a100, 16), kCountOnly), IsEmpty());
+  Policy gke = Policy::fromJson(nlohmann::json::object(), "test", "gke");
+  gke.rules = kCountOnly.rules;
+  EXPECT_THAT(judgeYaml(selectedPod(a100, 16), gke), IsEmpty());
+  const auto f = judgeYaml(selectedPod(a100, 17), kCountOnly);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message(), HasSubstr("at most 16: nodeSelector cloud.google.com/gke-accelerator=nvidia-tesla-a100"));
+  // N1 machines take at most 4 T4s.
+  EXPECT_THAT(rulesHit(judgeYaml(selectedPod("  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-t4}\n", 8),
+                                 kCountOnly)),
+              ElementsAre("gpu-count-exceeds-node"));
+  // An accelerator the table does not know leaves the policy's limit.
+  EXPECT_THAT(judgeYaml(selectedPod("  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-x9}\n", 8), kCountOnly),
+              IsEmpty());
+}
+
 TEST(GpuCountExceedsNode, AnInstanceTypeWhoseCountIsUnknownLeavesThePolicysLimit) {
   EXPECT_THAT(rulesHit(judgeYaml(selectedPod("  nodeSelector: {node.kubernetes.io/instance-type: x9-huge}\n", 16),
                                  kCountOnly)),

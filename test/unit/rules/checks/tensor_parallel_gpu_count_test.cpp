@@ -263,6 +263,38 @@ TEST(TensorParallelGpuCount, RayExecutorOnARayClusterIsNotJudged) {
   EXPECT_THAT(judge(rayCluster), IsEmpty());
 }
 
+// AIBrix's RayClusterFleet (and RayClusterReplicaSet) is a Deployment-like
+// set of RayClusters: spec.template.spec is a KubeRay RayClusterSpec, and its
+// head and worker pods form one Ray cluster, as in a RayCluster (red team 33
+// C1: vllm-project/aibrix samples/distributed/fleet-two-node.yaml, TP 2 over
+// a 1-GPU head and a 1-GPU worker, was an error).
+std::string rayClusterSpecIn(const std::string& apiVersion, const std::string& kind) {
+  return "apiVersion: " + apiVersion + "\nkind: " + kind +
+         "\nmetadata: {name: qwen}\nspec:\n  replicas: 1\n  template:\n    spec:\n"
+         "      headGroupSpec:\n        template:\n          spec:\n            containers:\n"
+         "            - name: ray-head\n              image: vllm/vllm-openai:v0.7.1\n"
+         "              command: [/bin/bash, -c]\n"
+         "              args: [\"eval \\\"$KUBERAY_GEN_RAY_START_CMD\\\" & vllm serve Qwen/Qwen2.5-Coder-7B-Instruct "
+         "--tensor-parallel-size 2 --distributed-executor-backend ray\"]\n"
+         "              resources: {limits: {nvidia.com/gpu: 1}}\n"
+         "      workerGroupSpecs:\n      - groupName: worker\n        replicas: 1\n        template:\n"
+         "          spec:\n            containers:\n            - name: ray-worker\n"
+         "              image: vllm/vllm-openai:v0.7.1\n              resources: {limits: {nvidia.com/gpu: 1}}\n";
+}
+
+TEST(TensorParallelGpuCount, RayExecutorInAnAibrixRayClusterFleetIsNotJudged) {
+  EXPECT_THAT(judge(rayClusterSpecIn("orchestration.aibrix.ai/v1alpha1", "RayClusterFleet")), IsEmpty());
+  EXPECT_THAT(judge(rayClusterSpecIn("orchestration.aibrix.ai/v1alpha1", "RayClusterReplicaSet")), IsEmpty());
+}
+
+TEST(TensorParallelGpuCount, TheSameLaunchOutsideARayClusterSpecIsStillJudged) {
+  // The fleet's head container as a Deployment's: no Ray cluster around it.
+  const std::string head =
+      "        command: [/bin/bash, -c]\n"
+      "        args: [\"vllm serve m --tensor-parallel-size 2 --distributed-executor-backend ray\"]\n";
+  EXPECT_THAT(rulesHit(judge(server("vllm/vllm-openai:v0.7.1", head, "1"))), ElementsAre("tensor-parallel-gpu-count"));
+}
+
 TEST(TensorParallelGpuCount, RayDataParallelBackendIsNotJudged) {
   EXPECT_THAT(judge(vllmArgs("\"-tp\", \"2\", \"-dp\", \"4\", \"-dpb\", \"ray\"", "2")), IsEmpty());
 }

@@ -116,6 +116,65 @@ TEST(ShellScript, LaunchesOneAfterAnotherOrInOneBranchAreAllJudged) {
               ElementsAre("-tp 2", "-tp 2"));
 }
 
+// --- how the shell is started ------------------------------------------------
+
+// The -c script argv runs, read with the shell's option syntax (bash(1)
+// OPTIONS, POSIX sh); "" when it runs none.
+std::string scriptOf(const json& argv) {
+  const json container = {{"name", "c"}, {"image", "vllm/vllm-openai:v0.10.1"}, {"command", argv}};
+  const ContainerCommands words = containerCommands(refTo(container));
+  if (!words.runsShell || words.script.empty()) return "";
+  return words.script.front().front().text;
+}
+
+TEST(ShellStart, OptionsBeforeTheScriptAreTheShellsNotTheScript) {
+  // Red team 33 C2: each of these runs `vllm ...` as the -c script.
+  EXPECT_EQ(scriptOf({"/bin/bash", "-lc", "--", "vllm serve m"}), "vllm");  // KubeRay's and AIBrix's samples
+  EXPECT_EQ(scriptOf({"bash", "-o", "pipefail", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"bash", "-euxo", "pipefail", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"bash", "--login", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"bash", "--rcfile", "/etc/rc", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"/bin/sh", "-c", "--", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"sh", "-c", "-e", "vllm serve m"}), "vllm");  // POSIX: options may follow -c
+  EXPECT_EQ(scriptOf({"bash", "+o", "history", "-O", "extglob", "-c", "vllm serve m"}), "vllm");
+}
+
+TEST(ShellStart, WithoutMinusCTheShellRunsAFileNotAScript) {
+  EXPECT_EQ(scriptOf({"bash", "-l", "start.sh", "-c", "vllm serve m"}), "");  // -c is start.sh's argument
+  EXPECT_EQ(scriptOf({"bash", "-o", "c", "vllm serve m"}), "");              // `c` is -o's value
+  EXPECT_EQ(scriptOf({"bash", "+c", "vllm serve m"}), "");
+  EXPECT_EQ(scriptOf({"bash", "-c", "--"}), "");                             // no script after the options
+}
+
+TEST(ShellStart, InitWrappersAndEnvExecTheShell) {
+  EXPECT_EQ(scriptOf({"tini", "--", "bash", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"/usr/bin/tini", "-s", "-p", "SIGTERM", "--", "bash", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"dumb-init", "-c", "--", "sh", "-c", "vllm serve m"}), "vllm");  // dumb-init's -c: single child
+  EXPECT_EQ(scriptOf({"dumb-init", "--rewrite", "15:2", "sh", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"dumb-init", "-r", "15:2", "--", "sh", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"/usr/bin/env", "-u", "HOME", "A=1", "bash", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"tini", "--", "env", "A=1", "bash", "-c", "vllm serve m"}), "vllm");
+  EXPECT_EQ(scriptOf({"env", "-S", "bash -c", "vllm serve m"}), "");  // a string env splits: not read
+}
+
+TEST(ShellStart, TensorParallelOverTheGpusIsJudgedWhateverTheShellsOptions) {
+  // Red team 33 C2 (R/m/c2-bash-dashdash.yaml): TP 16 on 8 GPUs passed.
+  const std::string pod = R"YAML(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: vllm/vllm-openai:v0.8.0
+    command: ["/bin/bash", "-lc", "--"]
+    args: ["ulimit -n 65536; vllm serve m --tensor-parallel-size 16"]
+    resources: {limits: {nvidia.com/gpu: 8}}
+)YAML";
+  const auto f = judgeYaml(pod, onlyRules({"tensor-parallel-gpu-count"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field(), "spec.containers[0].args[0]");
+}
+
 // --- the red team's pod (session 31, A5) --------------------------------------------
 
 TEST(ShellScript, NeitherAHereDocumentNorTheBranchNotTakenIsDenied) {

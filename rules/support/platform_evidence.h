@@ -1,0 +1,33 @@
+// The managed platform a pod names for itself, for the findings whose verdict
+// depends on the platform (gpu-missing-toleration): a node label only that
+// platform puts on its nodes, required by every node-selection term, or the
+// GPU-taint toleration its docs prescribe. Facts: kubernetes-gpu-semantics.md
+// §14.17 (GKE, AKS, EKS rows).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rules/pod_specs.h"
+#include "rules/policy.h"
+
+namespace gpuguard::checks {
+
+struct PlatformEvidence {
+  std::string_view platform;  // a preset name: "gke", "aks", "eks"
+  std::string_view title;     // "GKE"
+  std::string what;           // "nodeSelector cloud.google.com/gke-accelerator=nvidia-l4"
+};
+
+// The platform the site's own fields name, or nullopt: a required node
+// label of GKE (cloud.google.com/gke-*), EKS (eks.amazonaws.com/*) or AKS
+// (kubernetes.azure.com/*, karpenter.azure.com/*), or a toleration of
+// AKS's documented GPU taint sku=gpu. The first found wins.
+std::optional<PlatformEvidence> platformNamedBy(const PodSite& site);
+
+// `policy` as the platform's preset would make it (what `--platform NAME`
+// gives when the policy file sets none of the preset's keys).
+Policy asOnPlatform(const Policy& policy, std::string_view platform);
+
+}  // namespace gpuguard::checks
