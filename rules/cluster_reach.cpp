@@ -322,8 +322,10 @@ std::vector<std::string> reachableUnknownDriverNodes(const PodReach& reach) {
 }
 
 std::string describeNodeNames(std::vector<std::string> nodes) {
-  std::sort(nodes.begin(), nodes.end());
-  std::vector<std::string> names(nodes.begin(), nodes.begin() + static_cast<long>(std::min<std::size_t>(nodes.size(), 3)));
+  // The first three by name: a partial sort, not a sort of a whole cluster's names per finding.
+  const auto shown = static_cast<long>(std::min<std::size_t>(nodes.size(), 3));
+  std::partial_sort(nodes.begin(), nodes.begin() + shown, nodes.end());
+  std::vector<std::string> names(nodes.begin(), nodes.begin() + shown);
   if (nodes.size() > 3) names.back() += ", ...";
   return std::to_string(nodes.size()) + (nodes.size() == 1 ? " node: " : " nodes: ") + joined(names);
 }

@@ -6,8 +6,8 @@
 // node group of the cluster anew: a third of a review's work with facts on
 // (docs/performance.md). A ReachCache keeps the reach (rules/cluster_reach.h)
 // of the pod sites of the last few workloads judged more than once (the
-// first object of a kind is only hashed: a stream of objects all different
-// costs no copy); an object identical to one of them but for its identity
+// first object of a kind is only fingerprinted: a stream of objects all
+// different costs no copy); an object identical to one of them but for its identity
 // fields gets its reach back. The key is
 // the whole object, so whatever the placement reads (spec, labels,
 // annotations, the kind) is in it; only fields that name one object and that
@@ -63,12 +63,12 @@ class ReachCache {
 
   // Entries kept: a few workloads admitted in turn.
   static constexpr std::size_t kEntries = 4;
-  // Objects remembered by hash only, to tell a second of a kind.
+  // Objects remembered by fingerprint only, to tell a second of a kind.
   static constexpr std::size_t kSightings = 16;
 
  private:
   struct Entry {
-    std::size_t hash;       // of the object but its identity, the namespace and the site count
+    std::size_t hash;       // fingerprint of the object, the namespace and the site count
     nlohmann::json object;  // without metadata.managedFields (the largest identity field)
     std::string ns;
     Slots slots;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rules/cluster_facts.h"
 #include "rules/cluster_reduce.h"
 #include "rules/k8s/json_access.h"
 
@@ -101,9 +102,11 @@ Snapshot snapshotOf(std::shared_ptr<const ClusterFacts> facts) {
 
 Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
   Snapshot s;
+  bool foreign = false;  // an object no cluster snapshot holds (a Job, a Pod: a manifest given for --nodes)
   forEachItem(nodesDoc, [&](const json& item) {
     if (!item.is_object()) return;
     const std::string kind = stringOr(item, "kind");
+    foreign = foreign || (!kind.empty() && !factKindOf(item));
     if (kind == "DeviceClass") {
       readDeviceClass(item, s);
       return;
@@ -120,7 +123,7 @@ Snapshot makeSnapshot(const json& nodesDoc, const json* podsDoc) {
   });
   if (s.nodes.empty()) {
     const std::string kind = nodesDoc.is_object() ? stringOr(nodesDoc, "kind") : "";
-    if (!nodesDoc.is_object() || (kind != "List" && kind != "NodeList" && kind != "Node")) {
+    if (!nodesDoc.is_object() || (kind != "List" && kind != "NodeList" && kind != "Node") || foreign) {
       s.error = "expected the output of kubectl get nodes -o json (a List of Node)";
     }
   }

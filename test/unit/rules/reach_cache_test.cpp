@@ -83,7 +83,7 @@ TEST(SameButIdentity, AnythingElseTellsThemApart) {
   EXPECT_FALSE(sameButIdentity(a, b)) << "identity fields count outside metadata";
 }
 
-TEST(ReachCache, TheFirstOfAKindIsOnlyHashedTheSecondKeptTheThirdServed) {
+TEST(ReachCache, TheFirstOfAKindIsOnlyFingerprintedTheSecondKeptTheThirdServed) {
   const auto cluster = clusterOf(kTwoDrivers);
   const Policy policy;
   ReachCache cache;
@@ -101,21 +101,21 @@ TEST(ReachCache, TheFirstOfAKindIsOnlyHashedTheSecondKeptTheThirdServed) {
 }
 
 TEST(ReachCache, APodThatReadsTheNodesOtherwiseIsJudgedForItself) {
+  // The two differ only in their nodeSelector's value: objects whose
+  // fingerprints may agree, which only the comparison tells apart.
   const auto cluster = clusterOf(kTwoDrivers);
   const Policy policy;
   ReachCache cache;
   const json unpinned = replica("infer-1", "1111");
   const json pinned = replica("infer-2", "2222", R"({"nvidia.com/cuda.driver-version.major": "570"})");
-  judgedWith(unpinned, *cluster, &cache, policy);
-  const std::vector<std::string> before = judgedWith(unpinned, *cluster, &cache, policy);
-  ASSERT_EQ(cache.kept(), 1u);
-  EXPECT_EQ(judgedWith(pinned, *cluster, &cache, policy), judgedWith(pinned, *cluster, nullptr, policy));
-  EXPECT_EQ(judgedWith(pinned, *cluster, &cache, policy), judgedWith(pinned, *cluster, nullptr, policy));
-  EXPECT_NE(judgedWith(pinned, *cluster, nullptr, policy), before) << "the pin changes the verdict";
-  EXPECT_EQ(cache.hits(), 0u);
-  EXPECT_EQ(judgedWith(unpinned, *cluster, &cache, policy), before) << "both kept";
-  EXPECT_EQ(judgedWith(pinned, *cluster, &cache, policy), judgedWith(pinned, *cluster, nullptr, policy));
-  EXPECT_EQ(cache.hits(), 2u);
+  const std::vector<std::string> alone = judgedWith(pinned, *cluster, nullptr, policy);
+  EXPECT_NE(alone, judgedWith(unpinned, *cluster, nullptr, policy)) << "the pin changes the verdict";
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    EXPECT_EQ(judgedWith(unpinned, *cluster, &cache, policy), judgedWith(unpinned, *cluster, nullptr, policy));
+    EXPECT_EQ(judgedWith(pinned, *cluster, &cache, policy), alone);
+  }
+  EXPECT_GE(cache.hits(), 2u) << "both kept by the last round";
 }
 
 TEST(ReachCache, NewFactsOrAnotherPolicyStartItAfresh) {
@@ -149,10 +149,12 @@ TEST(ReachCache, KeepsAFewWorkloadsAndForgetsTheLeastRecentlyJudged) {
     judgedWith(workload(i), *cluster, &cache, policy);
   }
   EXPECT_EQ(cache.kept(), ReachCache::kEntries);
+  std::size_t hits = cache.hits();
   judgedWith(workload(ReachCache::kEntries), *cluster, &cache, policy);
-  EXPECT_EQ(cache.hits(), 1u) << "the most recent is kept";
+  EXPECT_EQ(cache.hits(), hits + 1) << "the most recent is kept";
+  hits = cache.hits();
   judgedWith(workload(0), *cluster, &cache, policy);
-  EXPECT_EQ(cache.hits(), 1u) << "the oldest made room";
+  EXPECT_EQ(cache.hits(), hits) << "the oldest made room";
 }
 
 TEST(ReachCache, IsNotReadWhenTheInputDefinesFacts) {
