@@ -1,7 +1,6 @@
 #include "rules/reach_cache.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <functional>
 #include <iterator>
 
@@ -41,7 +40,6 @@ bool identical(const json& a, const json& b) {
 void mix(std::size_t& h, std::size_t x) { h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
 
 bool skipsMetadata(const std::string& key) { return key == "metadata"; }
-bool skipsIdentity(const std::string& key) { return isIdentityField(key); }
 
 std::size_t textHash(const json& v) { return v.is_string() ? std::hash<std::string>()(v.get_ref<const std::string&>()) : v.size(); }
 
@@ -77,7 +75,7 @@ bool sameButIdentity(const json& a, const json& b) {
   if (!a.is_object() || !b.is_object()) return identical(a, b);
   const auto ma = a.find("metadata"), mb = b.find("metadata");
   if (ma == a.end() || mb == b.end() || !ma->is_object() || !mb->is_object()) return identical(a, b);
-  return sameMembers(a, b, skipsMetadata) && sameMembers(*ma, *mb, skipsIdentity);
+  return sameMembers(a, b, skipsMetadata) && sameMembers(*ma, *mb, isIdentityField);
 }
 
 ReachCache::Slots& ReachCache::slotsFor(const json& object, std::size_t sites, std::string_view ns,
