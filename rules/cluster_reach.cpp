@@ -294,8 +294,9 @@ std::optional<std::string> driverMajorOf(const NodeFacts& node) {
   return std::nullopt;
 }
 
-std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMajors(const PodReach& reach) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+const DriverMajors& reachableDriverMajors(const PodReach& reach) {
+  if (reach.driverMajors) return *reach.driverMajors;
+  DriverMajors out;
   for (const NodeReach& n : reach.nodes) {
     if (!n.lands) continue;
     const std::optional<std::string> major = driverMajorOf(*n.node);
@@ -309,7 +310,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMaj
     if (ia && ib && *ia != *ib) return *ia < *ib;
     return a.first < b.first;
   });
-  return out;
+  return reach.driverMajors.emplace(std::move(out));
 }
 
 std::vector<std::string> reachableUnknownDriverNodes(const PodReach& reach) {
@@ -330,7 +331,7 @@ std::string describeNodeNames(std::vector<std::string> nodes) {
   return std::to_string(nodes.size()) + (nodes.size() == 1 ? " node: " : " nodes: ") + joined(names);
 }
 
-std::string describeDriverMajors(const std::vector<std::pair<std::string, std::vector<std::string>>>& majors) {
+std::string describeDriverMajors(const DriverMajors& majors) {
   std::vector<std::string> parts;
   for (const auto& [major, nodes] : majors) parts.push_back(major + " (" + describeNodeNames(nodes) + ")");
   return joined(parts);

@@ -24,6 +24,7 @@
 // without facts.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,9 @@ struct PoolReach {
 // (terms that may match any node x nodes or node groups): about a second.
 inline constexpr std::size_t kMaxTermTries = 4'000'000;
 
+// Driver majors, each with the names of its nodes (reachableDriverMajors).
+using DriverMajors = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
 struct PodReach {
   std::vector<NodeReach> nodes;  // node groups, or nodes (NodeReach)
   std::vector<PoolReach> pools;
@@ -79,6 +83,10 @@ struct PodReach {
   // Not judged (nodes and pools empty), and why: judging it would cost more
   // than kMaxTermTries. The rules then judge the pod as without facts.
   std::string notJudged;
+
+  // reachableDriverMajors's answer, made on first use: three rules read it, and a reach kept
+  // between reviews (ReachCache) would otherwise copy every landing node's name on each review.
+  mutable std::optional<DriverMajors> driverMajors;
 
   bool schedulableOnSomeNode() const;
   bool landsSomewhere() const;  // a GPU node it lands on, or a reachable NodePool
@@ -106,7 +114,8 @@ class ReachMemo {
  private:
   const std::vector<PodSite>* sites_ = nullptr;
   std::vector<std::optional<PodReach>>* kept_ = nullptr;
-  std::vector<std::pair<const PodSite*, PodReach>> done_;  // sites outside `sites_`
+  // Sites outside `sites_`; a deque, so a reach handed out stays put while more are added.
+  std::deque<std::pair<const PodSite*, PodReach>> done_;
 };
 
 // The CUDA driver major a node runs, from GPU Feature Discovery's labels:
@@ -116,7 +125,8 @@ std::optional<std::string> driverMajorOf(const NodeFacts& node);
 
 // The driver majors of the GPU nodes the pod lands on, each with its nodes
 // (by name), majors in numeric order; nodes without a driver label are left out.
-std::vector<std::pair<std::string, std::vector<std::string>>> reachableDriverMajors(const PodReach& reach);
+// Made once per reach (PodReach::driverMajors).
+const DriverMajors& reachableDriverMajors(const PodReach& reach);
 
 // The GPU nodes the pod lands on that carry no driver label (GPU Feature
 // Discovery not deployed there, or not yet run): their driver is unknown.
@@ -126,7 +136,7 @@ std::vector<std::string> reachableUnknownDriverNodes(const PodReach& reach);
 std::string describeNodeNames(std::vector<std::string> nodes);
 
 // "535 (2 nodes: a, b), 570 (1 node: c)", at most 3 names per major.
-std::string describeDriverMajors(const std::vector<std::pair<std::string, std::vector<std::string>>>& majors);
+std::string describeDriverMajors(const DriverMajors& majors);
 
 // The whole GPUs one node of the pool holds at most, or nullopt when its
 // requirements and limits do not say (karpenter.k8s.aws/instance-gpu-count

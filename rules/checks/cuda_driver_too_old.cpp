@@ -293,7 +293,7 @@ class CudaDriverTooOld final : public Rule {
                                     Reporter& out) {
     const auto floor = floorFor(cuda);
     if (!floor) return;
-    std::vector<std::pair<std::string, std::vector<std::string>>> old, compatOnly;
+    DriverMajors old, compatOnly;
     std::optional<ForwardCompat> compat;  // the weakest of compatOnly's
     const std::set<std::string> geforce = majorsWithGeForceNodes(reach);
     for (const auto& [major, nodes] : reachableDriverMajors(reach)) {

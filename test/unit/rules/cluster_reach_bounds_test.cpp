@@ -162,6 +162,41 @@ TEST(ClusterReachBounds, ATermThatNamesItsHostMatchesOnlyTheNodesItNames) {
   }
 }
 
+// Three rules read a reach's driver majors, and a reach kept between reviews
+// (ReachCache) is read again on every review of a replica: the list of
+// every landing node's name is made once, then read without a copy.
+TEST(ClusterReachBounds, TheDriverMajorsOfAReachAreMadeOnceThenReadWithoutAllocating) {
+  const auto facts = cluster(40);
+  const Measured m = reachCounted(podWithTerms(oneHostTerms(10, 40, false, 2)), *facts);
+  const DriverMajors& first = reachableDriverMajors(m.reach);
+  allocations = 0;
+  counting = true;
+  const DriverMajors& again = reachableDriverMajors(m.reach);
+  counting = false;
+  EXPECT_EQ(&again, &first);
+  EXPECT_EQ(allocations.load(), 0U);
+  ASSERT_EQ(again.size(), 1U);
+  EXPECT_EQ(again[0].second.size(), 10U);
+}
+
+// A rule may hold one site's reach while it asks for another's: what the
+// memo handed out stays where it is while it makes more (under ASan a
+// moved reach would be a use after free here).
+TEST(ClusterReachBounds, AReachHandedOutStaysValidWhileTheMemoMakesMore) {
+  static const Policy policy;
+  static const InputFacts none;
+  const auto facts = cluster(8);
+  const GpuFacts gpu{policy, none, facts.get(), "ml"};
+  std::vector<std::vector<PodSite>> pods;
+  for (std::size_t i = 0; i < 16; ++i) pods.push_back(findPodSites(podWithTerms(oneHostTerms(1 + i % 4, 8))));
+  ReachMemo memo;
+  const PodReach& first = memo.of(pods[0].at(0), *facts, gpu, "ml");
+  const std::size_t firstLanding = first.landingNodes().size();
+  for (const auto& sites : pods) memo.of(sites.at(0), *facts, gpu, "ml");
+  EXPECT_EQ(first.landingNodes().size(), firstLanding);
+  EXPECT_EQ(&memo.of(pods[0].at(0), *facts, gpu, "ml"), &first);
+}
+
 TEST(ClusterReachBounds, ANodeNoTermMatchesIsExplainedByItsFirstTerms) {
   const auto facts = cluster(4);
   const Measured m = reachCounted(podWithTerms(oneHostTerms(20, 2)), *facts);  // names gpu-00000 and gpu-00001
