@@ -6,12 +6,18 @@
 #include "rules/engine.h"
 #include "rules/registry.h"
 #include "webhook/admission_messages.h"
+#include "webhook/admission_owner.h"
 #include "webhook/admission_update.h"
 
 namespace gpuguard::webhook {
 namespace {
 
 constexpr std::string_view kPreexisting = "(already present before this update)";
+
+// What an error of a controller's child says instead of denying.
+std::string judgedAtOwnerNote(const std::string& owner) {
+  return "(created by its controller from " + owner + ", which was judged when it was written)";
+}
 
 // What a finding that failed open says first: why the facts are missing and
 // what it was judged against instead.
@@ -50,6 +56,7 @@ Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, c
       judgeRequestObject(*request.object, request, policy, facts.cluster, facts.reachCache);
   const std::unordered_set<std::string> preexisting = preexistingErrors(findings, request, policy, facts);
   const bool factsMissing = facts.cluster == nullptr && !facts.missing.empty();
+  const std::string owner = policy.judgeChildrenAtOwner ? ownerOfControllerChild(request) : std::string();
   FindingIdentities identities(*request.object);
   Verdict verdict;
   WarningList warnings(limits);
@@ -61,6 +68,9 @@ Verdict decide(const AdmissionRequest& request, const AdmissionPolicy& policy, c
     if (!blindBasis.empty()) {
       warnings.add(warningText(f, {}, limits, withoutFactsNote(facts.missing, blindBasis)));
       verdict.hits.push_back({f.rule, false, true});
+    } else if (error && !owner.empty()) {
+      warnings.add(warningText(f, judgedAtOwnerNote(owner), limits));
+      verdict.hits.push_back({f.rule, false});
     } else if (error && (preexisting.empty() || !preexisting.count(identities.of(f)))) {
       verdict.denials.push_back(denialEntry(f));
       verdict.hits.push_back({f.rule, true});

@@ -7,6 +7,7 @@
 
 #include "rules/fix.h"
 #include "webhook/admission_decision.h"
+#include "webhook/admission_owner.h"
 #include "webhook/admission_update.h"
 
 namespace gpuguard::webhook {
@@ -26,6 +27,7 @@ std::vector<const Finding*> fixableFindings(const std::vector<Finding>& findings
 
 nlohmann::json mutationPatch(const AdmissionRequest& request, const AdmissionPolicy& policy,
                              const ClusterFacts* cluster) {
+  if (ownerComparesTemplate(request)) return nlohmann::json::array();
   const nlohmann::json& object = *request.object;
   const bool update = request.isUpdate();
   const std::vector<Finding> findings = judgeRequestObject(object, request, policy, cluster);

@@ -10,6 +10,7 @@ AdmissionPolicy AdmissionPolicy::from(yaml::PolicyDocument doc) {
   p.exemptions = std::move(doc.exemptions);
   p.exemptNamespaces = std::move(doc.exemptNamespaces);
   p.allowSuppressions = doc.allowSuppressions.value_or(p.allowSuppressions);
+  p.judgeChildrenAtOwner = doc.judgeChildrenAtOwner.value_or(p.judgeChildrenAtOwner);
   if (doc.mutate) p.mutate = std::move(*doc.mutate);
   return p;
 }

@@ -22,6 +22,11 @@ struct AdmissionPolicy {
   // policy says allowSuppressions: true: anyone who can create a pod can
   // write an annotation.
   bool allowSuppressions = false;
+  // A child a built-in controller creates from its owner's template (a
+  // Deployment's ReplicaSet, a Job's Pod) is judged at its owner: its errors
+  // warn (webhook/admission_owner.h). False when the webhook does not see the
+  // owners' kinds (a configuration for pods alone).
+  bool judgeChildrenAtOwner = true;
   // The rules whose fixes POST /mutate applies (as a JSONPatch).
   std::vector<std::string> mutate = {"gpu-missing-toleration", "gpu-requests-without-limits"};
 

@@ -13,17 +13,22 @@ constexpr std::string_view kV1 = "admission.k8s.io/v1";
 constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
 
 // Where a value sits, on the way to what is dropped (see the header).
-constexpr JsonContext kRoot = 1, kRequest = 2, kObject = 3, kMetadata = 4, kAnnotations = 5, kStatus = 6;
+constexpr JsonContext kRoot = 1, kRequest = 2, kObject = 3, kMetadata = 4, kAnnotations = 5, kStatus = 6,
+                      kUserInfo = 7;
 
 JsonContext admissionMember(JsonContext parent, std::string_view key) {
   switch (parent) {
     case kRoot: return key == "request" ? kRequest : kKeepAll;
     case kRequest:
       if (key == "object" || key == "oldObject") return kObject;
-      return key == "userInfo" || key == "options" || key == "resource" || key == "requestKind" ||
+      if (key == "userInfo") return kUserInfo;
+      return key == "options" || key == "resource" || key == "requestKind" ||
                      key == "requestResource"
                  ? kDropMember
                  : kKeepAll;
+    case kUserInfo:
+      // Who asks: a built-in controller creating a child (webhook/admission_owner.h).
+      return key == "username" ? kKeepAll : kDropMember;
     case kObject:
       if (key == "metadata") return kMetadata;
       return key == "status" ? kStatus : kKeepAll;
@@ -110,6 +115,9 @@ void readAttributes(const json& request, AdmissionRequest& r) {
   r.namespaceName = stringOr(stringMember(request, "namespace", "request.namespace"));
   r.name = stringOr(stringMember(request, "name", "request.name"));
   r.subResource = stringOr(stringMember(request, "subResource", "request.subResource"));
+  if (const json* userInfo = objectMember(request, "userInfo", "request.userInfo")) {
+    r.username = stringOr(stringMember(*userInfo, "username", "request.userInfo.username"));
+  }
   if (const json* dryRun = member(request, "dryRun")) {
     if (!dryRun->is_boolean()) throw BadRequest{std::string("request.dryRun must be a boolean, not ") + dryRun->type_name()};
     r.dryRun = dryRun->get<bool>();

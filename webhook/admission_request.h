@@ -5,7 +5,8 @@
 //
 // The reader builds the tree the rules need and nothing else. Dropped, because
 // no rule reads them nor does the decision:
-//   request.{userInfo,options,resource,requestKind,requestResource}
+//   request.{options,resource,requestKind,requestResource}
+//   request.userInfo but its username
 //   request.{object,oldObject}.metadata.managedFields
 //   request.{object,oldObject}.metadata.annotations
 //       ["kubectl.kubernetes.io/last-applied-configuration"]  (a copy of the object)
@@ -35,6 +36,7 @@ struct ReviewAttributes {
   std::string namespaceName;
   std::string name;  // request.name, else the object's metadata.name
   std::string subResource;
+  std::string username;  // request.userInfo.username: who asks
   bool dryRun = false;
 };
 

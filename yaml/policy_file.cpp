@@ -13,8 +13,9 @@ namespace gpuguard::yaml {
 namespace {
 
 // The top-level keys read here rather than by Policy.
-constexpr std::array<std::string_view, 6> kFrontEndKeys{"exemptions", "allowSuppressions", "exemptNamespaces",
-                                                        "mutate",     "include",           "exclude"};
+constexpr std::array<std::string_view, 7> kFrontEndKeys{"exemptions", "allowSuppressions", "exemptNamespaces",
+                                                        "mutate",     "include",           "exclude",
+                                                        "judgeChildrenAtOwner"};
 
 // The registry decides which rule ids exist: the engine's readers check
 // shapes only (rules/policy.h KnownRule).
@@ -39,6 +40,7 @@ PolicyDocument PolicyDocument::fromJson(const nlohmann::json& doc, std::string_v
     if (key == "exemptions") d.exemptions = Exemptions::fromJson(v, source, isRegisteredRule);
     else if (key == "allowSuppressions") d.allowSuppressions = policy_json::boolean(v, source, key);
     else if (key == "exemptNamespaces") d.exemptNamespaces = policy_json::stringList(v, source, key);
+    else if (key == "judgeChildrenAtOwner") d.judgeChildrenAtOwner = policy_json::boolean(v, source, key);
     else if (key == "mutate") d.mutate = ruleIdList(v, source, key);
     else if (key == "include") d.include = policy_json::stringList(v, source, key);
     else if (key == "exclude") d.exclude = policy_json::stringList(v, source, key);

@@ -23,6 +23,7 @@ struct PolicyDocument {
   Exemptions exemptions;
   std::optional<bool> allowSuppressions;       // ignore.gpuguard.io/<rule> annotations; unset: the front end's default
   std::vector<std::string> exemptNamespaces;   // webhook: namespaces admitted unjudged ("team-*": a prefix)
+  std::optional<bool> judgeChildrenAtOwner;    // webhook: a controller's child warns, its owner decides; unset: true
   std::optional<std::vector<std::string>> mutate;  // webhook: rules whose fixes POST /mutate applies; unset: its default
   std::vector<std::string> include, exclude;   // linter: path globs
 

@@ -76,6 +76,44 @@ update_existing_workloads_under_mwc() {
     kc delete job legacy-job -n e2e-mutate
     kc delete deployment legacy-deployment -n e2e-mutate
 }
+# Red team 34 D1: /mutate patched the ReplicaSet the Deployment controller creates; the stored
+# template then differs from the Deployment's (EqualIgnoreHash), and the controller creates another,
+# forever (kubernetes#57167). A ReplicaSet with a controller owner is never patched; /validate
+# judges what the controller creates at its owner (a warning). The admin impersonates the
+# Deployment controller (no controller manager runs here).
+replicaset_of_a_deployment_under_mwc() {
+    cat >"$E2E_WORK/owned-rs.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: owned-6c7d8
+  labels: {app: owned, pod-template-hash: 6c7d8}
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: Deployment, name: owned, uid: 1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f, controller: true}
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: owned, pod-template-hash: 6c7d8}
+  template:
+    metadata:
+      labels: {app: owned, pod-template-hash: 6c7d8}
+    spec:
+      nodeSelector:
+        nvidia.com/cuda.driver-version.major: "535"
+      containers:
+      - name: c
+        image: busybox:1.36
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+EOF
+    kc create -n e2e-mutate -f "$E2E_WORK/owned-rs.yaml" --as=system:serviceaccount:kube-system:deployment-controller
+    expect_ok
+    expect_warning gpu-missing-toleration "created by its controller from Deployment/owned"
+    kc get rs owned-6c7d8 -n e2e-mutate -o jsonpath='{.spec.template.spec.tolerations}'
+    [[ $RC == 0 && -z $OUT ]] || problem "the Deployment's ReplicaSet was patched (or not stored): tolerations '$OUT'"
+    kc delete rs owned-6c7d8 -n e2e-mutate
+}
 stored_spec() {             # stored_spec NAMESPACE POD > JSON of the stored spec (nodeName and the token volume's random name left out)
     kc get pod "$2" -n "$1" -o json
     ((RC == 0)) && python3 -c 'import json, re, sys
@@ -137,6 +175,7 @@ EOF
     kc delete pod pod-gpu-unfixed pod-gpu-good -n e2e-mutate --grace-period=0 --force --timeout=30s
     kc delete pod pod-gpu-good -n e2e-optout --grace-period=0 --force --timeout=30s
     update_existing_workloads_under_mwc
+    replicaset_of_a_deployment_under_mwc
     kc delete mutatingwebhookconfiguration "$MWC_NAME"
     expect_ok
     kc delete validatingwebhookconfiguration "$(sed -n 's/^# configuration: //p' "$E2E_WORK/shipped-vwc.yaml")"

@@ -30,6 +30,7 @@ struct Request {
   bool dryRun = false;
   json oldObject = nullptr;
   std::string uid = "705ab4f5-6393-11e8-b7cc-42010a800002";
+  std::string username = "alice";  // request.userInfo.username
 };
 
 // An AdmissionReview shaped like kube-apiserver's (field order included).
@@ -53,7 +54,7 @@ inline std::string reviewBody(const json& object, const Request& rq = {}) {
   if (source.is_object() && source.contains("metadata")) request["name"] = source["metadata"].value("name", "");
   request["namespace"] = rq.namespaceName;
   request["operation"] = rq.operation;
-  request["userInfo"] = {{"username", "alice"}, {"groups", {"system:authenticated"}}};
+  request["userInfo"] = {{"username", rq.username}, {"groups", {"system:authenticated"}}};
   request["object"] = object;
   request["oldObject"] = rq.oldObject;
   request["dryRun"] = rq.dryRun;
