@@ -9,6 +9,7 @@
 
 #include "rules/checks/checks.h"
 #include "rules/cluster_reach.h"
+#include "rules/support/gpu_taints.h"
 #include "rules/support/k8s_objects.h"
 #include "rules/support/platform_evidence.h"
 #include "rules/support/toleration_near_miss.h"
@@ -77,10 +78,11 @@ constexpr RuleDoc kDoc{
         "(gpuTaints); with the cluster's node facts (gpuguard-lint --facts or --cluster, the webhook's watched "
         "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does (key, Equal value or "
         "Exists, effect): GPU nodes the pod would land on but for NoSchedule or NoExecute taints it does not "
-        "tolerate are reported with those taints, whatever their key (AKS's sku=gpu), effect or value (an Equal "
-        "toleration of another value is then an error), and the fix adds their toleration (taints controllers put "
-        "on unwell or departing nodes, node.kubernetes.io/*, karpenter.sh/*, the cluster autoscaler's, ask "
-        "nothing); a pod that lands on "
+        "tolerate are reported with those taints: a GPU taint (the policy's gpuTaints or a platform's, as AKS's "
+        "sku=gpu) of any effect or value (an Equal toleration of another value is then an error), which the fix "
+        "adds the toleration of, and any other taint (a team's dedicated nodes, a health check's NoExecute) as a "
+        "warning the fix leaves alone (taints controllers put on unwell or departing nodes, "
+        "node.kubernetes.io/*, karpenter.sh/*, the cluster autoscaler's, ask nothing); a pod that lands on "
         "a GPU node (not cordoned, its placement and the node's taints admit it, and the node's allocatable holds "
         "the GPU resource it asks, as many as it asks) is not reported, nor a taint that no GPU node "
         "or NodePool of the facts carries (the policy still speaks when the facts hold no GPU node at all: a "
@@ -463,6 +465,12 @@ class GpuMissingToleration final : public Rule {
   static void reportNodeTaint(const CheckContext& ctx, const PodSite& site, const NodeTaint& t,
                               const std::vector<GpuSource>& sources, Reporter& out) {
     if (unsupportedTolerationOf(site, t.taint)) return;
+    if (!isGpuTaint(t.taint, ctx.policy)) {  // the admin's own: named, never demanded nor added
+      const std::string where = describeNodeNames(t.nodes) + "; " + ctx.cluster->source();
+      out.reportWithDefault(site.tolerations.path, FieldError::required(otherTaintOfGpuNodes(t.taint, where)), "",
+                            Severity::Warning);
+      return;
+    }
     if (const auto queue = kueueQueueName(ctx.object, site)) {
       reportQueuedByKueue(ctx.object, site, t.taint, *queue, out);
       return;

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "rules/support/gpu_taints.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -123,6 +124,60 @@ TEST(NodeTaints, TheNamespacesDefaultTolerationsAreCreditedWhenThePolicySaysTheP
   Policy withPlugin = kToleration;
   withPlugin.assumePodTolerationRestriction = true;
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, withPlugin), IsEmpty());
+}
+
+// Red team 34 D5: a taint of the GPU nodes that is no GPU taint (a team's
+// dedicated nodes, a health check's NoExecute, the control plane) is the
+// admin's way of keeping pods out. It is named, as a warning, and never
+// demanded nor added by the fix (what /mutate and --fix apply): tolerating it
+// put team-b's pods on team-a's reserved node.
+const std::string kTeamA = "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}, "
+                           "{key: dedicated, value: team-a, effect: NoSchedule}]";
+
+TEST(NodeTaints, ATaintThatIsNoGpuTaintIsAWarningWithoutAFix) {
+  const auto cluster = clusterOf(gpuNode("gpu-team-a", kTeamA));
+  const auto f = judgeWithCluster(pod("[{key: nvidia.com/gpu, operator: Exists}]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_THAT(f[0].message(), HasSubstr("also carry the taint dedicated=team-a:NoSchedule, which is no GPU taint"));
+  EXPECT_THAT(f[0].message(), HasSubstr("1 node: gpu-team-a"));
+  EXPECT_FALSE(f[0].fix.has_value() && !f[0].fix->edits.empty());
+}
+
+TEST(NodeTaints, OnlyTheGpuTaintIsDemandedAndFixedWhereBothKeepThePodOff) {
+  const auto cluster = clusterOf(gpuNode("gpu-team-a", kTeamA));
+  const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
+  ASSERT_EQ(f.size(), 2u);
+  std::size_t fixes = 0;
+  for (const Finding& one : f) {
+    const bool gpu = one.message().find("nvidia.com/gpu=present:NoSchedule") != std::string::npos;
+    EXPECT_EQ(one.severity, gpu ? Severity::Error : Severity::Warning) << one.message();
+    if (one.fix && !one.fix->edits.empty()) {
+      ++fixes;
+      EXPECT_THAT(one.fix->description, HasSubstr("{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}"));
+    }
+  }
+  EXPECT_EQ(fixes, 1u);
+}
+
+TEST(NodeTaints, AHealthChecksNoExecuteTaintIsNeverTolerated) {
+  const auto cluster = clusterOf(gpuNode(
+      "gpu-x", "[{key: nvidia.com/gpu, effect: NoSchedule}, {key: example.com/gpu-xid-error, effect: NoExecute}]"));
+  const auto f = judgeWithCluster(pod("[{key: nvidia.com/gpu, operator: Exists}]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_FALSE(f[0].fix.has_value() && !f[0].fix->edits.empty());
+}
+
+TEST(NodeTaints, TheGpuTaintsAreThePolicysAndThePlatformsOfAnyEffect) {
+  Policy amd = kToleration;
+  amd.gpuTaints = {{"amd.com/gpu", std::nullopt, "NoSchedule"}};
+  EXPECT_TRUE(checks::isGpuTaint({"amd.com/gpu", "true", "NoSchedule"}, amd));
+  EXPECT_TRUE(checks::isGpuTaint({"nvidia.com/gpu", "present", "NoExecute"}, amd));  // generic and GKE's
+  EXPECT_TRUE(checks::isGpuTaint({"sku", "gpu", "NoSchedule"}, kToleration));        // AKS's
+  EXPECT_FALSE(checks::isGpuTaint({"sku", "compute", "NoSchedule"}, kToleration));
+  EXPECT_FALSE(checks::isGpuTaint({"dedicated", "team-a", "NoSchedule"}, kToleration));
+  EXPECT_FALSE(checks::isGpuTaint({"node-role.kubernetes.io/control-plane", std::nullopt, "NoSchedule"}, kToleration));
 }
 
 }  // namespace
