@@ -168,7 +168,7 @@ class GpuMissingDriverPin final : public Rule {
   static void judgePinReach(const CheckContext& ctx, const PodSite& site, const std::vector<GpuSource>& sources,
                             Reporter& out) {
     if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node) || site.ownerKind == "DaemonSet") return;
-    const auto majors = reachableDriverMajors(ctx.reach(site));
+    const DriverMajors& majors = reachableDriverMajors(ctx.reach(site));
     if (majors.size() < 2) return;
     const std::optional<CudaVersion> cuda = newestCuda(site, ctx.policy);
     if (cuda && std::all_of(majors.begin(), majors.end(),
@@ -195,7 +195,7 @@ class GpuMissingDriverPin final : public Rule {
   // an error for more than one driver major, a warning for one (or none known).
   static std::string whatTheClusterSays(const CheckContext& ctx, const PodSite& site, Severity& severity) {
     const PodReach& reach = ctx.reach(site);
-    const auto majors = reachableDriverMajors(reach);
+    const DriverMajors& majors = reachableDriverMajors(reach);
     const std::vector<std::string> unknown = reachableUnknownDriverNodes(reach);
     // Nodes without a GFD driver label are as reachable: the pod may land on an old driver there.
     const std::string unknownSaid =
