@@ -8,6 +8,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -183,37 +188,47 @@ const std::string kEightElseFour =
     "        - {name: big, deviceClassName: gpu.nvidia.com, count: 8}\n"
     "        - {name: small, deviceClassName: gpu.nvidia.com, count: 4}\n---\n";
 
-TEST(DraClaimDevices, ALaunchThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback) {
-  // The red team's vLLM TP 8 on [8 GPUs, 4 GPUs]: kube-scheduler v1.37.2
-  // allocated the 8-GPU alternative; only the fallback would crash it.
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"8\"]");
+// What a launch on that template is told: the severity of
+// tensor-parallel-gpu-count (none: not judged) and what its message says.
+struct FallbackCase {
+  const char* name;
+  std::string launch;
+  std::optional<Severity> severity;
+  std::vector<std::string> says;
+};
+
+void PrintTo(const FallbackCase& c, std::ostream* os) { *os << c.name; }
+
+class LaunchOnEightElseFour : public ::testing::TestWithParam<FallbackCase> {};
+
+TEST_P(LaunchOnEightElseFour, IsJudgedByThePreferredAlternative) {
+  const FallbackCase& c = GetParam();
+  const std::string input = kGpuClass + kEightElseFour + podOn("fa", c.launch);
   const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
+  if (!c.severity) {
+    EXPECT_THAT(tp, IsEmpty());
+    return;
+  }
   ASSERT_EQ(tp.size(), 1u);
-  EXPECT_EQ(tp[0].severity, Severity::Warning);
-  EXPECT_THAT(tp[0].message(), HasSubstr("gets 8 GPUs from the first firstAvailable alternatives"));
-  EXPECT_THAT(tp[0].message(), HasSubstr("but 4 if it falls back"));
+  EXPECT_EQ(tp[0].severity, *c.severity);
+  for (const std::string& said : c.says) EXPECT_THAT(tp[0].message(), HasSubstr(said));
 }
 
-TEST(DraClaimDevices, ALaunchNoAlternativeFitsIsStillAnError) {
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"16\"]");
-  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
-  ASSERT_EQ(tp.size(), 1u);
-  EXPECT_EQ(tp[0].severity, Severity::Error);
-  EXPECT_THAT(tp[0].message(), HasSubstr("the container gets 4 GPUs"));
-}
-
-TEST(DraClaimDevices, TorchrunThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback) {
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "command: [torchrun, --nproc-per-node=8, t.py]");
-  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
-  ASSERT_EQ(tp.size(), 1u);
-  EXPECT_EQ(tp[0].severity, Severity::Warning);
-  EXPECT_THAT(tp[0].message(), HasSubstr("but 4 if it falls back"));
-}
-
-TEST(DraClaimDevices, ALaunchEveryAlternativeFitsIsNotJudged) {
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"4\"]");
-  EXPECT_THAT(only(judgeInput(input, kRules), "tensor-parallel-gpu-count"), IsEmpty());
-}
+INSTANTIATE_TEST_SUITE_P(
+    DraClaimDevices, LaunchOnEightElseFour,
+    ::testing::Values(
+        // The red team's vLLM TP 8 on [8 GPUs, 4 GPUs]: kube-scheduler v1.37.2
+        // allocated the 8-GPU alternative; only the fallback would crash it.
+        FallbackCase{"ALaunchThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback",
+                     "args: [m, --tensor-parallel-size, \"8\"]", Severity::Warning,
+                     {"gets 8 GPUs from the first firstAvailable alternatives", "but 4 if it falls back"}},
+        FallbackCase{"ALaunchNoAlternativeFitsIsStillAnError", "args: [m, --tensor-parallel-size, \"16\"]",
+                     Severity::Error, {"the container gets 4 GPUs"}},
+        FallbackCase{"TorchrunThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback",
+                     "command: [torchrun, --nproc-per-node=8, t.py]", Severity::Warning, {"but 4 if it falls back"}},
+        FallbackCase{"ALaunchEveryAlternativeFitsIsNotJudged", "args: [m, --tensor-parallel-size, \"4\"]",
+                     std::nullopt, {}}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace gpuguard

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "rules/support/gpu_taints.h"
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -20,15 +21,15 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::clusterOf;
+using testing::gpuNode;
+using testing::kGpuPresentTaint;
 using testing::judgeWithCluster;
 using testing::onlyRules;
 using testing::rulesHit;
 
-// A GFD-labelled 8-GPU node on driver 570 with `taints`.
-std::string gpuNode(const std::string& name, const std::string& taints) {
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {kubernetes.io/hostname: " + name +
-         ", nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"570\"}\nspec:\n  taints: " +
-         taints + "\nstatus:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+// A GFD-labelled 8-GPU node on driver `driver` with `taints`.
+std::string node(const std::string& name, const std::string& taints, const std::string& driver = "570") {
+  return gpuNode({.name = name, .driver = driver, .taints = taints});
 }
 
 // A one-GPU pod pinned to 570 with `tolerations`.
@@ -39,10 +40,9 @@ std::string pod(const std::string& tolerations) {
 }
 
 const Policy kToleration = onlyRules({"gpu-missing-toleration"});
-const std::string kPresent = "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}]";
 
 TEST(NodeTaints, AnEqualTolerationOfAnotherValueThanTheNodesIsAnError) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent));
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint));
   const auto f = judgeWithCluster(
       pod("[{key: nvidia.com/gpu, operator: Equal, value: \"true\", effect: NoSchedule}]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
@@ -52,7 +52,7 @@ TEST(NodeTaints, AnEqualTolerationOfAnotherValueThanTheNodesIsAnError) {
 }
 
 TEST(NodeTaints, AnEqualTolerationOfTheNodesValueIsEnough) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent));
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint));
   const auto f = judgeWithCluster(
       pod("[{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}]"), *cluster, kToleration);
   EXPECT_THAT(f, IsEmpty());
@@ -60,7 +60,7 @@ TEST(NodeTaints, AnEqualTolerationOfTheNodesValueIsEnough) {
 
 TEST(NodeTaints, AnotherKeyThanThePolicysIsDemandedAndFixed) {
   // AKS's GPU pool taint; the fix is what /mutate adds.
-  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto cluster = clusterOf(node("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(f[0].severity, Severity::Error);
@@ -71,7 +71,7 @@ TEST(NodeTaints, AnotherKeyThanThePolicysIsDemandedAndFixed) {
 }
 
 TEST(NodeTaints, ThePolicysKeyWithAnotherEffectIsDemanded) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoExecute}]"));
+  const auto cluster = clusterOf(node("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoExecute}]"));
   const auto none = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(none), ElementsAre("gpu-missing-toleration"));
   EXPECT_THAT(none[0].message(), HasSubstr("nvidia.com/gpu=present:NoExecute"));
@@ -81,9 +81,8 @@ TEST(NodeTaints, ThePolicysKeyWithAnotherEffectIsDemanded) {
 
 TEST(NodeTaints, ThePolicysTaintOnNodesTheSelectionExcludesIsNotDemandedBeside) {
   // gpu-550 carries the policy's taint but is not on 570: only sku=gpu keeps the pod off gpu-t.
-  std::string other = gpuNode("gpu-550", kPresent);
-  other.replace(other.find("\"570\""), 5, "\"550\"");
-  const auto cluster = clusterOf(other + gpuNode("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto cluster = clusterOf(node("gpu-550", kGpuPresentTaint, "550") +
+                                 node("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_THAT(f[0].message(), HasSubstr("taint sku=gpu:NoSchedule"));
@@ -91,14 +90,13 @@ TEST(NodeTaints, ThePolicysTaintOnNodesTheSelectionExcludesIsNotDemandedBeside) 
 
 TEST(NodeTaints, ATaintOfAnUnwellNodeAsksNothing) {
   // TaintNodesByCondition's not-ready taint says the node is unwell, not whom it is for.
-  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: node.kubernetes.io/not-ready, effect: NoSchedule}]"));
+  const auto cluster = clusterOf(node("gpu-t", "[{key: node.kubernetes.io/not-ready, effect: NoSchedule}]"));
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, kToleration), IsEmpty());
 }
 
 TEST(NodeTaints, ANodeThePodsSelectorExcludesAsksNothing) {
-  std::string other = gpuNode("gpu-old", "[{key: sku, value: gpu, effect: NoSchedule}]");
-  other.replace(other.find("\"570\""), 5, "\"550\"");
-  const auto cluster = clusterOf(other + gpuNode("gpu-t", "[]"));
+  const auto cluster =
+      clusterOf(node("gpu-old", "[{key: sku, value: gpu, effect: NoSchedule}]", "550") + node("gpu-t", "[]"));
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, kToleration), IsEmpty());
 }
 
@@ -112,7 +110,7 @@ const std::string kNamespaceDefaults =
     "'[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]'\n---\n";
 
 TEST(NodeTaints, TheNamespacesDefaultTolerationsAreNotCreditedWithoutThePlugin) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent) + kNamespaceDefaults);
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint) + kNamespaceDefaults);
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(f[0].severity, Severity::Error);
@@ -120,7 +118,7 @@ TEST(NodeTaints, TheNamespacesDefaultTolerationsAreNotCreditedWithoutThePlugin) 
 }
 
 TEST(NodeTaints, TheNamespacesDefaultTolerationsAreCreditedWhenThePolicySaysThePluginRuns) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent) + kNamespaceDefaults);
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint) + kNamespaceDefaults);
   Policy withPlugin = kToleration;
   withPlugin.assumePodTolerationRestriction = true;
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, withPlugin), IsEmpty());
@@ -135,7 +133,7 @@ const std::string kTeamA = "[{key: nvidia.com/gpu, value: present, effect: NoSch
                            "{key: dedicated, value: team-a, effect: NoSchedule}]";
 
 TEST(NodeTaints, ATaintThatIsNoGpuTaintIsAWarningWithoutAFix) {
-  const auto cluster = clusterOf(gpuNode("gpu-team-a", kTeamA));
+  const auto cluster = clusterOf(node("gpu-team-a", kTeamA));
   const auto f = judgeWithCluster(pod("[{key: nvidia.com/gpu, operator: Exists}]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(f[0].severity, Severity::Warning);
@@ -145,7 +143,7 @@ TEST(NodeTaints, ATaintThatIsNoGpuTaintIsAWarningWithoutAFix) {
 }
 
 TEST(NodeTaints, OnlyTheGpuTaintIsDemandedAndFixedWhereBothKeepThePodOff) {
-  const auto cluster = clusterOf(gpuNode("gpu-team-a", kTeamA));
+  const auto cluster = clusterOf(node("gpu-team-a", kTeamA));
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_EQ(f.size(), 2u);
   std::size_t fixes = 0;
@@ -161,7 +159,7 @@ TEST(NodeTaints, OnlyTheGpuTaintIsDemandedAndFixedWhereBothKeepThePodOff) {
 }
 
 TEST(NodeTaints, AHealthChecksNoExecuteTaintIsNeverTolerated) {
-  const auto cluster = clusterOf(gpuNode(
+  const auto cluster = clusterOf(node(
       "gpu-x", "[{key: nvidia.com/gpu, effect: NoSchedule}, {key: example.com/gpu-xid-error, effect: NoExecute}]"));
   const auto f = judgeWithCluster(pod("[{key: nvidia.com/gpu, operator: Exists}]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
