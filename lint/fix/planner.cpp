@@ -222,11 +222,17 @@ class Planner {
     std::size_t indent = 0;
     std::string comment;
   };
-  std::optional<EmptyKeyLine> emptyKeyLine(const yaml::NodeOrigin* o, std::string_view key) const {
+  // `why` says what stands in the way when there is none.
+  std::optional<EmptyKeyLine> emptyKeyLine(const yaml::NodeOrigin* o, std::string_view key, std::string_view empty,
+                                           std::string& why) const {
+    why = "the empty " + std::string(key) + " is not written as `" + std::string(key) + ": " + std::string(empty) + "`";
     if (!o || !lines_.valid(o->keyPosition.line)) return std::nullopt;
     const std::string_view l = lines_.line(o->keyPosition.line);
     const Prefix p = prefixOf(l, o->keyPosition.column);
-    if (p.kind != Prefix::Indent) return std::nullopt;
+    if (p.kind != Prefix::Indent) {
+      why = std::string(key) + " is not first on its line (inside a flow mapping {...})";
+      return std::nullopt;
+    }
     std::string_view rest = l.substr(p.indent);
     if (!rest.starts_with(key)) return std::nullopt;
     rest.remove_prefix(key.size());
@@ -309,8 +315,8 @@ class Planner {
   // `name: {}` / `name: []` / `name:` replaced by `name:` and `body` below it.
   std::optional<Edit> fillEmpty(const std::string& pointer, const std::string& name, const std::vector<std::string>& body,
                                 std::size_t bodyIndent, std::string& why) const {
-    const std::optional<EmptyKeyLine> k = emptyKeyLine(origin(pointer), name);
-    if (!k) return why = "the empty " + name + " is not written as `" + name + ": " + "{}`", std::nullopt;
+    const std::optional<EmptyKeyLine> k = emptyKeyLine(origin(pointer), name, "{}", why);
+    if (!k) return std::nullopt;
     Edit e{k->line, 1, {std::string(k->indent, ' ') + name + ":" + (k->comment.empty() ? "" : " " + k->comment)}};
     for (const std::string& l : body) e.lines.push_back(std::string(k->indent + bodyIndent, ' ') + l);
     return e;
@@ -425,8 +431,8 @@ class Planner {
       return e;
     }
     if (list->is_null() || (list->is_array() && list->empty())) {
-      const std::optional<EmptyKeyLine> k = emptyKeyLine(origin(t.pointer), name);
-      if (!k) return why = "the empty " + name + " is not written as `" + name + ": []`", std::nullopt;
+      const std::optional<EmptyKeyLine> k = emptyKeyLine(origin(t.pointer), name, "[]", why);
+      if (!k) return std::nullopt;
       Edit e{k->line, 1, {std::string(k->indent, ' ') + name + ":" + (k->comment.empty() ? "" : " " + k->comment)}};
       for (const std::string& l : items) e.lines.push_back(std::string(k->indent + seqIndent, ' ') + l);
       return e;

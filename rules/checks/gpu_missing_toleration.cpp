@@ -479,7 +479,10 @@ class GpuMissingToleration final : public Rule {
         site.tolerations.path,
         FieldError::required("no toleration for the taint " + describeTaint(t.taint) + " of the GPU nodes this pod "
                              "would land on (" + describeNodeNames(t.nodes) + "; " + ctx.cluster->source() +
-                             "), so kube-scheduler leaves it Pending (untolerated taint); add {key: " + t.taint.key +
+                             (bypassesScheduler(site) ? "), so the node's kubelet rejects it (the pod names its node: "
+                                                        "no scheduler sees it); add {key: "
+                                                      : "), so kube-scheduler leaves it Pending (untolerated taint); "
+                                                        "add {key: ") + t.taint.key +
                              ", operator: Exists, effect: " + t.taint.effect + "} to tolerations" +
                              nearMissNote(site, t.taint) +
                              misplacedNote(site.misplaced.tolerations, site.tolerations) +

@@ -178,5 +178,18 @@ TEST(NodeTaints, TheGpuTaintsAreThePolicysAndThePlatformsOfAnyEffect) {
   EXPECT_FALSE(checks::isGpuTaint({"node-role.kubernetes.io/control-plane", std::nullopt, "NoSchedule"}, kToleration));
 }
 
+// Red team 34 D8: a pod that names its node never meets kube-scheduler; the
+// node's kubelet admits it against NoExecute taints and rejects it.
+TEST(NodeTaints, APodThatNamesItsNodeIsRejectedByTheKubeletNotLeftPending) {
+  const auto cluster = clusterOf(node("gpu-1", "[{key: nvidia.com/gpu, value: present, effect: NoExecute}]"));
+  const std::string named =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  nodeName: gpu-1\n  containers:\n"
+      "  - name: c\n    image: nvidia/cuda:12.8.1-runtime-ubuntu24.04\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
+  const auto f = judgeWithCluster(named, *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(f[0].message(), HasSubstr("so the node's kubelet rejects it"));
+  EXPECT_THAT(f[0].message(), ::testing::Not(HasSubstr("Pending")));
+}
+
 }  // namespace
 }  // namespace gpuguard
