@@ -210,8 +210,36 @@ TEST(DraClaimDevices, TorchrunThePreferredAlternativeFitsIsOnlyWarnedOfTheFallba
   EXPECT_THAT(tp[0].message(), HasSubstr("but 4 if it falls back"));
 }
 
-TEST(DraClaimDevices, ALaunchEveryAlternativeFitsIsNotJudged) {
+// Red team 32 B12's leftover: TP 4 on [8 GPUs, 4 GPUs]. kube-scheduler
+// allocates the 8-GPU alternative whenever a node can give it, so 4 GPUs sit
+// idle: the warning a plain request of 8 GPUs gets for TP 4, judged on the
+// preferred alternative (the fallback would fit exactly).
+TEST(DraClaimDevices, IdleGpusAreJudgedOnThePreferredAlternativeAsForAPlainRequest) {
+  const std::string plain =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n"
+      "  - name: a\n    image: vllm/vllm-openai:v0.10.1\n    args: [m, --tensor-parallel-size, \"4\"]\n"
+      "    resources: {limits: {nvidia.com/gpu: 8}}\n";
+  const auto asPlain = only(judgeInput(plain, kRules), "tensor-parallel-gpu-count");
+  ASSERT_EQ(asPlain.size(), 1u);
+  EXPECT_EQ(asPlain[0].severity, Severity::Warning);
+  EXPECT_THAT(asPlain[0].message(), HasSubstr("4 GPUs would sit idle"));
+
   const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"4\"]");
+  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
+  ASSERT_EQ(tp.size(), 1u);
+  EXPECT_EQ(tp[0].severity, Severity::Warning);
+  EXPECT_THAT(tp[0].message(), HasSubstr("gets 8 GPUs from the first firstAvailable alternatives"));
+  EXPECT_THAT(tp[0].message(), HasSubstr("4 GPUs would sit idle"));
+}
+
+TEST(DraClaimDevices, ALaunchThatFitsThePreferredAlternativeExactlyIsNotJudged) {
+  // [4 GPUs, 8 GPUs]: the scheduler gives 4 whenever it can; TP 4 uses them all.
+  const std::string fourElseEight =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: fa, namespace: ml}\nspec:\n"
+      "  spec:\n    devices:\n      requests:\n      - name: r\n        firstAvailable:\n"
+      "        - {name: small, deviceClassName: gpu.nvidia.com, count: 4}\n"
+      "        - {name: big, deviceClassName: gpu.nvidia.com, count: 8}\n---\n";
+  const std::string input = kGpuClass + fourElseEight + podOn("fa", "args: [m, --tensor-parallel-size, \"4\"]");
   EXPECT_THAT(only(judgeInput(input, kRules), "tensor-parallel-gpu-count"), IsEmpty());
 }
 
