@@ -20,8 +20,6 @@
 #include <ctime>
 #include <thread>
 
-#include <openssl/err.h>
-
 #include "https/internal/server_state.h"
 
 namespace gpuguard::webhook {
@@ -34,17 +32,6 @@ const std::string* HttpRequest::header(std::string_view lowerCaseName) const {
 }
 
 namespace https_detail {
-
-std::string opensslErrors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out;
-}
 
 std::string formatPeer(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";

@@ -15,8 +15,6 @@
 
 namespace gpuguard::webhook {
 
-namespace {
-
 std::string opensslErrors() {
   std::string out;
   while (unsigned long e = ERR_get_error()) {
@@ -27,6 +25,8 @@ std::string opensslErrors() {
   }
   return out;
 }
+
+namespace {
 
 std::string withDetail(std::string message) {
   std::string detail = opensslErrors();

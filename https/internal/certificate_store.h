@@ -22,6 +22,9 @@
 
 namespace gpuguard::webhook {
 
+// OpenSSL's error queue, emptied: its messages joined with "; " ("" when empty).
+std::string opensslErrors();
+
 // What stat() says of a file (through symlinks): inode, device, size, mtime,
 // ctime. A Kubernetes Secret or ConfigMap volume's `..data` swap changes it.
 struct FileStamp {

@@ -155,7 +155,6 @@ struct alignas(64) LoopCounters {
   void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 };
 
-std::string opensslErrors();
 std::string formatPeer(const sockaddr_storage& ss);
 unsigned usableCpus();  // see https/server.cpp
 

@@ -14,8 +14,8 @@
 //     --no-reach-cache judge every review's reach anew
 //   Prints, for each BODY, "=== BODY HTTP_STATUS" and the response body once.
 //
-// Instructions per review (docs/performance.md):
-//   valgrind --tool=callgrind --toggle-collect='gpuguard::webhook::review(*' \
+// Instructions per review (docs/performance.md), one shell line:
+//   valgrind --tool=callgrind --toggle-collect='gpuguard::webhook::review(*'
 //     gpuguard-review-loop -n 2000 [--facts ...] BODY
 #include <cstdio>
 #include <cstdlib>

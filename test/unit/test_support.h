@@ -27,14 +27,42 @@ class YamlHints final : public SourceHints {
   const yaml::SourceMap& map_;
 };
 
+// The documents of a YAML stream the way gpuguard-lint reads them; a test's
+// YAML that does not parse is the test's own mistake.
+inline yaml::ParseResult parsedYaml(const std::string& text) {
+  yaml::ParseResult parsed = yaml::parseStream(text);
+  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
+  return parsed;
+}
+
 // Parses one YAML document the way gpuguard-lint does (YAML 1.1 scalars,
 // with written-text hints) and judges it.
 inline std::vector<Finding> judgeYaml(const std::string& text, const Policy& policy = {}) {
-  yaml::ParseResult parsed = yaml::parseStream(text);
-  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
+  const yaml::ParseResult parsed = parsedYaml(text);
   if (parsed.documents.size() != 1) throw std::runtime_error("test YAML must hold one document");
   const YamlHints hints(parsed.documents.front().sources);
   return judge(parsed.documents.front().value, policy, JudgeOptions{&hints});
+}
+
+// Judges every document of a YAML stream with what all of them define
+// (DeviceClasses, claim templates) known to each, and the cluster's facts when
+// given; with `hints`, each document with its written-text hints. The
+// findings of all documents, in document order.
+inline std::vector<Finding> judgeDocuments(const std::string& text, const Policy& policy,
+                                           const ClusterFacts* cluster, bool hints) {
+  const yaml::ParseResult parsed = parsedYaml(text);
+  InputFacts facts;
+  for (const yaml::Document& doc : parsed.documents) facts.add(doc.value);
+  std::vector<Finding> all;
+  for (const yaml::Document& doc : parsed.documents) {
+    const YamlHints written(doc.sources);
+    JudgeOptions options;
+    if (hints) options.hints = &written;
+    options.facts = &facts;
+    options.cluster = cluster;
+    for (Finding& f : judge(doc.value, policy, options)) all.push_back(std::move(f));
+  }
+  return all;
 }
 
 // Judges a YAML stream as gpuguard-lint judges one file: what all documents
@@ -43,43 +71,20 @@ inline std::vector<Finding> judgeYaml(const std::string& text, const Policy& pol
 // findings of all documents, in document order.
 inline std::vector<Finding> judgeFile(const std::string& text, const Policy& policy = {},
                                       const ClusterFacts* cluster = nullptr) {
-  yaml::ParseResult parsed = yaml::parseStream(text);
-  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
-  InputFacts facts;
-  for (const yaml::Document& doc : parsed.documents) facts.add(doc.value);
-  std::vector<Finding> all;
-  for (const yaml::Document& doc : parsed.documents) {
-    const YamlHints hints(doc.sources);
-    JudgeOptions options{&hints};
-    options.facts = &facts;
-    options.cluster = cluster;
-    for (Finding& f : judge(doc.value, policy, options)) all.push_back(std::move(f));
-  }
-  return all;
+  return judgeDocuments(text, policy, cluster, true);
 }
 
 // Judges every document of a YAML stream as the linter judges one input:
 // what all of them define (DeviceClasses, claim templates) is known to each.
 // The findings of all documents, in document order.
 inline std::vector<Finding> judgeInput(const std::string& text, const Policy& policy = {}) {
-  yaml::ParseResult parsed = yaml::parseStream(text);
-  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
-  InputFacts facts;
-  for (const yaml::Document& doc : parsed.documents) facts.add(doc.value);
-  std::vector<Finding> all;
-  for (const yaml::Document& doc : parsed.documents) {
-    JudgeOptions options;
-    options.facts = &facts;
-    for (Finding& f : judge(doc.value, policy, options)) all.push_back(std::move(f));
-  }
-  return all;
+  return judgeDocuments(text, policy, nullptr, false);
 }
 
 // The cluster facts of a YAML stream of Nodes, NodePools, Namespaces and DRA
 // objects, as a snapshot file gives them (rules/cluster_facts.h).
 inline std::shared_ptr<const ClusterFacts> clusterOf(const std::string& text) {
-  yaml::ParseResult parsed = yaml::parseStream(text);
-  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
+  const yaml::ParseResult parsed = parsedYaml(text);
   ClusterFactsBuilder builder;
   builder.setSource("snapshot test");
   builder.markListed(FactKind::Node);
@@ -91,18 +96,7 @@ inline std::shared_ptr<const ClusterFacts> clusterOf(const std::string& text) {
 // (clusterOf). The findings of all documents, in document order.
 inline std::vector<Finding> judgeWithCluster(const std::string& text, const ClusterFacts& cluster,
                                              const Policy& policy = {}) {
-  yaml::ParseResult parsed = yaml::parseStream(text);
-  if (parsed.error) throw std::runtime_error("test YAML does not parse: " + parsed.error->message);
-  InputFacts facts;
-  for (const yaml::Document& doc : parsed.documents) facts.add(doc.value);
-  std::vector<Finding> all;
-  for (const yaml::Document& doc : parsed.documents) {
-    JudgeOptions options;
-    options.facts = &facts;
-    options.cluster = &cluster;
-    for (Finding& f : judge(doc.value, policy, options)) all.push_back(std::move(f));
-  }
-  return all;
+  return judgeDocuments(text, policy, &cluster, false);
 }
 
 // The rule ids of the findings, in order (suppressed ones excluded).
@@ -162,6 +156,16 @@ inline std::string gpuPod(const std::string& resources, const std::string& kind 
     }
   }
   return "apiVersion: apps/v1\nkind: " + kind + "\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n" + indented;
+}
+
+// The rule ids the four rules of the API server's validateResourceRequirements
+// (gpu-invalid-quantity, gpu-fractional, gpu-requests-limits-mismatch,
+// gpu-requests-without-limits) give a gpuPod with `resources`: each is judged
+// beside the other three, which must stay quiet where it speaks.
+inline std::vector<std::string> quantityRulesFor(const std::string& resources, const std::string& kind = "Pod") {
+  static const Policy quantityRules = onlyRules({"gpu-invalid-quantity", "gpu-fractional",
+                                                 "gpu-requests-limits-mismatch", "gpu-requests-without-limits"});
+  return rulesHit(judgeYaml(gpuPod(resources, kind), quantityRules));
 }
 
 }  // namespace gpuguard::testing

@@ -246,6 +246,13 @@ TEST(FactsCacheTest, AWatchSilentPastItsIdleTimeoutWithdrawsTheFactsAgedFromTheL
   h.clockSeconds = 10;
   h.start();
   ASSERT_TRUE(h.eventually([&] { return h.cache->snapshot() != nullptr; }));
+  // The snapshot comes from the list, before the watch is sent: refusing watches before the
+  // server has this one would refuse it too (a 503, not a silent connection).
+  ASSERT_TRUE(h.api.waitFor([](const std::vector<std::string>& requests) {
+    return std::any_of(requests.begin(), requests.end(), [](const std::string& r) {
+      return r.starts_with("/api/v1/nodes?") && r.find("watch=1") != std::string::npos;
+    });
+  }));
   h.api.failWatches("/api/v1/nodes", 503);  // the open watch stays silent; a new one is refused
   h.clockSeconds = 100;
   ASSERT_TRUE(h.eventually([&] {

@@ -239,20 +239,7 @@ TEST(HttpsServer, EveryRequestCanBeJudgedOffTheLoop) {
     ASSERT_EQ(r->status, 200);
     ASSERT_EQ(r->body, body);
   }
-  std::string burst;
-  for (int i = 0; i < 50; ++i) burst += tls::buildRequest("POST", "/p" + std::to_string(i), std::to_string(i));
-  burst += tls::buildRequest("GET", "/last", "", {{"Connection", "close"}});
-  ASSERT_TRUE(c.write(burst));
-  for (int i = 0; i < 50; ++i) {
-    auto r = c.readResponse();
-    ASSERT_TRUE(r) << i;
-    EXPECT_EQ(r->body, std::to_string(i));
-  }
-  auto last = c.readResponse();
-  ASSERT_TRUE(last);
-  EXPECT_EQ(*last->header("x-path"), "/last");
-  EXPECT_EQ(*last->header("connection"), "close");
-  EXPECT_TRUE(c.peerClosed());
+  ASSERT_NO_FATAL_FAILURE(expectBurstAnsweredInOrderThenClosed(c));
 
   auto thrown = tls::httpsRequest(s.port(), s.client(), "POST", "/throw", "{}");
   ASSERT_TRUE(thrown);

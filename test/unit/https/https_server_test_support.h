@@ -112,6 +112,26 @@ class TestServer {
   std::thread thread;
 };
 
+// 50 POSTs (/p0 to /p49, body "0" to "49") and a GET /last that asks to
+// close, in one write: each is answered in order with its body echoed, the
+// last with Connection: close, and then the server closes.
+inline void expectBurstAnsweredInOrderThenClosed(tls::TlsClient& c) {
+  std::string burst;
+  for (int i = 0; i < 50; ++i) burst += tls::buildRequest("POST", "/p" + std::to_string(i), std::to_string(i));
+  burst += tls::buildRequest("GET", "/last", "", {{"Connection", "close"}});
+  ASSERT_TRUE(c.write(burst));
+  for (int i = 0; i < 50; ++i) {
+    auto r = c.readResponse();
+    ASSERT_TRUE(r) << i;
+    EXPECT_EQ(r->body, std::to_string(i));
+  }
+  auto last = c.readResponse();
+  ASSERT_TRUE(last);
+  EXPECT_EQ(*last->header("x-path"), "/last");
+  EXPECT_EQ(*last->header("connection"), "close");
+  EXPECT_TRUE(c.peerClosed());
+}
+
 // Waits up to `timeout` for the server to send something (or close).
 inline bool readable(int fd, std::chrono::milliseconds timeout) {
   pollfd p{fd, POLLIN, 0};

@@ -14,6 +14,7 @@
 #include "lint/fix/fix.h"
 #include "lint/lint_file.h"
 #include "lint/report/report.h"
+#include "test/unit/shared_manifests.h"
 
 namespace gpuguard::lint {
 namespace {
@@ -57,22 +58,7 @@ TEST(LintFixOnce, TheReportOfAFixedFileIsTheReportOfItsFixedText) {
 }
 
 TEST(LintFixOnce, AnEditedDocumentIsJudgedAgainAndTheOthersAreNot) {
-  const std::string fixable = R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: train
-spec:
-  tolerations:
-  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-  nodeSelector:
-    nvidia.com/cuda.driver-version.major: "550"
-  containers:
-  - name: cuda
-    image: nvidia/cuda:12.4.1-base-ubuntu22.04
-    resources:
-      requests:
-        nvidia.com/gpu: 1
-)";
+  const std::string fixable = gpuguard::testing::kRequestsOnlyPod;
   const std::string untouched = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n";
   const FixResult fixed = fixText(fixable + "---\n" + untouched, LintPolicy{});
   ASSERT_TRUE(fixed.changed);

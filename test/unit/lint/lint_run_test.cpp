@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test/unit/lint/lint_test_support.h"
+#include "test/unit/shared_manifests.h"
 
 namespace gpuguard::lint_test {
 namespace {
@@ -22,25 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
-
-// A tolerating, pinned GPU pod that asks for its GPU in requests only
-// (gpu-requests-without-limits, which --fix fixes by renaming requests to limits).
-constexpr const char* kRequestsOnlyPod = R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: train
-spec:
-  tolerations:
-  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-  nodeSelector:
-    nvidia.com/cuda.driver-version.major: "550"
-  containers:
-  - name: cuda
-    image: nvidia/cuda:12.4.1-base-ubuntu22.04
-    resources:
-      requests:
-        nvidia.com/gpu: 1
-)";
+using gpuguard::testing::kRequestsOnlyPod;
 
 struct Outcome {
   int status = -1;

@@ -17,31 +17,15 @@
 #include "lint/fix/text_fix.h"
 #include "lint/lint_file.h"
 #include "lint/report/report.h"
+#include "test/unit/shared_manifests.h"
 
 namespace gpuguard::lint {
 namespace {
 
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
+using gpuguard::testing::kRequestsOnlyPod;
 using nlohmann::json;
-
-// gpu-requests-without-limits on line 14: --fix renames requests to limits.
-constexpr const char* kRequestsOnlyPod = R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: train
-spec:
-  tolerations:
-  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-  nodeSelector:
-    nvidia.com/cuda.driver-version.major: "550"
-  containers:
-  - name: cuda
-    image: nvidia/cuda:12.4.1-base-ubuntu22.04
-    resources:
-      requests:
-        nvidia.com/gpu: 1
-)";
 
 // gpu-missing-toleration: --fix inserts a tolerations block.
 constexpr const char* kUntolerated = R"(apiVersion: apps/v1

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "rules/cluster_reach.h"
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -21,12 +22,12 @@ using testing::clusterOf;
 
 // A GPU node of node group `group` (an EKS label the pods below never read).
 std::string node(const std::string& name, const std::string& group, const std::string& driver,
-                 const std::string& taint = "[{key: nvidia.com/gpu, effect: NoSchedule}]") {
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {kubernetes.io/hostname: " + name +
-         ", eks.amazonaws.com/nodegroup: " + group +
-         ", nvidia.com/gpu.present: \"true\", nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, "
-         "nvidia.com/cuda.driver-version.major: \"" + driver + "\"}\nspec:\n  taints: " + taint +
-         "\nstatus:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+                 const std::string& taint = testing::kGpuTaint) {
+  return testing::gpuNode(
+      {.name = name,
+       .driver = driver,
+       .taints = taint,
+       .labels = "eks.amazonaws.com/nodegroup: " + group + ", nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB"});
 }
 
 // A pod asking for `gpus` GPUs with extra spec lines (selector, affinity, nodeName).

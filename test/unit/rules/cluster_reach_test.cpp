@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -21,19 +22,17 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::clusterOf;
+using testing::gpuNode;
 using testing::judgeWithCluster;
 using testing::onlyRules;
 using testing::rulesHit;
 
 // A GFD-labelled, nvidia.com/gpu-tainted node on driver `driver` whose
-// allocatable holds `gpuResources` ("nvidia.com/gpu: \"8\"") besides cpu,
-// memory and pods; `spec` adds lines under spec (a cordon).
-std::string node(const std::string& name, const std::string& driver, const std::string& gpuResources,
+// allocatable holds `gpus` ("nvidia.com/gpu: \"8\"") besides cpu, memory and
+// pods; `spec` adds lines under spec (a cordon).
+std::string node(const std::string& name, const std::string& driver, const std::string& gpus,
                  const std::string& spec = "") {
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {kubernetes.io/hostname: " + name +
-         ", nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"" + driver +
-         "\"}\nspec:\n  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n" + spec +
-         "status:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", " + gpuResources + "}\n---\n";
+  return gpuNode({.name = name, .driver = driver, .taints = testing::kGpuPresentTaint, .gpus = gpus, .spec = spec});
 }
 
 // A pod of CUDA 12.8 (needs the 570 branch) asking `resources`, unpinned.
@@ -99,34 +98,31 @@ TEST(ClusterReach, CudaDriverTooOldCountsOnlyTheNodesTheGpuCountFits) {
 TEST(ClusterReach, AnUntaintedNodeWithoutThePodsMigProfileDoesNotExcuseTheToleration) {
   // The whole-GPU node is untainted, the MIG node tainted: a MIG pod can only go to the tainted one.
   const Policy toleration = onlyRules({"gpu-missing-toleration"});
-  const std::string untaintedWhole =
-      "apiVersion: v1\nkind: Node\nmetadata:\n  name: whole-b\n  labels: {nvidia.com/gpu.present: \"true\"}\n"
-      "status:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
-  const auto cluster = clusterOf(node("mig-a", "570", "nvidia.com/mig-1g.10gb: \"14\"") + untaintedWhole);
+  const auto cluster =
+      clusterOf(node("mig-a", "570", "nvidia.com/mig-1g.10gb: \"14\"") + gpuNode({.name = "whole-b"}));
   EXPECT_THAT(rulesHit(judgeWithCluster(pod("nvidia.com/mig-1g.10gb: 1", "[]"), *cluster, toleration)),
               ElementsAre("gpu-missing-toleration"));
   // A whole-GPU pod lands on the untainted node: no toleration needed.
   EXPECT_THAT(judgeWithCluster(pod("nvidia.com/gpu: 1", "[]"), *cluster, toleration), IsEmpty());
 }
 
-const std::string kCordon =
-    "  unschedulable: true\n  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}, "
-    "{key: node.kubernetes.io/unschedulable, effect: NoSchedule}]\n";
+const std::string kCordon = "  unschedulable: true\n";
 
 TEST(ClusterReach, CordonedNodesTakeNoNewPod) {
   // The rollout: old-550 cordoned (spec.unschedulable and the taint the node lifecycle controller adds),
   // new-570 open. kube-scheduler's NodeUnschedulable filter leaves only new-570.
-  const std::string cordoned = "apiVersion: v1\nkind: Node\nmetadata:\n  name: old-550\n  labels: "
-                               "{nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"550\"}\n"
-                               "spec:\n" + kCordon +
-                               "status:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+  const std::string cordoned = gpuNode({.name = "old-550",
+                                        .driver = "550",
+                                        .taints = "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}, "
+                                                  "{key: node.kubernetes.io/unschedulable, effect: NoSchedule}]",
+                                        .spec = kCordon});
   const auto cluster = clusterOf(cordoned + node("new-570", "570", "nvidia.com/gpu: \"8\""));
   const auto findings = judgeWithCluster(pod("nvidia.com/gpu: 1"), *cluster, kPin);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
   EXPECT_EQ(findings[0].severity, Severity::Warning);
   EXPECT_THAT(findings[0].message(), HasSubstr("all run CUDA driver 570 (1 node: new-570)"));
   // spec.unschedulable alone (the taint not yet added) is the same cordon.
-  const auto specOnly = clusterOf(node("old-550", "550", "nvidia.com/gpu: \"8\"", "  unschedulable: true\n") +
+  const auto specOnly = clusterOf(node("old-550", "550", "nvidia.com/gpu: \"8\"", kCordon) +
                                   node("new-570", "570", "nvidia.com/gpu: \"8\""));
   EXPECT_EQ(judgeWithCluster(pod("nvidia.com/gpu: 1"), *specOnly, kPin).at(0).severity, Severity::Warning);
   // A pod that tolerates the cordon may still go to old-550: two majors again.

@@ -8,6 +8,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -183,52 +188,61 @@ const std::string kEightElseFour =
     "        - {name: big, deviceClassName: gpu.nvidia.com, count: 8}\n"
     "        - {name: small, deviceClassName: gpu.nvidia.com, count: 4}\n---\n";
 
-TEST(DraClaimDevices, ALaunchThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback) {
-  // The red team's vLLM TP 8 on [8 GPUs, 4 GPUs]: kube-scheduler v1.37.2
-  // allocated the 8-GPU alternative; only the fallback would crash it.
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"8\"]");
+// What a launch on that template is told: the severity of
+// tensor-parallel-gpu-count (none: not judged) and what its message says.
+struct FallbackCase {
+  const char* name;
+  std::string launch;
+  std::optional<Severity> severity;
+  std::vector<std::string> says;
+};
+
+void PrintTo(const FallbackCase& c, std::ostream* os) { *os << c.name; }
+
+class LaunchOnEightElseFour : public ::testing::TestWithParam<FallbackCase> {};
+
+TEST_P(LaunchOnEightElseFour, IsJudgedByThePreferredAlternative) {
+  const FallbackCase& c = GetParam();
+  const std::string input = kGpuClass + kEightElseFour + podOn("fa", c.launch);
   const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
+  if (!c.severity) {
+    EXPECT_THAT(tp, IsEmpty());
+    return;
+  }
   ASSERT_EQ(tp.size(), 1u);
-  EXPECT_EQ(tp[0].severity, Severity::Warning);
-  EXPECT_THAT(tp[0].message(), HasSubstr("gets 8 GPUs from the first firstAvailable alternatives"));
-  EXPECT_THAT(tp[0].message(), HasSubstr("but 4 if it falls back"));
+  EXPECT_EQ(tp[0].severity, *c.severity);
+  for (const std::string& said : c.says) EXPECT_THAT(tp[0].message(), HasSubstr(said));
 }
 
-TEST(DraClaimDevices, ALaunchNoAlternativeFitsIsStillAnError) {
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"16\"]");
-  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
-  ASSERT_EQ(tp.size(), 1u);
-  EXPECT_EQ(tp[0].severity, Severity::Error);
-  EXPECT_THAT(tp[0].message(), HasSubstr("the container gets 4 GPUs"));
-}
+INSTANTIATE_TEST_SUITE_P(
+    DraClaimDevices, LaunchOnEightElseFour,
+    ::testing::Values(
+        // The red team's vLLM TP 8 on [8 GPUs, 4 GPUs]: kube-scheduler v1.37.2
+        // allocated the 8-GPU alternative; only the fallback would crash it.
+        FallbackCase{"ALaunchThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback",
+                     "args: [m, --tensor-parallel-size, \"8\"]", Severity::Warning,
+                     {"gets 8 GPUs from the first firstAvailable alternatives", "but 4 if it falls back"}},
+        FallbackCase{"ALaunchNoAlternativeFitsIsStillAnError", "args: [m, --tensor-parallel-size, \"16\"]",
+                     Severity::Error, {"the container gets 4 GPUs"}},
+        FallbackCase{"TorchrunThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback",
+                     "command: [torchrun, --nproc-per-node=8, t.py]", Severity::Warning, {"but 4 if it falls back"}},
+        // Red team 32 B12's leftover: TP 4 on [8 GPUs, 4 GPUs]. The scheduler
+        // gives 8 whenever a node can, so 4 sit idle (the fallback fits exactly).
+        FallbackCase{"IdleGpusAreJudgedOnThePreferredAlternative", "args: [m, --tensor-parallel-size, \"4\"]",
+                     Severity::Warning,
+                     {"gets 8 GPUs from the first firstAvailable alternatives", "4 GPUs would sit idle"}}),
+    [](const auto& info) { return std::string(info.param.name); });
 
-TEST(DraClaimDevices, TorchrunThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback) {
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "command: [torchrun, --nproc-per-node=8, t.py]");
-  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
-  ASSERT_EQ(tp.size(), 1u);
-  EXPECT_EQ(tp[0].severity, Severity::Warning);
-  EXPECT_THAT(tp[0].message(), HasSubstr("but 4 if it falls back"));
-}
-
-// Red team 32 B12's leftover: TP 4 on [8 GPUs, 4 GPUs]. kube-scheduler
-// allocates the 8-GPU alternative whenever a node can give it, so 4 GPUs sit
-// idle: the warning a plain request of 8 GPUs gets for TP 4, judged on the
-// preferred alternative (the fallback would fit exactly).
-TEST(DraClaimDevices, IdleGpusAreJudgedOnThePreferredAlternativeAsForAPlainRequest) {
+// What IdleGpusAreJudgedOnThePreferredAlternative is told is what a plain
+// request of 8 GPUs is told for TP 4.
+TEST(DraClaimDevices, APlainRequestOfEightGpusForTp4WarnsOfTheSameIdleGpus) {
   const std::string plain =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n"
       "  - name: a\n    image: vllm/vllm-openai:v0.10.1\n    args: [m, --tensor-parallel-size, \"4\"]\n"
       "    resources: {limits: {nvidia.com/gpu: 8}}\n";
-  const auto asPlain = only(judgeInput(plain, kRules), "tensor-parallel-gpu-count");
-  ASSERT_EQ(asPlain.size(), 1u);
-  EXPECT_EQ(asPlain[0].severity, Severity::Warning);
-  EXPECT_THAT(asPlain[0].message(), HasSubstr("4 GPUs would sit idle"));
-
-  const std::string input = kGpuClass + kEightElseFour + podOn("fa", "args: [m, --tensor-parallel-size, \"4\"]");
-  const auto tp = only(judgeInput(input, kRules), "tensor-parallel-gpu-count");
+  const auto tp = only(judgeInput(plain, kRules), "tensor-parallel-gpu-count");
   ASSERT_EQ(tp.size(), 1u);
   EXPECT_EQ(tp[0].severity, Severity::Warning);
-  EXPECT_THAT(tp[0].message(), HasSubstr("gets 8 GPUs from the first firstAvailable alternatives"));
   EXPECT_THAT(tp[0].message(), HasSubstr("4 GPUs would sit idle"));
 }
 

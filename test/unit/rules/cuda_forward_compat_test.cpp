@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -103,20 +104,16 @@ TEST(CudaForwardCompat, EveryOldBranchTheSelectionAdmitsMustBeListed) {
 
 TEST(CudaForwardCompat, WithClusterFactsListedBranchesOfDataCenterNodesWarn) {
   // The red team's unpinned pod against two H100 nodes on R550 (the webhook's watched cache).
-  const std::string node =
-      "apiVersion: v1\nkind: Node\nmetadata:\n  name: NAME\n  labels:\n    nvidia.com/gpu.present: \"true\"\n"
-      "    nvidia.com/cuda.driver-version.major: \"550\"\n    nvidia.com/gpu.product: PRODUCT\n"
-      "status:\n  allocatable: {nvidia.com/gpu: \"8\", cpu: \"64\", memory: 512Gi, pods: \"110\"}\n";
-  const auto nodeNamed = [&](const std::string& name, const std::string& product) {
-    std::string n = node;
-    n.replace(n.find("NAME"), 4, name);
-    n.replace(n.find("PRODUCT"), 7, product);
-    return n;
+  const auto nodeNamed = [](const std::string& name, const std::string& product) {
+    return testing::gpuNode({.name = name,
+                             .driver = "550",
+                             .labels = "nvidia.com/gpu.product: " + product,
+                             .machine = "cpu: \"64\", memory: 512Gi, pods: \"110\""});
   };
   const std::string unpinned =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n  - name: c\n"
       "    image: nvidia/cuda:13.0.1-runtime-ubuntu24.04\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
-  const auto h100 = testing::clusterOf(nodeNamed("gpu-1", "NVIDIA-H100-80GB-HBM3") + "---\n" +
+  const auto h100 = testing::clusterOf(nodeNamed("gpu-1", "NVIDIA-H100-80GB-HBM3") +
                                        nodeNamed("gpu-2", "NVIDIA-H100-80GB-HBM3"));
   const std::vector<Finding> onH100 = testing::judgeWithCluster(unpinned, *h100, kCudaOnly);
   ASSERT_EQ(onH100.size(), 1u);

@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -18,6 +19,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::clusterOf;
+using testing::gpuNode;
 using testing::judgeWithCluster;
 using testing::onlyRules;
 using testing::rulesHit;
@@ -27,17 +29,12 @@ const Policy kToleration = onlyRules({"gpu-missing-toleration"});
 // A node as a kubelet without a device plugin reports it: no GPU resource,
 // no GFD label. `taints` is a flow list, "" for none.
 std::string draNode(const std::string& name, const std::string& taints = "") {
-  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + ", labels: {kubernetes.io/hostname: " + name +
-         "}}\n" + (taints.empty() ? "" : "spec:\n  taints: " + taints + "\n") +
-         "status:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\"}\n---\n";
+  return gpuNode({.name = name, .taints = taints, .gpus = "", .gfd = false});
 }
 
 // A device-plugin GPU node: 8 nvidia.com/gpu, GFD's label, the usual taint.
 std::string pluginNode(const std::string& name) {
-  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
-         ", labels: {nvidia.com/gpu.present: \"true\"}}\nspec:\n  taints: [{key: nvidia.com/gpu, value: present, "
-         "effect: NoSchedule}]\nstatus:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: "
-         "\"8\"}\n---\n";
+  return gpuNode({.name = name, .taints = testing::kGpuPresentTaint});
 }
 
 // `devices` devices of `driver` on node `node`.

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -24,13 +25,8 @@ using testing::rulesHit;
 
 // An 8-GPU nvidia.com/gpu-tainted node; `driver` "" leaves out the GFD labels.
 std::string node(const std::string& name, const std::string& driver) {
-  const std::string labels = driver.empty() ? "{kubernetes.io/hostname: " + name + "}"
-                                            : "{kubernetes.io/hostname: " + name +
-                                                  ", nvidia.com/gpu.present: \"true\", "
-                                                  "nvidia.com/cuda.driver-version.major: \"" + driver + "\"}";
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: " + labels +
-         "\nspec:\n  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n"
-         "status:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+  return testing::gpuNode(
+      {.name = name, .driver = driver, .taints = testing::kGpuPresentTaint, .gfd = !driver.empty()});
 }
 
 // A one-GPU pod running `image`, tolerating the GPU taint, with `affinity`.

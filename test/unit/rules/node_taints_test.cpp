@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -20,15 +21,15 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using testing::clusterOf;
+using testing::gpuNode;
+using testing::kGpuPresentTaint;
 using testing::judgeWithCluster;
 using testing::onlyRules;
 using testing::rulesHit;
 
-// A GFD-labelled 8-GPU node on driver 570 with `taints`.
-std::string gpuNode(const std::string& name, const std::string& taints) {
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {kubernetes.io/hostname: " + name +
-         ", nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"570\"}\nspec:\n  taints: " +
-         taints + "\nstatus:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+// A GFD-labelled 8-GPU node on driver `driver` with `taints`.
+std::string node(const std::string& name, const std::string& taints, const std::string& driver = "570") {
+  return gpuNode({.name = name, .driver = driver, .taints = taints});
 }
 
 // A one-GPU pod pinned to 570 with `tolerations`.
@@ -39,10 +40,9 @@ std::string pod(const std::string& tolerations) {
 }
 
 const Policy kToleration = onlyRules({"gpu-missing-toleration"});
-const std::string kPresent = "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}]";
 
 TEST(NodeTaints, AnEqualTolerationOfAnotherValueThanTheNodesIsAnError) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent));
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint));
   const auto f = judgeWithCluster(
       pod("[{key: nvidia.com/gpu, operator: Equal, value: \"true\", effect: NoSchedule}]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
@@ -52,7 +52,7 @@ TEST(NodeTaints, AnEqualTolerationOfAnotherValueThanTheNodesIsAnError) {
 }
 
 TEST(NodeTaints, AnEqualTolerationOfTheNodesValueIsEnough) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent));
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint));
   const auto f = judgeWithCluster(
       pod("[{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}]"), *cluster, kToleration);
   EXPECT_THAT(f, IsEmpty());
@@ -60,7 +60,7 @@ TEST(NodeTaints, AnEqualTolerationOfTheNodesValueIsEnough) {
 
 TEST(NodeTaints, AnotherKeyThanThePolicysIsDemandedAndFixed) {
   // AKS's GPU pool taint; the fix is what /mutate adds.
-  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto cluster = clusterOf(node("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(f[0].severity, Severity::Error);
@@ -71,7 +71,7 @@ TEST(NodeTaints, AnotherKeyThanThePolicysIsDemandedAndFixed) {
 }
 
 TEST(NodeTaints, ThePolicysKeyWithAnotherEffectIsDemanded) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoExecute}]"));
+  const auto cluster = clusterOf(node("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoExecute}]"));
   const auto none = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(none), ElementsAre("gpu-missing-toleration"));
   EXPECT_THAT(none[0].message(), HasSubstr("nvidia.com/gpu=present:NoExecute"));
@@ -81,9 +81,8 @@ TEST(NodeTaints, ThePolicysKeyWithAnotherEffectIsDemanded) {
 
 TEST(NodeTaints, ThePolicysTaintOnNodesTheSelectionExcludesIsNotDemandedBeside) {
   // gpu-550 carries the policy's taint but is not on 570: only sku=gpu keeps the pod off gpu-t.
-  std::string other = gpuNode("gpu-550", kPresent);
-  other.replace(other.find("\"570\""), 5, "\"550\"");
-  const auto cluster = clusterOf(other + gpuNode("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto cluster = clusterOf(node("gpu-550", kGpuPresentTaint, "550") +
+                                 node("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_THAT(f[0].message(), HasSubstr("taint sku=gpu:NoSchedule"));
@@ -91,14 +90,13 @@ TEST(NodeTaints, ThePolicysTaintOnNodesTheSelectionExcludesIsNotDemandedBeside) 
 
 TEST(NodeTaints, ATaintOfAnUnwellNodeAsksNothing) {
   // TaintNodesByCondition's not-ready taint says the node is unwell, not whom it is for.
-  const auto cluster = clusterOf(gpuNode("gpu-t", "[{key: node.kubernetes.io/not-ready, effect: NoSchedule}]"));
+  const auto cluster = clusterOf(node("gpu-t", "[{key: node.kubernetes.io/not-ready, effect: NoSchedule}]"));
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, kToleration), IsEmpty());
 }
 
 TEST(NodeTaints, ANodeThePodsSelectorExcludesAsksNothing) {
-  std::string other = gpuNode("gpu-old", "[{key: sku, value: gpu, effect: NoSchedule}]");
-  other.replace(other.find("\"570\""), 5, "\"550\"");
-  const auto cluster = clusterOf(other + gpuNode("gpu-t", "[]"));
+  const auto cluster =
+      clusterOf(node("gpu-old", "[{key: sku, value: gpu, effect: NoSchedule}]", "550") + node("gpu-t", "[]"));
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, kToleration), IsEmpty());
 }
 
@@ -110,15 +108,14 @@ TEST(NodeTaints, ANodeThePodsSelectorExcludesAsksNothing) {
 // nvidia.com/gpu toleration is needed, and none is asked for (nor a --platform
 // hint given: that belongs to the verdict judged without facts).
 TEST(NodeTaints, GpuNodesThePodNeverSelectsAskNoTolerationEvenWhileItsOwnNodeIsNotReady) {
-  std::string other = gpuNode("gpu-550", kPresent);
-  other.replace(other.find("\"570\""), 5, "\"550\"");
+  const std::string other = node("gpu-550", kGpuPresentTaint, "550");
   const std::string tolerateSku = "[{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]";
   const std::string joining =
       "[{key: sku, value: gpu, effect: NoSchedule}, {key: node.kubernetes.io/not-ready, effect: NoSchedule}]";
-  const auto cluster = clusterOf(other + gpuNode("gpu-t", joining));
+  const auto cluster = clusterOf(other + node("gpu-t", joining));
   EXPECT_THAT(judgeWithCluster(pod(tolerateSku), *cluster, kToleration), IsEmpty());
   // Once ready, the same: it lands on gpu-t.
-  const auto ready = clusterOf(other + gpuNode("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto ready = clusterOf(other + node("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
   EXPECT_THAT(judgeWithCluster(pod(tolerateSku), *ready, kToleration), IsEmpty());
 }
 
@@ -139,7 +136,8 @@ TEST(NodeTaints, WithFactsThePoolsTaintIsAnErrorWithoutAPlatformHint) {
   EXPECT_THAT(f[0].message(), HasSubstr("no toleration for the GPU node taint nvidia.com/gpu:NoSchedule"));
   EXPECT_THAT(f[0].message(), Not(HasSubstr("--platform")));
   // Judged blind, the pod naming AKS is told which --platform judges it (a warning).
-  const auto blind = testing::judgeYaml(pod("[{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]"), kToleration);
+  const auto blind =
+      testing::judgeYaml(pod("[{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]"), kToleration);
   ASSERT_THAT(rulesHit(blind), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(blind[0].severity, Severity::Warning);
   EXPECT_THAT(blind[0].message(), HasSubstr("--platform aks"));
@@ -153,7 +151,7 @@ TEST(NodeTaints, WithFactsThePoolsTaintIsAnErrorWithoutAPlatformHint) {
 // /mutate adds) makes the pod land.
 TEST(NodeTaints, GpuNodesTaintedDifferentlyAreAlternativesOneTolerationIsEnough) {
   const auto cluster =
-      clusterOf(gpuNode("gpu-a", kPresent) + gpuNode("gpu-b", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+      clusterOf(node("gpu-a", kGpuPresentTaint) + node("gpu-b", "[{key: sku, value: gpu, effect: NoSchedule}]"));
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(f[0].severity, Severity::Error);
@@ -171,15 +169,15 @@ TEST(NodeTaints, GpuNodesTaintedDifferentlyAreAlternativesOneTolerationIsEnough)
 
 TEST(NodeTaints, TheTaintsOfMostNodesAreAskedForAndEveryTaintOfOneNodeIsNeeded) {
   // Two nodes carry nvidia.com/gpu, one sku=gpu: the pool of two is asked for.
-  const auto pools = clusterOf(gpuNode("gpu-a", kPresent) + gpuNode("gpu-a2", kPresent) +
-                               gpuNode("gpu-b", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto pools = clusterOf(node("gpu-a", kGpuPresentTaint) + node("gpu-a2", kGpuPresentTaint) +
+                               node("gpu-b", "[{key: sku, value: gpu, effect: NoSchedule}]"));
   const auto f = judgeWithCluster(pod("[]"), *pools, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_THAT(f[0].message(), HasSubstr("no toleration for the taint nvidia.com/gpu=present:NoSchedule"));
   EXPECT_THAT(f[0].message(), HasSubstr("2 nodes: gpu-a, gpu-a2"));
   // One node with both taints: the pod needs both, one finding each.
-  const auto both = clusterOf(gpuNode("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}, "
-                                               "{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto both = clusterOf(node("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}, "
+                                            "{key: sku, value: gpu, effect: NoSchedule}]"));
   const auto two = judgeWithCluster(pod("[]"), *both, kToleration);
   EXPECT_THAT(rulesHit(two), ElementsAre("gpu-missing-toleration", "gpu-missing-toleration"));
   EXPECT_THAT(two[0].message(), Not(HasSubstr("needs only one node")));
@@ -195,7 +193,7 @@ const std::string kNamespaceDefaults =
     "'[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]'\n---\n";
 
 TEST(NodeTaints, TheNamespacesDefaultTolerationsAreNotCreditedWithoutThePlugin) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent) + kNamespaceDefaults);
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint) + kNamespaceDefaults);
   const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
   ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(f[0].severity, Severity::Error);
@@ -203,7 +201,7 @@ TEST(NodeTaints, TheNamespacesDefaultTolerationsAreNotCreditedWithoutThePlugin) 
 }
 
 TEST(NodeTaints, TheNamespacesDefaultTolerationsAreCreditedWhenThePolicySaysThePluginRuns) {
-  const auto cluster = clusterOf(gpuNode("gpu-t", kPresent) + kNamespaceDefaults);
+  const auto cluster = clusterOf(node("gpu-t", kGpuPresentTaint) + kNamespaceDefaults);
   Policy withPlugin = kToleration;
   withPlugin.assumePodTolerationRestriction = true;
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, withPlugin), IsEmpty());

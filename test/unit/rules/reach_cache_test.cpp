@@ -11,6 +11,7 @@
 
 #include "rules/engine.h"
 #include "rules/reach_cache.h"
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -19,15 +20,13 @@ namespace {
 using nlohmann::json;
 using testing::clusterOf;
 
-// GPU nodes on two CUDA driver majors, tainted as the GPU Operator taints them.
-std::string gpuNode(const std::string& name, const std::string& driver) {
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {kubernetes.io/hostname: " + name +
-         ", nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"" + driver +
-         "\"}\nspec:\n  taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
-         "status:\n  allocatable: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+// A GPU node on CUDA driver `driver`, tainted as the GPU Operator taints it.
+std::string nodeOn(const std::string& name, const std::string& driver) {
+  return testing::gpuNode({.name = name, .driver = driver, .taints = testing::kGpuTaint});
 }
 
-const std::string kTwoDrivers = gpuNode("gpu-550", "550") + gpuNode("gpu-570", "570");
+// GPU nodes on two CUDA driver majors.
+const std::string kTwoDrivers = nodeOn("gpu-550", "550") + nodeOn("gpu-570", "570");
 
 // A replica of one workload's pod: `name` and `uid` are its own, the rest the template's.
 json replica(const std::string& name, const std::string& uid, const std::string& selector = "{}") {
@@ -120,7 +119,7 @@ TEST(ReachCache, APodThatReadsTheNodesOtherwiseIsJudgedForItself) {
 
 TEST(ReachCache, NewFactsOrAnotherPolicyStartItAfresh) {
   const auto twoDrivers = clusterOf(kTwoDrivers);
-  const auto oneDriver = clusterOf(gpuNode("gpu-570", "570"));
+  const auto oneDriver = clusterOf(nodeOn("gpu-570", "570"));
   const Policy policy;
   ReachCache cache;
   const json pod = replica("infer-1", "1111");

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "rules/registry.h"
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -89,9 +90,8 @@ std::string exampleInput(std::string_view example) {
 const ClusterFacts* exampleCluster(std::string_view id) {
   static const std::map<std::string, std::shared_ptr<const ClusterFacts>, std::less<>> clusters = {
       {"gpu-unschedulable",
-       clusterOf("apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n"
-                 "  labels: {nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"570\"}\n"
-                 "status:\n  allocatable: {cpu: \"95\", memory: 1000Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n")}};
+       clusterOf(testing::gpuNode(
+           {.name = "gpu-1", .driver = "570", .machine = "cpu: \"95\", memory: 1000Gi, pods: \"110\""}))}};
   const auto found = clusters.find(id);
   return found == clusters.end() ? nullptr : found->second.get();
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "rules/pod_specs.h"
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -133,11 +134,10 @@ TEST(RuntimeSuppliedFields, AnLLMInferenceServiceTakesWhatItLeavesUnsetFromItsBa
 TEST(RuntimeSuppliedFields, WithClusterFactsTheReachOfARuntimeScheduledPodIsNotJudged) {
   // A tainted H100 node on driver 535: the pod as written tolerates nothing
   // and selects nothing, but the runtime decides both.
-  const auto cluster = testing::clusterOf(
-      "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\n  labels:\n"
-      "    nvidia.com/gpu.present: \"true\"\n    nvidia.com/cuda.driver-version.major: \"535\"\n"
-      "spec:\n  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n"
-      "status:\n  allocatable: {nvidia.com/gpu: \"8\", cpu: \"64\", memory: 512Gi, pods: \"110\"}\n");
+  const auto cluster = testing::clusterOf(testing::gpuNode({.name = "gpu-1",
+                                                            .driver = "535",
+                                                            .taints = testing::kGpuPresentTaint,
+                                                            .machine = "cpu: \"64\", memory: 512Gi, pods: \"110\""}));
   const Policy p = onlyRules({"gpu-unschedulable", "cuda-driver-too-old", "gpu-missing-toleration"});
   EXPECT_THAT(testing::judgeWithCluster(kTrainJob, *cluster, p), IsEmpty());
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "test/unit/webhook/admission_test_support.h"
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 #include "webhook/admission.h"
 #include "lint/lint_file.h"
@@ -151,13 +152,11 @@ TEST(AdmissionSamples, ReviewsOnOneThreadAreAnsweredAsIfEachCameAlone) {
 // and the replicas did use what was kept.
 TEST(AdmissionSamples, AReachKeptFromEarlierReviewsChangesNoAnswer) {
   if (!std::filesystem::is_directory(samplesDir())) GTEST_SKIP() << "no samples at " << samplesDir();
+  using gpuguard::testing::gpuNode;
+  const std::string machine = "cpu: \"64\", memory: 512Gi, pods: \"110\"";
   const auto cluster = gpuguard::testing::clusterOf(
-      "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-550\n  labels: {nvidia.com/gpu.present: \"true\", "
-      "nvidia.com/cuda.driver-version.major: \"550\"}\nspec:\n  taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
-      "status:\n  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n"
-      "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-570\n  labels: {nvidia.com/gpu.present: \"true\", "
-      "nvidia.com/cuda.driver-version.major: \"570\"}\n"
-      "status:\n  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\", nvidia.com/gpu: \"4\"}\n");
+      gpuNode({.name = "gpu-550", .driver = "550", .taints = gpuguard::testing::kGpuTaint, .machine = machine}) +
+      gpuNode({.name = "gpu-570", .driver = "570", .gpus = "nvidia.com/gpu: \"4\"", .machine = machine}));
   std::vector<std::string> bodies;
   for (const auto& entry : std::filesystem::directory_iterator(samplesDir())) {
     if (entry.path().extension() != ".json") continue;

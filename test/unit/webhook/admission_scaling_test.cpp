@@ -1,17 +1,9 @@
 // The cost of a review grows linearly with the shape of the request (issue
 // 23: /mutate was quadratic in the number of edits, 24 s for a 4,000-container
-// pod). Checked by ratio, never by absolute time: the CPU time of one thread
-// for 8N against N, the best of a few runs each. Linear work gives a ratio
-// near 8, quadratic work near 64; the bound (24) leaves room for a loaded
-// machine and for caches that a larger input outgrows.
-#include <time.h>
-
-#include <algorithm>
-#include <functional>
-#include <limits>
-
+// pod). Checked by ratio (test/unit/cpu_growth.h): 8N against N.
 #include <gtest/gtest.h>
 
+#include "test/unit/cpu_growth.h"
 #include "test/unit/webhook/admission_test_support.h"
 #include "rules/fix.h"
 #include "webhook/admission.h"
@@ -21,34 +13,10 @@ namespace {
 
 using nlohmann::json;
 using namespace admission_test;
+using testing::growth;
+using testing::kSuperLinearRatio;
 
 constexpr std::size_t kSmall = 250;
-constexpr std::size_t kLarge = 8 * kSmall;
-constexpr double kSuperLinearRatio = 24.0;
-
-double threadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-// The least CPU time of `runs` calls: noise only ever adds.
-double bestCpuSeconds(const std::function<void()>& work, int runs) {
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < runs; ++i) {
-    const double start = threadCpuSeconds();
-    work();
-    best = std::min(best, threadCpuSeconds() - start);
-  }
-  return best;
-}
-
-// How much more 8N costs than N.
-double growth(const std::function<void(std::size_t)>& work) {
-  const double small = bestCpuSeconds([&] { work(kSmall); }, 5);
-  const double large = bestCpuSeconds([&] { work(kLarge); }, 3);
-  return large / std::max(small, 1e-6);
-}
 
 // A Deployment with n GPU containers that ask in requests only: /mutate adds
 // a limit to each, and a toleration: n + 1 edits.
@@ -69,7 +37,7 @@ json wideDeployment(std::size_t n, bool fixed) {
 }
 
 TEST(AdmissionScaling, ToJsonPatchIsLinearInTheNumberOfEdits) {
-  const double ratio = growth([](std::size_t n) {
+  const double ratio = growth(kSmall, [](std::size_t n) {
     const json object = wideDeployment(n, false);
     std::vector<JsonEdit> edits;
     const FieldPath containers = FieldPath{}.field("spec").field("template").field("spec").field("containers");
@@ -83,7 +51,7 @@ TEST(AdmissionScaling, ToJsonPatchIsLinearInTheNumberOfEdits) {
 }
 
 TEST(AdmissionScaling, MutateOfACreateIsLinearInTheNumberOfContainers) {
-  const double ratio = growth([](std::size_t n) {
+  const double ratio = growth(kSmall, [](std::size_t n) {
     const Reply r = mutateRaw(reviewBody(wideDeployment(n, false)));
     ASSERT_EQ(r.result.patchOperations, n + 1);
   });
@@ -93,7 +61,7 @@ TEST(AdmissionScaling, MutateOfACreateIsLinearInTheNumberOfContainers) {
 TEST(AdmissionScaling, MutateOfAnUpdateIsLinearInTheNumberOfContainers) {
   // Every limit is new (the old object had them), so each finding's identity
   // is looked up among the old object's.
-  const double ratio = growth([](std::size_t n) {
+  const double ratio = growth(kSmall, [](std::size_t n) {
     Request rq;
     rq.operation = "UPDATE";
     rq.oldObject = wideDeployment(n, true);
@@ -106,7 +74,7 @@ TEST(AdmissionScaling, MutateOfAnUpdateIsLinearInTheNumberOfContainers) {
 }
 
 TEST(AdmissionScaling, ValidateOfAnUpdateIsLinearInTheNumberOfFindings) {
-  const double ratio = growth([](std::size_t n) {
+  const double ratio = growth(kSmall, [](std::size_t n) {
     Request rq;
     rq.operation = "UPDATE";
     rq.oldObject = wideDeployment(n, false);

@@ -3,19 +3,13 @@
 // many aliases, retired each old value by scanning the map's every source
 // entry: 1.1 MB of duplicate labels took 25 s). The reports stay what they
 // were: each duplicate named, with the line of the value it replaces.
-// Growth is checked by ratio, never by absolute time: the CPU time of this
-// thread for 8N against N, the best of a few runs each. Linear work gives a
-// ratio near 8, quadratic near 64; the bound (24) leaves room for a loaded
-// machine and for caches that the larger input outgrows.
-#include <time.h>
-
-#include <algorithm>
+// Growth is checked by ratio (test/unit/cpu_growth.h): 8N against N.
 #include <functional>
-#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "test/unit/cpu_growth.h"
 #include "yaml/yaml_to_json.h"
 
 namespace {
@@ -70,31 +64,17 @@ TEST(YamlDuplicateKeys, AMergeReplacesTheKeysBeforeItAndTheirSources) {
 // --- growth -------------------------------------------------------------------
 
 constexpr std::size_t kSmall = 2000;
-constexpr std::size_t kLarge = 8 * kSmall;
-constexpr double kSuperLinearRatio = 24.0;
+using gpuguard::testing::kSuperLinearRatio;
 
-double threadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-// How much more parsing make(8N) costs than make(N): the least CPU time of
-// a few runs each (noise only ever adds).
+// How much more parsing make(8N) costs than make(N); the texts are made untimed.
 double growth(const std::function<std::string(std::size_t)>& make) {
-  auto best = [&](std::size_t n, int runs) {
-    const std::string text = make(n);
-    double least = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < runs; ++i) {
-      const double start = threadCpuSeconds();
-      const y::ParseResult r = y::parseStream(text);
-      least = std::min(least, threadCpuSeconds() - start);
-      EXPECT_FALSE(r.error) << r.error->message;
-    }
-    return least;
+  const std::string small = make(kSmall);
+  const std::string large = make(8 * kSmall);
+  const auto parse = [](const std::string& text) {
+    const y::ParseResult r = y::parseStream(text);
+    EXPECT_FALSE(r.error) << r.error->message;
   };
-  const double small = best(kSmall, 5);
-  return best(kLarge, 3) / std::max(small, 1e-6);
+  return gpuguard::testing::growthOf([&] { parse(small); }, [&] { parse(large); });
 }
 
 std::string podWithLabels(const std::string& labels) {

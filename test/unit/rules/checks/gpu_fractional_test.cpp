@@ -20,17 +20,8 @@ using testing::gpuPod;
 using testing::judgeYaml;
 using testing::only;
 using testing::onlyRules;
+using testing::quantityRulesFor;
 using testing::rulesHit;
-
-// The findings of the four rules of the API server's validateResourceRequirements
-// (gpu-invalid-quantity, gpu-fractional, gpu-requests-limits-mismatch,
-// gpu-requests-without-limits): each is judged beside the other three, which must
-// stay quiet where it speaks; other rules have their say on the same pods.
-std::vector<std::string> rulesFor(const std::string& resources, const std::string& kind = "Pod") {
-  static const Policy quantityRules = onlyRules({"gpu-invalid-quantity", "gpu-fractional",
-                                                 "gpu-requests-limits-mismatch", "gpu-requests-without-limits"});
-  return rulesHit(judgeYaml(gpuPod(resources, kind), quantityRules));
-}
 
 // --- whole numbers ---------------------------------------------------------
 
@@ -46,7 +37,7 @@ class GpuQuantityAsWritten : public ::testing::TestWithParam<WholeCase> {};
 
 TEST_P(GpuQuantityAsWritten, IsFractionalExactlyWhenNotAWholeNumber) {
   const WholeCase c = GetParam();
-  const auto rules = rulesFor(std::string("limits:\n  nvidia.com/gpu: ") + c.written);
+  const auto rules = quantityRulesFor(std::string("limits:\n  nvidia.com/gpu: ") + c.written);
   if (c.fractional) EXPECT_THAT(rules, ElementsAre("gpu-fractional")) << c.written;
   else EXPECT_THAT(rules, IsEmpty()) << c.written;
 }
@@ -79,14 +70,14 @@ TEST(GpuFractional, NotesThatTheApiServerRoundsUpNearlyWholeValues) {
 }
 
 TEST(GpuFractional, AppliesToEveryExtendedResourceLikeTheApiServer) {
-  EXPECT_THAT(rulesFor("limits:\n  example.com/foo: 0.5"), ElementsAre("gpu-fractional"));
-  EXPECT_THAT(rulesFor("limits:\n  amd.com/gpu: 250m"), ElementsAre("gpu-fractional"));
+  EXPECT_THAT(quantityRulesFor("limits:\n  example.com/foo: 0.5"), ElementsAre("gpu-fractional"));
+  EXPECT_THAT(quantityRulesFor("limits:\n  amd.com/gpu: 250m"), ElementsAre("gpu-fractional"));
 }
 
 TEST(GpuFractional, LeavesNativeResourcesAlone) {
   // cpu and memory may be fractional; kubernetes.io/ names are native (substring rule).
-  EXPECT_THAT(rulesFor("limits:\n  cpu: 500m\n  memory: 1.5Gi"), IsEmpty());
-  EXPECT_THAT(rulesFor("limits:\n  foo.kubernetes.io/gpu: 0.5"), IsEmpty());
+  EXPECT_THAT(quantityRulesFor("limits:\n  cpu: 500m\n  memory: 1.5Gi"), IsEmpty());
+  EXPECT_THAT(quantityRulesFor("limits:\n  foo.kubernetes.io/gpu: 0.5"), IsEmpty());
 }
 
 TEST(GpuFractional, ChecksInitAndSidecarContainersToo) {

@@ -17,25 +17,15 @@ using ::testing::Not;
 using testing::gpuPod;
 using testing::judgeYaml;
 using testing::only;
-using testing::onlyRules;
-using testing::rulesHit;
-
-// The findings of the four rules of the API server's validateResourceRequirements
-// (gpu-invalid-quantity, gpu-fractional, gpu-requests-limits-mismatch,
-// gpu-requests-without-limits): each is judged beside the other three, which must
-// stay quiet where it speaks; other rules have their say on the same pods.
-std::vector<std::string> rulesFor(const std::string& resources, const std::string& kind = "Pod") {
-  static const Policy quantityRules = onlyRules({"gpu-invalid-quantity", "gpu-fractional",
-                                                 "gpu-requests-limits-mismatch", "gpu-requests-without-limits"});
-  return rulesHit(judgeYaml(gpuPod(resources, kind), quantityRules));
-}
+using testing::quantityRulesFor;
 
 // --- quantities that do not parse -----------------------------------------
 
 class UnparseableGpuQuantity : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(UnparseableGpuQuantity, IsAnInvalidQuantity) {
-  EXPECT_THAT(rulesFor(std::string("limits:\n  nvidia.com/gpu: ") + GetParam()), ElementsAre("gpu-invalid-quantity"))
+  EXPECT_THAT(quantityRulesFor(std::string("limits:\n  nvidia.com/gpu: ") + GetParam()),
+              ElementsAre("gpu-invalid-quantity"))
       << GetParam();
 }
 
@@ -86,7 +76,7 @@ TEST(GpuInvalidQuantity, GoJsonEscapingIsWhatKubectlSends) {
 }
 
 TEST(GpuInvalidQuantity, NullIsZeroLikeTheApiServersDecoder) {
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: null"), IsEmpty());
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: null"), IsEmpty());
 }
 
 }  // namespace

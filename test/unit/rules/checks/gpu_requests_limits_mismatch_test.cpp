@@ -16,31 +16,20 @@ using ::testing::Not;
 using testing::gpuPod;
 using testing::judgeYaml;
 using testing::only;
-using testing::onlyRules;
-using testing::rulesHit;
-
-// The findings of the four rules of the API server's validateResourceRequirements
-// (gpu-invalid-quantity, gpu-fractional, gpu-requests-limits-mismatch,
-// gpu-requests-without-limits): each is judged beside the other three, which must
-// stay quiet where it speaks; other rules have their say on the same pods.
-std::vector<std::string> rulesFor(const std::string& resources, const std::string& kind = "Pod") {
-  static const Policy quantityRules = onlyRules({"gpu-invalid-quantity", "gpu-fractional",
-                                                 "gpu-requests-limits-mismatch", "gpu-requests-without-limits"});
-  return rulesHit(judgeYaml(gpuPod(resources, kind), quantityRules));
-}
+using testing::quantityRulesFor;
 
 // --- requests and limits ---------------------------------------------------
 
 
 TEST(GpuRequestsLimits, LimitsAloneAreValidBecauseRequestsDefaultToThem) {
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 2"), IsEmpty());
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 2", "Deployment"), IsEmpty());
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: 2"), IsEmpty());
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: 2", "Deployment"), IsEmpty());
 }
 
 
 TEST(GpuRequestsLimits, EqualValuesInDifferentNotationsAreEqual) {
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: 1000m"), IsEmpty());
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: \"1e0\"\nrequests:\n  nvidia.com/gpu: 1"), IsEmpty());
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: 1000m"), IsEmpty());
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: \"1e0\"\nrequests:\n  nvidia.com/gpu: 1"), IsEmpty());
 }
 
 
@@ -86,17 +75,17 @@ TEST(GpuRequestsLimits, ADeviceClassRequestBelowItsLimitOrAloneIsAccepted) {
 // them: 0.9999 is stored as 1 (gpu-fractional explains it and stays quiet,
 // see above), while 1.0001 becomes 1001m and still differs.
 TEST(GpuRequestsLimits, ValuesAreComparedAfterTheMilliRoundUp) {
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: \"0.9999\""),
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: \"0.9999\""),
               Not(Contains("gpu-requests-limits-mismatch")));
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: \"1.0001\"\nrequests:\n  nvidia.com/gpu: 1"),
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: \"1.0001\"\nrequests:\n  nvidia.com/gpu: 1"),
               Contains("gpu-requests-limits-mismatch"));
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 2\nrequests:\n  nvidia.com/gpu: \"1.9999\""),
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: 2\nrequests:\n  nvidia.com/gpu: \"1.9999\""),
               Not(Contains("gpu-requests-limits-mismatch")));
 }
 
 
 TEST(GpuRequestsLimits, HalfRequestWithWholeLimitIsBothFractionalAndAMismatch) {
-  EXPECT_THAT(rulesFor("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: 0.5"),
+  EXPECT_THAT(quantityRulesFor("limits:\n  nvidia.com/gpu: 1\nrequests:\n  nvidia.com/gpu: 0.5"),
               ElementsAre("gpu-fractional", "gpu-requests-limits-mismatch"));
 }
 

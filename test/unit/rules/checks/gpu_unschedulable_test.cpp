@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
 namespace gpuguard {
@@ -19,12 +20,19 @@ using testing::judgeWithCluster;
 using testing::onlyRules;
 using testing::rulesHit;
 
-std::string gpuNode(const std::string& name, const std::string& driver, int gpus, const std::string& extra = "") {
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
-         "\n  labels: {nvidia.com/gpu.present: \"true\", nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, "
-         "nvidia.com/cuda.driver-version.major: \"" + driver + "\"}\nspec:\n  taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n" +
-         extra + "status:\n  capacity: {cpu: \"96\", memory: 1Ti, pods: \"110\", nvidia.com/gpu: \"" + std::to_string(gpus) +
-         "\"}\n  allocatable: {cpu: \"95\", memory: 1000Gi, pods: \"110\", nvidia.com/gpu: \"" + std::to_string(gpus) + "\"}\n---\n";
+// An H100 node whose allocatable is short of its capacity by what the system
+// reserves; `spec` adds lines under spec (a cordon).
+std::string h100Node(const std::string& name, const std::string& driver, int gpus, const std::string& spec = "",
+                     const std::string& taints = testing::kGpuTaint) {
+  const std::string count = "nvidia.com/gpu: \"" + std::to_string(gpus) + "\"";
+  return testing::gpuNode({.name = name,
+                           .driver = driver,
+                           .taints = taints,
+                           .gpus = count,
+                           .labels = "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3",
+                           .spec = spec,
+                           .machine = "cpu: \"95\", memory: 1000Gi, pods: \"110\"",
+                           .capacity = "cpu: \"96\", memory: 1Ti, pods: \"110\", " + count});
 }
 
 const std::string kCpuNode =
@@ -43,7 +51,7 @@ TEST(GpuUnschedulable, SaysNothingWithoutClusterFacts) {
 }
 
 TEST(GpuUnschedulable, TooManyGpusForEveryNodeInTheSchedulersWords) {
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 4) + kCpuNode);
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8) + h100Node("gpu-b", "570", 4) + kCpuNode);
   const auto findings = judgeWithCluster(gpuPod(16), *cluster, kUnschedulable);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
   EXPECT_EQ(findings[0].severity, Severity::Warning);
@@ -55,7 +63,7 @@ TEST(GpuUnschedulable, TooManyGpusForEveryNodeInTheSchedulersWords) {
 }
 
 TEST(GpuUnschedulable, AnUntoleratedTaintIsNamedAndPointsAtTheTolerations) {
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8) + kCpuNode);
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8) + h100Node("gpu-b", "570", 8) + kCpuNode);
   const auto findings = judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
   EXPECT_EQ(findings[0].field(), "spec.tolerations");
@@ -67,7 +75,7 @@ TEST(GpuUnschedulable, AnUntoleratedTaintIsNamedAndPointsAtTheTolerations) {
 TEST(GpuUnschedulable, TheChangeComesBeforeTheSchedulersSummaryAndTheSource) {
   // The API server keeps 256 characters of a warning (red team 32 B10): the
   // advice was cut after the summary and the facts' source.
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8) + kCpuNode);
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8) + h100Node("gpu-b", "570", 8) + kCpuNode);
   const auto findings = judgeWithCluster(gpuPod(1, ""), *cluster, kUnschedulable);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
   const std::string m = findings[0].message();
@@ -80,7 +88,7 @@ TEST(GpuUnschedulable, TheNamespacesDefaultTolerationsCountWhenPodTolerationRest
   const std::string ns =
       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  annotations:\n"
       "    scheduler.alpha.kubernetes.io/defaultTolerations: '[{\"key\": \"nvidia.com/gpu\", \"operator\": \"Exists\"}]'\n---\n";
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + ns);
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8) + ns);
   Policy withPlugin = kUnschedulable;
   withPlugin.assumePodTolerationRestriction = true;
   EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *cluster, withPlugin), IsEmpty());
@@ -92,7 +100,7 @@ TEST(GpuUnschedulable, TheNamespacesDefaultTolerationsCountWhenPodTolerationRest
 }
 
 TEST(GpuUnschedulable, AProductNoNodeCarriesAndACordonedNode) {
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8, "  unschedulable: true\n"));
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8) + h100Node("gpu-b", "570", 8, "  unschedulable: true\n"));
   const auto product = judgeWithCluster(
       gpuPod(1, "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-B200}\n  tolerations: [{operator: Exists}]\n"), *cluster,
       kUnschedulable);
@@ -101,14 +109,15 @@ TEST(GpuUnschedulable, AProductNoNodeCarriesAndACordonedNode) {
   EXPECT_THAT(product[0].message(), HasSubstr("2 node(s) didn't match Pod's node affinity/selector"));
   EXPECT_THAT(product[0].message(), HasSubstr("no node matches nvidia.com/gpu.product=NVIDIA-B200"));
 
-  const auto cordon = clusterOf(gpuNode("gpu-b", "570", 8, "  unschedulable: true\n"));
+  const auto cordon = clusterOf(h100Node("gpu-b", "570", 8, "  unschedulable: true\n"));
   const auto cordoned = judgeWithCluster(gpuPod(1), *cordon, kUnschedulable);
   ASSERT_THAT(rulesHit(cordoned), ElementsAre("gpu-unschedulable"));
   EXPECT_THAT(cordoned[0].message(), HasSubstr("0/1 nodes are available: 1 node(s) were unschedulable."));
 }
 
 TEST(GpuUnschedulable, NodesOfOneGroupCountEachAndAHostnameSelectorJudgesEachNode) {
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 4) + gpuNode("gpu-b", "570", 4) + gpuNode("gpu-c", "570", 4));
+  const auto cluster =
+      clusterOf(h100Node("gpu-a", "570", 4) + h100Node("gpu-b", "570", 4) + h100Node("gpu-c", "570", 4));
   ASSERT_EQ(cluster->nodeGroups().size(), 1u);
   const auto findings = judgeWithCluster(gpuPod(8), *cluster, kUnschedulable);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
@@ -122,7 +131,7 @@ TEST(GpuUnschedulable, NodesOfOneGroupCountEachAndAHostnameSelectorJudgesEachNod
 }
 
 TEST(GpuUnschedulable, ANodeNameTheClusterDoesNotHave) {
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8));
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8));
   const auto findings = judgeWithCluster(gpuPod(1, "  nodeName: gpu-z\n"), *cluster, kUnschedulable);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
   EXPECT_EQ(findings[0].field(), "spec.nodeName");
@@ -134,7 +143,7 @@ TEST(GpuUnschedulable, ANodeNameTheClusterDoesNotHave) {
 TEST(GpuUnschedulable, ANodeNameOfANodeWithoutGpusFailsAtTheKubelet) {
   // spec.nodeName skips the scheduler; the kubelet's admission (NodeResourcesFit) finds no
   // nvidia.com/gpu on cpu-1 and the pod fails with OutOfnvidia.com/gpu (red team 32 B16).
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) + kCpuNode);
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8) + kCpuNode);
   const auto findings = judgeWithCluster(gpuPod(1, "  nodeName: cpu-1\n"), *cluster, kUnschedulable);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-unschedulable"));
   EXPECT_EQ(findings[0].field(), "spec.containers[0].resources.limits[nvidia.com/gpu]");
@@ -172,7 +181,7 @@ TEST(GpuUnschedulable, AKarpenterNodePoolThatCanLaunchANodeIsEnough) {
 const Policy kPin = onlyRules({"gpu-missing-driver-pin"});
 
 TEST(GpuMissingDriverPinWithFacts, MixedDriversAmongTheReachableNodesAreAnError) {
-  const auto mixed = clusterOf(gpuNode("gpu-a", "535", 8) + gpuNode("gpu-b", "570", 8) + gpuNode("gpu-c", "570", 8));
+  const auto mixed = clusterOf(h100Node("gpu-a", "535", 8) + h100Node("gpu-b", "570", 8) + h100Node("gpu-c", "570", 8));
   const auto findings = judgeWithCluster(gpuPod(1), *mixed, kPin);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
   EXPECT_EQ(findings[0].severity, Severity::Error);
@@ -186,7 +195,7 @@ TEST(GpuMissingDriverPinWithFacts, MixedDriversAmongTheReachableNodesAreAnError)
 
 TEST(GpuMissingDriverPinWithFacts, MixedDriversThatAllRunTheImagesCudaAreAWarning) {
   // A rollout from 550 to 570: both branches support CUDA 12.2 and 12.4 natively.
-  const auto rollout = clusterOf(gpuNode("gpu-a", "550", 8) + gpuNode("gpu-b", "570", 8));
+  const auto rollout = clusterOf(h100Node("gpu-a", "550", 8) + h100Node("gpu-b", "570", 8));
   const auto podOf = [](const std::string& image) {
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: ml}\nspec:\n"
            "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n  containers:\n  - name: app\n    image: " +
@@ -211,7 +220,7 @@ TEST(GpuMissingDriverPinWithFacts, MixedDriversThatAllRunTheImagesCudaAreAWarnin
 // (health check, exporter, burn-in) must run on every driver during a
 // rollout, so a pin would be wrong advice, and a denial would keep it off.
 TEST(GpuMissingDriverPinWithFacts, ADaemonSetOnMixedDriversIsAWarningThatSaysItRunsOnEach) {
-  const auto rollout = clusterOf(gpuNode("gpu-a", "550", 8) + gpuNode("gpu-b", "570", 8));
+  const auto rollout = clusterOf(h100Node("gpu-a", "550", 8) + h100Node("gpu-b", "570", 8));
   const std::string agent =
       "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: gpu-burn, namespace: ops}\nspec:\n"
       "  selector: {matchLabels: {app: gpu-burn}}\n  template:\n    metadata: {labels: {app: gpu-burn}}\n    spec:\n"
@@ -230,7 +239,7 @@ TEST(GpuMissingDriverPinWithFacts, ADaemonSetOnMixedDriversIsAWarningThatSaysItR
 }
 
 TEST(GpuMissingDriverPinWithFacts, OneDriverIsAWarningAndABoundPodNothing) {
-  const auto one = clusterOf(gpuNode("gpu-a", "570", 8) + gpuNode("gpu-b", "570", 8));
+  const auto one = clusterOf(h100Node("gpu-a", "570", 8) + h100Node("gpu-b", "570", 8));
   const auto findings = judgeWithCluster(gpuPod(1), *one, kPin);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
   EXPECT_EQ(findings[0].severity, Severity::Warning);
@@ -240,8 +249,8 @@ TEST(GpuMissingDriverPinWithFacts, OneDriverIsAWarningAndABoundPodNothing) {
 
 TEST(GpuMissingDriverPinWithFacts, OnlyTheNodesThePodCanReachCount) {
   // The 535 node is tainted for another team: the pod cannot land there.
-  const auto cluster = clusterOf(gpuNode("gpu-a", "570", 8) +
-                                 gpuNode("team-b", "535", 8, "  taints: [{key: team, value: b, effect: NoSchedule}]\n"));
+  const auto cluster = clusterOf(h100Node("gpu-a", "570", 8) +
+                                 h100Node("team-b", "535", 8, "", "[{key: team, value: b, effect: NoSchedule}]"));
   const auto findings = judgeWithCluster(gpuPod(1, "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"), *cluster, kPin);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-driver-pin"));
   EXPECT_EQ(findings[0].severity, Severity::Warning);
@@ -250,12 +259,12 @@ TEST(GpuMissingDriverPinWithFacts, OnlyTheNodesThePodCanReachCount) {
 const Policy kCount = onlyRules({"gpu-count-exceeds-node"});
 
 TEST(GpuCountExceedsNodeWithFacts, TheLargestReachableNodeIsTheLimit) {
-  const auto small = clusterOf(gpuNode("gpu-a", "570", 4) + gpuNode("gpu-b", "570", 4));
+  const auto small = clusterOf(h100Node("gpu-a", "570", 4) + h100Node("gpu-b", "570", 4));
   const auto findings = judgeWithCluster(gpuPod(6), *small, kCount);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-count-exceeds-node"));
   EXPECT_THAT(findings[0].message(), HasSubstr("more than any node it can reach holds (at most 4: gpu-a, gpu-b; snapshot test)"));
   EXPECT_THAT(judgeInput(gpuPod(6), kCount), IsEmpty());  // without facts: the policy's 8
-  const auto big = clusterOf(gpuNode("gpu-a", "570", 16));
+  const auto big = clusterOf(h100Node("gpu-a", "570", 16));
   EXPECT_THAT(judgeWithCluster(gpuPod(12), *big, kCount), IsEmpty());
 }
 
@@ -270,12 +279,12 @@ TEST(CudaDriverTooOldWithFacts, AnUnpinnedPodIsJudgedAgainstTheDriversItCanReach
       "  containers:\n  - name: app\n    image: nvidia/cuda:12.8.1-base-ubuntu22.04\n"
       "    resources:\n      limits: {nvidia.com/gpu: 1}\n";
   EXPECT_THAT(testing::judgeInput(pod, cuda), ::testing::IsEmpty());  // no pin, no facts: nothing to judge
-  const auto old = testing::clusterOf(gpuNode("gpu-old", "470", 8) + gpuNode("gpu-new", "570", 8));
+  const auto old = testing::clusterOf(h100Node("gpu-old", "470", 8) + h100Node("gpu-new", "570", 8));
   const auto findings = testing::judgeWithCluster(pod, *old, cuda);
   ASSERT_THAT(testing::rulesHit(findings), ::testing::ElementsAre("cuda-driver-too-old"));
   EXPECT_EQ(findings[0].severity, Severity::Error);
   EXPECT_THAT(findings[0].message(), ::testing::HasSubstr("GPU nodes this pod can reach run driver 470 (1 node: gpu-old)"));
-  const auto recent = testing::clusterOf(gpuNode("gpu-new", "570", 8));
+  const auto recent = testing::clusterOf(h100Node("gpu-new", "570", 8));
   EXPECT_THAT(testing::judgeWithCluster(pod, *recent, cuda), ::testing::IsEmpty());
 }
 
@@ -287,10 +296,8 @@ TEST(CudaDriverTooOldWithFacts, AnUnpinnedPodIsJudgedAgainstTheDriversItCanReach
 const Policy kToleration = onlyRules({"gpu-missing-toleration"});
 
 std::string untaintedGpuNode(const std::string& name, const std::string& taints = "") {
-  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
-         "\n  labels: {nvidia.com/gpu.present: \"true\", nvidia.com/cuda.driver-version.major: \"550\"}\n" +
-         (taints.empty() ? "" : "spec:\n  taints: " + taints + "\n") +
-         "status:\n  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n---\n";
+  return testing::gpuNode(
+      {.name = name, .driver = "550", .taints = taints, .machine = "cpu: \"32\", memory: 256Gi, pods: \"110\""});
 }
 
 TEST(GpuMissingTolerationWithFacts, APodThatReachesAnUntaintedGpuNodeNeedsNoToleration) {
@@ -315,12 +322,12 @@ TEST(GpuMissingTolerationWithFacts, TheTaintTheNodesCarryIsTheOneToTolerate) {
 }
 
 TEST(GpuMissingTolerationWithFacts, ThePolicysTaintIsDemandedWhereAGpuNodeCarriesIt) {
-  const auto cluster = clusterOf(gpuNode("gpu-a", "550", 8) + kCpuNode);
+  const auto cluster = clusterOf(h100Node("gpu-a", "550", 8) + kCpuNode);
   const auto findings = judgeWithCluster(gpuPod(1, ""), *cluster, kToleration);
   ASSERT_THAT(rulesHit(findings), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(findings[0].field(), "spec.tolerations");
   // A pod whose selector keeps it to the tainted nodes needs the toleration even when an untainted one exists.
-  const auto mixed = clusterOf(gpuNode("gpu-a", "550", 8) + untaintedGpuNode("gpu-b"));
+  const auto mixed = clusterOf(h100Node("gpu-a", "550", 8) + untaintedGpuNode("gpu-b"));
   EXPECT_THAT(rulesHit(judgeWithCluster(gpuPod(1, "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"), *mixed, kToleration)),
               ElementsAre("gpu-missing-toleration"));
   EXPECT_THAT(judgeWithCluster(gpuPod(1, ""), *mixed, kToleration), IsEmpty());
