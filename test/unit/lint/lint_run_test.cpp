@@ -15,7 +15,6 @@
 #include <nlohmann/json.hpp>
 
 #include "test/unit/lint/lint_test_support.h"
-#include "test/unit/shared_manifests.h"
 
 namespace gpuguard::lint_test {
 namespace {
@@ -23,7 +22,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
-using gpuguard::testing::kRequestsOnlyPod;
 
 struct Outcome {
   int status = -1;

@@ -17,15 +17,16 @@
 #include "lint/fix/text_fix.h"
 #include "lint/lint_file.h"
 #include "lint/report/report.h"
-#include "test/unit/shared_manifests.h"
+#include "test/unit/lint/lint_test_support.h"
 
 namespace gpuguard::lint {
 namespace {
 
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-using gpuguard::testing::kRequestsOnlyPod;
+using lint_test::kRequestsOnlyPod;
 using nlohmann::json;
+
 
 // gpu-missing-toleration: --fix inserts a tolerations block.
 constexpr const char* kUntolerated = R"(apiVersion: apps/v1
