@@ -71,6 +71,14 @@ ConnectionLimits connectionLimitsFor(std::optional<std::uint64_t> memoryLimit, C
   return out;
 }
 
+std::size_t bodyBudgetFor(std::optional<std::uint64_t> memoryLimit) {
+  if (!memoryLimit) return SIZE_MAX;
+  const std::uint64_t limit = *memoryLimit;
+  const std::uint64_t budget = std::max<std::uint64_t>(limit > kReservedBytes ? limit - kReservedBytes : 0, limit / 4);
+  const std::uint64_t memory = std::min<std::uint64_t>(budget / 4 + kJudgingReserveBytes, limit / 2);
+  return static_cast<std::size_t>(std::min<std::uint64_t>(memory / kBodyCostFactor, SIZE_MAX));
+}
+
 std::optional<std::uint64_t> parseCgroupMemoryLimit(std::string_view content) {
   while (!content.empty() && (content.back() == '\n' || content.back() == ' ')) content.remove_suffix(1);
   std::uint64_t bytes = 0;

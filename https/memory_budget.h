@@ -31,14 +31,32 @@ inline constexpr std::size_t kConnectionCostBytes = 48 * 1024;
 // and write buffers and the key exchange.
 inline constexpr std::size_t kHandshakeCostBytes = 64 * 1024;
 // Kept out of the connections' share: the program, the policy, the judging of
-// large objects (a 3 MiB object's JSON tree is tens of MiB), the allocator's slack.
+// large objects, the allocator's slack.
 inline constexpr std::size_t kReservedBytes = 96 * 1024 * 1024;
+// Of kReservedBytes, what the judging of large requests may use (the rest is
+// the program, the policy, the cluster facts and the allocator's slack).
+inline constexpr std::size_t kJudgingReserveBytes = 64 * 1024 * 1024;
+// What a request body costs while held, per byte of it: its buffer, the copy
+// the handler gets and the JSON tree the review builds. Measured with
+// gpuguard-webhook's peak RSS around one review (docs/webhook.md, "Request
+// size"): 4.5 for Deployment UPDATEs of 14,000 and 30,000 env vars (3.3 and
+// 7.1 MB), 2.0 for an 18 MB one whose strings are escaped (\u0026).
+inline constexpr std::size_t kBodyCostFactor = 5;
 
 // The caps for `memoryLimit` bytes: half of what the reserve leaves (at least
 // a quarter of the limit) for connections, a quarter for handshakes, never
 // above `defaults` nor below a floor that keeps a small pod usable (64
 // connections, 16 handshakes). Without a limit: `defaults`.
 ConnectionLimits connectionLimitsFor(std::optional<std::uint64_t> memoryLimit, ConnectionLimits defaults);
+
+// The bytes of large request bodies that may be held at once
+// (ServerConfig::bodyBudgetBytes) for `memoryLimit` bytes: the quarter of
+// what the reserve leaves that connections and handshakes do not take, plus
+// kJudgingReserveBytes, at most half the limit, each body counted
+// kBodyCostFactor times. 256 MiB: 20.8 MiB of bodies, so that one review of
+// the largest size the API server sends (18 MiB) fits. Without a limit:
+// SIZE_MAX (no budget).
+std::size_t bodyBudgetFor(std::optional<std::uint64_t> memoryLimit);
 
 // The memory limit of the cgroup this process is in, or nullopt when there is
 // none ("max", or v1's "no limit" near 2^63) or it cannot be read.

@@ -401,6 +401,7 @@ ServerStats HttpsServer::stats() const {
   st.connectionsAccepted = s.connectionsAccepted.load(std::memory_order_relaxed);
   st.connectionsRefused = s.connectionsRefused.load(std::memory_order_relaxed);
   st.connectionsOpen = s.connectionsOpen.load(std::memory_order_relaxed);
+  st.bodyBytesReserved = s.bodyBytesReserved.load(std::memory_order_relaxed);
   for (const auto& l : s.loops) {
     st.handshakeFailures += l->counters.handshakeFailures.load(std::memory_order_relaxed);
     st.timeouts += l->counters.timeouts.load(std::memory_order_relaxed);
@@ -414,6 +415,7 @@ ServerStats HttpsServer::stats() const {
     st.connectionsAwaitingClientHello += l->inPhase(kHello);
     st.tlsHandshakesInProgress += l->inPhase(kHandshake);
     st.judgingRejected += l->counters.judgingRejected.load(std::memory_order_relaxed);
+    st.bodyBudgetRejected += l->counters.bodyBudgetRejected.load(std::memory_order_relaxed);
     for (int i = 0; i < kAbandonReasons; ++i) {
       st.judgingDropped[i] += l->counters.judgingDropped[i].load(std::memory_order_relaxed);
       st.judgingDiscarded[i] += l->counters.judgingDiscarded[i].load(std::memory_order_relaxed);

@@ -12,10 +12,17 @@
 // timeouts, calls the handler, and writes the response.
 //
 // What it does with hostile or broken clients:
-//  - request line + headers over maxHeaderBytes: 431; a declared
-//    Content-Length over maxBodyBytes: 413 before reading the body;
-//    Transfer-Encoding (chunked): 411; malformed request: 400; not
-//    HTTP/1.0 or 1.1: 505. Each carries {"error": "..."} and closes.
+//  - request line + headers over maxHeaderBytes: 431; Transfer-Encoding
+//    (chunked): 411; malformed request: 400; not HTTP/1.0 or 1.1: 505.
+//    Each carries {"error": "..."} and closes.
+//  - a declared Content-Length over maxBodyBytes: 413, and over the body
+//    budget (bodyBudgetBytes: the bodies of kBudgetedBodyBytes or more
+//    held at once): 503 with Retry-After. Both are answered only once the
+//    body has been read (and dropped as it comes, never buffered), so the
+//    client's write completes and it reads a status, not a reset; the
+//    connection then stays open unless the request said to close. Only a
+//    Content-Length over twice maxBodyBytes, which no client of this server
+//    sends, is answered 413 at once, and the connection closed.
 //  - requestTimeout runs from the first byte of a request to its last
 //    (slowloris, bodies that never finish): 408 and close. handshakeTimeout
 //    bounds the TLS handshake, idleTimeout the wait between keep-alive
@@ -88,6 +95,13 @@ struct HttpResponse {
 // at once. An exception becomes a 500 and closes the connection.
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
+// Request bodies of at least this many bytes count against
+// ServerConfig::bodyBudgetBytes. Smaller ones (a pod's review is 3-10 KB)
+// are bounded by the connection cap: the cost of a connection
+// (kConnectionCostBytes) leaves room for one, and a client cannot hold
+// them back from honest requests by announcing large bodies.
+inline constexpr std::size_t kBudgetedBodyBytes = 16 * 1024;
+
 struct ServerConfig {
   std::string bindAddress = "0.0.0.0";  // IPv4 or IPv6 literal ("::" for all)
   std::uint16_t port = 8443;            // 0: any free port, see boundPort()
@@ -98,7 +112,18 @@ struct ServerConfig {
   // paths (the query is ignored).
   std::vector<std::string> pathsWithoutClientCertificate{"/healthz", "/livez", "/readyz"};
   std::size_t maxHeaderBytes = 16 * 1024;     // 431 beyond
-  std::size_t maxBodyBytes = 3 * 1024 * 1024; // 413 beyond (kube-apiserver caps requests at 3 MiB)
+  // 413 beyond. The API server's reviews reach 18 MiB: an UPDATE carries
+  // two objects of up to etcd's 1.5 MiB each, whose strings Go's JSON
+  // encoder may escape to six times their stored size (docs/webhook.md).
+  std::size_t maxBodyBytes = 20 * 1024 * 1024;
+  // Bytes of request bodies of kBudgetedBodyBytes or more that may be held
+  // at once (received, waiting for a judging thread, judged), reserved when
+  // a request's head announces its Content-Length and freed when the request
+  // ends (answered, client gone, timed out). Beyond, 503 with Retry-After
+  // (the API server retries within its timeout); a body larger than the
+  // whole budget, 413. SIZE_MAX: no budget. See bodyBudgetFor
+  // (https/memory_budget.h) for one that fits a memory limit.
+  std::size_t bodyBudgetBytes = SIZE_MAX;
   // Open connections. Beyond, a new connection closes the oldest one of its
   // loop still in its handshake (those cost the least to redo, and a client
   // that stalls its handshake is the one to go); when there is none, it is
@@ -170,6 +195,8 @@ struct ServerStats {
   std::uint64_t judgingInProgress = 0;  // being judged now
   std::uint64_t judgingRejected = 0;    // queue full: answered 503 with Retry-After
   std::uint64_t judgingDropped[3] = {};    // never judged: the answer was not wanted any more
+  std::uint64_t bodyBytesReserved = 0;     // of bodyBudgetBytes, now (gauge)
+  std::uint64_t bodyBudgetRejected = 0;    // budget exhausted: answered 503 with Retry-After
   std::uint64_t judgingDiscarded[3] = {};  // judged, then the answer thrown away
 };
 

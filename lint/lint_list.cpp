@@ -121,14 +121,22 @@ void judgeItem(yaml::Document& item, std::size_t position, const LintPolicy& pol
                const InputFacts* facts, JudgedItems& out) {
   const std::string prefix = std::string(kItems) + std::to_string(position);
   out.anyFragment = out.anyFragment || options.fragment;
-  if (!out.nestedList && isNestedList(item.value)) {
+  // kubectl sends none of the List's items (the items before this one
+  // neither): what they gave is dropped, the items after are not judged.
+  if (out.nestedList) return;
+  if (isNestedList(item.value)) {
     const std::string kind = item.value.value("kind", std::string());
     out.nestedList = InputError{"", item.start.line, item.start.column,
                                 "item " + std::to_string(position) + " of the List is itself a list (" +
                                     (kind.empty() ? "" : "kind " + kind + ", ") +
-                                    "with items): kubectl refuses the whole file (\"*unstructured.Unstructured is not a "
-                                    "list: no Items field in this object\") and applies none of it; put its items "
-                                    "into the List itself"};
+                                    "with items): kubectl refuses the whole List (\"*unstructured.Unstructured is not "
+                                    "a list: no Items field in this object\") and applies none of its items (the "
+                                    "file's other documents it applies); put its items into the List itself"};
+    out.engine = {};
+    out.warnings = {};
+    out.suppressions = {};
+    out.objects.clear();
+    return;
   }
   std::vector<Finding> findings = judgeDocument(item, policy, options.fragment, facts);
   const ObjectLocator objects(item.value);
@@ -186,9 +194,10 @@ void lintListDocument(yaml::Document& list, const LintPolicy& policy, const Lint
     }
   }
   JudgedItems& found = *judged;
-  if (found.nestedList) {
+  if (found.nestedList) {  // refused whole: nothing of it is judged
     found.nestedList->file = report.file;
     report.errors.push_back(std::move(*found.nestedList));
+    return;
   }
   // One List counts once, as a fragment when any item was one.
   report.fragments += found.anyFragment ? 1 : 0;

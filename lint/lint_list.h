@@ -61,7 +61,8 @@ struct JudgedItems {
   std::deque<FileReport::Object> objects;
   bool anyFragment = false;
   // The first item that is itself a list (a PodList in a List): kubectl
-  // refuses the whole file (its FlattenListVisitor cannot open it).
+  // refuses the whole List (its FlattenListVisitor cannot open it), so then
+  // the other fields hold nothing and later items are not judged.
   std::optional<InputError> nestedList;
 };
 

@@ -242,13 +242,15 @@ PoolReach judgePool(const NodePoolFacts& pool, const PlacementPod& pod, const st
     p.why = "the pod names node " + pod.nodeName + " (spec.nodeName)";
     return p;
   }
+  const std::string selectionMismatch = poolSelectionMismatch(terms, pool);
+  p.selected = selectionMismatch.empty();
   for (const Taint& t : pool.taints) {
     if ((t.effect == "NoSchedule" || t.effect == "NoExecute") && !tolerated(pod.tolerations, t)) {
       p.why = "untolerated taint " + describeTaint(t);
       return p;
     }
   }
-  p.why = poolSelectionMismatch(terms, pool);
+  p.why = selectionMismatch;
   if (!p.why.empty()) return p;
   for (const std::string& resource : gpuResources) {
     const std::optional<long long> max = poolMaxGpus(pool, resource);
@@ -411,8 +413,8 @@ void judgeReach(NodeReach& n, const std::vector<std::string>& gpuResources, cons
                 const GpuFacts& gpu) {
   const NodeVerdict& v = *n.verdict;
   n.gpuNode = offersPodGpus(*n.node, isGpuNode(*n.node, gpuResources, gpu.policy), sources, gpu);
-  const bool placed =
-      n.gpuNode && !v.cordoned && !v.nodeNameMismatch && v.selectorFailures.empty() && v.affinityMatches;
+  n.selected = n.gpuNode && !v.nodeNameMismatch && v.selectorFailures.empty() && v.affinityMatches;
+  const bool placed = n.selected && !v.cordoned;
   n.reachable = placed && v.untoleratedTaints.empty();
   // NodeResourcesFit on the GPU resources alone: the cluster's pods may free
   // CPU and memory, never more GPUs than the node has.

@@ -51,6 +51,10 @@ struct NodeReach {
   // nvidia.com/gpu.present; for GPUs DRA serves, a ResourceSlice of a GPU
   // driver on the node (when the facts list ResourceSlices).
   bool gpuNode = false;
+  // A GPU node the pod's selection admits (spec.nodeName, nodeSelector,
+  // required affinity), whatever its taints, cordon and GPU count: the nodes
+  // whose taints say what the pod must tolerate.
+  bool selected = false;
   bool reachable = false;  // placement admits it (cordon, selector, affinity, nodeName, taints) and it is a GPU node
   bool lands = false;      // reachable and its allocatable holds the pod's GPU requests
   // Not reachable for untolerated taints alone: it would land were they
@@ -65,6 +69,7 @@ struct NodeReach {
 struct PoolReach {
   const NodePoolFacts* pool = nullptr;
   bool reachable = false;               // the pod's placement is compatible with the pool
+  bool selected = false;                // its selection is (spec.nodeName, selector, affinity), whatever the taints
   std::string why;                      // when not: "untolerated taint nvidia.com/gpu=true:NoSchedule"...
   std::optional<long long> maxGpus;     // per node, when the pool bounds it (instance-gpu-count, limits)
 };

@@ -373,17 +373,18 @@ std::vector<GpuSource> readGpuSources(const PodSite& site, const GpuFacts& facts
     out.push_back(std::move(s));
   }
   addUnparseableAsks(site, facts, out);
-  const json* claims = site.resourceClaims.value;
-  if (!claims || !claims->is_array()) return out;
-  for (std::size_t i = 0; i < claims->size(); ++i) {
-    const json& claim = (*claims)[i];
-    if (!isGpuClaim(claim, facts)) continue;
-    GpuSource s = sourceOf(GpuSourceKind::Claim, claimLabel(claim), site.resourceClaims.path.index(i), true);
+  const auto addClaim = [&](const json& claim, const FieldPath& path) {
+    if (!isGpuClaim(claim, facts)) return;
+    GpuSource s = sourceOf(GpuSourceKind::Claim, claimLabel(claim), path, true);
     s.guessed = isGuessedClaim(claim, facts);
     s.sharedClaim = namesSharedClaim(claim);
     if (const ClaimOf of(claim, facts); const ClaimFacts* known = of.get()) addClaimRequests(*known, facts, s);
     out.push_back(std::move(s));
+  };
+  if (const json* claims = site.resourceClaims.value; claims && claims->is_array()) {
+    for (std::size_t i = 0; i < claims->size(); ++i) addClaim((*claims)[i], site.resourceClaims.path.index(i));
   }
+  if (site.operatorClaim) addClaim(site.operatorClaim->podClaim, site.operatorClaim->path);
   return out;
 }
 
@@ -426,23 +427,22 @@ const GpuSource* gpuClaimSource(const PodSite& site, const GpuFacts& facts, std:
 }
 
 bool claimPinsDriver(const PodSite& site, const GpuFacts& facts) {
-  const json* claims = site.resourceClaims.value;
-  if (!claims || !claims->is_array()) return false;
-  for (const json& claim : *claims) {
-    if (!claim.is_object() || !isGpuClaim(claim, facts)) continue;
+  const auto pins = [&](const json& claim) {
+    if (!claim.is_object() || !isGpuClaim(claim, facts)) return false;
     const ClaimOf of(claim, facts);
     const ClaimFacts* known = of.get();
-    if (!known) continue;
-    for (const auto& alternatives : known->requests) {
-      // Every alternative must pin: the scheduler may pick any of them.
-      if (!alternatives.empty() && std::all_of(alternatives.begin(), alternatives.end(), [&](const DeviceRequestFacts& r) {
-            return r.pinsDriver && facts.isGpuClass(r.deviceClassName);
-          })) {
-        return true;
-      }
-    }
-  }
-  return false;
+    if (!known) return false;
+    // Every alternative of a request must pin: the scheduler may pick any of them.
+    const auto pinned = [&](const DeviceRequestFacts& r) {
+      return r.pinsDriver && facts.isGpuClass(r.deviceClassName);
+    };
+    return std::any_of(known->requests.begin(), known->requests.end(), [&](const auto& alternatives) {
+      return !alternatives.empty() && std::all_of(alternatives.begin(), alternatives.end(), pinned);
+    });
+  };
+  if (site.operatorClaim && pins(site.operatorClaim->podClaim)) return true;
+  const json* claims = site.resourceClaims.value;
+  return claims && claims->is_array() && std::any_of(claims->begin(), claims->end(), pins);
 }
 
 bool usesGpus(const PodSite& site, const GpuFacts& facts) { return !gpuSources(site, facts).empty(); }

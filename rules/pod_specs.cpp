@@ -97,6 +97,7 @@ void Walker::addPodSpec(const json& spec, const FieldPath& path) {
   addContainers(site, spec, "ephemeralContainers", ContainerKind::Ephemeral);
   setPodFields(site, spec, path);
   openToBaseConfigs(site);
+  addManagedDraClaim(site, spec);
   sites.push_back(std::move(site));
 }
 

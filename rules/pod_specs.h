@@ -93,6 +93,19 @@ struct ContainerRef {
   mutable std::shared_ptr<const ContainerResources> resourcesDefaulted{};
 };
 
+// A claim an operator adds to the pod it builds, asked for outside the pod
+// spec: KServe's Managed DRA annotations (serving.kserve.io/exp-dra-*) on an
+// LLMInferenceService. `podClaim` is the pod's resourceClaims entry written
+// as a NIMService draResources entry that creates its template would be
+// ({name, claimCreationSpec: {devices: [...]}}: rules/gpu_use.cpp reads that
+// shape), `path` where the object asks for it, `container` the name of the
+// container the operator lists it in ("" for none).
+struct OperatorClaim {
+  nlohmann::json podClaim;
+  FieldPath path;
+  std::string container;
+};
+
 // A pod-level field (nodeSelector, affinity, tolerations...) and where it is.
 struct PodField {
   const nlohmann::json* value = nullptr;  // null when the pod does not set it
@@ -125,6 +138,7 @@ struct PodSite {
   PodField affinity;
   PodField tolerations;
   PodField resourceClaims;                 // DRA
+  std::shared_ptr<const OperatorClaim> operatorClaim{};  // DRA, besides resourceClaims; shared: sites are copied
   PodField podResources;                   // pod-level spec.resources
   MisplacedFields misplaced;
   // Appended to a finding asking for a missing nodeSelector, affinity or

@@ -36,15 +36,18 @@ Serving:
   --port=N                      HTTPS port (default 8443; 0 picks a free port).
   --bind-address=IP             Address to listen on (default 0.0.0.0; use :: for
                                 IPv6).
-  --max-request-bytes=SIZE      Largest request body; larger ones get 413
-                                (default 3Mi, the API server's own limit).
+  --max-request-bytes=SIZE      Largest request body; larger ones get 413,
+                                once read (default 20Mi: an UPDATE review of
+                                two large objects reaches 18 MiB).
   --request-timeout=DUR         Time allowed to receive one request (default 10s).
   --handshake-timeout=DUR       Time allowed for a TLS handshake, from the
                                 accept (default 5s).
   --memory-limit=SIZE           The container's memory limit (the chart and
                                 kustomize pass limits.memory): the caps on open
-                                connections and TLS handshakes in progress are
-                                derived from it. Default: the cgroup's limit
+                                connections and TLS handshakes in progress, and
+                                the memory for large request bodies held at
+                                once (beyond, 503 with Retry-After) are derived
+                                from it. Default: the cgroup's limit
                                 (memory.max, memory.limit_in_bytes); without
                                 one, 10,000 connections.
   --idle-timeout=DUR            Keep-alive connections idle longer are closed
@@ -230,7 +233,7 @@ void addSourceFlags(Flags& f, Setters& s) {
 void addServingFlags(Flags& f, Setters& s) {
   s.emplace("bind-address", path(f.bindAddress));
   s.emplace("port", number<std::uint16_t>(f.port, 65535, "must be a port number (0-65535)"));
-  s.emplace("max-request-bytes", byteSize(f.maxRequestBytes, 1024, "must be a byte size of at least 1024, like 3Mi"));
+  s.emplace("max-request-bytes", byteSize(f.maxRequestBytes, 1024, "must be a byte size of at least 1024, like 20Mi"));
   s.emplace("memory-limit", byteSize(f.memoryLimit, 16 * 1024 * 1024, "must be a byte size of at least 16Mi, like 256Mi"));
   s.emplace("judge-off-loop-bytes", byteSize(f.judgeOffLoopBytes, 0, "must be a byte size, like 64Ki"));
   s.emplace("request-timeout", duration(f.requestTimeout));
@@ -329,6 +332,7 @@ ServerConfig serverConfig(const Flags& flags, std::optional<std::uint64_t> memor
   c.keyFile = flags.tlsPrivateKeyFile;
   c.clientCaFile = flags.clientCaFile;
   c.maxBodyBytes = flags.maxRequestBytes;
+  c.bodyBudgetBytes = bodyBudgetFor(memoryLimit);
   c.requestTimeout = flags.requestTimeout;
   c.idleTimeout = flags.idleTimeout;
   c.shutdownTimeout = flags.shutdownTimeout;

@@ -23,7 +23,9 @@ struct Flags {
   std::string bindAddress = "0.0.0.0";
   std::optional<std::string> policy;
   std::optional<std::string> clientCaFile;
-  std::size_t maxRequestBytes = 3 * 1024 * 1024;
+  // An UPDATE review reaches 18 MiB (two objects of up to etcd's 1.5 MiB,
+  // escaped by Go's JSON encoder up to six times): docs/webhook.md.
+  std::size_t maxRequestBytes = 20 * 1024 * 1024;
   LogLevel logLevel = LogLevel::Info;
   std::chrono::milliseconds policyPollInterval{2000};
   std::chrono::milliseconds certPollInterval{2000};
@@ -63,7 +65,8 @@ struct FlagsResult {
 FlagsResult parseFlags(const std::vector<std::string>& args);
 
 // The HTTPS server's configuration for these flags, with connection and
-// handshake caps that fit `memoryLimit` bytes (none: the server's defaults).
+// handshake caps and a budget for large request bodies that fit
+// `memoryLimit` bytes (none: the server's defaults, no body budget).
 ServerConfig serverConfig(const Flags& flags, std::optional<std::uint64_t> memoryLimit = std::nullopt);
 
 // The memory limit to size the server for, and where it came from:

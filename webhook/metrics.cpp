@@ -72,6 +72,13 @@ void renderServerLoadMetrics(std::string& out, const ServerStats& s) {
   header(out, "gpuguard_https_judging_rejected_total", "counter",
          "Large requests answered 503 with Retry-After because the judging queue was full.");
   sample(out, "gpuguard_https_judging_rejected_total", "", s.judgingRejected);
+  header(out, "gpuguard_https_body_budget_bytes_reserved", "gauge",
+         "Bytes of large request bodies held now (received, queued or judged), of the memory budget for them.");
+  sample(out, "gpuguard_https_body_budget_bytes_reserved", "", s.bodyBytesReserved);
+  header(out, "gpuguard_https_body_budget_rejected_total", "counter",
+         "Large requests answered 503 with Retry-After, once their body was read, because the memory budget for "
+         "request bodies was in use.");
+  sample(out, "gpuguard_https_body_budget_rejected_total", "", s.bodyBudgetRejected);
   static constexpr std::string_view kReasons[] = {"reason=\"client_gone\"", "reason=\"deadline\"",
                                                   "reason=\"shutdown\""};
   header(out, "gpuguard_https_judging_dropped_total", "counter",

@@ -173,6 +173,10 @@ void EventLoop::readable(Connection* c) {
 
 void EventLoop::processInput(Connection* c) {
   while (!c->closeAfterWrite && !c->writeBlocked && !c->judging) {
+    if (c->refusal != Connection::Refusal::None) {
+      if (!discardBody(c)) break;  // more of the refused body to come
+      continue;
+    }
     if (!c->headReady) {
       std::size_t resume = c->scanPos - c->inPos;
       const http1::HeadScan scan =
@@ -193,6 +197,7 @@ void EventLoop::processInput(Connection* c) {
       c->keepAlive = head.keepAlive;
       c->keepAlive10 = head.http10 && head.keepAlive;
       c->headMethod = head.headMethod;
+      if (!admitBody(c, head.expectContinue && !head.http10)) continue;
       // The head says how much is coming: room for all of it at once, now and
       // not before (grown by doubling, a 3 MiB body would peak near twice that).
       if (c->bodyLen > 0) c->in.reserve(c->inPos + end + c->bodyLen);
@@ -222,6 +227,77 @@ void EventLoop::processInput(Connection* c) {
   settle(c);
 }
 
+// Whether the body the head just parsed announces may be received. One over
+// maxBodyBytes (413), larger than the whole body budget (413) or than what
+// the budget has left (503) is refused; a client that waits for "100
+// Continue" is answered at once (it sends no body), any other has its body
+// read and dropped as it comes (discardBody), then the answer: a status
+// reaches it, never a reset on its write.
+bool EventLoop::admitBody(Connection* c, bool expectContinue) {
+  using Refusal = Connection::Refusal;
+  const ServerConfig& config = server_.config;
+  Refusal refusal = Refusal::None;
+  if (c->bodyLen > config.maxBodyBytes) {
+    refusal = Refusal::OverLimit;
+  } else if (c->bodyLen >= kBudgetedBodyBytes) {
+    if (c->bodyLen > config.bodyBudgetBytes) refusal = Refusal::OverBudget;
+    else if (server_.reserveBody(c->bodyLen)) c->reservedBody = c->bodyLen;
+    else refusal = Refusal::BudgetInUse;
+  }
+  if (refusal == Refusal::None) return true;
+  c->inPos += c->headLen;  // the head is done with; the body is dropped
+  c->scanPos = c->inPos;
+  c->headReady = false;
+  c->refusal = refusal;
+  c->discardLeft = c->bodyLen;
+  if (expectContinue && c->buffered() < c->bodyLen) {
+    c->discardLeft = 0;
+    c->keepAlive = false;  // the client may send the body anyway: framing is lost
+    discardBody(c);
+  }
+  return false;
+}
+
+// Drops what has come of a refused body; once the last of it is in, answers
+// (413, or 503 with Retry-After) and goes on with the connection as its
+// request said (keep-alive or close). False while more is to come.
+bool EventLoop::discardBody(Connection* c) {
+  using Refusal = Connection::Refusal;
+  const std::size_t dropped = std::min(c->buffered(), c->discardLeft);
+  c->inPos += dropped;
+  c->scanPos = c->inPos;
+  c->discardLeft -= dropped;
+  if (c->discardLeft > 0) return false;
+  const ServerConfig& config = server_.config;
+  HttpResponse refused;
+  std::string error;
+  if (c->refusal == Refusal::BudgetInUse) {
+    counters.bump(counters.bodyBudgetRejected);
+    refused.status = 503;
+    refused.headers.emplace_back("Retry-After", "1");
+    error = "the webhook's memory for request bodies is in use by other large requests; retry after 1 s";
+  } else {
+    counters.bump(counters.requestsRejected);
+    refused.status = 413;
+    error = "request body of " + std::to_string(c->bodyLen) + " bytes is larger than " +
+            (c->refusal == Refusal::OverLimit
+                 ? "the limit of " + std::to_string(config.maxBodyBytes) + " bytes"
+                 : "the webhook's memory for request bodies (" + std::to_string(config.bodyBudgetBytes) + " bytes)");
+  }
+  refused.body = http1::errorBody(error);
+  c->refusal = Refusal::None;
+  c->inRequest = false;
+  c->requestBegan = now_;
+  answer(c, true, refused, "", c->buffered() > 0 || SSL_has_pending(c->ssl));
+  return true;
+}
+
+void EventLoop::releaseBody(Connection* c) {
+  if (c->reservedBody == 0) return;
+  server_.releaseBody(c->reservedBody);
+  c->reservedBody = 0;
+}
+
 void EventLoop::dispatch(Connection* c) {
   std::unique_ptr<Job> job;
   if (server_.pool && c->bodyLen >= server_.config.judgeOffLoopBytes) job = std::make_unique<Job>();
@@ -238,6 +314,7 @@ void EventLoop::dispatch(Connection* c) {
   const Clock::time_point began = c->requestBegan;
   c->requestBegan = now_;  // a pipelined request already here began by now
   if (server_.requiresClientCertificate(*c, req.path)) {
+    releaseBody(c);
     counters.bump(counters.clientCertificateRequired);
     http1::appendError(c->out, 403, "a verified client certificate is required for " + req.path +
                                         " (only the health probes are served without one)");
@@ -255,6 +332,8 @@ void EventLoop::dispatch(Connection* c) {
   HttpResponse response;
   std::string failure;
   const bool ok = callHandler(server_.handler, req, response, failure);
+  if (req.body.capacity() > kKeepBufferCapacity) std::string().swap(req.body);  // the loop's request is reused
+  releaseBody(c);
   answer(c, ok, response, failure, moreReceived);
 }
 
@@ -268,6 +347,7 @@ void EventLoop::judgeOffLoop(Connection* c, std::unique_ptr<Job> job, bool moreR
   job->moreReceived = moreReceived;
   Job* submitted = job.get();
   if (!server_.pool->trySubmit(job)) {
+    releaseBody(c);
     counters.bump(counters.judgingRejected);
     HttpResponse busy;
     busy.status = 503;
@@ -306,7 +386,10 @@ void EventLoop::reject(Connection* c, int status, std::string_view message) {
   http1::appendError(c->out, status, message);
   c->closeAfterWrite = true;
   c->headReady = false;
-  c->inPos = c->in.size();  // whatever else came is dropped
+  c->refusal = Connection::Refusal::None;
+  std::string().swap(c->in);  // whatever else came is dropped
+  c->inPos = c->scanPos = 0;
+  releaseBody(c);
   if (flush(c)) settle(c);
 }
 
@@ -442,6 +525,7 @@ void EventLoop::updateInterest(Connection* c) {
 }
 
 void EventLoop::release(Connection* c) {
+  releaseBody(c);
   open_.fetch_sub(1, std::memory_order_relaxed);
   server_.connectionsOpen.fetch_sub(1, std::memory_order_relaxed);
   graveyard_.emplace_back(c);

@@ -106,6 +106,7 @@ void EventLoop::drainAnswers() {
     Connection* c = job->connection;
     c->judging = false;
     c->job = nullptr;
+    releaseBody(c);  // the pool has freed the request
     // Closed: the client left, the deadline or the shutdown timeout passed
     // while it was judged (the reason is in the job). Open but past its
     // deadline: the API server has given up and closes it anyway.
@@ -427,7 +428,7 @@ void EventLoop::onTimeout(Connection* c) {
       counters.bump(counters.timeouts);
       if (c->outPending() || !c->tlsUp) {
         closeNow(c);  // the client does not read its response
-      } else if (c->buffered() > 0 || c->headReady) {
+      } else if (c->buffered() > 0 || c->headReady || c->refusal != Connection::Refusal::None) {
         reject(c, 408, "request not received in time");  // slowloris, a body that never ends
       } else {
         closeGracefully(c, /*linger=*/false);  // handshake done, no request

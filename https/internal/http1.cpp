@@ -396,13 +396,19 @@ void appendJsonEscaped(std::string& out, std::string_view text) {
   }
 }
 
+std::string errorBody(std::string_view message) {
+  std::string body;
+  body.reserve(message.size() + 16);
+  body.append("{\"error\": \"");
+  appendJsonEscaped(body, message);
+  body.append("\"}\n");
+  return body;
+}
+
 void appendError(std::string& out, int status, std::string_view message) {
   HttpResponse r;
   r.status = status;
-  r.body.reserve(message.size() + 16);
-  r.body.append("{\"error\": \"");
-  appendJsonEscaped(r.body, message);
-  r.body.append("\"}\n");
+  r.body = errorBody(message);
   appendResponse(out, r, /*close=*/true, false, false);
 }
 

@@ -71,6 +71,9 @@ std::string_view reasonPhrase(int status);
 void appendResponse(std::string& out, const HttpResponse& response, bool close, bool keepAlive10,
                     bool headMethod);
 
+// The body of a server-made error: {"error": "<message>"} and a newline.
+std::string errorBody(std::string_view message);
+
 // Appends a server-made error: {"error": "<message>"}, Connection: close.
 void appendError(std::string& out, int status, std::string_view message);
 

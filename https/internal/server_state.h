@@ -117,6 +117,12 @@ struct Connection : TimerNode {
   bool waitWritable = false;
   bool closed = false;
   bool clientVerified = false;  // a client certificate was presented and verified
+  // The body of the request whose head is parsed is refused (see
+  // EventLoop::admitBody): its bytes are dropped as they come, and the answer
+  // goes out once the last of them (discardLeft) is in.
+  enum class Refusal : std::uint8_t { None, OverLimit, OverBudget, BudgetInUse } refusal = Refusal::None;
+  std::size_t discardLeft = 0;
+  std::size_t reservedBody = 0;  // of the server's body budget, for the request being received or judged
   // The judging pool has its request: the loop neither reads nor frees the
   // connection until the answer is back (closeNow only marks it closed).
   bool judging = false;
@@ -148,6 +154,7 @@ struct alignas(64) LoopCounters {
   std::atomic<std::uint64_t> acceptFailures{0};  // out of descriptors or memory (EMFILE...)
   std::atomic<std::uint64_t> handshakesEvicted{0};  // closed in their handshake to make room
   std::atomic<std::uint64_t> judgingRejected{0};  // queue full: 503
+  std::atomic<std::uint64_t> bodyBudgetRejected{0};  // body budget in use: 503
   // Answers of the judging pool not wanted any more, by reason (Abandon - 1):
   // never judged, or judged and thrown away.
   std::atomic<std::uint64_t> judgingDropped[3] = {};
@@ -280,10 +287,30 @@ struct ServerState {
   std::atomic<std::uint64_t> connectionsAccepted{0};
   std::atomic<std::uint64_t> connectionsRefused{0};
   std::atomic<std::uint64_t> connectionsOpen{0};
+  // Of config.bodyBudgetBytes: the bodies of kBudgetedBodyBytes or more held now.
+  std::atomic<std::size_t> bodyBytesReserved{0};
+
+  // A body's bytes out of the budget, or false (nothing reserved) when
+  // they are not left.
+  bool reserveBody(std::size_t bytes) {
+    std::size_t held = bodyBytesReserved.load(std::memory_order_relaxed);
+    do {
+      if (bytes > config.bodyBudgetBytes || held > config.bodyBudgetBytes - bytes) return false;
+    } while (!bodyBytesReserved.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+    return true;
+  }
+  void releaseBody(std::size_t bytes) { bodyBytesReserved.fetch_sub(bytes, std::memory_order_relaxed); }
+
+  // A body over maxBodyBytes is read and dropped before its 413 (so the
+  // client reads a status, not a reset), up to twice that; a Content-Length
+  // beyond is answered at once.
+  static std::size_t discardBound(std::size_t maxBodyBytes) {
+    return maxBodyBytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * maxBodyBytes;
+  }
 
   ServerState(ServerConfig c, Handler h)
       : config(std::move(c)),
-        framing{config.maxHeaderBytes, kMaxHeaders, config.maxBodyBytes},
+        framing{config.maxHeaderBytes, kMaxHeaders, discardBound(config.maxBodyBytes)},
         handler(std::move(h)),
         certificates(config.certFile, config.keyFile) {
     if (config.clientCaFile) clientCas = std::make_unique<ClientCaStore>(*config.clientCaFile);
@@ -345,6 +372,9 @@ class EventLoop {
   bool startTls(Connection* c);
   void readable(Connection* c);
   void processInput(Connection* c);
+  bool admitBody(Connection* c, bool expectContinue);
+  bool discardBody(Connection* c);
+  void releaseBody(Connection* c);
   void dispatch(Connection* c);
   void judgeOffLoop(Connection* c, std::unique_ptr<Job> job, bool moreReceived);
   void answer(Connection* c, bool ok, const HttpResponse& response, const std::string& failure, bool moreReceived);

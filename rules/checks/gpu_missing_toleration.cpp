@@ -13,6 +13,7 @@
 #include "rules/support/k8s_objects.h"
 #include "rules/support/platform_evidence.h"
 #include "rules/support/toleration_near_miss.h"
+#include "rules/support/toleration_validation.h"
 #include "rules/k8s/go_strconv.h"
 #include "rules/pod_constraints.h"
 #include "rules/k8s/field_error.h"
@@ -49,7 +50,8 @@ constexpr RuleDoc kDoc{
         "webhook, which never sees the templates, decides by the same names). Device taints (KEP-5055) do not replace node taints: "
         "a pod whose GPUs all come from DRA claims still lands on the GPU nodes and needs their toleration, and "
         "the ExtendedResourceToleration admission plugin adds none for claims or deviceclass.resource.kubernetes.io "
-        "names. A pod that names its platform while the policy is the generic one (a node label only GKE, EKS or "
+        "names. A pod judged without the cluster's node facts that names its platform while the policy is the "
+        "generic one (a node label only GKE, EKS or "
         "AKS puts on its nodes - cloud.google.com/gke-*, eks.amazonaws.com/*, kubernetes.azure.com/*, "
         "karpenter.azure.com/* - required by its node selection, or a toleration of AKS's documented GPU taint "
         "sku=gpu:NoSchedule) is told which --platform judges it as that platform does; when that platform's "
@@ -82,11 +84,13 @@ constexpr RuleDoc kDoc{
         "sku=gpu) of any effect or value (an Equal toleration of another value is then an error), which the fix "
         "adds the toleration of, and any other taint (a team's dedicated nodes, a health check's NoExecute) as a "
         "warning the fix leaves alone (taints controllers put on unwell or departing nodes, "
-        "node.kubernetes.io/*, karpenter.sh/*, the cluster autoscaler's, ask nothing); a pod that lands on "
+        "node.kubernetes.io/*, karpenter.sh/*, the cluster autoscaler's, ask "
+        "nothing); a pod that lands on "
         "a GPU node (not cordoned, its placement and the node's taints admit it, and the node's allocatable holds "
         "the GPU resource it asks, as many as it asks) is not reported, nor a taint that no GPU node "
         "or NodePool of the facts carries (the policy still speaks when the facts hold no GPU node at all: a "
-        "pool scaled to zero). For GPUs a DRA driver may serve (claims, implicit DeviceClass names, extended "
+        "pool scaled to zero); when the pod's selection admits some GPU nodes or NodePools, only their taints "
+        "count (a node it selects that is not ready yet asks nothing of another pool's taint). For GPUs a DRA driver may serve (claims, implicit DeviceClass names, extended "
         "resources a DeviceClass serves) the GPU nodes are those a ResourceSlice of a GPU driver names, and when "
         "the facts know none the missing toleration is a warning, never an error: such nodes need no GPU in "
         "allocatable nor a GPU Feature Discovery label, and may be untainted; clusters running the "
@@ -118,74 +122,6 @@ constexpr RuleDoc kDoc{
     .withoutFacts = "the policy's gpuTaints",
 };
 
-// What happens to a toleration ValidateTolerations rejects.
-constexpr std::string_view kRejected =
-    "the API server rejects the pod (inside a custom resource or a StatefulSet: the pods its controller creates), "
-    "so it never reaches a GPU node";
-
-// A string field as the API server decodes it: absent and null are "";
-// nullopt for another type (a decode error, not this rule's business).
-std::optional<std::string> stringField(const json& t, std::string_view name) {
-  auto it = t.find(name);
-  if (it == t.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-// A toleration that can tolerate a GPU taint: its key, or an empty key (every key).
-bool concernsGpuTaint(const std::string& key, const Policy& policy) {
-  if (key.empty()) return !policy.gpuTaints.empty();
-  for (const Taint& taint : policy.gpuTaints) {
-    if (taint.key == key) return true;
-  }
-  return false;
-}
-
-// "spec.template.spec.tolerations" -> the Go decoder's field path, which has
-// no list indexes ("spec.workerGroupSpecs.template.spec.tolerations").
-std::string goFieldPath(const FieldPath& path) {
-  std::string out;
-  bool inIndex = false;
-  for (char c : path.apiPath()) {
-    if (c == '[') inIndex = true;
-    else if (c == ']') inIndex = false;
-    else if (!inIndex) out += c;
-  }
-  return out;
-}
-
-// tolerationSeconds is an *int64: what the decoder says of anything else.
-std::optional<std::string> notAnInt64(const json& v) {
-  if (v.is_null() || v.is_number_integer()) return std::nullopt;
-  if (v.is_number_unsigned()) return "number " + v.dump();  // beyond int64
-  if (v.is_number_float()) {
-    // YAML 300.0 reaches the API server as 300 (kubectl converts through float64).
-    const double d = v.get<double>();
-    if (d == static_cast<double>(static_cast<long long>(d))) return std::nullopt;
-    return "number " + renderValue(v);
-  }
-  if (v.is_string()) return std::string("string");
-  if (v.is_boolean()) return std::string("bool");
-  return v.is_array() ? std::string("array") : std::string("object");
-}
-
-// Reports through `out`, each finding with a fix of no edits that says why
-// (--fix prints it as "not fixed: ...").
-class NoAutomaticFix final : public Reporter {
- public:
-  NoAutomaticFix(Reporter& out, std::string why) : out_(out), why_(std::move(why)) {}
-  void report(const FieldPath& path, FieldError error, std::string value) override {
-    out_.reportFixable(path, std::move(error), std::move(value), Fix{why_, {}});
-  }
-  void reportFixable(const FieldPath& path, FieldError error, std::string value, Fix fix) override {
-    out_.reportFixable(path, std::move(error), std::move(value), std::move(fix));
-  }
-
- private:
-  Reporter& out_;
-  std::string why_;
-};
-
 // The toleration that tolerates `taint` whatever its value. Where the pod spec
 // itself is missing (a TrainJob trainer without its podSpecOverrides entry),
 // the entry needs fields only the author knows.
@@ -203,14 +139,6 @@ Fix tolerationFix(const json& object, const PodSite& site, const Taint& taint) {
           {JsonEdit::addToList(site.tolerations.path, std::move(toleration))}};
 }
 
-// The operators and effects ValidateTolerations accepts. Lt and Gt need the
-// alpha gate TaintTolerationComparisonOperators, off on a default 1.37 API
-// server (reference §15.2), which then lists only Equal and Exists.
-bool supportedOperator(const std::string& op) { return op.empty() || op == "Equal" || op == "Exists"; }
-bool supportedEffect(const std::string& effect) {
-  return effect.empty() || effect == "NoSchedule" || effect == "PreferNoSchedule" || effect == "NoExecute";
-}
-
 // A toleration on the taint's key (or an empty key) whose operator or effect
 // the API server rejects with "Unsupported value".
 bool unsupportedTolerationOf(const PodSite& site, const Taint& taint) {
@@ -218,9 +146,10 @@ bool unsupportedTolerationOf(const PodSite& site, const Taint& taint) {
   if (!list || !list->is_array()) return false;
   for (const json& t : *list) {
     if (!t.is_object()) continue;
-    const auto key = stringField(t, "key"), op = stringField(t, "operator"), effect = stringField(t, "effect");
+    const auto key = tolerationField(t, "key"), op = tolerationField(t, "operator"),
+               effect = tolerationField(t, "effect");
     if (!key || !op || !effect || (!key->empty() && *key != taint.key)) continue;
-    if (!supportedOperator(*op) || !supportedEffect(*effect)) return true;
+    if (!supportedTolerationOperator(*op) || !supportedTolerationEffect(*effect)) return true;
   }
   return false;
 }
@@ -235,8 +164,8 @@ std::optional<std::size_t> equalAgainstOpenValue(const PodSite& site, const Tain
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json& t = (*list)[i];
     if (!t.is_object()) continue;
-    const auto key = stringField(t, "key"), op = stringField(t, "operator"), effect = stringField(t, "effect"),
-               value = stringField(t, "value");
+    const auto key = tolerationField(t, "key"), op = tolerationField(t, "operator"),
+               effect = tolerationField(t, "effect"), value = tolerationField(t, "value");
     if (!key || !op || !effect || !value || *key != taint.key) continue;
     if (!op->empty() && *op != "Equal") continue;
     if (!effect->empty() && *effect != taint.effect) continue;
@@ -249,7 +178,7 @@ std::optional<std::size_t> equalAgainstOpenValue(const PodSite& site, const Tain
 void reportEqualAgainstOpenValue(const json& object, const PodSite& site, const Taint& taint, std::size_t i,
                                  Reporter& out) {
   const json& t = (*site.tolerations.value)[i];
-  const std::string value = stringField(t, "value").value_or("");
+  const std::string value = tolerationField(t, "value").value_or("");
   out.reportFixableWithDefault(
       site.tolerations.path.index(i),
       FieldError::invalid(renderValue(t),
@@ -280,9 +209,10 @@ void reportQueuedByKueue(const json& object, const PodSite& site, const Taint& t
 
 // What the cluster's facts say of the policy's GPU taint for this pod.
 enum class Demand {
-  None,        // the facts show the pod can do without it
-  Required,    // without facts, or a GPU node that serves the pod carries it
-  Unconfirmed, // the pod's GPUs all may come from DRA, and no node that serves them is known
+  None,         // the facts show the pod can do without it
+  ByPolicy,     // no facts, or none about GPU nodes: the policy speaks blind
+  ByNodes,      // a GPU node or NodePool of the facts the pod may go to carries it
+  Unconfirmed,  // the pod's GPUs all may come from DRA, and no node that serves them is known
 };
 
 // Without node facts, the policy says what the GPU nodes carry. With them,
@@ -290,67 +220,118 @@ enum class Demand {
 // that lands on a GPU node (placement and taints admit it, its allocatable
 // holds the pod's GPU requests; rules/cluster_reach.h) needs no more, and a
 // taint no GPU node or NodePool carries keeps no pod off (AKS's GPU nodes
-// carry none by default, reference §14.17). When the facts hold no GPU node
-// at all (a pool scaled to zero), or the pod was too large to judge against
-// them, the policy still speaks for a device plugin's GPUs; for GPUs a DRA
-// driver may serve, no GPU node known is only a warning: such nodes need no
-// GPU in allocatable nor GFD's label, and ResourceSlices the facts did not
-// list (or a driver not yet publishing) may name untainted ones, where
-// kube-scheduler places the pod.
+// carry none by default, reference §14.17). When the pod's selection admits
+// some GPU nodes or NodePools, only their taints count: GPU nodes it never
+// goes to (another pool, tainted nvidia.com/gpu) ask it nothing; a node it
+// selects but cannot use today (not ready, too few GPUs) says what it carries.
+// When the facts hold no GPU node at all (a pool scaled to zero), or the pod
+// was too large to judge against them, the policy still speaks for a device
+// plugin's GPUs; for GPUs a DRA driver may serve, no GPU node known is only a
+// warning: such nodes need no GPU in allocatable nor GFD's label, and
+// ResourceSlices the facts did not list (or a driver not yet publishing) may
+// name untainted ones, where kube-scheduler places the pod.
 Demand clusterDemands(const CheckContext& ctx, const PodSite& site, const Taint& taint,
                       const std::vector<GpuSource>& sources) {
-  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return Demand::Required;
+  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return Demand::ByPolicy;
   const PodReach& reach = ctx.reach(site);
-  if (!reach.notJudged.empty()) return Demand::Required;
+  if (!reach.notJudged.empty()) return Demand::ByPolicy;
   if (reach.landsSomewhere()) return Demand::None;
   const auto carries = [&taint](const std::vector<Taint>& taints) {
     return std::any_of(taints.begin(), taints.end(),
                        [&taint](const Taint& t) { return t.key == taint.key && t.effect == taint.effect; });
   };
+  const bool anySelected =
+      std::any_of(reach.nodes.begin(), reach.nodes.end(), [](const NodeReach& n) { return n.selected; }) ||
+      std::any_of(reach.pools.begin(), reach.pools.end(), [](const PoolReach& p) { return p.selected; });
   bool anyGpuNode = false;
   for (const NodeReach& n : reach.nodes) {
     if (!n.gpuNode) continue;
     anyGpuNode = true;
-    if (carries(n.node->taints)) return Demand::Required;
+    if ((n.selected || !anySelected) && carries(n.node->taints)) return Demand::ByNodes;
   }
   for (const PoolReach& p : reach.pools) {
-    if (carries(p.pool->taints)) return Demand::Required;
+    if ((p.selected || !anySelected) && carries(p.pool->taints)) return Demand::ByNodes;
   }
   if (anyGpuNode) return Demand::None;
-  return allMayComeFromDra(sources) ? Demand::Unconfirmed : Demand::Required;
+  return allMayComeFromDra(sources) ? Demand::Unconfirmed : Demand::ByPolicy;
 }
 
-// With the cluster's node facts: the taints that alone keep the pod off the
-// GPU nodes it would land on (placement and allocatable admit it), read as
-// kube-scheduler's TaintToleration filter reads them - key, value and
-// effect, empty effects matching all - whatever the policy's gpuTaints name:
-// AKS's sku=gpu:NoSchedule, a NoExecute GPU taint, an Equal toleration of
-// another value than the nodes'. Taints a controller puts on unwell or
-// departing nodes (not-ready, Karpenter's disruption) ask nothing of the pod.
-// Empty when the pod lands on a GPU node, or without node facts.
-struct NodeTaint {
-  Taint taint;
-  std::vector<std::string> nodes;  // the GPU nodes it keeps the pod off
+// The taints that alone keep the pod off some GPU nodes it would land on
+// (placement and allocatable admit it), read as kube-scheduler's
+// TaintToleration filter reads them - key, value and effect, empty effects
+// matching all - whatever the policy's gpuTaints name: AKS's
+// sku=gpu:NoSchedule, a NoExecute GPU taint, an Equal toleration of another
+// value than the nodes'. Tolerating them all is enough to land on `nodes`.
+struct TaintSet {
+  std::vector<Taint> taints;
+  std::vector<std::string> nodes;
 };
 
-std::vector<NodeTaint> nodeTaintsKeepingPodOff(const CheckContext& ctx, const PodSite& site) {
-  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return {};
-  if (placementOpaque(site)) return {};  // tolerations or selection decided where the input cannot show
+bool sameTaints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Taint& x, const Taint& y) {
+    return x.key == y.key && x.effect == y.effect && x.value == y.value;
+  });
+}
+
+// With the cluster's node facts: what keeps the pod off the GPU nodes it
+// would land on. kube-scheduler binds it to any one node whose taints it all
+// tolerates, so GPU nodes tainted differently (one pool nvidia.com/gpu,
+// another sku=gpu) are alternatives: the set asked for is that of the most
+// nodes (the fewest taints on a tie, then the first), the others are named
+// beside it. Taints a controller puts on unwell or departing nodes
+// (not-ready, Karpenter's disruption) ask nothing: a node held off by them
+// alone takes the pod once well, so then nothing is asked. Nullopt when the
+// pod lands on a GPU node, or without node facts.
+struct NodeTaintDemand {
+  TaintSet asked;
+  std::vector<TaintSet> alternatives;
+};
+
+std::optional<NodeTaintDemand> nodeTaintsKeepingPodOff(const CheckContext& ctx, const PodSite& site) {
+  if (!ctx.cluster || !ctx.cluster->listed(FactKind::Node)) return std::nullopt;
+  if (placementOpaque(site)) return std::nullopt;  // tolerations or selection decided where the input cannot show
   const PodReach& reach = ctx.reach(site);
-  if (!reach.notJudged.empty() || reach.landsSomewhere()) return {};
-  std::vector<NodeTaint> out;
+  if (!reach.notJudged.empty() || reach.landsSomewhere()) return std::nullopt;
+  std::vector<TaintSet> sets;
   for (const NodeReach& n : reach.nodes) {
     if (!n.landsButForTaints) continue;
+    std::vector<Taint> taints;
     for (const Taint& t : n.verdict->untoleratedTaints) {
-      if (isNodeLifecycleTaint(t)) continue;
-      auto same = std::find_if(out.begin(), out.end(), [&](const NodeTaint& o) {
-        return o.taint.key == t.key && o.taint.effect == t.effect && o.taint.value == t.value;
-      });
-      if (same == out.end()) same = out.insert(out.end(), NodeTaint{t, {}});
-      for (const NodeFacts* node : n.nodes) same->nodes.push_back(node->name);
+      if (!isNodeLifecycleTaint(t)) taints.push_back(t);
     }
+    if (taints.empty()) return std::nullopt;
+    auto same = std::find_if(sets.begin(), sets.end(), [&](const TaintSet& s) { return sameTaints(s.taints, taints); });
+    if (same == sets.end()) same = sets.insert(sets.end(), TaintSet{std::move(taints), {}});
+    for (const NodeFacts* node : n.nodes) same->nodes.push_back(node->name);
   }
-  return out;
+  if (sets.empty()) return std::nullopt;
+  // Nodes that ask only GPU taints first: the others are kept for some pods (red team 34 D5).
+  const auto otherTaints = [&](const TaintSet& s) {
+    return std::count_if(s.taints.begin(), s.taints.end(), [&](const Taint& t) { return !isGpuTaint(t, ctx.policy); });
+  };
+  const auto best = std::min_element(sets.begin(), sets.end(), [&](const TaintSet& a, const TaintSet& b) {
+    if (otherTaints(a) != otherTaints(b)) return otherTaints(a) < otherTaints(b);
+    if (a.nodes.size() != b.nodes.size()) return a.nodes.size() > b.nodes.size();
+    return a.taints.size() < b.taints.size();
+  });
+  NodeTaintDemand demand{std::move(*best), {}};
+  for (auto it = sets.begin(); it != sets.end(); ++it) {
+    if (it != best) demand.alternatives.push_back(std::move(*it));
+  }
+  return demand;
+}
+
+// "; or tolerate instead sku=gpu:NoSchedule, the taint of the other GPU nodes
+// it would land on (1 node: b)": kube-scheduler needs one node it tolerates.
+std::string alternativesNote(const std::vector<TaintSet>& alternatives) {
+  if (alternatives.empty()) return "";
+  std::string note = "; kube-scheduler needs only one node whose taints the pod tolerates, so tolerating instead ";
+  for (std::size_t i = 0; i < alternatives.size(); ++i) {
+    std::vector<std::string> names;
+    for (const Taint& t : alternatives[i].taints) names.push_back(describeTaint(t));
+    note += (i == 0 ? "" : ", or ") + joined(names, " and ") + " (" + describeNodeNames(alternatives[i].nodes) + ")";
+  }
+  return note + " would do as well";
 }
 
 // The namespace's scheduler.alpha.kubernetes.io/defaultTolerations tolerate
@@ -415,13 +396,15 @@ class GpuMissingToleration final : public Rule {
       if (sources.empty()) continue;
       // A rejected toleration that would match still counts as tolerating:
       // its own finding says what to fix, and the fix keeps it tolerating.
-      const std::vector<NodeTaint> nodeTaints = nodeTaintsKeepingPodOff(ctx, site);
-      for (const NodeTaint& t : nodeTaints) reportNodeTaint(ctx, site, t, sources, out);
+      const std::optional<NodeTaintDemand> nodeTaints = nodeTaintsKeepingPodOff(ctx, site);
+      if (nodeTaints) {
+        for (const Taint& t : nodeTaints->asked.taints) reportNodeTaint(ctx, site, t, *nodeTaints, sources, out);
+      }
       // GPU nodes the pod would land on but for their taints: those taints
       // are what keeps it off, not the policy's (which nodes its selection
       // excludes may carry).
       const std::vector<Taint> policyTaints =
-          nodeTaints.empty() ? untoleratedGpuTaints(site, ctx.policy) : std::vector<Taint>{};
+          !nodeTaints ? untoleratedGpuTaints(site, ctx.policy) : std::vector<Taint>{};
       for (const Taint& taint : policyTaints) {
         // A toleration of the taint's key the API server rejects for its
         // operator or effect: its Unsupported value finding says what to fix.
@@ -436,7 +419,10 @@ class GpuMissingToleration final : public Rule {
           reportQueuedByKueue(ctx.object, site, taint, *queue, out);
           continue;
         }
-        const std::optional<NamedPlatform> platform = namedPlatform(ctx, site);
+        // With facts about the GPU nodes they decide; which platform the pod
+        // names only helps a verdict the policy gives blind.
+        const std::optional<NamedPlatform> platform =
+            demand == Demand::ByPolicy ? namedPlatform(ctx, site) : std::nullopt;
         const bool softer = judgedByNamesOnly(sources) || demand == Demand::Unconfirmed ||
                             (platform && platform->toleratedThere);
         out.reportFixableWithDefault(
@@ -450,146 +436,39 @@ class GpuMissingToleration final : public Rule {
                                  namespaceDefaultsNote(ctx, taint) + (platform ? platform->note : std::string())),
             "", tolerationFix(ctx.object, site, taint), softer ? Severity::Warning : kDoc.defaultSeverity);
       }
-      const json* tolerations = site.tolerations.value;
-      if (!tolerations || !tolerations->is_array()) continue;
-      NoAutomaticFix rejected(out, "a toleration the API server rejects: which edit was meant is a guess; fix it by hand");
-      for (std::size_t i = 0; i < tolerations->size(); ++i) {
-        const json& t = (*tolerations)[i];
-        if (t.is_object()) checkToleration(t, site.tolerations.path, i, ctx.policy, rejected);
-      }
+      checkGpuTolerations(site, ctx.policy, out);
     }
   }
 
  private:
   // A taint of the GPU nodes (nodeTaintsKeepingPodOff) the pod does not tolerate.
-  static void reportNodeTaint(const CheckContext& ctx, const PodSite& site, const NodeTaint& t,
-                              const std::vector<GpuSource>& sources, Reporter& out) {
-    if (unsupportedTolerationOf(site, t.taint)) return;
-    if (!isGpuTaint(t.taint, ctx.policy)) {  // the admin's own: named, never demanded nor added
-      const std::string where = describeNodeNames(t.nodes) + "; " + ctx.cluster->source();
-      out.reportWithDefault(site.tolerations.path, FieldError::required(otherTaintOfGpuNodes(t.taint, where)), "",
+  static void reportNodeTaint(const CheckContext& ctx, const PodSite& site, const Taint& taint,
+                              const NodeTaintDemand& demand, const std::vector<GpuSource>& sources, Reporter& out) {
+    if (unsupportedTolerationOf(site, taint)) return;
+    if (!isGpuTaint(taint, ctx.policy)) {  // the admin's own: named, never demanded nor added
+      const std::string where = describeNodeNames(demand.asked.nodes) + "; " + ctx.cluster->source();
+      out.reportWithDefault(site.tolerations.path, FieldError::required(otherTaintOfGpuNodes(taint, where)), "",
                             Severity::Warning);
       return;
     }
     if (const auto queue = kueueQueueName(ctx.object, site)) {
-      reportQueuedByKueue(ctx.object, site, t.taint, *queue, out);
+      reportQueuedByKueue(ctx.object, site, taint, *queue, out);
       return;
     }
     out.reportFixableWithDefault(
         site.tolerations.path,
-        FieldError::required("no toleration for the taint " + describeTaint(t.taint) + " of the GPU nodes this pod "
-                             "would land on (" + describeNodeNames(t.nodes) + "; " + ctx.cluster->source() +
+        FieldError::required("no toleration for the taint " + describeTaint(taint) + " of the GPU nodes this pod "
+                             "would land on (" + describeNodeNames(demand.asked.nodes) + "; " +
+                             ctx.cluster->source() +
                              (bypassesScheduler(site) ? "), so the node's kubelet rejects it (the pod names its node: "
-                                                        "no scheduler sees it); add {key: "
-                                                      : "), so kube-scheduler leaves it Pending (untolerated taint); "
-                                                        "add {key: ") + t.taint.key +
-                             ", operator: Exists, effect: " + t.taint.effect + "} to tolerations" +
-                             nearMissNote(site, t.taint) +
+                                                        "no scheduler sees it); "
+                                                      : "), so kube-scheduler leaves it Pending (untolerated taint); ") +
+                             "add {key: " + taint.key + ", operator: Exists, effect: " + taint.effect +
+                             "} to tolerations" + alternativesNote(demand.alternatives) + nearMissNote(site, taint) +
                              misplacedNote(site.misplaced.tolerations, site.tolerations) +
-                             std::string(site.placementHint) + guessNote(sources) +
-                             namespaceDefaultsNote(ctx, t.taint)),
-        "", tolerationFix(ctx.object, site, t.taint),
+                             std::string(site.placementHint) + guessNote(sources) + namespaceDefaultsNote(ctx, taint)),
+        "", tolerationFix(ctx.object, site, taint),
         judgedByNamesOnly(sources) ? Severity::Warning : kDoc.defaultSeverity);
-  }
-
-  // ValidateTolerations, in its order, for a toleration of a GPU taint.
-  static void checkToleration(const json& t, const FieldPath& listPath, std::size_t i, const Policy& policy,
-                              Reporter& out) {
-    const auto key = stringField(t, "key");
-    const auto op = stringField(t, "operator");
-    const auto value = stringField(t, "value");
-    const auto effect = stringField(t, "effect");
-    if (!key || !op || !value || !effect || !concernsGpuTaint(*key, policy)) return;
-    const FieldPath path = listPath.index(i);
-    const auto seconds = t.find("tolerationSeconds");
-    const bool secondsSet = seconds != t.end() && !seconds->is_null();
-
-    if (key->empty() && *op != "Exists") {
-      out.report(path.field("operator"),
-                 FieldError::invalid(renderValue(json(*op)),
-                                     "operator must be Exists when `key` is empty, which means \"match all "
-                                         "values and all keys\"; " + std::string(kRejected) +
-                                         "; write operator: Exists without a value to tolerate every taint, or "
-                                         "key: " + policy.gpuTaints.front().key + " to tolerate the GPU taint"),
-                 renderValue(json(*op)));
-    }
-    if (secondsSet && *effect != "NoExecute") {
-      out.report(path.field("effect"),
-                 FieldError::invalid(renderValue(json(*effect)),
-                                     "effect must be 'NoExecute' when `tolerationSeconds` is set; " +
-                                         std::string(kRejected) +
-                                         "; remove tolerationSeconds (it only limits how long a NoExecute taint is "
-                                         "tolerated before eviction)"),
-                 renderValue(json(*effect)));
-    }
-    if (!supportedOperator(*op)) reportUnsupportedOperator(path, *op, out);
-    checkOperatorAndValue(t, path, *op, *value, out);
-    if (!supportedEffect(*effect)) reportUnsupportedEffect(path, *effect, out);
-    if (secondsSet) checkSeconds(*seconds, path.field("tolerationSeconds"), listPath, out);
-  }
-
-  // The API server's own words (ValidateTolerations, reference §6.3).
-  static void reportUnsupportedOperator(const FieldPath& path, const std::string& op, Reporter& out) {
-    std::string advice = "write operator: Exists (tolerates every value of the key) or Equal with the taint's value";
-    if (lowercase(op) == "exists" || lowercase(op) == "equal") advice = "operators are case-sensitive: " + advice;
-    if (op == "Lt" || op == "Gt") {
-      advice = "Lt and Gt need the alpha feature gate TaintTolerationComparisonOperators, off by default; " + advice;
-    }
-    out.report(path.field("operator"),
-               FieldError::notSupported(renderValue(json(op)), "supported values: \"Equal\", \"Exists\"; " +
-                                                                   std::string(kRejected) + "; " + advice),
-               renderValue(json(op)));
-  }
-
-  static void reportUnsupportedEffect(const FieldPath& path, const std::string& effect, Reporter& out) {
-    out.report(path.field("effect"),
-               FieldError::notSupported(renderValue(json(effect)),
-                                        "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"; " +
-                                            std::string(kRejected) +
-                                            "; write the GPU taint's effect exactly (NoSchedule), or leave effect "
-                                            "out to tolerate every effect"),
-               renderValue(json(effect)));
-  }
-
-  static void checkOperatorAndValue(const json& t, const FieldPath& path, const std::string& op,
-                                    const std::string& value, Reporter& out) {
-    if (op == "Exists" && !value.empty()) {
-      // The API server shows the whole toleration as the invalid value.
-      out.report(path.field("operator"),
-                 FieldError::invalid(renderValue(t),
-                                     "value must be empty when `operator` is 'Exists'; " + std::string(kRejected) +
-                                         "; remove value: " + renderValue(json(value)) +
-                                         " (Exists tolerates every value of the key)"),
-                 renderValue(t));
-      return;
-    }
-    if (op != "Equal" && !op.empty()) return;  // other operators tolerate nothing: the Required finding says so
-    const std::vector<std::string> errors = labelValueErrors(value);
-    if (errors.empty()) return;
-    const std::string message = joined(errors, ";");  // ValidateTolerations joins with ";"
-    out.report(path.field("operator"),
-               FieldError::invalid(renderValue(json(value)),
-                                   message + "; " + std::string(kRejected) +
-                                       "; write the taint's value exactly, or use operator: Exists without a value"),
-               renderValue(json(value)));
-  }
-
-  static void checkSeconds(const json& seconds, const FieldPath& path, const FieldPath& listPath, Reporter& out) {
-    const std::optional<std::string> got = notAnInt64(seconds);
-    if (!got) return;
-    std::string fix = "write a whole number of seconds, unquoted";
-    if (seconds.is_string()) {
-      if (const auto n = parseGoInt(seconds.get_ref<const std::string&>())) {
-        fix = "write tolerationSeconds: " + std::to_string(*n) + ", unquoted";
-      }
-    }
-    out.report(path,
-               FieldError::invalid(renderValue(seconds),
-                                   "json: cannot unmarshal " + *got + " into Go struct field Toleration." +
-                                       goFieldPath(listPath) +
-                                       ".tolerationSeconds of type int64; the API server cannot decode the object "
-                                       "(inside a custom resource: the pods its controller creates); " + fix),
-               renderValue(seconds));
   }
 };
 

@@ -93,6 +93,7 @@ bool asksForGpuResource(const PodSite& site, const GpuFacts& gpu) {
       if (auto claims = res->find("claims"); claims != res->end() && claims->is_array() && !claims->empty()) return true;
     }
   }
+  if (site.operatorClaim) return true;  // KServe's Managed DRA adds a claim
   return site.resourceClaims.value && site.resourceClaims.value->is_array() && !site.resourceClaims.value->empty();
 }
 

@@ -48,7 +48,8 @@ constexpr RuleDoc kDoc{
         "claims it lists whose templates the input holds (their counts; of a claim listed with request: <name>, "
         "that request's devices only; of a firstAvailable list, the fewest its alternatives give, and when only "
         "the fallback breaks the launch a warning: the scheduler allocates the first alternative whenever a node "
-        "can give it); a container sees only its own devices, "
+        "can give it; idle GPUs are judged on that first alternative, as for a plain request of its count: TP 4 "
+        "on [8 GPUs, 4 GPUs] leaves 4 idle whenever a node gives 8); a container sees only its own devices, "
         "and a CUDA process sees one MIG device however many the container holds. One replica may span a group of pods: "
         "in a LeaderWorkerSet (spec.leaderWorkerTemplate.size pods per group), a DynamoGraphDeployment service "
         "with multinode.nodeCount N, or with --nnodes N, the world "
@@ -459,8 +460,16 @@ class TensorParallelGpuCount final : public Rule {
       }
       used = addUnits(used, worlds[i].size);
     }
-    if (crashes || used >= own) return;
-    const std::string& how = ownText;
+    // Idle GPUs are judged on what the scheduler gives whenever a node can:
+    // the first firstAvailable alternatives, as for the same count written
+    // as a plain request.
+    const long long have = gpus.preferred;
+    if (crashes || used >= have) return;
+    const std::string how =
+        have > own ? "the container gets " + std::to_string(have) + " GPUs from the first firstAvailable alternatives "
+                     "of its claims, which the scheduler allocates whenever a node can give them (" +
+                     std::to_string(own) + " only if it falls back to a later one)"
+                   : ownText;
     World total = worlds.front();
     if (launches.size() > 1) {
       total.size = used;
@@ -469,7 +478,7 @@ class TensorParallelGpuCount final : public Rule {
         total.formula += (i == 0 ? " " : " + ") + std::to_string(worlds[i].size);
       }
     }
-    reportMismatch(launches.front(), total, own, how, false, out);
+    reportMismatch(launches.front(), total, have, how, false, out);
   }
 
   static void reportFallback(const ServingLaunch& launch, const World& world, const std::string& fallback,

@@ -101,6 +101,9 @@ struct Walker {
   // scheduling fields are the base the operator merges the pod over.
   void openToServingRuntime(PodSite& site, const nlohmann::json& model, const FieldPath& modelPath) const;
   void openToBaseConfigs(PodSite& site) const;
+  // KServe's Managed DRA: an LLMInferenceService's exp-dra-* annotations
+  // become a claim of each of its workload pods (template, worker, prefill's).
+  void addManagedDraClaim(PodSite& site, const nlohmann::json& podSpec) const;
 
   // --- Kubeflow Trainer (rules/pods/trainjob.cpp) ---
   bool inTrainJob() const;

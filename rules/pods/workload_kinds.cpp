@@ -38,10 +38,13 @@ std::span<const WorkloadKind> workloadKinds() {
        "ServingRuntime's tolerations, nodeSelector and affinity where the predictor leaves them unset",
        "predictor.model.resources, predictor.containers[].resources; in Serverless (Knative) deployment mode "
        "tolerations, nodeSelector and affinity need Knative's feature flags, as for a Knative Service"},
-      {"LLMInferenceService", "serving.kserve.io/v1alpha1",
+      {"LLMInferenceService", "serving.kserve.io/v1alpha1, v1alpha2",
        "spec.template and spec.worker (PodSpecs), spec.prefill.template and spec.prefill.worker; "
        "spec.baseRefs' LLMInferenceServiceConfigs supply what they leave unset",
-       "containers[].resources"},
+       "containers[].resources; Managed DRA: the annotation serving.kserve.io/exp-dra-device-class (with "
+       "exp-dra-device-count, default 1, and exp-dra-cel-selector) makes the controller add a claim of that many "
+       "devices of the class to each of these pods, listed in the container exp-dra-container-name names (else "
+       "the first)"},
       {"Job (Volcano)", "batch.volcano.sh/v1alpha1", "spec.tasks[].template.spec", "containers[].resources"},
       {"Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow", "argoproj.io/v1alpha1",
        "spec.templates[] (container, script, containerSet: the template is the pod; spec.workflowSpec in a "

@@ -64,8 +64,14 @@ void addRequest(const GpuSource& claim, std::string_view request, ContainerGpus&
   }
 }
 
-// The GPU claim sources of the pod the container lists by name.
+// The GPU claim sources of the pod the container lists by name, and the
+// claim its operator lists in it (KServe's Managed DRA).
 void addClaims(const PodSite& site, const ContainerRef& container, const GpuFacts& facts, ContainerGpus& out) {
+  if (site.operatorClaim && !site.operatorClaim->container.empty() &&
+      container.name() == site.operatorClaim->container) {
+    const std::string* name = stringAt(site.operatorClaim->podClaim, "name");
+    if (const GpuSource* s = name ? gpuClaimSource(site, facts, *name) : nullptr) addDevices(claimGpus(*s), out);
+  }
   const json* resources = objectAt(*container.container, container.resourcesKey);
   const json* claims = resources ? arrayAt(*resources, "claims") : nullptr;
   if (!claims) return;

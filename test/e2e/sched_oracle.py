@@ -18,7 +18,8 @@ For every case of scheduler/cases.yaml, alone on the cluster:
          Pending is listed with agreesWithScheduler (its verdict equals the PodScheduled message up
          to " preemption:"); a bound pod is not listed;
     (c) admission with the cluster's facts: `gpuguard-lint --facts nodes.json` (the same file, which
-         also holds the namespaces): gpu-unschedulable or gpu-count-exceeds-node must fire exactly
+         also holds the namespaces): gpu-unschedulable or gpu-count-exceeds-node (or a
+         gpu-missing-toleration error saying the pod cannot schedule) must fire exactly
          when the scheduler leaves the pod Pending (printed as "admission scheduler oracle: N of M
          cases agree"; M counts the GPU pods the scheduler decided on).
 
@@ -85,6 +86,9 @@ PENDING_CLAIM = re.compile(r"Pending|cannot schedule|matches no node|never match
                            r"plugin advertises")
 # With the cluster's facts: the rules that say no node can take the pod.
 ADMISSION_RULES = {"gpu-unschedulable", "gpu-count-exceeds-node"}
+# With the cluster's facts: the rule that says the nodes' taints keep the pod off (an error that
+# claims Pending must meet a pod the scheduler leaves Pending).
+FACTS_TAINT_RULES = {"gpu-missing-toleration"}
 # The rules whose findings can make such a claim (the rest never speak about scheduling).
 SCHEDULING_RULES = {"gpu-missing-toleration", "gpu-count-exceeds-node", "gpu-label-value", "node-affinity-gt-lt",
                     "dra-with-device-plugin", "gpu-resource-name", "mig-resource-name"}
@@ -413,12 +417,15 @@ def compare_nodes(case):
 
 
 def compare_admission(case):
-    """gpu-unschedulable / gpu-count-exceeds-node with the facts of the same nodes."""
+    """gpu-unschedulable / gpu-count-exceeds-node (and gpu-missing-toleration's errors) with the facts of the
+    same nodes."""
     kind, what = case.verdict
     if case.admission is None:
         return ("fail", case.admission_error)
     gpu_pod = case.diag is not None or case.pod["spec"].get("resourceClaims")
-    said = [f for f in case.admission if f.get("rule") in ADMISSION_RULES]
+    said = [f for f in case.admission if f.get("rule") in ADMISSION_RULES
+            or (f.get("rule") in FACTS_TAINT_RULES and f.get("severity") == "error"
+                and PENDING_CLAIM.search(f.get("message", "")))]
     if not gpu_pod and not said:
         return ("n/a", "not a GPU pod: the facts' rules do not judge it")
     if kind == "bound":

@@ -50,6 +50,33 @@ TEST(ConnectionLimits, HandshakesNeverOutnumberConnections) {
   EXPECT_EQ(limits.maxHandshakes, 100u);
 }
 
+// The largest review the API server sends: an UPDATE of two objects of
+// etcd's 1.5 MiB, every byte a string byte Go's encoder writes as \u0026.
+constexpr std::uint64_t kLargestReview = 2 * 6 * 3 * kMi / 2;
+
+TEST(BodyBudget, WithoutAMemoryLimitThereIsNone) { EXPECT_EQ(bodyBudgetFor(std::nullopt), SIZE_MAX); }
+
+TEST(BodyBudget, TheChartsLimitOf256MiBTakesTheLargestReviewTheApiServerSends) {
+  const std::size_t bodies = bodyBudgetFor(256 * kMi);
+  EXPECT_GE(bodies, kLargestReview);
+  // Connections, handshakes, the program and the bodies at what they cost
+  // all fit in the limit.
+  const ConnectionLimits caps = connectionLimitsFor(256 * kMi, kDefaults);
+  EXPECT_LE(caps.maxConnections * kConnectionCostBytes + caps.maxHandshakes * kHandshakeCostBytes +
+                (kReservedBytes - kJudgingReserveBytes) + bodies * kBodyCostFactor,
+            256 * kMi);
+}
+
+TEST(BodyBudget, GrowsWithTheLimitAndNeverTakesMoreThanHalfOfIt) {
+  std::size_t last = 0;
+  for (std::uint64_t limit : {16 * kMi, 64 * kMi, 128 * kMi, 256 * kMi, 1024 * kMi, 64 * 1024 * kMi}) {
+    const std::size_t bodies = bodyBudgetFor(limit);
+    EXPECT_GT(bodies, last) << limit;
+    EXPECT_LE(bodies * kBodyCostFactor, limit / 2) << limit;
+    last = bodies;
+  }
+}
+
 TEST(CgroupMemoryLimit, ReadsTheFileFormats) {
   EXPECT_EQ(parseCgroupMemoryLimit("268435456\n"), 268435456u);
   EXPECT_EQ(parseCgroupMemoryLimit("max\n"), std::nullopt);                  // v2: no limit

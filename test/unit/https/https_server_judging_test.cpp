@@ -13,48 +13,6 @@ namespace {
 
 using namespace https_test;
 
-// A handler that holds every request to /hold until open(), and records the
-// body of every request it was given.
-class Gate {
- public:
-  HttpResponse handle(const HttpRequest& r) {
-    std::unique_lock lock(mutex_);
-    seen_.push_back(r.body);
-    changed_.notify_all();
-    if (r.path == "/hold") changed_.wait(lock, [&] { return open_; });
-    return echo(r);
-  }
-  Handler handler() {
-    return [this](const HttpRequest& r) { return handle(r); };
-  }
-  bool waitSeen(std::size_t n) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, 5s, [&] { return seen_.size() >= n; });
-  }
-  void open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-  std::vector<std::string> seen() {
-    std::lock_guard lock(mutex_);
-    return seen_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  bool open_ = false;
-  std::vector<std::string> seen_;
-};
-
-// Opens the gate when the test ends, before the server (declared earlier) is
-// destroyed, also when an assertion returns early.
-struct OpenAtEnd {
-  Gate& gate;
-  ~OpenAtEnd() { gate.open(); }
-};
-
 // One loop and one judging thread; every request judged off the loop.
 void oneJudge(TestServer&, ServerConfig& cfg) {
   cfg.workerThreads = 1;

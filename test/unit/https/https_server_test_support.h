@@ -112,6 +112,48 @@ class TestServer {
   std::thread thread;
 };
 
+// A handler that holds every request to /hold until open(), and records the
+// body of every request it was given.
+class Gate {
+ public:
+  HttpResponse handle(const HttpRequest& r) {
+    std::unique_lock lock(mutex_);
+    seen_.push_back(r.body);
+    changed_.notify_all();
+    if (r.path == "/hold") changed_.wait(lock, [&] { return open_; });
+    return echo(r);
+  }
+  Handler handler() {
+    return [this](const HttpRequest& r) { return handle(r); };
+  }
+  bool waitSeen(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, 5s, [&] { return seen_.size() >= n; });
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  std::vector<std::string> seen() {
+    std::lock_guard lock(mutex_);
+    return seen_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  std::vector<std::string> seen_;
+};
+
+// Opens the gate when the test ends, before the server (declared earlier) is
+// destroyed, also when an assertion returns early.
+struct OpenAtEnd {
+  Gate& gate;
+  ~OpenAtEnd() { gate.open(); }
+};
+
 // 50 POSTs (/p0 to /p49, body "0" to "49") and a GET /last that asks to
 // close, in one write: each is answered in order with its body echoed, the
 // last with Connection: close, and then the server closes.

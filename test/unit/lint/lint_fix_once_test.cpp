@@ -14,7 +14,7 @@
 #include "lint/fix/fix.h"
 #include "lint/lint_file.h"
 #include "lint/report/report.h"
-#include "test/unit/lint/lint_test_support.h"
+#include "test/unit/shared_manifests.h"
 
 namespace gpuguard::lint {
 namespace {
@@ -58,7 +58,7 @@ TEST(LintFixOnce, TheReportOfAFixedFileIsTheReportOfItsFixedText) {
 }
 
 TEST(LintFixOnce, AnEditedDocumentIsJudgedAgainAndTheOthersAreNot) {
-  const std::string fixable = lint_test::kRequestsOnlyPod;
+  const std::string fixable = gpuguard::testing::kRequestsOnlyPod;
   const std::string untouched = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n";
   const FixResult fixed = fixText(fixable + "---\n" + untouched, LintPolicy{});
   ASSERT_TRUE(fixed.changed);

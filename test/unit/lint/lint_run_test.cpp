@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test/unit/lint/lint_test_support.h"
+#include "test/unit/shared_manifests.h"
 
 namespace gpuguard::lint_test {
 namespace {
@@ -22,6 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
+using gpuguard::testing::kRequestsOnlyPod;
 
 struct Outcome {
   int status = -1;

@@ -17,16 +17,15 @@
 #include "lint/fix/text_fix.h"
 #include "lint/lint_file.h"
 #include "lint/report/report.h"
-#include "test/unit/lint/lint_test_support.h"
+#include "test/unit/shared_manifests.h"
 
 namespace gpuguard::lint {
 namespace {
 
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-using lint_test::kRequestsOnlyPod;
+using gpuguard::testing::kRequestsOnlyPod;
 using nlohmann::json;
-
 
 // gpu-missing-toleration: --fix inserts a tolerations block.
 constexpr const char* kUntolerated = R"(apiVersion: apps/v1

@@ -253,17 +253,37 @@ TEST(LintStreams, ADirectiveOrAnEndMarkerAloneIsAnInputErrorAsForKubectl) {
   EXPECT_EQ(runLint({"-"}, std::string(kGoodPod) + "...\n").exitCode, 0);
 }
 
-// Red team 33 C5: kubectl cannot open a list inside a List ("*unstructured.
-// Unstructured is not a list") and applies none of the file.
-TEST(LintStreams, AListHoldingAListIsAnInputError) {
-  const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}})";
-  const RunResult r =
-      runLint({"-"}, R"({"apiVersion":"v1","kind":"List","items":[)" + pod + R"(,
- {"apiVersion":"v1","kind":"PodList","items":[)" + pod + "]}]}\n");
+// Red team 33 C5: kubectl v1.35 cannot open a list inside a List ("*unstructured.
+// Unstructured is not a list") and sends none of that List's items, those before the
+// nested list too; the file's other documents it still sends (checked against
+// kube-apiserver v1.37.2: a Pod document before and after the List were both created).
+// So the List is an input error and none of its pods is judged; the Pod beside it is.
+TEST(LintStreams, AListHoldingAListIsAnInputErrorAndNoneOfItsItemsIsJudged) {
+  const std::string fractional = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"NAME"},"spec":{"containers":)"
+                                 R"([{"name":"c","image":"busybox","resources":{"limits":{"nvidia.com/gpu":"0.5"}}}]}})";
+  const auto pod = [&](const std::string& name) {
+    std::string p = fractional;
+    return p.replace(p.find("NAME"), 4, name);
+  };
+  const std::vector<std::string> fractionalOnly = {"--format", "json", "--disable", "gpu-missing-toleration",
+                                                   "--disable", "gpu-missing-driver-pin", "-"};
+  const std::string nested = R"({"apiVersion":"v1","kind":"List","items":[)" + pod("l2") +
+                             ",\n {\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":[" + pod("l3") + "]},\n" +
+                             pod("l4") + "]}\n";
+  const RunResult r = runLint(fractionalOnly, pod("beside") + "\n---\n" + nested);
   EXPECT_EQ(r.exitCode, 2) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("<stdin>:2:2: error: item 1 of the List is itself a list (kind PodList, with items): "
-                               "kubectl refuses the whole file"));
-  EXPECT_EQ(runLint({"-"}, R"({"apiVersion":"v1","kind":"List","items":[)" + pod + "]}\n").exitCode, 0);
+  const json j = parseJson(r);
+  ASSERT_EQ(j["errors"].size(), 1u);
+  EXPECT_THAT(j["errors"][0]["message"].get<std::string>(),
+              HasSubstr("item 1 of the List is itself a list (kind PodList, with items): kubectl refuses the whole "
+                        "List"));
+  ASSERT_THAT(rulesOf(j), ElementsAre("gpu-fractional"));
+  EXPECT_EQ(j["findings"][0]["object"]["name"], "beside");
+  // The same List without the nested one: each item judged.
+  const RunResult flat =
+      runLint(fractionalOnly, R"({"apiVersion":"v1","kind":"List","items":[)" + pod("l2") + "]}\n");
+  EXPECT_EQ(flat.exitCode, 1) << flat.out;
+  EXPECT_THAT(rulesOf(parseJson(flat)), ElementsAre("gpu-fractional"));
 }
 
 // --- hostile inputs and outputs ---------------------------------------------------------

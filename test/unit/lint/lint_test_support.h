@@ -213,26 +213,6 @@ spec:
         nvidia.com/gpu: 1
 )";
 
-// A tolerating, pinned GPU pod that asks for its GPU in requests only: one
-// error, gpu-requests-without-limits on line 14, which --fix fixes by
-// renaming requests to limits.
-inline constexpr const char* kRequestsOnlyPod = R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: train
-spec:
-  tolerations:
-  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-  nodeSelector:
-    nvidia.com/cuda.driver-version.major: "550"
-  containers:
-  - name: cuda
-    image: nvidia/cuda:12.4.1-base-ubuntu22.04
-    resources:
-      requests:
-        nvidia.com/gpu: 1
-)";
-
 // One error: gpu-fractional on line 17, column 25.
 inline constexpr const char* kFractionalPod = R"(apiVersion: v1
 kind: Pod

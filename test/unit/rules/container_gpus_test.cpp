@@ -226,9 +226,36 @@ INSTANTIATE_TEST_SUITE_P(
                      Severity::Error, {"the container gets 4 GPUs"}},
         FallbackCase{"TorchrunThePreferredAlternativeFitsIsOnlyWarnedOfTheFallback",
                      "command: [torchrun, --nproc-per-node=8, t.py]", Severity::Warning, {"but 4 if it falls back"}},
-        FallbackCase{"ALaunchEveryAlternativeFitsIsNotJudged", "args: [m, --tensor-parallel-size, \"4\"]",
-                     std::nullopt, {}}),
+        // Red team 32 B12's leftover: TP 4 on [8 GPUs, 4 GPUs]. The scheduler
+        // gives 8 whenever a node can, so 4 sit idle (the fallback fits exactly).
+        FallbackCase{"IdleGpusAreJudgedOnThePreferredAlternative", "args: [m, --tensor-parallel-size, \"4\"]",
+                     Severity::Warning,
+                     {"gets 8 GPUs from the first firstAvailable alternatives", "4 GPUs would sit idle"}}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// What IdleGpusAreJudgedOnThePreferredAlternative is told is what a plain
+// request of 8 GPUs is told for TP 4.
+TEST(DraClaimDevices, APlainRequestOfEightGpusForTp4WarnsOfTheSameIdleGpus) {
+  const std::string plain =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n"
+      "  - name: a\n    image: vllm/vllm-openai:v0.10.1\n    args: [m, --tensor-parallel-size, \"4\"]\n"
+      "    resources: {limits: {nvidia.com/gpu: 8}}\n";
+  const auto tp = only(judgeInput(plain, kRules), "tensor-parallel-gpu-count");
+  ASSERT_EQ(tp.size(), 1u);
+  EXPECT_EQ(tp[0].severity, Severity::Warning);
+  EXPECT_THAT(tp[0].message(), HasSubstr("4 GPUs would sit idle"));
+}
+
+TEST(DraClaimDevices, ALaunchThatFitsThePreferredAlternativeExactlyIsNotJudged) {
+  // [4 GPUs, 8 GPUs]: the scheduler gives 4 whenever it can; TP 4 uses them all.
+  const std::string fourElseEight =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: fa, namespace: ml}\nspec:\n"
+      "  spec:\n    devices:\n      requests:\n      - name: r\n        firstAvailable:\n"
+      "        - {name: small, deviceClassName: gpu.nvidia.com, count: 4}\n"
+      "        - {name: big, deviceClassName: gpu.nvidia.com, count: 8}\n---\n";
+  const std::string input = kGpuClass + fourElseEight + podOn("fa", "args: [m, --tensor-parallel-size, \"4\"]");
+  EXPECT_THAT(only(judgeInput(input, kRules), "tensor-parallel-gpu-count"), IsEmpty());
+}
 
 }  // namespace
 }  // namespace gpuguard

@@ -20,6 +20,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::clusterOf;
 using testing::gpuNode;
 using testing::kGpuPresentTaint;
@@ -98,6 +99,89 @@ TEST(NodeTaints, ANodeThePodsSelectorExcludesAsksNothing) {
   const auto cluster =
       clusterOf(node("gpu-old", "[{key: sku, value: gpu, effect: NoSchedule}]", "550") + node("gpu-t", "[]"));
   EXPECT_THAT(judgeWithCluster(pod("[]"), *cluster, kToleration), IsEmpty());
+}
+
+// Red team 33 C7 with facts: the GPU nodes the pod selects say which taints
+// it must tolerate. kube-scheduler's NodeAffinity filter drops gpu-550 (driver
+// 550, tainted nvidia.com/gpu) before TaintToleration reads its taints; gpu-t,
+// the node the pod selects, carries only sku=gpu (which the pod tolerates) and,
+// while it joins, node.kubernetes.io/not-ready. Once ready it takes the pod: no
+// nvidia.com/gpu toleration is needed, and none is asked for (nor a --platform
+// hint given: that belongs to the verdict judged without facts).
+TEST(NodeTaints, GpuNodesThePodNeverSelectsAskNoTolerationEvenWhileItsOwnNodeIsNotReady) {
+  const std::string other = node("gpu-550", kGpuPresentTaint, "550");
+  const std::string tolerateSku = "[{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]";
+  const std::string joining =
+      "[{key: sku, value: gpu, effect: NoSchedule}, {key: node.kubernetes.io/not-ready, effect: NoSchedule}]";
+  const auto cluster = clusterOf(other + node("gpu-t", joining));
+  EXPECT_THAT(judgeWithCluster(pod(tolerateSku), *cluster, kToleration), IsEmpty());
+  // Once ready, the same: it lands on gpu-t.
+  const auto ready = clusterOf(other + node("gpu-t", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  EXPECT_THAT(judgeWithCluster(pod(tolerateSku), *ready, kToleration), IsEmpty());
+}
+
+// A Karpenter NodePool the pod selects launches only nodes tainted
+// nvidia.com/gpu: Karpenter provisions for a pod only when it tolerates the
+// pool's taints, so the pod stays Pending. The facts say so; that the pod
+// tolerates AKS's sku=gpu does not soften it into a --platform aks warning.
+TEST(NodeTaints, WithFactsThePoolsTaintIsAnErrorWithoutAPlatformHint) {
+  const std::string pool =
+      "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n"
+      "      requirements: [{key: nvidia.com/cuda.driver-version.major, operator: In, values: [\"570\"]}]\n"
+      "      taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n---\n";
+  const auto cluster = clusterOf(pool);
+  const auto f =
+      judgeWithCluster(pod("[{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("no toleration for the GPU node taint nvidia.com/gpu:NoSchedule"));
+  EXPECT_THAT(f[0].message(), Not(HasSubstr("--platform")));
+  // Judged blind, the pod naming AKS is told which --platform judges it (a warning).
+  const auto blind =
+      testing::judgeYaml(pod("[{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]"), kToleration);
+  ASSERT_THAT(rulesHit(blind), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(blind[0].severity, Severity::Warning);
+  EXPECT_THAT(blind[0].message(), HasSubstr("--platform aks"));
+}
+
+// Red team 32 B9's variant: two GPU nodes the pod selects, tainted differently
+// (gpu-a nvidia.com/gpu, gpu-b sku=gpu). kube-scheduler binds the pod to any
+// one node whose taints it all tolerates (scheduler oracle:
+// facts-taint-two-keys-*: tolerating either one binds it), so one toleration
+// is asked for, naming the other as the alternative, and the fix (what
+// /mutate adds) makes the pod land.
+TEST(NodeTaints, GpuNodesTaintedDifferentlyAreAlternativesOneTolerationIsEnough) {
+  const auto cluster =
+      clusterOf(node("gpu-a", kGpuPresentTaint) + node("gpu-b", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("kube-scheduler needs only one node whose taints the pod tolerates"));
+  ASSERT_TRUE(f[0].fix.has_value());
+  ASSERT_EQ(f[0].fix->edits.size(), 1u);
+  // The toleration the fix adds, then judged again: the pod lands.
+  const bool asksSku = f[0].fix->description.find("{key: sku,") != std::string::npos;
+  EXPECT_THAT(f[0].message(), HasSubstr(asksSku ? "nvidia.com/gpu=present:NoSchedule (1 node: gpu-a)"
+                                                : "sku=gpu:NoSchedule (1 node: gpu-b)"));
+  const std::string fixed = asksSku ? "[{key: sku, operator: Exists, effect: NoSchedule}]"
+                                    : "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]";
+  EXPECT_THAT(judgeWithCluster(pod(fixed), *cluster, kToleration), IsEmpty());
+}
+
+TEST(NodeTaints, TheTaintsOfMostNodesAreAskedForAndEveryTaintOfOneNodeIsNeeded) {
+  // Two nodes carry nvidia.com/gpu, one sku=gpu: the pool of two is asked for.
+  const auto pools = clusterOf(node("gpu-a", kGpuPresentTaint) + node("gpu-a2", kGpuPresentTaint) +
+                               node("gpu-b", "[{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto f = judgeWithCluster(pod("[]"), *pools, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(f[0].message(), HasSubstr("no toleration for the taint nvidia.com/gpu=present:NoSchedule"));
+  EXPECT_THAT(f[0].message(), HasSubstr("2 nodes: gpu-a, gpu-a2"));
+  // One node with both taints: the pod needs both, one finding each.
+  const auto both = clusterOf(node("gpu-t", "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}, "
+                                            "{key: sku, value: gpu, effect: NoSchedule}]"));
+  const auto two = judgeWithCluster(pod("[]"), *both, kToleration);
+  EXPECT_THAT(rulesHit(two), ElementsAre("gpu-missing-toleration", "gpu-missing-toleration"));
+  EXPECT_THAT(two[0].message(), Not(HasSubstr("needs only one node")));
 }
 
 // Red team 32 B3: namespace ml's defaultTolerations annotation tolerates the

@@ -232,6 +232,75 @@ TEST(NimService, WithItsGpuTolerationADraNimServiceIsFine) {
   EXPECT_THAT(judgeFile(kGpuClaimTemplate + tolerated, onlyRules({"gpu-missing-toleration"})), IsEmpty());
 }
 
+// --- LLMInferenceService (serving.kserve.io): KServe's Managed DRA ----------------
+
+// Red team 33 C6, second half (kserve/kserve docs/samples/llmisvc/managed-dra):
+// with serving.kserve.io/exp-dra-device-class on an LLMInferenceService, KServe's
+// controller creates a ResourceClaimTemplate <name>-managed-dra of one request of
+// exp-dra-device-count devices (default 1) of that class, adds a pod claim
+// "managed-device" of it to every workload pod template (spec.template,
+// spec.worker, spec.prefill.*; not the router's scheduler) and lists it in the
+// container exp-dra-container-name names, else the first
+// (pkg/controller/v1alpha2/llmisvc/managed_dra.go). So the service uses GPUs
+// as a Deployment with that claim does.
+std::string llmService(const std::string& annotations, const std::string& mainArgs = "[m]") {
+  return "apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\nmetadata:\n  name: qwen\n"
+         "  annotations:\n" + annotations +
+         "spec:\n  model: {uri: \"hf://Qwen/Qwen2.5-7B-Instruct\", name: Qwen/Qwen2.5-7B-Instruct}\n"
+         "  router:\n    scheduler:\n      template:\n        containers: [{name: epp, image: epp:1}]\n"
+         "  template:\n    containers:\n    - {name: sidecar, image: \"busybox:1.36\"}\n"
+         "    - name: main\n      image: vllm/vllm-openai:v0.10.1\n      args: " + mainArgs + "\n"
+         "      resources: {limits: {cpu: \"8\", memory: 64Gi}}\n";
+}
+
+const std::string kTwoGpusOnMain =
+    "    serving.kserve.io/exp-dra-device-class: gpu.nvidia.com\n    serving.kserve.io/exp-dra-device-count: \"2\"\n"
+    "    serving.kserve.io/exp-dra-container-name: main\n";
+
+TEST(KServeManagedDra, TheAnnotationsAreGpuUseAsTheClaimKServeAddsWouldBe) {
+  const auto service = judgeFile(llmService(kTwoGpusOnMain), kPlacementRules);
+  EXPECT_THAT(rulesHit(service), ElementsAre("gpu-missing-toleration", "gpu-missing-driver-pin"));
+  // What the controller makes of it: the template and the pod claim in the main container.
+  const std::string deployment =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: qwen-managed-dra}\nspec:\n"
+      "  spec:\n    devices:\n      requests:\n      - name: device\n"
+      "        exactly: {deviceClassName: gpu.nvidia.com, count: 2}\n---\n"
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: qwen}\nspec:\n  template:\n    spec:\n"
+      "      resourceClaims: [{name: managed-device, resourceClaimTemplateName: qwen-managed-dra}]\n"
+      "      containers:\n      - {name: sidecar, image: \"busybox:1.36\"}\n"
+      "      - name: main\n        image: vllm/vllm-openai:v0.10.1\n        args: [m]\n"
+      "        resources: {claims: [{name: managed-device}]}\n";
+  const auto same = judgeFile(deployment, kPlacementRules);
+  ASSERT_EQ(service.size(), same.size());
+  for (std::size_t i = 0; i < service.size(); ++i) EXPECT_EQ(service[i].severity, same[i].severity) << service[i].rule;
+  EXPECT_EQ(service[0].field(), "spec.template.tolerations");
+}
+
+TEST(KServeManagedDra, TheNamedContainerGetsTheDeviceCount) {
+  const Policy tp = onlyRules({"tensor-parallel-gpu-count"});
+  const auto four = judgeYaml(llmService(kTwoGpusOnMain, "[m, --tensor-parallel-size, \"4\"]"), tp);
+  ASSERT_THAT(rulesHit(four), ElementsAre("tensor-parallel-gpu-count"));
+  EXPECT_THAT(four[0].message(), HasSubstr("the container gets 2 GPUs"));
+  EXPECT_THAT(judgeYaml(llmService(kTwoGpusOnMain, "[m, --tensor-parallel-size, \"2\"]"), tp), IsEmpty());
+  // Without exp-dra-container-name the first container (the sidecar) gets them: main has none.
+  const std::string toFirst =
+      "    serving.kserve.io/exp-dra-device-class: gpu.nvidia.com\n    serving.kserve.io/exp-dra-device-count: \"2\"\n";
+  EXPECT_THAT(judgeYaml(llmService(toFirst, "[m, --tensor-parallel-size, \"4\"]"), tp), IsEmpty());
+}
+
+TEST(KServeManagedDra, AnnotationsKServesWebhookRejectsOrNoneAskNothing) {
+  for (const std::string& annotations :
+       {std::string("    serving.kserve.io/exp-dra-device-count: \"2\"\n"),  // no device class
+        std::string("    serving.kserve.io/exp-dra-device-class: gpu.nvidia.com\n"
+                    "    serving.kserve.io/exp-dra-device-count: \"0\"\n"),
+        std::string("    serving.kserve.io/exp-dra-device-class: gpu.nvidia.com\n"
+                    "    serving.kserve.io/exp-dra-device-count: two\n"),
+        std::string("    serving.kserve.io/exp-dra-device-class: gpu.amd.com\n"),  // another vendor's GPUs
+        std::string("    example.com/other: x\n")}) {
+    EXPECT_THAT(judgeYaml(llmService(annotations), kPlacementRules), IsEmpty()) << annotations;
+  }
+}
+
 // --- the documented kinds --------------------------------------------------------
 
 TEST(WorkloadKinds, EveryRowSaysWhereThePodsAndTheGpusAre) {

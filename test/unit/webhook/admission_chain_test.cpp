@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "test/unit/shared_manifests.h"
 #include "test/unit/webhook/admission_test_support.h"
 #include "webhook/admission_decision.h"
 #include "webhook/admission_filters.h"
@@ -19,31 +20,15 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Optional;
-
-constexpr const char* kGpuPod = R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: train
-spec:
-  tolerations:
-  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-  nodeSelector:
-    nvidia.com/cuda.driver-version.major: "550"
-  containers:
-  - name: cuda
-    image: nvidia/cuda:12.4.1-base-ubuntu22.04
-    resources:
-      requests:
-        nvidia.com/gpu: 1
-)";
+using gpuguard::testing::kRequestsOnlyPod;
 
 TEST(AdmissionRequestParse, TheReviewBecomesATypedRequestWithItsObjects) {
   Request rq;
   rq.operation = "UPDATE";
-  rq.oldObject = objectFromYaml(kGpuPod);
+  rq.oldObject = objectFromYaml(kRequestsOnlyPod);
   rq.dryRun = true;
   ParsedReview parsed;
-  ASSERT_EQ(parseAdmissionReview(reviewBody(objectFromYaml(kGpuPod), rq), 200, parsed), std::nullopt);
+  ASSERT_EQ(parseAdmissionReview(reviewBody(objectFromYaml(kRequestsOnlyPod), rq), 200, parsed), std::nullopt);
   const AdmissionRequest& r = parsed.request;
   EXPECT_EQ(r.apiVersion, "admission.k8s.io/v1");
   EXPECT_EQ(r.uid, rq.uid);
@@ -64,7 +49,7 @@ TEST(AdmissionRequestParse, AnInvalidReviewSaysWhatIsWrongAndKeepsWhatWasRead) {
   Request rq;
   rq.operation = "PATCH";
   ParsedReview parsed;
-  EXPECT_THAT(parseAdmissionReview(reviewBody(objectFromYaml(kGpuPod), rq), 200, parsed),
+  EXPECT_THAT(parseAdmissionReview(reviewBody(objectFromYaml(kRequestsOnlyPod), rq), 200, parsed),
               Optional(std::string("request.operation must be CREATE, UPDATE, DELETE or CONNECT, not \"PATCH\"")));
   EXPECT_EQ(parsed.request.uid, rq.uid) << "read before the problem: the log can name the request";
   ParsedReview garbage;
@@ -114,7 +99,7 @@ TEST(AdmissionFilters, TheFirstThatStopsARequestGivesTheReason) {
 }
 
 TEST(AdmissionDecision, AnErrorDeniesAndAPreexistingOneOnlyWarns) {
-  const nlohmann::json pod = objectFromYaml(kGpuPod);
+  const nlohmann::json pod = objectFromYaml(kRequestsOnlyPod);
   AdmissionRequest create = requestFor("CREATE", "", &pod);
   const Verdict created = decide(create, AdmissionPolicy{}, AdmissionLimits{}, FactsInUse{});
   EXPECT_THAT(created.denials, ElementsAre(HasSubstr("[gpu-requests-without-limits]")));

@@ -41,8 +41,17 @@ TEST(MemoryLimitFlag, SizesTheServersCaps) {
   EXPECT_EQ(sized.maxHandshakes, expected.maxHandshakes);
   EXPECT_LT(sized.maxConnections, 10000u);
 
+  EXPECT_EQ(sized.bodyBudgetBytes, bodyBudgetFor(256 * kMi));
+
   const ServerConfig unsized = serverConfig(parsed({}), std::nullopt);
   EXPECT_EQ(unsized.maxConnections, 10000u);
+  EXPECT_EQ(unsized.bodyBudgetBytes, SIZE_MAX);
+}
+
+TEST(MaxRequestBytesFlag, TakesTheLargestReviewTheApiServerSendsByDefault) {
+  // Two objects of etcd's 1.5 MiB, escaped up to six times (docs/webhook.md).
+  EXPECT_GE(serverConfig(parsed({})).maxBodyBytes, 2 * 6 * 3 * kMi / 2);
+  EXPECT_EQ(serverConfig(parsed({"--max-request-bytes=3Mi"})).maxBodyBytes, 3 * kMi);
 }
 
 TEST(MemoryLimitFlag, RefusesWhatIsNoUsableLimit) {
