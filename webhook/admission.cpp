@@ -71,7 +71,8 @@ void admitParsed(std::string_view body, const AdmissionPolicy& policy, const Adm
                  const FactsInUse& facts, AdmissionResult& r) {
   const KeptTreeLimit limit{body.size()};
   ParsedReview parsed(keptTree);
-  const std::optional<std::string> invalid = parseAdmissionReview(body, limits.maxNestingDepth, parsed);
+  const std::optional<std::string> invalid =
+      parseAdmissionReview(body, limits.maxNestingDepth, parsed, limits.maxJsonValues);
   static_cast<ReviewAttributes&>(r) = parsed.request;  // what was read, for the logs even when invalid
   if (invalid) return fail(r, *invalid);
   const AdmissionRequest& request = parsed.request;

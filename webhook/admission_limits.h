@@ -9,6 +9,11 @@ namespace gpuguard::webhook {
 
 struct AdmissionLimits {
   std::size_t maxNestingDepth = 200;        // deeper JSON is a 400, never a deep stack
+  // JSON values kept of one review (json_reader.h maxValues): more is a 400,
+  // never a tree the memory limit cannot hold. At ~210 bytes a value (empty
+  // strings, the worst) that is 63 MiB; a 7 MB Deployment UPDATE of 30,000
+  // env entries keeps ~180,000.
+  std::size_t maxJsonValues = 300'000;
   std::size_t maxDenialErrors = 20;         // errors listed in a denial before "and N more"
   std::size_t maxDenialMessageRunes = 4000; // the message stays readable in kubectl
   std::size_t maxWarningRunes = 256;        // the API server truncates beyond this

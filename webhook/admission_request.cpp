@@ -158,11 +158,12 @@ void forgetStatusOnCreate(ParsedReview& review) {
 
 ParsedReview::~ParsedReview() { releaseJson(owned_); }
 
-std::optional<std::string> parseAdmissionReview(std::string_view body, std::size_t maxNestingDepth, ParsedReview& out) {
+std::optional<std::string> parseAdmissionReview(std::string_view body, std::size_t maxNestingDepth, ParsedReview& out,
+                                                std::size_t maxValues) {
   JsonReadError parseError;
-  const JsonReadOptions options{maxNestingDepth, admissionMember, kRoot};
+  const JsonReadOptions options{maxNestingDepth, admissionMember, kRoot, maxValues};
   if (!readJson(body, out.document, parseError, options)) {
-    return parseError.tooDeep ? parseError.message : "malformed JSON: " + parseError.message;
+    return parseError.tooDeep || parseError.tooMany ? parseError.message : "malformed JSON: " + parseError.message;
   }
   try {
     const json& request = readEnvelope(out.document, out.request);

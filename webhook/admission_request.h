@@ -74,6 +74,7 @@ class ParsedReview {
 // ...", "request.uid is missing", ...), with `out.request` holding what was
 // read before the problem, or nullopt when it is a review the chain can take.
 // Throws only what allocation throws.
-std::optional<std::string> parseAdmissionReview(std::string_view body, std::size_t maxNestingDepth, ParsedReview& out);
+std::optional<std::string> parseAdmissionReview(std::string_view body, std::size_t maxNestingDepth, ParsedReview& out,
+                                                std::size_t maxValues = static_cast<std::size_t>(-1));
 
 }  // namespace gpuguard::webhook

@@ -26,6 +26,7 @@ struct Stop {
   std::size_t byte;
   bool tooDeep;
   std::string reason;
+  bool tooMany = false;
 };
 
 std::string hexByte(unsigned char c) {
@@ -110,6 +111,11 @@ class Reader {
 
   void readValue(json* out, JsonContext context, std::size_t depth) {
     if (p_ == end_) fail(p_, "unexpected end of input; expected a value");
+    if (out && ++kept_ > options_.maxValues) {
+      throw Stop{offset(p_), false,
+                 "more than " + std::to_string(options_.maxValues) + " JSON values to keep (the webhook's memory bound)",
+                 true};
+    }
     switch (*p_) {
       case '{': return readObject(out, context, depth + 1);
       case '[': return readArray(out, depth + 1);
@@ -437,6 +443,7 @@ class Reader {
   const char* p_;
   const char* end_;
   const JsonReadOptions& options_;
+  std::size_t kept_ = 0;  // values built into the tree (dropped ones are not)
   std::string scratch_;  // decoded strings that held escapes
   // The members read so far of each object open (its own run, innermost last).
   std::vector<const json::object_t::value_type*> read_;
@@ -479,7 +486,8 @@ bool readJson(std::string_view text, nlohmann::json& out, JsonReadError& error, 
   } catch (Stop& stop) {
     error.byte = stop.byte;
     error.tooDeep = stop.tooDeep;
-    error.message = stop.tooDeep ? std::move(stop.reason)
+    error.tooMany = stop.tooMany;
+    error.message = stop.tooDeep || stop.tooMany ? std::move(stop.reason)
                                  : "parse error at byte " + std::to_string(stop.byte) + " (" +
                                        lineAndColumn(text, stop.byte) + "): " + stop.reason;
     return false;

@@ -326,11 +326,14 @@ std::optional<NodeTaintDemand> nodeTaintsKeepingPodOff(const CheckContext& ctx, 
 std::string alternativesNote(const std::vector<TaintSet>& alternatives) {
   if (alternatives.empty()) return "";
   std::string note = "; kube-scheduler needs only one node whose taints the pod tolerates, so tolerating instead ";
-  for (std::size_t i = 0; i < alternatives.size(); ++i) {
+  // Three named at most: a cluster of many differently tainted groups must not make the message grow with it.
+  const std::size_t shown = std::min<std::size_t>(alternatives.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) {
     std::vector<std::string> names;
     for (const Taint& t : alternatives[i].taints) names.push_back(describeTaint(t));
     note += (i == 0 ? "" : ", or ") + joined(names, " and ") + " (" + describeNodeNames(alternatives[i].nodes) + ")";
   }
+  if (alternatives.size() > shown) note += ", or " + std::to_string(alternatives.size() - shown) + " more";
   return note + " would do as well";
 }
 

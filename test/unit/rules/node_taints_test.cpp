@@ -275,5 +275,18 @@ TEST(NodeTaints, APodThatNamesItsNodeIsRejectedByTheKubeletNotLeftPending) {
   EXPECT_THAT(f[0].message(), ::testing::Not(HasSubstr("Pending")));
 }
 
+// Each differently tainted group is an alternative; a message names three at
+// most, whatever the cluster holds.
+TEST(NodeTaints, AlternativesAreNamedThreeAtMost) {
+  std::string nodes;
+  for (int i = 0; i < 6; ++i) {
+    nodes += node("gpu-" + std::to_string(i), "[{key: nvidia.com/gpu, value: v" + std::to_string(i) + ", effect: NoSchedule}]");
+  }
+  const auto cluster = clusterOf(nodes);
+  const auto f = judgeWithCluster(pod("[]"), *cluster, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_THAT(f[0].message(), HasSubstr(", or 2 more would do as well"));
+}
+
 }  // namespace
 }  // namespace gpuguard

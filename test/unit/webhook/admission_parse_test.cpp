@@ -130,6 +130,12 @@ std::vector<BadCase> badCases() {
          for (int i = 0; i < 5000; ++i) s += R"({"a":)";
          return s;
        }(), "nesting deeper than 200 levels"},
+      // A million empty strings in 3 MB made a 202 MiB tree: what the body's bytes cannot bound, the values do.
+      {"too_many_values", [] {
+         std::string s = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":{"spec":{"containers":[{"name":"c","args":[)";
+         for (int i = 0; i < 300'000; ++i) s += R"("",)";
+         return s + R"(""]}]}}}})";
+       }(), "more than 300000 JSON values to keep"},
       {"invalid_utf8", std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"\xff"}})"),
        "malformed JSON"},
   };
