@@ -46,6 +46,7 @@ const std::vector<Resource>& factResources() {
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceclaims", "ResourceClaim"},
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "resourceslices", "ResourceSlice"},
       {"karpenter.sh", {"v1"}, "nodepools", "NodePool"},
+      {"node.k8s.io", {"v1"}, "runtimeclasses", "RuntimeClass"},
   };
   return kResources;
 }

@@ -63,7 +63,8 @@ struct ApiResult {
 };
 
 // What the facts read: nodes, namespaces, deviceclasses, resourceclaimtemplates,
-// resourceclaims, resourceslices (resource.k8s.io) and nodepools (karpenter.sh), the exact
+// resourceclaims, resourceslices (resource.k8s.io), nodepools (karpenter.sh) and
+// runtimeclasses (node.k8s.io), the exact
 // list the ClusterRole grants get/list/watch on.
 const std::vector<Resource>& factResources();
 

@@ -90,14 +90,15 @@ Why is my GPU pod Pending? (docs/pending.md)
       --pods FILE        with --nodes: the pods holding resources (kubectl get pods -A -o json)
 
 Judge against a cluster's facts (docs/cluster-facts.md)
-      --facts FILE       the rules see the nodes, NodePools, DRA objects and namespaces of FILE
-                         (kubectl get nodes,nodepools,deviceclasses,resourceslices,namespaces -o json):
+      --facts FILE       the rules see the nodes, NodePools, DRA objects, namespaces and RuntimeClasses of
+                         FILE (kubectl get nodes,nodepools,deviceclasses,resourceslices,namespaces,runtimeclasses -o json):
                          the GPU nodes a pod can reach decide its driver pin, its GPU count,
                          whether it can schedule at all (gpu-unschedulable)
 
 Judge against a live cluster (docs/cluster-facts.md)
       --cluster          list the cluster's nodes, namespaces, DeviceClasses, ResourceClaim(Template)s,
-                         ResourceSlices and Karpenter NodePools once (get/list, no watch) and judge against them;
+                         ResourceSlices, RuntimeClasses and Karpenter NodePools once (get/list, no watch) and judge
+                         against them;
                          exit 2 when the API server cannot be reached
       --kubeconfig FILE  with --cluster: the kubeconfig (default $KUBECONFIG, ~/.kube/config)
       --context NAME     with --cluster: the kubeconfig context (default current-context)

@@ -80,6 +80,7 @@ std::string_view factKindName(FactKind kind) {
     case FactKind::ResourceClaimTemplate: return "resourceclaimtemplates";
     case FactKind::ResourceClaim: return "resourceclaims";
     case FactKind::ResourceSlice: return "resourceslices";
+    case FactKind::RuntimeClass: return "runtimeclasses";
   }
   return "";
 }
@@ -98,6 +99,8 @@ std::optional<FactKind> factKindOf(const json& object) {
     if (kind == "ResourceSlice") return FactKind::ResourceSlice;
   } else if (g == "karpenter.sh" && kind == "NodePool") {
     return FactKind::NodePool;
+  } else if (g == "node.k8s.io" && kind == "RuntimeClass") {
+    return FactKind::RuntimeClass;
   }
   return std::nullopt;
 }
@@ -109,6 +112,9 @@ const std::string* NodeFacts::label(std::string_view key) const {
 
 const NodeFacts* ClusterFacts::node(std::string_view name) const { return lookup(nodeByName_, name); }
 const NamespaceFacts* ClusterFacts::namespaceFacts(std::string_view name) const { return lookup(namespaces_, name); }
+const RuntimeClassFacts* ClusterFacts::runtimeClass(std::string_view name) const {
+  return lookup(runtimeClasses_, name);
+}
 const DeviceClassFacts* ClusterFacts::deviceClass(std::string_view name) const { return lookup(classes_, name); }
 
 const ClaimFacts* ClusterFacts::claimTemplate(std::string_view ns, std::string_view name) const {
@@ -173,6 +179,9 @@ void ClusterFactsBuilder::addOne(const json& object, std::size_t& taken) {
     case FactKind::ResourceSlice:
       slices_[name] = std::make_shared<const ResourceSliceFacts>(reduceResourceSlice(object));
       break;
+    case FactKind::RuntimeClass:
+      runtimeClasses_[name] = std::make_shared<const RuntimeClassFacts>(reduceRuntimeClass(object));
+      break;
   }
   listed_.insert(*kind);
   ++taken;
@@ -189,6 +198,7 @@ bool ClusterFactsBuilder::remove(FactKind kind, std::string_view ns, std::string
     case FactKind::ResourceClaimTemplate: return templates_.erase(key) > 0;
     case FactKind::ResourceClaim: return claims_.erase(key) > 0;
     case FactKind::ResourceSlice: return slices_.erase(std::string(name)) > 0;
+    case FactKind::RuntimeClass: return runtimeClasses_.erase(std::string(name)) > 0;
   }
   return false;
 }
@@ -202,6 +212,7 @@ void ClusterFactsBuilder::clear(FactKind kind) {
     case FactKind::ResourceClaimTemplate: templates_.clear(); break;
     case FactKind::ResourceClaim: claims_.clear(); break;
     case FactKind::ResourceSlice: slices_.clear(); break;
+    case FactKind::RuntimeClass: runtimeClasses_.clear(); break;
   }
 }
 
@@ -214,6 +225,7 @@ std::size_t ClusterFactsBuilder::size(FactKind kind) const {
     case FactKind::ResourceClaimTemplate: return templates_.size();
     case FactKind::ResourceClaim: return claims_.size();
     case FactKind::ResourceSlice: return slices_.size();
+    case FactKind::RuntimeClass: return runtimeClasses_.size();
   }
   return 0;
 }
@@ -264,6 +276,7 @@ std::shared_ptr<const ClusterFacts> ClusterFactsBuilder::build() const {
   facts->nodePools_.reserve(nodePools_.size());
   for (const auto& [name, pool] : nodePools_) facts->nodePools_.push_back(pool);
   facts->namespaces_ = namespaces_;
+  facts->runtimeClasses_ = runtimeClasses_;
   facts->classes_ = classes_;
   facts->templates_ = templates_;
   facts->claims_ = claims_;

@@ -1,7 +1,8 @@
 // What the cluster itself says, for the rules that judge a pod against the
 // nodes it can reach: the Nodes (labels, taints, cordon, capacity and
 // allocatable), Karpenter NodePools as nodes that may yet exist, Namespaces
-// (labels, default tolerations), the DRA objects (DeviceClasses,
+// (labels, default tolerations, node selector), RuntimeClasses (the
+// scheduling they add to their pods), the DRA objects (DeviceClasses,
 // ResourceClaimTemplates, ResourceClaims) that resolve a pod's claims, and
 // the ResourceSlices that say which nodes a DRA driver serves devices on.
 //
@@ -64,14 +65,34 @@ struct NodePoolFacts {
   ResourceList limits;                        // spec.limits ("nvidia.com/gpu": 16)
 };
 
-// One Namespace: its labels and the tolerations PodTolerationRestriction adds
+// One Namespace: its labels, the tolerations PodTolerationRestriction adds
 // to every pod created in it (scheduler.alpha.kubernetes.io/defaultTolerations,
-// a JSON list of tolerations).
+// a JSON list of tolerations) and the node selector merged into them
+// (scheduler.alpha.kubernetes.io/node-selector, read by PodNodeSelector; when
+// absent, OpenShift's openshift.io/node-selector, read by its
+// OriginPodNodeEnvironment plugin, which skips a namespace carrying the
+// former): "key=value,key2=value2".
 struct NamespaceFacts {
   std::string name;
   LabelMap labels;
   nlohmann::json defaultTolerations = nlohmann::json::array();
   std::string defaultTolerationsError;  // the annotation does not parse: what is wrong ("" when fine)
+  std::optional<LabelMap> nodeSelector;  // nullopt: no annotation, or one that does not parse
+  std::string nodeSelectorAnnotation;    // the annotation it comes from ("" without one)
+  std::string nodeSelectorError;         // the annotation does not parse: what is wrong ("" when fine)
+};
+
+// One RuntimeClass (node.k8s.io/v1): what the RuntimeClass admission plugin
+// (on by default) adds to every pod naming it in spec.runtimeClassName,
+// before the scheduler or a validating webhook sees the pod. Its
+// scheduling.nodeSelector is merged into the pod's nodeSelector (a key the
+// pod sets to another value rejects the pod), its scheduling.tolerations
+// are appended to the pod's. The GPU Operator's `nvidia` class has no
+// scheduling: it adds nothing.
+struct RuntimeClassFacts {
+  std::string name;
+  LabelMap nodeSelector;                                 // scheduling.nodeSelector
+  nlohmann::json tolerations = nlohmann::json::array();  // scheduling.tolerations (objects only)
 };
 
 // One ResourceSlice (resource.k8s.io): devices a DRA driver publishes.
@@ -88,17 +109,20 @@ struct ResourceSliceFacts {
 };
 
 // The kinds the facts hold; a source says which it could list.
-enum class FactKind { Node, NodePool, Namespace, DeviceClass, ResourceClaimTemplate, ResourceClaim, ResourceSlice };
+enum class FactKind {
+  Node, NodePool, Namespace, DeviceClass, ResourceClaimTemplate, ResourceClaim, ResourceSlice, RuntimeClass
+};
 inline constexpr FactKind kAllFactKinds[] = {FactKind::Node,          FactKind::NodePool,
                                              FactKind::Namespace,     FactKind::DeviceClass,
                                              FactKind::ResourceClaimTemplate, FactKind::ResourceClaim,
-                                             FactKind::ResourceSlice};
+                                             FactKind::ResourceSlice, FactKind::RuntimeClass};
 
 // "nodes", "nodepools", "namespaces", "deviceclasses", ... (the resource's plural).
 std::string_view factKindName(FactKind kind);
 // The kind of an object the facts hold (by apiVersion group and kind), or
 // nullopt: core/v1 Node and Namespace, resource.k8s.io DeviceClass,
-// ResourceClaimTemplate, ResourceClaim and ResourceSlice, karpenter.sh NodePool.
+// ResourceClaimTemplate, ResourceClaim and ResourceSlice, karpenter.sh NodePool,
+// node.k8s.io RuntimeClass.
 std::optional<FactKind> factKindOf(const nlohmann::json& object);
 
 // Nodes that differ only in their names (and the labels that hold the name
@@ -131,6 +155,7 @@ class ClusterFacts {
   const NodeFacts* node(std::string_view name) const;
   const NodePools& nodePools() const { return nodePools_; }  // by name
   const NamespaceFacts* namespaceFacts(std::string_view name) const;
+  const RuntimeClassFacts* runtimeClass(std::string_view name) const;
 
   const DeviceClassFacts* deviceClass(std::string_view name) const;
   const ClaimFacts* claimTemplate(std::string_view ns, std::string_view name) const;
@@ -155,6 +180,7 @@ class ClusterFacts {
   NodePools nodePools_;
   ByName<NodeFacts> nodeByName_;
   ByName<NamespaceFacts> namespaces_;
+  ByName<RuntimeClassFacts> runtimeClasses_;
   ByName<DeviceClassFacts> classes_;
   ByName<ClaimFacts> templates_;  // "namespace/name"
   ByName<ClaimFacts> claims_;     // "namespace/name"
@@ -203,6 +229,7 @@ class ClusterFactsBuilder {
   ByName<NodeFacts> nodes_;
   ByName<NodePoolFacts> nodePools_;
   ByName<NamespaceFacts> namespaces_;
+  ByName<RuntimeClassFacts> runtimeClasses_;
   ByName<DeviceClassFacts> classes_;
   ByName<ClaimFacts> templates_;
   ByName<ClaimFacts> claims_;

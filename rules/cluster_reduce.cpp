@@ -1,5 +1,7 @@
 #include "rules/cluster_reduce.h"
 
+#include <algorithm>
+
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/taints.h"
@@ -62,6 +64,45 @@ std::vector<NodeRequirement> requirementsIn(const json* list) {
   return out;
 }
 
+// A namespace node selector as PodNodeSelector reads it
+// (labels.ConvertSelectorToLabelsMap): "key=value" pairs separated by commas,
+// spaces around each trimmed; "" is no selector. nullopt when a pair is not
+// key=value (the plugin then rejects the namespace's pods).
+std::optional<LabelMap> parseNodeSelector(std::string_view text) {
+  LabelMap out;
+  const auto trimmed = [](std::string_view s) {
+    const auto first = s.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return std::string_view();
+    return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+  };
+  if (text.empty()) return out;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view pair = text.substr(start, comma - start);
+    const std::size_t equals = pair.find('=');
+    if (equals == std::string_view::npos || pair.find('=', equals + 1) != std::string_view::npos) return std::nullopt;
+    const std::string_view key = trimmed(pair.substr(0, equals));
+    if (key.empty()) return std::nullopt;
+    out[std::string(key)] = std::string(trimmed(pair.substr(equals + 1)));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The namespace's node selector: PodNodeSelector's annotation, else
+// OpenShift's, which OriginPodNodeEnvironment reads only without the former
+// (openshift-kube-apiserver/admission/scheduler/nodeenv).
+void readNodeSelector(const json* annotations, NamespaceFacts& n) {
+  for (const char* key : {kNodeSelectorAnnotation, kOpenShiftNodeSelectorAnnotation}) {
+    const std::string* text = annotations ? stringAt(*annotations, key) : nullptr;
+    if (!text) continue;
+    n.nodeSelectorAnnotation = key;
+    n.nodeSelector = parseNodeSelector(*text);
+    if (!n.nodeSelector) n.nodeSelectorError = std::string(key) + " is not a list of key=value";
+    return;
+  }
+}
+
 }  // namespace
 
 NodeFacts reduceNode(const json& node, std::vector<std::string>& warnings) {
@@ -102,6 +143,8 @@ NamespaceFacts reduceNamespace(const json& ns, std::vector<std::string>& warning
   const json* metadata = objectAt(ns, "metadata");
   n.labels = labelsIn(metadata);
   const json* annotations = metadata ? objectAt(*metadata, "annotations") : nullptr;
+  readNodeSelector(annotations, n);
+  if (!n.nodeSelectorError.empty()) warnings.push_back("namespace " + n.name + ": " + n.nodeSelectorError);
   const std::string* text = annotations ? stringAt(*annotations, kDefaultTolerationsAnnotation) : nullptr;
   if (!text) return n;
   // PodTolerationRestriction reads the annotation as a JSON list of tolerations.
@@ -116,6 +159,22 @@ NamespaceFacts reduceNamespace(const json& ns, std::vector<std::string>& warning
   }
   if (!n.defaultTolerationsError.empty()) warnings.push_back("namespace " + n.name + ": " + n.defaultTolerationsError);
   return n;
+}
+
+RuntimeClassFacts reduceRuntimeClass(const json& runtimeClass) {
+  RuntimeClassFacts r;
+  r.name = nameOf(runtimeClass);
+  const json* scheduling = objectAt(runtimeClass, "scheduling");
+  if (!scheduling) return r;
+  if (const json* selector = objectAt(*scheduling, "nodeSelector")) {
+    for (const auto& [key, value] : selector->items()) r.nodeSelector.emplace(key, valueText(value));
+  }
+  if (const json* tolerations = arrayAt(*scheduling, "tolerations")) {
+    for (const json& t : *tolerations) {
+      if (t.is_object()) r.tolerations.push_back(t);
+    }
+  }
+  return r;
 }
 
 ResourceSliceFacts reduceResourceSlice(const json& slice) {

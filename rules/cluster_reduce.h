@@ -23,14 +23,21 @@ NodeFacts reduceNode(const nlohmann::json& node, std::vector<std::string>& warni
 // spec.template.spec.{requirements,taints,startupTaints}, spec.limits.
 NodePoolFacts reduceNodePool(const nlohmann::json& nodePool, std::vector<std::string>& warnings);
 
-// core/v1 Namespace: metadata.labels and the
-// scheduler.alpha.kubernetes.io/defaultTolerations annotation.
+// core/v1 Namespace: metadata.labels, the
+// scheduler.alpha.kubernetes.io/defaultTolerations annotation and the node
+// selector annotations (NamespaceFacts::nodeSelector).
 NamespaceFacts reduceNamespace(const nlohmann::json& ns, std::vector<std::string>& warnings);
+
+// node.k8s.io RuntimeClass: scheduling.nodeSelector and scheduling.tolerations
+// (nothing when it has no scheduling, as the GPU Operator's `nvidia` class).
+RuntimeClassFacts reduceRuntimeClass(const nlohmann::json& runtimeClass);
 
 // resource.k8s.io ResourceSlice (v1, v1beta2, v1beta1 alike): spec.driver,
 // spec.nodeName and how many devices spec.devices lists.
 ResourceSliceFacts reduceResourceSlice(const nlohmann::json& slice);
 
 inline constexpr const char* kDefaultTolerationsAnnotation = "scheduler.alpha.kubernetes.io/defaultTolerations";
+inline constexpr const char* kNodeSelectorAnnotation = "scheduler.alpha.kubernetes.io/node-selector";
+inline constexpr const char* kOpenShiftNodeSelectorAnnotation = "openshift.io/node-selector";
 
 }  // namespace gpuguard

@@ -4,6 +4,7 @@
 
 #include "rules/k8s/json_access.h"
 #include "rules/object_ref.h"
+#include "rules/pod_admission.h"
 #include "rules/registry.h"
 
 namespace gpuguard {
@@ -82,20 +83,23 @@ void applySuppression(const json& object, Finding& f) {
 std::vector<Finding> judge(const json& object, const Policy& policy, const JudgeOptions& options) {
   std::vector<Finding> findings;
   if (!object.is_object()) return findings;
-  const std::vector<PodSite> sites = findPodSites(object);
+  std::vector<PodSite> sites = findPodSites(object);
   InputFacts own;
   if (!options.facts) own.add(object);
+  const InputFacts& input = options.facts ? *options.facts : own;
   const json* metadata = objectAt(object, "metadata");
   std::string ns(options.namespaceName);
   if (ns.empty() && metadata) ns = stringOr(*metadata, "namespace");
   if (ns.empty()) ns = "default";
+  // Before any rule: the pods' placement is what it is after admission.
+  applyAdmissionPlugins(sites, GpuFacts{policy, input, options.cluster, ns});
   // Kept reaches only where they depend on nothing but this object, the facts and the policy.
   ReachCache::Slots* kept = options.reachCache && options.cluster && !options.facts && own.empty()
                                 ? &options.reachCache->slotsFor(object, sites.size(), ns, *options.cluster, policy)
                                 : nullptr;
   ReachMemo reachMemo = kept ? ReachMemo(sites, *kept) : ReachMemo();
   LabelFieldsMemo labelFieldsMemo;
-  const CheckContext ctx{object,          sites, policy, options.hints, options.facts ? *options.facts : own,
+  const CheckContext ctx{object,          sites, policy, options.hints, input,
                          options.cluster, ns,    options.cluster ? &reachMemo : nullptr, &labelFieldsMemo};
   const bool anyExemptions = options.exemptions && !options.exemptions->empty();
   const ExemptionSubject subject = anyExemptions ? exemptionSubject(object, sites, options.namespaceName) : ExemptionSubject{};

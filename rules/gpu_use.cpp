@@ -188,6 +188,11 @@ const NamespaceFacts* GpuFacts::namespaceFacts(std::string_view name) const {
   return cluster ? cluster->namespaceFacts(name) : nullptr;
 }
 
+const RuntimeClassFacts* GpuFacts::runtimeClass(std::string_view name) const {
+  if (const RuntimeClassFacts* r = input.runtimeClass(name)) return r;
+  return cluster ? cluster->runtimeClass(name) : nullptr;
+}
+
 const std::string* GpuFacts::classServing(std::string_view resource) const {
   if (const std::string* c = input.classServing(resource)) return c;
   return cluster ? cluster->classServing(resource) : nullptr;

@@ -49,6 +49,9 @@ struct GpuFacts {
   // neither holds it. One lookup for both front ends, so that the linter
   // (Namespaces of the input) and the webhook (the cluster's) decide alike.
   const NamespaceFacts* namespaceFacts(std::string_view name) const;
+  // A RuntimeClass of that name: the input's, else the cluster's; nullptr
+  // when neither holds it.
+  const RuntimeClassFacts* runtimeClass(std::string_view name) const;
 
   // A DeviceClass of NVIDIA GPUs (whole, MIG or passthrough). Known from the
   // input (or the cluster) when it defines the class: its extendedResourceName

@@ -204,7 +204,7 @@ bool mayDefineFacts(std::string_view text) {
   static constexpr std::string_view kWords[] = {
       // The kinds addOne() reads: keep the two in step (input_facts_test.cpp
       // checks each kind's manifest). "ResourceClaim" covers its template.
-      "DeviceClass", "ResourceClaim", "ComputeDomain", "Namespace",
+      "DeviceClass", "ResourceClaim", "ComputeDomain", "Namespace", "RuntimeClass",
       // A kind written another way: YAML's \x, \u and \U escapes and JSON's
       // \u (a letter as a code point), a double-quoted line break escaped
       // away ("Device\<newline>Class", also before CR LF), a !!binary
@@ -215,10 +215,16 @@ bool mayDefineFacts(std::string_view text) {
 }
 
 void InputFacts::addOne(const json& object) {
-  if (factKindOf(object) == FactKind::Namespace) {
+  const std::optional<FactKind> factKind = factKindOf(object);
+  if (factKind == FactKind::Namespace) {
     std::vector<std::string> unread;  // a defaultTolerations annotation that does not parse: not read here
     auto ns = std::make_shared<const NamespaceFacts>(reduceNamespace(object, unread));
     if (!ns->name.empty()) namespaces_[ns->name] = std::move(ns);
+    return;
+  }
+  if (factKind == FactKind::RuntimeClass) {
+    auto runtimeClass = std::make_shared<const RuntimeClassFacts>(reduceRuntimeClass(object));
+    if (!runtimeClass->name.empty()) runtimeClasses_[runtimeClass->name] = std::move(runtimeClass);
     return;
   }
   const std::string apiVersion = stringOr(object, "apiVersion");
@@ -269,6 +275,11 @@ bool InputFacts::isComputeDomainChannel(std::string_view templateName) const {
 const NamespaceFacts* InputFacts::namespaceFacts(std::string_view name) const {
   auto it = namespaces_.find(name);
   return it == namespaces_.end() ? nullptr : it->second.get();
+}
+
+const RuntimeClassFacts* InputFacts::runtimeClass(std::string_view name) const {
+  auto it = runtimeClasses_.find(name);
+  return it == runtimeClasses_.end() ? nullptr : it->second.get();
 }
 
 }  // namespace gpuguard

@@ -24,7 +24,8 @@
 
 namespace gpuguard {
 
-struct NamespaceFacts;  // rules/cluster_facts.h: the cluster's facts reduce Namespaces the same way
+struct NamespaceFacts;     // rules/cluster_facts.h: the cluster's facts reduce Namespaces
+struct RuntimeClassFacts;  // and RuntimeClasses the same way
 
 struct DeviceClassFacts {
   std::string extendedResourceName;  // spec.extendedResourceName, "" when not set
@@ -63,7 +64,8 @@ ClaimFacts reduceClaim(const nlohmann::json& claim);
 
 // False when the text of one document (YAML or JSON, as written) surely
 // defines no fact: it names none of the kinds InputFacts takes (DeviceClass,
-// ResourceClaim, ResourceClaimTemplate, ComputeDomain, Namespace) and holds
+// ResourceClaim, ResourceClaimTemplate, ComputeDomain, Namespace,
+// RuntimeClass) and holds
 // no escape or binary scalar that could spell one. A cheap test, so that a
 // front end parses only the documents that may define facts before it
 // judges the others; true says only "parse it to know".
@@ -91,10 +93,12 @@ class InputFacts {
   // A core/v1 Namespace of the input, reduced as the cluster facts reduce
   // one (reduceNamespace), or nullptr.
   const NamespaceFacts* namespaceFacts(std::string_view name) const;
+  // A node.k8s.io RuntimeClass of the input (reduceRuntimeClass), or nullptr.
+  const RuntimeClassFacts* runtimeClass(std::string_view name) const;
   // Nothing taken: the input defines no fact.
   bool empty() const {
     return classes_.empty() && templates_.empty() && claims_.empty() && servedBy_.empty() &&
-           channelTemplates_.empty() && namespaces_.empty();
+           channelTemplates_.empty() && namespaces_.empty() && runtimeClasses_.empty();
   }
 
  private:
@@ -106,6 +110,7 @@ class InputFacts {
   std::map<std::string, std::string, std::less<>> servedBy_;  // extended resource -> class
   std::map<std::string, bool, std::less<>> channelTemplates_;  // ComputeDomain channel templates
   std::map<std::string, std::shared_ptr<const NamespaceFacts>, std::less<>> namespaces_;
+  std::map<std::string, std::shared_ptr<const RuntimeClassFacts>, std::less<>> runtimeClasses_;
 };
 
 }  // namespace gpuguard

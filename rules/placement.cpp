@@ -11,6 +11,7 @@
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/quantity.h"
 #include "rules/k8s/taints.h"
+#include "rules/pod_admission.h"
 
 namespace gpuguard {
 namespace {
@@ -369,13 +370,14 @@ std::string describeFailedTerms(const NodeVerdict& v) {
 }
 
 // The pod's tolerations plus those the API server and controllers add:
+// its RuntimeClass's (PodSite::admitted, rules/pod_admission.h),
 // DefaultTolerationSeconds (not-ready and unreachable NoExecute, every pod),
 // the DaemonSet controller's, and ExtendedResourceToleration's when the
 // policy says the plugin is on.
 std::vector<Toleration> effectiveTolerations(const PodSite& site, const ResourceList& requests, const Policy& policy) {
   std::vector<Toleration> out;
-  if (site.tolerations.value && site.tolerations.value->is_array()) {
-    for (const json& t : *site.tolerations.value) {
+  if (const json* tolerations = admittedTolerations(site); tolerations && tolerations->is_array()) {
+    for (const json& t : *tolerations) {
       if (std::optional<Toleration> read = readToleration(t)) out.push_back(std::move(*read));
     }
   }
@@ -405,8 +407,8 @@ bool tolerated(const std::vector<Toleration>& tolerations, const Taint& taint) {
 
 std::vector<std::pair<std::string, std::string>> nodeSelectorOf(const PodSite& site) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (site.nodeSelector.value && site.nodeSelector.value->is_object()) {
-    for (const auto& [k, v] : site.nodeSelector.value->items()) out.emplace_back(k, valueText(v));
+  if (const json* selector = admittedNodeSelector(site); selector && selector->is_object()) {
+    for (const auto& [k, v] : selector->items()) out.emplace_back(k, valueText(v));
   }
   return out;
 }

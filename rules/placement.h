@@ -104,9 +104,10 @@ struct PlacementPod {
 // shows the first 8 and "and N more".
 std::string describeExpression(const NodeExpression& x);
 RequiredAffinity parseRequiredAffinity(const PodSite& site);
-// spec.nodeSelector pairs, in order.
+// spec.nodeSelector pairs, in order, with those its RuntimeClass merges in.
 std::vector<std::pair<std::string, std::string>> nodeSelectorOf(const PodSite& site);
 // The pod's tolerations plus those the API server and controllers add:
+// its RuntimeClass's (PodSite::admitted, rules/pod_admission.h),
 // DefaultTolerationSeconds (not-ready and unreachable NoExecute, every pod),
 // the DaemonSet controller's, and ExtendedResourceToleration's when the
 // policy says the plugin is on.

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/pod_admission.h"
 #include "rules/resources.h"
 
 namespace gpuguard {
@@ -69,8 +70,8 @@ std::vector<Taint> untoleratedGpuTaints(const PodSite& site, const Policy& polic
     if (taint.effect == "PreferNoSchedule") continue;
     if (kubeletOnly && taint.effect != "NoExecute") continue;
     bool tolerated = false;
-    if (site.tolerations.value && site.tolerations.value->is_array()) {
-      for (const json& t : *site.tolerations.value) tolerated = tolerated || toleratesTaint(t, taint);
+    if (const json* tolerations = admittedTolerations(site); tolerations && tolerations->is_array()) {
+      for (const json& t : *tolerations) tolerated = tolerated || toleratesTaint(t, taint);
     }
     // ExtendedResourceToleration adds {key: <resource>, Exists, NoSchedule}
     // for each extended resource a Pod requests.
@@ -99,7 +100,7 @@ std::string misplacedNote(const PodField& misplaced, const PodField& proper) {
 const std::vector<NodeTerm>& nodeSelectionTerms(const PodSite& site) {
   if (!site.selectionTerms) {
     site.selectionTerms = std::make_shared<const std::vector<NodeTerm>>(
-        nodeSelectionTerms(site.nodeSelector.value, site.nodeSelector.path, site.affinity.value, site.affinity.path));
+        nodeSelectionTerms(admittedNodeSelector(site), site.nodeSelector.path, site.affinity.value, site.affinity.path));
   }
   return *site.selectionTerms;
 }

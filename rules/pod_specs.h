@@ -51,6 +51,7 @@ enum class ContainerKind {
 struct ContainerResources;  // rules/resources.h
 struct NodeTerm;            // rules/k8s/node_selection.h
 struct GpuSourcesMemo;      // rules/gpu_use.cpp
+struct AdmittedScheduling;  // rules/pod_admission.h
 
 // A resource an operator puts on the container it builds, read from a field
 // of its own custom resource: a DynamoGraphDeployment service's
@@ -165,6 +166,10 @@ struct PodSite {
   // Its GPU sources (gpuSources in rules/gpu_use.h), kept with the facts they
   // were read with, for the same reason.
   mutable std::shared_ptr<const GpuSourcesMemo> gpuSourcesMemo{};
+  // What admission plugins add to its pods' nodeSelector and tolerations
+  // (a RuntimeClass's scheduling), set by the engine from the facts
+  // (rules/pod_admission.h); null when they add nothing.
+  std::shared_ptr<const AdmittedScheduling> admitted{};
 };
 
 // All pod sites in an object, in document order. Depth-limited, never throws.

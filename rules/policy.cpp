@@ -93,11 +93,11 @@ std::vector<CudaImage> readCudaImages(const json& v, std::string_view source) {
   return out;
 }
 
-constexpr std::array<std::string_view, 10> kKeys{"rules",          "platform",
+constexpr std::array<std::string_view, 11> kKeys{"rules",          "platform",
                                                  "gpuResources",   "draExtendedResources", "gpuTaints",
                                                  "driverPinLabels", "maxGpusPerNode",
                                                  "assumeExtendedResourceToleration", "assumePodTolerationRestriction",
-                                                 "cudaImages"};
+                                                 "assumePodNodeSelector", "cudaImages"};
 
 std::string knownKeys(std::span<const std::string_view> othersKeys) {
   std::string out;
@@ -209,6 +209,8 @@ Policy Policy::fromJson(const json& doc, std::string_view source, std::string_vi
       p.assumeExtendedResourceToleration = boolean(v, source, key);
     } else if (key == "assumePodTolerationRestriction") {
       p.assumePodTolerationRestriction = boolean(v, source, key);
+    } else if (key == "assumePodNodeSelector") {
+      p.assumePodNodeSelector = boolean(v, source, key);
     } else if (key == "cudaImages") {
       p.cudaImages = readCudaImages(v, source);
     } else if (std::find(othersKeys.begin(), othersKeys.end(), key) == othersKeys.end()) {

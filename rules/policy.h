@@ -14,6 +14,7 @@
 //                                    # of the facts below (PlatformPreset); keys written beside it win
 //   assumeExtendedResourceToleration: false
 //   assumePodTolerationRestriction: false   # namespaces' defaultTolerations apply
+//   assumePodNodeSelector: false     # namespaces' node-selector annotations apply
 //   cudaImages:                      # images whose tag does not say their CUDA version
 //     - image: 'registry\.corp/ml/train:(?P<cuda>\d+\.\d+)-.*'
 //     - {image: 'registry\.corp/ml/legacy(:.*)?', cuda: "11.8"}
@@ -81,6 +82,12 @@ struct Policy {
   // adds a namespace's scheduler.alpha.kubernetes.io/defaultTolerations to
   // every pod created in it. Without it the annotation does nothing.
   bool assumePodTolerationRestriction = false;
+  // The API server runs the PodNodeSelector admission plugin (off by default
+  // upstream), which merges a namespace's
+  // scheduler.alpha.kubernetes.io/node-selector into every pod created in it;
+  // OpenShift's OriginPodNodeEnvironment does the same with
+  // openshift.io/node-selector. Without it the annotations do nothing.
+  bool assumePodNodeSelector = false;
   std::vector<CudaImage> cudaImages;  // consulted in order, before cuda-driver-too-old's built-in table
   std::string platform = "generic";
   // Whether GPU Feature Discovery labels the GPU nodes (nvidia.com/gpu.*,

@@ -29,7 +29,7 @@ namespace {
 using nlohmann::json;
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 6> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration", "assumePodTolerationRestriction", "cudaImages"};
+constexpr std::array<std::string_view, 7> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration", "assumePodTolerationRestriction", "assumePodNodeSelector", "cudaImages"};
 
 constexpr RuleDoc kDoc{
     .id = "cuda-driver-too-old",

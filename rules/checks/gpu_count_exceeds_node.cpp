@@ -20,7 +20,7 @@ namespace gpuguard::checks {
 namespace {
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "maxGpusPerNode", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
+constexpr std::array<std::string_view, 6> kPolicyKeys{"gpuResources", "draExtendedResources", "maxGpusPerNode", "assumeExtendedResourceToleration", "assumePodTolerationRestriction", "assumePodNodeSelector"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-count-exceeds-node",

@@ -11,6 +11,7 @@
 #include "rules/nvidia/drivers.h"
 #include "rules/nvidia/gfd_labels.h"
 #include "rules/k8s/node_selection.h"
+#include "rules/pod_admission.h"
 #include "rules/pod_constraints.h"
 #include "rules/k8s/field_error.h"
 
@@ -18,7 +19,7 @@ namespace gpuguard::checks {
 namespace {
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
+constexpr std::array<std::string_view, 6> kPolicyKeys{"gpuResources", "draExtendedResources", "driverPinLabels", "assumeExtendedResourceToleration", "assumePodTolerationRestriction", "assumePodNodeSelector"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-driver-pin",
@@ -50,6 +51,13 @@ constexpr RuleDoc kDoc{
         "the input cannot show: an Argo podSpecPatch that names it, or the runtime the object names when it "
         "leaves them unset (a TrainJob's spec.runtimeRef, a KServe predictor model's runtime, an "
         "LLMInferenceService's spec.baseRefs: see gpu-missing-toleration). "
+        "A pod naming a RuntimeClass (spec.runtimeClassName) gets that class's scheduling.nodeSelector merged "
+        "into its nodeSelector by the RuntimeClass admission plugin (on by default): a pin there counts when the "
+        "input or the cluster facts hold the class; when neither does, the finding says the class may pin it. "
+        "A namespace's node selector (scheduler.alpha.kubernetes.io/node-selector, merged into its pods by the "
+        "PodNodeSelector admission plugin, off by default; OpenShift's openshift.io/node-selector, by its "
+        "OriginPodNodeEnvironment plugin, in a namespace without the former) counts only when the policy sets "
+        "assumePodNodeSelector; the finding says when it would pin the driver. "
         "The label keys come from the policy (driverPinLabels). "
         "A warning by default: a pod without a pin runs wherever every GPU node has a new enough driver (one driver "
         "per node pool, as managed platforms install it), so a denial would refuse pods that work; where GPU nodes "
@@ -155,7 +163,9 @@ class GpuMissingDriverPin final : public Rule {
                                           clusterSays +
                                           misplacedNote(site.misplaced.nodeSelector, site.nodeSelector) +
                                           misplacedNote(site.misplaced.affinity, site.affinity) +
-                                          std::string(site.placementHint) + guessNote(sources)),
+                                          std::string(site.placementHint) + guessNote(sources) +
+                                          unknownRuntimeClassNote(site, "scheduling.nodeSelector") +
+                                          namespaceSelectorNote(ctx.gpu())),
                  "", severity);
     }
   }

@@ -15,6 +15,7 @@
 #include "rules/support/toleration_near_miss.h"
 #include "rules/support/toleration_validation.h"
 #include "rules/k8s/go_strconv.h"
+#include "rules/pod_admission.h"
 #include "rules/pod_constraints.h"
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/names.h"
@@ -26,9 +27,9 @@ namespace {
 using nlohmann::json;
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 6> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints",
+constexpr std::array<std::string_view, 7> kPolicyKeys{"gpuResources", "draExtendedResources", "gpuTaints",
                                                       "assumeExtendedResourceToleration",
-                                                      "assumePodTolerationRestriction", "platform"};
+                                                      "assumePodTolerationRestriction", "assumePodNodeSelector", "platform"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-missing-toleration",
@@ -76,6 +77,9 @@ constexpr RuleDoc kDoc{
         "is applied or linted. A namespace's scheduler.alpha.kubernetes.io/defaultTolerations count only when "
         "the policy sets assumePodTolerationRestriction: the PodTolerationRestriction admission plugin, which "
         "adds them to pods, is off by default; the finding says when they would tolerate the taint. "
+        "A pod naming a RuntimeClass (spec.runtimeClassName) gets that class's scheduling.tolerations appended "
+        "by the RuntimeClass admission plugin (on by default): they count when the input or the cluster facts "
+        "hold the class; when neither does, the finding says the class may supply the toleration. "
         "The taints come from the policy "
         "(gpuTaints); with the cluster's node facts (gpuguard-lint --facts or --cluster, the webhook's watched "
         "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does (key, Equal value or "
@@ -436,6 +440,7 @@ class GpuMissingToleration final : public Rule {
                                  nearMissNote(site, taint) + misplacedNote(site.misplaced.tolerations, site.tolerations) +
                                  std::string(site.placementHint) + guessNote(sources) +
                                  (demand == Demand::Unconfirmed ? unconfirmedNote(ctx) : std::string()) +
+                                 unknownRuntimeClassNote(site, "scheduling.tolerations") +
                                  namespaceDefaultsNote(ctx, taint) + (platform ? platform->note : std::string())),
             "", tolerationFix(ctx.object, site, taint), softer ? Severity::Warning : kDoc.defaultSeverity);
       }
@@ -469,7 +474,8 @@ class GpuMissingToleration final : public Rule {
                              "add {key: " + taint.key + ", operator: Exists, effect: " + taint.effect +
                              "} to tolerations" + alternativesNote(demand.alternatives) + nearMissNote(site, taint) +
                              misplacedNote(site.misplaced.tolerations, site.tolerations) +
-                             std::string(site.placementHint) + guessNote(sources) + namespaceDefaultsNote(ctx, taint)),
+                             std::string(site.placementHint) + guessNote(sources) +
+                             unknownRuntimeClassNote(site, "scheduling.tolerations") + namespaceDefaultsNote(ctx, taint)),
         "", tolerationFix(ctx.object, site, taint),
         judgedByNamesOnly(sources) ? Severity::Warning : kDoc.defaultSeverity);
   }

@@ -18,7 +18,7 @@ namespace gpuguard::checks {
 namespace {
 
 // The policy keys this rule reads (besides `rules`), for --explain and docs/rules.md.
-constexpr std::array<std::string_view, 4> kPolicyKeys{"gpuResources", "draExtendedResources", "assumeExtendedResourceToleration", "assumePodTolerationRestriction"};
+constexpr std::array<std::string_view, 5> kPolicyKeys{"gpuResources", "draExtendedResources", "assumeExtendedResourceToleration", "assumePodTolerationRestriction", "assumePodNodeSelector"};
 
 constexpr RuleDoc kDoc{
     .id = "gpu-unschedulable",
@@ -30,8 +30,10 @@ constexpr RuleDoc kDoc{
         "Judged only with the cluster's facts (gpuguard-lint --facts, --cluster; the webhook's watched cache): "
         "the GPU pod is held against every Node with the default scheduler's static filters, in its order - "
         "NodeUnschedulable (cordoned), NodeName, TaintToleration (NoSchedule and NoExecute taints against the "
-        "pod's tolerations, the namespace's scheduler.alpha.kubernetes.io/defaultTolerations and those the API "
-        "server adds), NodeAffinity (nodeSelector and the required node affinity) and NodeResourcesFit against "
+        "pod's tolerations, its RuntimeClass's scheduling.tolerations, the namespace's "
+        "scheduler.alpha.kubernetes.io/defaultTolerations and those the API server adds), NodeAffinity "
+        "(nodeSelector with the RuntimeClass's scheduling.nodeSelector, and the required node affinity) and "
+        "NodeResourcesFit against "
         "status.allocatable - and against every Karpenter NodePool as the nodes it may launch (its taints, its "
         "requirements and template labels; a label the pool neither sets nor requires is absent on its nodes, "
         "and karpenter.k8s.aws/instance-gpu-count or spec.limits bound its GPUs per node). Only what can never "

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The cluster facts (docs/cluster-facts.md) on the real control plane: gpuguard-webhook with a
 # kubeconfig holding a least-privilege ServiceAccount token (the shipped ClusterRole,
-# manifests/base/rbac.yaml) lists and watches nodes, namespaces, DRA objects and Karpenter
-# NodePools; keeps answering while kube-apiserver restarts and resyncs after; relists after
+# manifests/base/rbac.yaml) lists and watches nodes, namespaces, DRA objects, RuntimeClasses and
+# Karpenter NodePools; keeps answering while kube-apiserver restarts and resyncs after; relists after
 # 410 Gone (etcd compacted while the API server was down); judges without facts when RBAC
 # refuses them, and says so, failing open on what the facts could overturn; gpuguard-lint
 # --cluster lists them once.
@@ -10,7 +10,7 @@
 #   bash test/e2e/cluster-facts.sh      (run.sh runs it too)
 #
 #   GPUGUARD_WEBHOOK, GPUGUARD_LINT   binaries (default <repo>/build/...)
-#   E2E_FACTS_PORT                    first webhook port (default 20560; two are used)
+#   E2E_FACTS_PORT                    first webhook port (default 20560; three are used)
 # Prints one "ok - ..." / "FAIL - ..." line per case and "N passed, M failed".
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,6 +34,8 @@ until_true() {
 [[ -x $WEBHOOK && -x $LINT ]] || { bad "setup: no $WEBHOOK or $LINT"; finish; }
 e2e_prepare_tools || { bad "setup: building the control plane"; finish; }
 e2e_init
+# PodNodeSelector (off by default) for the namespace node selector case; the default plugins stay on.
+E2E_APISERVER_EXTRA_ARGS=(--enable-admission-plugins=PodNodeSelector)
 e2e_start_cluster || { bad "setup: cluster did not start"; finish; }
 W=$E2E_WORK/facts
 mkdir -p "$W"
@@ -96,7 +98,7 @@ fi
 # ---- the webhooks --------------------------------------------------------------------------------
 e2e_make_ca "$W" ca
 e2e_make_cert "$W" ca serving "/CN=gpuguard-facts-e2e" serverAuth "IP:127.0.0.1"
-PORT=$(e2e_pick_port "${E2E_FACTS_PORT:-20560}" 2) || { bad "setup: no free port"; finish; }
+PORT=$(e2e_pick_port "${E2E_FACTS_PORT:-20560}" 3) || { bad "setup: no free port"; finish; }
 start() {  # start NAME PORT KUBECONFIG
     e2e_bg "webhook-$1" "$WEBHOOK" --tls-cert-file="$W/serving.crt" --tls-private-key-file="$W/serving.key" \
         --port="$2" --bind-address=127.0.0.1 --kubeconfig="$3" --cluster-facts=on
@@ -126,7 +128,8 @@ if ! start facts "$PORT" "$W/webhook.kubeconfig"; then bad "setup: gpuguard-webh
 synced_all() {
     metric_is "$PORT" gpuguard_cluster_facts_in_use 1 &&
         for r in nodes namespaces nodepools.karpenter.sh deviceclasses.resource.k8s.io \
-                 resourceclaimtemplates.resource.k8s.io resourceclaims.resource.k8s.io resourceslices.resource.k8s.io; do
+                 resourceclaimtemplates.resource.k8s.io resourceclaims.resource.k8s.io resourceslices.resource.k8s.io \
+                 runtimeclasses.node.k8s.io; do
             metric_is "$PORT" "gpuguard_cluster_facts_synced{resource=\"$r\"}" 1 || return 1
         done
 }
@@ -292,6 +295,153 @@ else
     bad "GPU node tainted sku=gpu:NoSchedule: a pod without toleration is not denied naming it: $(head -c 400 "$W/taint.json")"
 fi
 kc delete node aks-gpu >/dev/null
+
+# RuntimeClass scheduling (red team 34 D2): the RuntimeClass admission plugin (on by default) merges
+# the class's scheduling.nodeSelector into each pod's nodeSelector (a key set to another value: the pod
+# is rejected) and appends its scheduling.tolerations. With GPU nodes on 550 and 570, a Deployment
+# whose class pins 570 and tolerates the GPU taint is allowed; the same template without the class is
+# denied (toleration, driver pin).
+e2e_add_gpu_node gpu-d 570 && e2e_ns_prepare dra || bad "setup: node gpu-d, namespace dra"
+kc apply -f - >/dev/null <<'EOF' || bad "setup: RuntimeClasses nvidia-gpu, nvidia"
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia-gpu}
+handler: nvidia
+scheduling:
+  nodeSelector: {nvidia.com/cuda.driver.major: "570"}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+# the GPU Operator's class: a handler, no scheduling
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia}
+handler: nvidia
+EOF
+# What the plugin does to a pod of that class (namespace dra: no webhook there).
+rc_pod() {  # rc_pod NAME NODESELECTOR_JSON
+    kc create -o json -f - 2>&1 <<EOF
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "$1", "namespace": "dra"},
+ "spec": {"runtimeClassName": "nvidia-gpu", "nodeSelector": $2,
+          "containers": [{"name": "c", "image": "nvidia/cuda:12.8.1-runtime-ubuntu24.04", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+EOF
+}
+merged=$(rc_pod rc-merged '{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}' |
+    python3 -c 'import json,sys; s=json.load(sys.stdin)["spec"]; print(sorted(s["nodeSelector"].items()), [t["key"] for t in s["tolerations"]])' 2>&1)
+conflict=$(rc_pod rc-conflict '{"nvidia.com/cuda.driver.major": "550"}')
+if [[ $merged == *"('nvidia.com/cuda.driver.major', '570'), ('nvidia.com/gpu.product', 'NVIDIA-H100-80GB-HBM3')"*"'nvidia.com/gpu'"* &&
+      $conflict == *"conflict: runtimeClass.scheduling.nodeSelector[nvidia.com/cuda.driver.major] = 570"* ]]; then
+    ok "the RuntimeClass plugin merges the class's nodeSelector into the pod's and appends its tolerations ($merged); a key the pod sets to another value is rejected"
+else
+    bad "RuntimeClass plugin: merged=$merged; conflict=$(head -c 300 <<<"$conflict")"
+fi
+kc delete pod -n dra rc-merged --wait=false >/dev/null 2>&1
+cat >"$W/vwc-deploy.yaml" <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: gpuguard-facts-deploy-e2e}
+webhooks:
+- name: validate.deploy.facts.gpuguard.e2e
+  clientConfig: {url: "https://127.0.0.1:$PORT/validate", caBundle: "$(base64 -w0 "$W/ca.crt")"}
+  rules: [{apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"]}]
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ml}}
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: 10
+EOF
+rc_deployment() {  # rc_deployment POD_SPEC_LINE -> kubectl's answer in $W/rc.out
+    kc create --dry-run=server -f - >"$W/rc.out" 2>&1 <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: infer-rc, namespace: ml}
+spec:
+  selector: {matchLabels: {app: infer-rc}}
+  template:
+    metadata: {labels: {app: infer-rc}}
+    spec:
+      $1
+      containers:
+      - name: c
+        image: nvidia/cuda:12.8.1-runtime-ubuntu24.04
+        resources: {limits: {nvidia.com/gpu: "1"}}
+EOF
+}
+rc_denied() {  # rc_denied POD_SPEC_LINE : denied for the toleration and the driver pin
+    ! rc_deployment "$1" && grep -q gpu-missing-toleration "$W/rc.out" && grep -q gpu-missing-driver-pin "$W/rc.out"
+}
+if kc apply -f "$W/vwc-deploy.yaml" >/dev/null &&
+   until_true 20 metric_is "$PORT" 'gpuguard_cluster_facts_objects{resource="runtimeclasses.node.k8s.io"}' 2 &&
+   until_true 20 rc_denied "terminationGracePeriodSeconds: 30" && rc_denied "runtimeClassName: nvidia"; then
+    if rc_deployment "runtimeClassName: nvidia-gpu"; then
+        ok "a Deployment whose RuntimeClass tolerates the GPU taint and pins driver 570 is allowed (nodes on 550 and 570); without a class, or with the GPU Operator's nvidia class (no scheduling), it is denied (toleration, driver pin)"
+    else
+        bad "the RuntimeClass-scheduled Deployment is refused: $(head -c 600 "$W/rc.out")"
+    fi
+else
+    bad "RuntimeClass case setup: without the class the Deployment is not denied as expected: $(head -c 600 "$W/rc.out"); $(metrics "$PORT" | grep runtimeclasses | tr '\n' ' ')"
+fi
+kc delete validatingwebhookconfiguration gpuguard-facts-deploy-e2e >/dev/null
+
+# A namespace node selector (red team 34 D4): with PodNodeSelector enabled (E2E_APISERVER_EXTRA_ARGS
+# above) the API server merges scheduler.alpha.kubernetes.io/node-selector into every pod of the
+# namespace. GPU nodes on 550 and 570, namespace pinned selects 570: an unpinned CUDA 12.8 Deployment
+# is denied by the default policy (the plugin is off by default upstream: not credited, the denial
+# says so) and allowed by a webhook whose policy sets assumePodNodeSelector: true.
+kc apply -f - >/dev/null <<'EOF' || bad "setup: namespace pinned"
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: pinned
+  annotations: {scheduler.alpha.kubernetes.io/node-selector: "nvidia.com/cuda.driver.major=570"}
+EOF
+e2e_ns_prepare pinned || bad "setup: namespace pinned"
+pinned_pod=$(kc create -o jsonpath='{.spec.nodeSelector}' -f - 2>&1 <<'EOF'
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ns-pinned", "namespace": "pinned"},
+ "spec": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+          "containers": [{"name": "c", "image": "nvidia/cuda:12.8.1-runtime-ubuntu24.04", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+EOF
+)
+kc delete pod -n pinned ns-pinned --wait=false >/dev/null 2>&1
+echo "assumePodNodeSelector: true" >"$W/nssel-policy.yaml"
+NSSEL_PORT=$((PORT + 2))
+e2e_bg webhook-nssel "$WEBHOOK" --tls-cert-file="$W/serving.crt" --tls-private-key-file="$W/serving.key" \
+    --port="$NSSEL_PORT" --bind-address=127.0.0.1 --kubeconfig="$W/webhook.kubeconfig" --cluster-facts=on \
+    --policy="$W/nssel-policy.yaml"
+vwc_pinned() {  # vwc_pinned PORT : deployments of namespace pinned go to the webhook on PORT
+    sed -e "s|127.0.0.1:$PORT/|127.0.0.1:$1/|" -e "s|name: ml}|name: pinned}|" \
+        -e 's|gpuguard-facts-deploy-e2e|gpuguard-facts-pinned-e2e|' "$W/vwc-deploy.yaml" | kc apply -f - >/dev/null
+}
+ns_deployment() {  # -> kubectl's answer in $W/ns.out
+    kc create --dry-run=server -f - >"$W/ns.out" 2>&1 <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: infer, namespace: pinned}
+spec:
+  selector: {matchLabels: {app: infer}}
+  template:
+    metadata: {labels: {app: infer}}
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: c
+        image: nvidia/cuda:12.8.1-runtime-ubuntu24.04
+        resources: {limits: {nvidia.com/gpu: "1"}}
+EOF
+}
+ns_denied() { ! ns_deployment && grep -q 'only the PodNodeSelector admission plugin adds it' "$W/ns.out"; }
+if [[ $pinned_pod == *'"nvidia.com/cuda.driver.major":"570"'*'"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"'* ]] &&
+   vwc_pinned "$PORT" && until_true 20 ns_denied; then
+    if until_true 30 metric_is "$NSSEL_PORT" gpuguard_cluster_facts_in_use 1 && vwc_pinned "$NSSEL_PORT" &&
+       until_true 20 ns_deployment; then
+        ok "PodNodeSelector merges the namespace's driver pin into its pods ($pinned_pod); an unpinned Deployment there is denied by default (the plugin is not credited, the denial says so) and allowed with assumePodNodeSelector: true"
+    else
+        bad "assumePodNodeSelector: the unpinned Deployment in namespace pinned is refused: $(head -c 600 "$W/ns.out")"
+    fi
+else
+    bad "namespace node selector: pod nodeSelector=$pinned_pod; default policy: $(head -c 600 "$W/ns.out")"
+fi
+kc delete validatingwebhookconfiguration gpuguard-facts-pinned-e2e >/dev/null 2>&1
+kc delete node gpu-d >/dev/null
 
 # kube-apiserver restarted mid-run: the webhook answers throughout, then reconnects and resyncs.
 before=$(restarts_of "$PORT" nodes)

@@ -89,7 +89,7 @@ def chart_expectations(files):
 FACT_RESOURCES = {("", "nodes"), ("", "namespaces"), ("resource.k8s.io", "deviceclasses"),
                   ("resource.k8s.io", "resourceclaimtemplates"), ("resource.k8s.io", "resourceclaims"),
                   ("resource.k8s.io", "resourceslices"),
-                  ("karpenter.sh", "nodepools")}
+                  ("karpenter.sh", "nodepools"), ("node.k8s.io", "runtimeclasses")}
 
 
 def check_cluster_facts_rbac(objs, rbac, ns):

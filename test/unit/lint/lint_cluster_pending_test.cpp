@@ -113,8 +113,8 @@ TEST_F(LintClusterPendingTest, ListsTheFactsAndEveryUnfinishedPodOnceWithTheKube
   pending();
   const std::vector<std::string> requests = api_.requests();
   // Discovery, the facts' kinds (ResourceSlices among them: a node a GPU
-  // driver's slice names is a GPU node), then the pods, once each.
-  ASSERT_EQ(requests.size(), 8u);
+  // driver's slice names is a GPU node; RuntimeClasses), then the pods, once each.
+  ASSERT_EQ(requests.size(), 9u);
   EXPECT_EQ(std::count_if(requests.begin(), requests.end(),
                           [](const std::string& r) { return r.find("/resourceslices?") != std::string::npos; }),
             1);

@@ -62,6 +62,7 @@ TEST_F(LintClusterTest, ListsEveryFactResourceOnceWithTheKubeconfigsCredentialAn
                        "/apis/resource.k8s.io/v1/resourceclaims?limit=500 auth=Bearer lint-token",
                        "/apis/resource.k8s.io/v1/resourceslices?limit=500 auth=Bearer lint-token",
                        "/apis/karpenter.sh/v1/nodepools?limit=500 auth=Bearer lint-token",
+                       "/apis/node.k8s.io/v1/runtimeclasses?limit=500 auth=Bearer lint-token",
                    }));
 }
 

@@ -182,7 +182,7 @@ TEST(LintStreamed, AJsonListsItemsToo) {
 
 TEST(MayDefineFacts, IsTrueForEveryKindInputFactsTakes) {
   const std::vector<std::string> kinds = {"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ComputeDomain",
-                                          "Namespace"};
+                                          "Namespace",   "RuntimeClass"};
   for (const std::string& kind : kinds) EXPECT_TRUE(mayDefineFacts("kind: " + kind + "\n")) << kind;
   EXPECT_TRUE(mayDefineFacts("{\"kind\": \"\\u0044eviceClass\"}"));
   EXPECT_TRUE(mayDefineFacts("kind: \"Device\\x43lass\"\n"));

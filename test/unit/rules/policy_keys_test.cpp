@@ -45,6 +45,7 @@ const std::vector<KeyChange> kChanges{
     {"maxGpusPerNode", R"({"maxGpusPerNode": 1})"},
     {"assumeExtendedResourceToleration", R"({"assumeExtendedResourceToleration": true})"},
     {"assumePodTolerationRestriction", R"({"assumePodTolerationRestriction": true})"},
+    {"assumePodNodeSelector", R"({"assumePodNodeSelector": true})"},
     {"cudaImages", R"({"cudaImages": [{"image": ".*", "cuda": "13.0"}]})"},
     {"platform", R"({"platform": "eks-auto-mode", "assumeExtendedResourceToleration": false,
                      "driverPinLabels": ["nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.full",
