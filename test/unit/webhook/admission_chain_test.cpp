@@ -42,7 +42,10 @@ TEST(AdmissionRequestParse, TheReviewBecomesATypedRequestWithItsObjects) {
   ASSERT_NE(r.object, nullptr);
   ASSERT_NE(r.oldObject, nullptr);
   EXPECT_EQ((*r.object)["spec"]["containers"][0]["name"], "cuda");
-  EXPECT_FALSE(parsed.document["request"].contains("userInfo")) << "what no step reads is not kept";
+  EXPECT_EQ(r.username, "alice");
+  EXPECT_EQ(parsed.document["request"]["userInfo"], (nlohmann::json{{"username", "alice"}}))
+      << "what no step reads is not kept: userInfo's groups";
+  EXPECT_FALSE(parsed.document["request"].contains("options")) << "what no step reads is not kept";
 }
 
 TEST(AdmissionRequestParse, AnInvalidReviewSaysWhatIsWrongAndKeepsWhatWasRead) {
