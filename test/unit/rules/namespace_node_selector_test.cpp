@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "rules/cluster_reduce.h"
+#include "rules/engine.h"
+#include "rules/reach_cache.h"
 #include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
@@ -93,6 +95,23 @@ TEST(NamespaceNodeSelector, OpenShiftsAnnotationCountsOnlyWithoutTheUpstreamOne)
 TEST(NamespaceNodeSelector, PinsTheDriverWhenThePolicySaysThePluginRuns) {
   const auto cluster = clusterOf(gpuNode("gpu-550", "550") + gpuNode("gpu-570", "570") + kPinned570);
   EXPECT_THAT(judgeWithCluster(deployment(), *cluster, withPlugin(kPin)), IsEmpty());
+}
+
+// The webhook judges the object as a whole with its kept reaches (ReachCache),
+// not the linter's documents: the pin must count there too.
+TEST(NamespaceNodeSelector, PinsTheDriverInTheWebhooksJudgingWithKeptReaches) {
+  const auto cluster = clusterOf(gpuNode("gpu-550", "550") + gpuNode("gpu-570", "570") + kPinned570);
+  const json object = yaml::parseStream(deployment()).documents.at(0).value;
+  ReachCache cache;
+  JudgeOptions options;
+  options.cluster = cluster.get();
+  options.reachCache = &cache;
+  options.namespaceName = "ml";
+  for (int review = 0; review < 3; ++review) {
+    EXPECT_THAT(rulesHit(judge(object, withPlugin(kPin), options)), IsEmpty()) << "review " << review;
+  }
+  options.reachCache = nullptr;
+  EXPECT_THAT(rulesHit(judge(object, withPlugin(kPin), options)), IsEmpty()) << "without the cache";
 }
 
 TEST(NamespaceNodeSelector, WithoutThePluginIsNotCreditedButTheFindingSaysItWouldPin) {
