@@ -13,6 +13,7 @@
 #include "rules/cluster_reach.h"
 #include "rules/engine.h"
 #include "rules/k8s/json_access.h"
+#include "rules/k8s/owner_references.h"
 #include "rules/pod_specs.h"
 #include "rules/resources.h"
 #include "schedule/diagnose.h"
@@ -135,16 +136,9 @@ struct Explained {
 
 // The controller reference of an object ("ReplicaSet", "vllm-6d5f"), or nullopt.
 std::optional<std::pair<std::string, std::string>> controllerRef(const json& object) {
-  const json* md = member(object, "metadata");
-  const json* refs = md ? member(*md, "ownerReferences") : nullptr;
-  if (!refs || !refs->is_array()) return std::nullopt;
-  for (const json& ref : *refs) {
-    const json* controller = ref.is_object() ? member(ref, "controller") : nullptr;
-    if (controller && controller->is_boolean() && controller->get<bool>()) {
-      return std::make_pair(stringOr(ref, "kind"), stringOr(ref, "name"));
-    }
-  }
-  return std::nullopt;
+  const json* ref = controllerReference(object);
+  if (!ref) return std::nullopt;
+  return std::make_pair(stringOr(*ref, "kind"), stringOr(*ref, "name"));
 }
 
 // Where a Pending pod's fix belongs: its controller, and for a ReplicaSet or

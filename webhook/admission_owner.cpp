@@ -3,6 +3,8 @@
 #include <array>
 #include <string_view>
 
+#include "rules/k8s/owner_references.h"
+
 namespace gpuguard::webhook {
 namespace {
 
@@ -27,31 +29,13 @@ bool isWorkloadController(std::string_view username) {
   return false;
 }
 
-// The ownerReference with controller: true, or nullptr.
-const json* controllerReference(const json& object) {
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return nullptr;
-  auto refs = metadata->find("ownerReferences");
-  if (refs == metadata->end() || !refs->is_array()) return nullptr;
-  for (const json& ref : *refs) {
-    auto controller = ref.is_object() ? ref.find("controller") : ref.end();
-    if (controller != ref.end() && controller->is_boolean() && controller->get<bool>()) return &ref;
-  }
-  return nullptr;
-}
-
-std::string stringOf(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 }  // namespace
 
 std::string ownerOfControllerChild(const AdmissionRequest& request) {
   if (request.operation != "CREATE" || !request.object || !isWorkloadController(request.username)) return "";
   const json* owner = controllerReference(*request.object);
   if (!owner) return "";
-  return stringOf(*owner, "kind") + "/" + stringOf(*owner, "name");
+  return stringOr(*owner, "kind") + "/" + stringOr(*owner, "name");
 }
 
 bool ownerComparesTemplate(const AdmissionRequest& request) {
