@@ -314,7 +314,7 @@ std::optional<NodeTaintDemand> nodeTaintsKeepingPodOff(const CheckContext& ctx, 
     return std::count_if(s.taints.begin(), s.taints.end(), [&](const Taint& t) { return !isGpuTaint(t, ctx.policy); });
   };
   const auto best = std::min_element(sets.begin(), sets.end(), [&](const TaintSet& a, const TaintSet& b) {
-    if (otherTaints(a) != otherTaints(b)) return otherTaints(a) < otherTaints(b);
+    if (const auto oa = otherTaints(a), ob = otherTaints(b); oa != ob) return oa < ob;
     if (a.nodes.size() != b.nodes.size()) return a.nodes.size() > b.nodes.size();
     return a.taints.size() < b.taints.size();
   });
