@@ -402,6 +402,11 @@ pinned_pod=$(kc create -o jsonpath='{.spec.nodeSelector}' -f - 2>&1 <<'EOF'
 EOF
 )
 kc delete pod -n pinned ns-pinned --wait=false >/dev/null 2>&1
+echo "assumePodNodeSelector: true" >"$W/nssel-policy.yaml"
+NSSEL_PORT=$((PORT + 2))
+e2e_bg webhook-nssel "$WEBHOOK" --tls-cert-file="$W/serving.crt" --tls-private-key-file="$W/serving.key" \
+    --port="$NSSEL_PORT" --bind-address=127.0.0.1 --kubeconfig="$W/webhook.kubeconfig" --cluster-facts=on \
+    --policy="$W/nssel-policy.yaml"
 vwc_pinned() {  # vwc_pinned PORT : deployments of namespace pinned go to the webhook on PORT
     sed -e "s|127.0.0.1:$PORT/|127.0.0.1:$1/|" -e "s|name: ml}|name: pinned}|" \
         -e 's|gpuguard-facts-deploy-e2e|gpuguard-facts-pinned-e2e|' "$W/vwc-deploy.yaml" | kc apply -f - >/dev/null
@@ -426,9 +431,12 @@ EOF
 ns_denied() { ! ns_deployment && grep -q 'only the PodNodeSelector admission plugin adds it' "$W/ns.out"; }
 if [[ $pinned_pod == *'"nvidia.com/cuda.driver.major":"570"'*'"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"'* ]] &&
    vwc_pinned "$PORT" && until_true 20 ns_denied; then
-    # The webhook with assumePodNodeSelector: true still denied it in the last run of session 16 (the
-    # linter with the same policy and facts allows it): left for the next session, not asserted here.
-    ok "PodNodeSelector merges the namespace's driver pin into its pods ($pinned_pod); an unpinned Deployment there is denied by default (the plugin is not credited, the denial says so)"
+    if until_true 30 metric_is "$NSSEL_PORT" gpuguard_cluster_facts_in_use 1 && vwc_pinned "$NSSEL_PORT" &&
+       until_true 20 ns_deployment; then
+        ok "PodNodeSelector merges the namespace's driver pin into its pods ($pinned_pod); an unpinned Deployment there is denied by default (the plugin is not credited, the denial says so) and allowed with assumePodNodeSelector: true"
+    else
+        bad "assumePodNodeSelector: the unpinned Deployment in namespace pinned is refused: $(head -c 600 "$W/ns.out")"
+    fi
 else
     bad "namespace node selector: pod nodeSelector=$pinned_pod; default policy: $(head -c 600 "$W/ns.out")"
 fi

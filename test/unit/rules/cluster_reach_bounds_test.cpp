@@ -187,8 +187,11 @@ TEST(ClusterReachBounds, AReachHandedOutStaysValidWhileTheMemoMakesMore) {
   static const InputFacts none;
   const auto facts = cluster(8);
   const GpuFacts gpu{policy, none, facts.get(), "ml"};
+  // The sites point into their objects: the objects are kept for the test's length.
+  std::vector<json> objects;
+  for (std::size_t i = 0; i < 16; ++i) objects.push_back(podWithTerms(oneHostTerms(1 + i % 4, 8)));
   std::vector<std::vector<PodSite>> pods;
-  for (std::size_t i = 0; i < 16; ++i) pods.push_back(findPodSites(podWithTerms(oneHostTerms(1 + i % 4, 8))));
+  for (const json& object : objects) pods.push_back(findPodSites(object));
   ReachMemo memo;
   const PodReach& first = memo.of(pods[0].at(0), *facts, gpu, "ml");
   const std::size_t firstLanding = first.landingNodes().size();
