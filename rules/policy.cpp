@@ -164,9 +164,16 @@ constexpr std::array<PlatformPreset, 6> kPlatforms{{
        p.assumeExtendedResourceToleration = false;
      }},
     {"openshift",
-     "the generic facts: the NVIDIA GPU Operator (OpenShift's supported install) runs GFD; no source says "
-     "OpenShift enables ExtendedResourceToleration, so it is not assumed",
-     [](Policy&) {}},
+     "the generic taint and labels (the NVIDIA GPU Operator, OpenShift's supported install, runs GFD); OpenShift's "
+     "API server turns on PodNodeSelector and PodTolerationRestriction, which upstream leaves off, and runs "
+     "OriginPodNodeEnvironment (openshift.io/node-selector), so a namespace's node selector and default "
+     "tolerations reach its pods; no source says it enables ExtendedResourceToleration, so that is not assumed",
+     // openshift/kubernetes openshift-kube-apiserver/admission/admissionenablement/register.go
+     // (additionalDefaultOnPlugins) and .../admission/scheduler/nodeenv.
+     [](Policy& p) {
+       p.assumePodNodeSelector = true;
+       p.assumePodTolerationRestriction = true;
+     }},
 }};
 
 }  // namespace

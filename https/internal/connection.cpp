@@ -240,7 +240,11 @@ bool EventLoop::admitBody(Connection* c, bool expectContinue) {
   if (c->bodyLen > config.maxBodyBytes) {
     refusal = Refusal::OverLimit;
   } else if (c->bodyLen >= kBudgetedBodyBytes) {
-    if (c->bodyLen > config.bodyBudgetBytes) refusal = Refusal::OverBudget;
+    // Under mutual TLS a client without a verified certificate is served the
+    // probes alone, which take no body: its large body is refused before it
+    // can hold the budget the API server's reviews need.
+    if (server_.clientCas && !c->clientVerified) refusal = Refusal::ClientCertificate;
+    else if (c->bodyLen > config.bodyBudgetBytes) refusal = Refusal::OverBudget;
     else if (server_.reserveBody(c->bodyLen)) c->reservedBody = c->bodyLen;
     else refusal = Refusal::BudgetInUse;
   }
@@ -271,11 +275,18 @@ bool EventLoop::discardBody(Connection* c) {
   const ServerConfig& config = server_.config;
   HttpResponse refused;
   std::string error;
+  bool close = false;
   if (c->refusal == Refusal::BudgetInUse) {
     counters.bump(counters.bodyBudgetRejected);
     refused.status = 503;
     refused.headers.emplace_back("Retry-After", "1");
     error = "the webhook's memory for request bodies is in use by other large requests; retry after 1 s";
+  } else if (c->refusal == Refusal::ClientCertificate) {
+    counters.bump(counters.clientCertificateRequired);
+    refused.status = 403;
+    error = "a verified client certificate is required for a request with a body (only the health probes are served "
+            "without one)";
+    close = true;
   } else {
     counters.bump(counters.requestsRejected);
     refused.status = 413;
@@ -288,6 +299,7 @@ bool EventLoop::discardBody(Connection* c) {
   c->refusal = Refusal::None;
   c->inRequest = false;
   c->requestBegan = now_;
+  if (close) c->keepAlive = false;
   answer(c, true, refused, "", c->buffered() > 0 || SSL_has_pending(c->ssl));
   return true;
 }

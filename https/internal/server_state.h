@@ -120,7 +120,7 @@ struct Connection : TimerNode {
   // The body of the request whose head is parsed is refused (see
   // EventLoop::admitBody): its bytes are dropped as they come, and the answer
   // goes out once the last of them (discardLeft) is in.
-  enum class Refusal : std::uint8_t { None, OverLimit, OverBudget, BudgetInUse } refusal = Refusal::None;
+  enum class Refusal : std::uint8_t { None, OverLimit, OverBudget, BudgetInUse, ClientCertificate } refusal = Refusal::None;
   std::size_t discardLeft = 0;
   std::size_t reservedBody = 0;  // of the server's body budget, for the request being received or judged
   // The judging pool has its request: the loop neither reads nor frees the

@@ -58,7 +58,10 @@ constexpr RuleDoc kDoc{
         "sku=gpu:NoSchedule) is told which --platform judges it as that platform does; when that platform's "
         "facts need no toleration of its own (GKE and EKS run ExtendedResourceToleration for nvidia.com/gpu "
         "requests, AKS's taint is sku=gpu) the finding is a warning, not an error: the pod can only schedule on "
-        "that platform's nodes, but nothing proves the cluster is that platform. When the pod has tolerations but none matches, the finding names the closest and why it misses: "
+        "that platform's nodes, but nothing proves the cluster is that platform. With node facts under the generic policy, "
+        "GPU nodes that all carry one platform's own label (cloud.google.com/gke-nodepool, eks.amazonaws.com/nodegroup) "
+        "name it likewise: a node taint that platform's ExtendedResourceToleration tolerates for the pod is a warning "
+        "naming the --platform that judges it as the cluster does. When the pod has tolerations but none matches, the finding names the closest and why it misses: "
         "a key a few letters off (or in another letter case), another effect, Equal with another value (or "
         "against a taint whose value the policy leaves open), an operator that is neither Exists nor Equal, or a "
         "matching toleration written inside a container. Matching follows Kubernetes' ToleratesTaint: an "
@@ -377,20 +380,41 @@ struct NamedPlatform {
   std::string note;
   bool toleratedThere = false;
 };
+NamedPlatform onPlatform(const PlatformEvidence& evidence, bool toleratedThere, std::string_view namedBy) {
+  NamedPlatform named;
+  named.toleratedThere = toleratedThere;
+  const std::string flag = "--platform " + std::string(evidence.platform) + " (policy key platform: " +
+                           std::string(evidence.platform) + ")";
+  const std::string title(evidence.title);
+  named.note = "; this verdict is the generic policy's, but " + std::string(namedBy) + " (" + evidence.what +
+               (toleratedThere ? "): judged as on " + title + " with " + flag +
+                                     " it needs no toleration of its own there, hence a warning"
+                               : "): judge it as on " + title + " with " + flag);
+  return named;
+}
+
 std::optional<NamedPlatform> namedPlatform(const CheckContext& ctx, const PodSite& site) {
   if (ctx.policy.platform != "generic") return std::nullopt;  // the user said which platform
   const std::optional<PlatformEvidence> evidence = platformNamedBy(site);
   if (!evidence) return std::nullopt;
-  NamedPlatform named;
-  named.toleratedThere = untoleratedGpuTaints(site, asOnPlatform(ctx.policy, evidence->platform)).empty();
-  const std::string flag = "--platform " + std::string(evidence->platform) + " (policy key platform: " +
-                           std::string(evidence->platform) + ")";
-  const std::string title(evidence->title);
-  named.note = "; this verdict is the generic policy's, but the pod names " + title + " (" + evidence->what +
-               (named.toleratedThere ? "): judged as on " + title + " with " + flag +
-                                           " it needs no toleration of its own there, hence a warning"
-                                     : "): judge it as on " + title + " with " + flag);
-  return named;
+  return onPlatform(*evidence, untoleratedGpuTaints(site, asOnPlatform(ctx.policy, evidence->platform)).empty(),
+                    "the pod names " + std::string(evidence->title));
+}
+
+// With the cluster's facts the GPU nodes themselves may name the platform
+// (every one carries GKE's or EKS's own label): its API server runs what its
+// preset says, so a node taint its ExtendedResourceToleration plugin
+// tolerates for this pod is a warning under the generic policy, never a
+// denial of a pod the cluster would schedule.
+std::optional<NamedPlatform> platformOfGpuNodes(const CheckContext& ctx, const PodSite& site, const Taint& taint,
+                                                const std::vector<std::string>& nodes) {
+  if (ctx.policy.platform != "generic") return std::nullopt;
+  const std::optional<PlatformEvidence> evidence = platformOfNodes(nodes, *ctx.cluster);
+  if (!evidence) return std::nullopt;
+  Policy there = asOnPlatform(ctx.policy, evidence->platform);
+  there.gpuTaints = {taint};
+  return onPlatform(*evidence, untoleratedGpuTaints(site, there).empty(),
+                    "its GPU nodes are " + std::string(evidence->title) + "'s");
 }
 
 class GpuMissingToleration final : public Rule {
@@ -463,6 +487,8 @@ class GpuMissingToleration final : public Rule {
       reportQueuedByKueue(ctx.object, site, taint, *queue, out);
       return;
     }
+    const std::optional<NamedPlatform> platform = platformOfGpuNodes(ctx, site, taint, demand.asked.nodes);
+    const bool softer = judgedByNamesOnly(sources) || (platform && platform->toleratedThere);
     out.reportFixableWithDefault(
         site.tolerations.path,
         FieldError::required("no toleration for the taint " + describeTaint(taint) + " of the GPU nodes this pod "
@@ -475,9 +501,9 @@ class GpuMissingToleration final : public Rule {
                              "} to tolerations" + alternativesNote(demand.alternatives) + nearMissNote(site, taint) +
                              misplacedNote(site.misplaced.tolerations, site.tolerations) +
                              std::string(site.placementHint) + guessNote(sources) +
-                             unknownRuntimeClassNote(site, "scheduling.tolerations") + namespaceDefaultsNote(ctx, taint)),
-        "", tolerationFix(ctx.object, site, taint),
-        judgedByNamesOnly(sources) ? Severity::Warning : kDoc.defaultSeverity);
+                             unknownRuntimeClassNote(site, "scheduling.tolerations") + namespaceDefaultsNote(ctx, taint) +
+                             (platform ? platform->note : std::string())),
+        "", tolerationFix(ctx.object, site, taint), softer ? Severity::Warning : kDoc.defaultSeverity);
   }
 };
 

@@ -80,6 +80,29 @@ std::optional<PlatformEvidence> platformNamedBy(const PodSite& site) {
   return std::nullopt;
 }
 
+std::optional<PlatformEvidence> platformOfNodes(const std::vector<std::string>& nodes, const ClusterFacts& cluster) {
+  std::optional<PlatformEvidence> found;
+  for (const std::string& name : nodes) {
+    const NodeFacts* node = cluster.node(name);
+    if (!node) return std::nullopt;
+    const LabelOwner* owner = nullptr;
+    std::string label;
+    for (const auto& [key, value] : node->labels) {
+      if ((owner = ownerOf(key))) {
+        label = key + "=" + value;
+        break;
+      }
+    }
+    if (!owner || (found && found->platform != owner->platform)) return std::nullopt;
+    if (!found) {
+      found = PlatformEvidence{owner->platform, owner->title,
+                               "node " + name + "'s label " + label + ", which only " + std::string(owner->title) +
+                                   " puts on its nodes"};
+    }
+  }
+  return found;
+}
+
 Policy asOnPlatform(const Policy& policy, std::string_view platform) {
   Policy on = policy;
   if (const PlatformPreset* preset = findPlatformPreset(platform)) {

@@ -9,6 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
+#include "rules/cluster_facts.h"
 #include "rules/pod_specs.h"
 #include "rules/policy.h"
 
@@ -25,6 +28,12 @@ struct PlatformEvidence {
 // (kubernetes.azure.com/*, karpenter.azure.com/*), or a toleration of
 // AKS's documented GPU taint sku=gpu. The first found wins.
 std::optional<PlatformEvidence> platformNamedBy(const PodSite& site);
+
+// The platform whose own label every one of `nodes` carries (GKE's
+// cloud.google.com/gke-nodepool, EKS's eks.amazonaws.com/nodegroup, ...),
+// or nullopt: with the cluster's facts, the nodes name the platform. Names
+// not in `cluster` count as not carrying one.
+std::optional<PlatformEvidence> platformOfNodes(const std::vector<std::string>& nodes, const ClusterFacts& cluster);
 
 // `policy` as the platform's preset would make it (what `--platform NAME`
 // gives when the policy file sets none of the preset's keys).

@@ -191,5 +191,37 @@ TEST(HttpsServerBodyBudget, ManyConnectionsAnnouncingLargeBodiesHoldNoMoreThanTh
   EXPECT_EQ(s.stats().bodyBudgetRejected, 40u);
 }
 
+// Under mutual TLS only the API server's certificate opens /validate: a
+// client without one announcing large bodies holds none of the budget (its
+// body is read and dropped, then 403), so it cannot turn the reviews away.
+TEST(HttpsServerBodyBudget, AClientWithoutAVerifiedCertificateHoldsNoneOfTheBudget) {
+  tls::TestCa clientCa("gpuguard test client CA");
+  TestServer s([&](TestServer& t, ServerConfig& cfg) {
+    budget(100 * kKi, cfg);
+    cfg.clientCaFile = t.dir.write("client-ca.crt", clientCa.certPem());
+  });
+  tls::TlsClient stranger;
+  connect(stranger, s);
+  const std::string body(80 * kKi, 's');
+  ASSERT_TRUE(stranger.write(head(body.size()) + body.substr(0, 1000)));  // the rest later
+  const tls::ClientOptions apiserver = withCertificate(s.client(), clientCa.issueClient());
+  tls::TlsClient review;
+  std::string error;
+  ASSERT_TRUE(review.connect(s.port(), apiserver, error)) << error;
+  auto served = review.request("POST", "/validate", body);
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->status, 200) << "the stranger's announced body reserved nothing";
+  EXPECT_EQ(s.stats().bodyBudgetRejected, 0u);
+
+  ASSERT_TRUE(stranger.write(body.substr(1000)));
+  auto refused = stranger.readResponse();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_THAT(refused->body, ::testing::HasSubstr("a verified client certificate is required"));
+  EXPECT_EQ(*refused->header("connection"), "close");
+  EXPECT_EQ(s.stats().clientCertificateRequired, 1u);
+  EXPECT_EQ(s.stats().bodyBytesReserved, 0u);
+}
+
 }  // namespace
 }  // namespace gpuguard::webhook

@@ -85,6 +85,26 @@ TEST(PlatformPresets, EksAutoModePinsByNodePoolAndHasNoGfdLabels) {
   EXPECT_THAT(unpinned[0].message(), HasSubstr("add nodeSelector karpenter.sh/nodepool: \"<value>\""));
 }
 
+// OpenShift's API server turns on PodNodeSelector and PodTolerationRestriction
+// (off upstream) and runs OriginPodNodeEnvironment: a namespace's
+// openshift.io/node-selector reaches its pods there.
+TEST(PlatformPresets, OpenShiftCreditsTheNamespacesNodeSelectorAndDefaultTolerations) {
+  const Policy p = platform("openshift");
+  EXPECT_TRUE(p.assumePodNodeSelector);
+  EXPECT_TRUE(p.assumePodTolerationRestriction);
+  EXPECT_FALSE(p.assumeExtendedResourceToleration);
+  const std::string pod =
+      "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  annotations:\n"
+      "    openshift.io/node-selector: nvidia.com/cuda.driver.major=570\n---\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n"
+      "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
+      "  containers:\n  - {name: c, image: nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}\n";
+  EXPECT_THAT(only(testing::judgeInput(pod, p), "gpu-missing-driver-pin"), IsEmpty());
+  const auto generic = only(testing::judgeInput(pod), "gpu-missing-driver-pin");
+  ASSERT_EQ(generic.size(), 1u);
+  EXPECT_THAT(generic[0].message(), HasSubstr("set assumePodNodeSelector: true"));
+}
+
 TEST(PlatformPresets, OnEksAutoModeAGfdLabelSelectorSelectsNoNode) {
   const auto f = only(judgeYaml(gpuPod("  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"), platform("eks-auto-mode")),
                       "gpu-label-value");

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "rules/support/gpu_taints.h"
+#include "rules/support/platform_evidence.h"
 #include "test/unit/gpu_node.h"
 #include "test/unit/test_support.h"
 
@@ -142,6 +143,41 @@ TEST(NodeTaints, WithFactsThePoolsTaintIsAnErrorWithoutAPlatformHint) {
   ASSERT_THAT(rulesHit(blind), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(blind[0].severity, Severity::Warning);
   EXPECT_THAT(blind[0].message(), HasSubstr("--platform aks"));
+}
+
+// GPU nodes that all carry GKE's own node-pool label are GKE's: its API
+// server runs ExtendedResourceToleration, which tolerates their
+// nvidia.com/gpu=present:NoSchedule for a pod asking nvidia.com/gpu. Under the
+// generic policy the facts' taint is then a warning naming --platform gke,
+// not a denial of a pod GKE runs; AKS's nodes (no such plugin) stay an error.
+TEST(NodeTaints, GpuNodesOfAPlatformWhosePluginToleratesTheTaintMakeItAWarningThatNamesThePlatform) {
+  const auto gke = clusterOf(gpuNode({.name = "gke-gpu-1", .driver = "570", .taints = kGpuPresentTaint,
+                                      .labels = "cloud.google.com/gke-nodepool: gpu-pool"}));
+  const auto f = judgeWithCluster(pod("[]"), *gke, kToleration);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_THAT(f[0].message(), HasSubstr("its GPU nodes are GKE's (node gke-gpu-1's label "
+                                        "cloud.google.com/gke-nodepool=gpu-pool, which only GKE puts on its nodes)"));
+  EXPECT_THAT(f[0].message(), HasSubstr("--platform gke"));
+  // With platform: gke the plugin is assumed: nothing to say.
+  Policy onGke = checks::asOnPlatform(kToleration, "gke");
+  EXPECT_THAT(judgeWithCluster(pod("[]"), *gke, onGke), IsEmpty());
+
+  const auto aks = clusterOf(gpuNode({.name = "aks-gpu-1", .driver = "570", .taints = "[{key: sku, value: gpu, effect: NoSchedule}]",
+                                      .labels = "kubernetes.azure.com/agentpool: gpu"}));
+  const auto onAks = judgeWithCluster(pod("[]"), *aks, kToleration);
+  ASSERT_THAT(rulesHit(onAks), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(onAks[0].severity, Severity::Error);
+  EXPECT_THAT(onAks[0].message(), HasSubstr("judge it as on AKS with --platform aks"));
+
+  // Nodes of no platform, or of two, name none.
+  const auto mixed = clusterOf(gpuNode({.name = "gke-gpu-1", .driver = "570", .taints = kGpuPresentTaint,
+                                        .labels = "cloud.google.com/gke-nodepool: gpu-pool"}) +
+                               gpuNode({.name = "gpu-2", .driver = "570", .taints = kGpuPresentTaint}));
+  const auto plain = judgeWithCluster(pod("[]"), *mixed, kToleration);
+  ASSERT_THAT(rulesHit(plain), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(plain[0].severity, Severity::Error);
+  EXPECT_THAT(plain[0].message(), Not(HasSubstr("--platform")));
 }
 
 // Red team 32 B9's variant: two GPU nodes the pod selects, tainted differently
