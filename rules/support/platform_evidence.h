@@ -1,14 +1,14 @@
 // The managed platform a pod names for itself, for the findings whose verdict
 // depends on the platform (gpu-missing-toleration): a node label only that
 // platform puts on its nodes, required by every node-selection term, or the
-// GPU-taint toleration its docs prescribe. Facts: kubernetes-gpu-semantics.md
+// GPU-taint toleration its docs prescribe; with the cluster's facts, the label
+// every GPU node of the verdict carries. Facts: kubernetes-gpu-semantics.md
 // §14.17 (GKE, AKS, EKS rows).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
-
 #include <vector>
 
 #include "rules/cluster_facts.h"
