@@ -21,13 +21,16 @@ class Admission {
   // Merges `selector` into the pod's nodeSelector; false, with the
   // conflict, when the pod (or an earlier plugin) sets one of its keys to
   // another value: the plugin rejects the pod, and nothing more is merged.
-  bool mergeSelector(const LabelMap& selector, const std::string& source) {
-    if (!out_.conflict.empty()) return false;
+  bool mergeSelector(const LabelMap& selector, const std::string& source, SelectorConflict::Plugin plugin) {
+    if (out_.conflict) return false;
     const json* current = admittedSoFar(out_.nodeSelector, site_.nodeSelector.value);
     for (const auto& [key, value] : selector) {
       const json* mine = current && current->is_object() ? member(*current, key) : nullptr;
       if (mine && valueText(*mine) != value) {
-        out_.conflict = source + " sets nodeSelector " + key + "=" + value + ", the pod " + key + "=" + valueText(*mine);
+        const json* own = site_.nodeSelector.value && site_.nodeSelector.value->is_object()
+                              ? member(*site_.nodeSelector.value, key)
+                              : nullptr;
+        out_.conflict = SelectorConflict{plugin, source, key, value, valueText(*mine), own && valueText(*own) == valueText(*mine)};
         return false;
       }
     }
@@ -39,7 +42,7 @@ class Admission {
   }
 
   void appendTolerations(const json& tolerations, const std::string& source) {
-    if (!out_.conflict.empty() || tolerations.empty()) return;
+    if (out_.conflict || tolerations.empty()) return;
     if (out_.tolerations.is_null()) out_.tolerations = ownOr(site_.tolerations.value, json::array());
     for (const json& t : tolerations) out_.tolerations.push_back(t);
     addSource(source);
@@ -49,7 +52,7 @@ class Admission {
 
   // The result, or null when admission changes nothing worth saying.
   std::shared_ptr<const AdmittedScheduling> done() {
-    if (out_.sources.empty() && out_.unknownRuntimeClass.empty() && out_.conflict.empty()) return nullptr;
+    if (out_.sources.empty() && out_.unknownRuntimeClass.empty() && !out_.conflict) return nullptr;
     return std::make_shared<const AdmittedScheduling>(std::move(out_));
   }
 
@@ -75,7 +78,10 @@ void addNamespaceSelector(const GpuFacts& gpu, Admission& admission) {
   if (!gpu.policy.assumePodNodeSelector) return;
   const NamespaceFacts* ns = gpu.namespaceFacts(gpu.ns);
   if (!ns || !ns->nodeSelector) return;
-  admission.mergeSelector(*ns->nodeSelector, "namespace " + ns->name + "'s " + ns->nodeSelectorAnnotation);
+  const bool openShift = ns->nodeSelectorAnnotation == kOpenShiftNodeSelectorAnnotation;
+  admission.mergeSelector(*ns->nodeSelector, "namespace " + ns->name + "'s " + ns->nodeSelectorAnnotation,
+                          openShift ? SelectorConflict::Plugin::OriginPodNodeEnvironment
+                                    : SelectorConflict::Plugin::PodNodeSelector);
 }
 
 // RuntimeClass (on by default): the class the pod names.
@@ -89,7 +95,9 @@ void addRuntimeClass(const PodSite& site, const GpuFacts& gpu, Admission& admiss
     return;
   }
   const std::string source = "RuntimeClass " + runtimeClass->name;
-  if (admission.mergeSelector(runtimeClass->nodeSelector, source)) admission.appendTolerations(runtimeClass->tolerations, source);
+  if (admission.mergeSelector(runtimeClass->nodeSelector, source, SelectorConflict::Plugin::RuntimeClass)) {
+    admission.appendTolerations(runtimeClass->tolerations, source);
+  }
 }
 
 }  // namespace

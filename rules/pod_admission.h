@@ -19,6 +19,7 @@
 // through admittedNodeSelector() and admittedTolerations().
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,18 @@
 #include "rules/pod_specs.h"
 
 namespace gpuguard {
+
+// A nodeSelector key an admission plugin would set to another value than the
+// pod (or a plugin before it) already has: the plugin rejects the pod.
+struct SelectorConflict {
+  enum class Plugin { RuntimeClass, PodNodeSelector, OriginPodNodeEnvironment };
+  Plugin plugin = Plugin::RuntimeClass;
+  std::string source;    // "RuntimeClass nvidia-gpu", "namespace ml's scheduler.alpha.kubernetes.io/node-selector"
+  std::string key;       // the label
+  std::string wanted;    // the plugin's value
+  std::string existing;  // the value the pod has by then
+  bool podsOwn = true;   // the pod's own nodeSelector set it (else a plugin before)
+};
 
 struct AdmittedScheduling {
   // The pod's nodeSelector with what admission merges into it (a JSON
@@ -44,9 +57,9 @@ struct AdmittedScheduling {
   // unknown, so a finding on a missing toleration or node selection says it
   // may come from there. "" when known.
   std::string unknownRuntimeClass;
-  // What the pod's own nodeSelector conflicts with: the plugin rejects the
-  // pod ("" when nothing conflicts). Nothing is merged then.
-  std::string conflict;
+  // What the pod's nodeSelector conflicts with: the plugin rejects the pod.
+  // Nothing more is merged then.
+  std::optional<SelectorConflict> conflict;
 };
 
 // Sets PodSite::admitted on each site whose pods admission changes (or that
