@@ -377,6 +377,15 @@ if kc apply -f "$W/vwc-deploy.yaml" >/dev/null &&
     else
         bad "the RuntimeClass-scheduled Deployment is refused: $(head -c 600 "$W/rc.out")"
     fi
+    # A template whose nodeSelector contradicts its class: the plugin would reject every pod; the
+    # denial quotes the plugin's own words, as the API server gave them for rc-conflict above.
+    api_words=$(sed -n 's/.* is forbidden: //p' <<<"$conflict" | head -1)
+    if ! rc_deployment $'runtimeClassName: nvidia-gpu\n      nodeSelector: {nvidia.com/cuda.driver.major: "550"}' &&
+       grep -q node-selector-conflict "$W/rc.out" && [[ -n $api_words ]] && grep -qF "$api_words" "$W/rc.out"; then
+        ok "a Deployment whose nodeSelector contradicts its RuntimeClass is denied [node-selector-conflict], quoting the API server's own words ($api_words)"
+    else
+        bad "RuntimeClass conflict: API server said '$api_words'; the webhook: $(head -c 600 "$W/rc.out")"
+    fi
 else
     bad "RuntimeClass case setup: without the class the Deployment is not denied as expected: $(head -c 600 "$W/rc.out"); $(metrics "$PORT" | grep runtimeclasses | tr '\n' ' ')"
 fi
