@@ -121,7 +121,42 @@ ClaimFacts reduceClaimTemplate(const json& claimTemplate) {
   return claimFacts(spec ? member(*spec, "spec") : nullptr);
 }
 
-ClaimFacts reduceClaim(const json& claim) { return claimFacts(member(claim, "spec")); }
+namespace {
+
+// status.allocation.nodeSelector of a node-local allocation: one term,
+// matchFields metadata.name In [node] (the scheduler's DynamicResources
+// plugin writes it so); the names it holds.
+std::vector<std::string> allocatedNodeNames(const json& allocation) {
+  std::vector<std::string> names;
+  const json* selector = objectAt(allocation, "nodeSelector");
+  const json* terms = selector ? arrayAt(*selector, "nodeSelectorTerms") : nullptr;
+  if (!terms) return names;
+  for (const json& term : *terms) {
+    const json* fields = term.is_object() ? arrayAt(term, "matchFields") : nullptr;
+    if (!fields) continue;
+    for (const json& f : *fields) {
+      if (stringOr(f, "key") != "metadata.name" || stringOr(f, "operator") != "In") continue;
+      if (const json* values = arrayAt(f, "values")) {
+        for (const json& v : *values) {
+          if (v.is_string()) names.push_back(v.get<std::string>());
+        }
+      }
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+ClaimFacts reduceClaim(const json& claim) {
+  ClaimFacts out = claimFacts(member(claim, "spec"));
+  const json* status = objectAt(claim, "status");
+  if (const json* allocation = status ? objectAt(*status, "allocation") : nullptr) {
+    out.allocated = true;
+    out.allocatedNodes = allocatedNodeNames(*allocation);
+  }
+  return out;
+}
 
 void InputFacts::add(const json& object) {
   addOne(object);

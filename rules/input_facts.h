@@ -54,6 +54,11 @@ struct ClaimFacts {
   std::vector<std::vector<DeviceRequestFacts>> requests;
   // The requests' names, in order (what a container's resources.claims[].request names).
   std::vector<std::string> requestNames;
+  // A ResourceClaim's status.allocation: allocated, and the nodes its
+  // nodeSelector names by metadata.name (empty: any node, or nodes chosen by
+  // labels the facts do not judge). Templates are never allocated.
+  bool allocated = false;
+  std::vector<std::string> allocatedNodes;
 };
 
 // The record of one object of each DRA kind (the cluster facts reduce with

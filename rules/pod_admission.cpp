@@ -1,6 +1,9 @@
 #include "rules/pod_admission.h"
 
+#include <algorithm>
+#include <array>
 #include <memory>
+#include <string_view>
 
 #include "rules/cluster_facts.h"
 #include "rules/cluster_reduce.h"
@@ -84,14 +87,23 @@ void addNamespaceSelector(const GpuFacts& gpu, Admission& admission) {
                                     : SelectorConflict::Plugin::PodNodeSelector);
 }
 
-// RuntimeClass (on by default): the class the pod names.
+// The RuntimeClasses the GPU Operator's ClusterPolicy creates: a handler, no
+// scheduling. Named but not held, they add nothing.
+constexpr std::array<std::string_view, 3> kOperatorRuntimeClasses{"nvidia", "nvidia-cdi", "nvidia-legacy"};
+
+// RuntimeClass (on by default): the class the pod names. One the input and
+// the facts lack is unknown, not absent, even where the facts list every
+// class: it is often applied with the workload (helm install creates a
+// Deployment before its RuntimeClass; the watch lags a kubectl apply), and
+// the plugin reads it when the controller creates the pods (red team 35 D4).
 void addRuntimeClass(const PodSite& site, const GpuFacts& gpu, Admission& admission) {
   const std::string* name = site.spec ? stringAt(*site.spec, "runtimeClassName") : nullptr;
   if (!name || name->empty()) return;
   const RuntimeClassFacts* runtimeClass = gpu.runtimeClass(*name);
   if (!runtimeClass) {
-    // A cluster whose listed RuntimeClasses lack it rejects the pod: nothing to add, nothing unknown.
-    if (!gpu.cluster || !gpu.cluster->listed(FactKind::RuntimeClass)) admission.unknownRuntimeClass(*name);
+    const bool operatorClass = std::find(kOperatorRuntimeClasses.begin(), kOperatorRuntimeClasses.end(), *name) !=
+                               kOperatorRuntimeClasses.end();
+    if (!operatorClass) admission.unknownRuntimeClass(*name);
     return;
   }
   const std::string source = "RuntimeClass " + runtimeClass->name;
@@ -122,8 +134,8 @@ const json* admittedTolerations(const PodSite& site) {
 std::string unknownRuntimeClassNote(const PodSite& site, std::string_view what) {
   if (!site.admitted || site.admitted->unknownRuntimeClass.empty()) return "";
   return "; the pod names RuntimeClass " + site.admitted->unknownRuntimeClass +
-         " (spec.runtimeClassName), which neither the input nor the cluster facts hold: its " + std::string(what) +
-         " may supply it, as the RuntimeClass admission plugin adds them to the pod";
+         " (spec.runtimeClassName), which neither the input nor the cluster facts hold (yet): its " + std::string(what) +
+         " may supply it, as the RuntimeClass admission plugin adds them to the pod, hence a warning";
 }
 
 std::string namespaceSelectorNote(const GpuFacts& gpu) {

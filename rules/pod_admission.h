@@ -7,7 +7,8 @@
 //     pod's nodeSelector (a key the pod sets to another value: the pod is
 //     rejected) and its scheduling.tolerations appended to the pod's
 //     (kubernetes plugin/pkg/admission/runtimeclass, setScheduling). A class
-//     the API server does not have rejects the pod ("RuntimeClass not found").
+//     the API server does not have rejects the pod ("RuntimeClass not found"),
+//     but one the input and facts lack may be applied with the workload.
 //   - PodNodeSelector (off by default; credited only with the policy's
 //     assumePodNodeSelector): the namespace's
 //     scheduler.alpha.kubernetes.io/node-selector merged into the pod's
@@ -53,9 +54,10 @@ struct AdmittedScheduling {
   // "namespace ml's scheduler.alpha.kubernetes.io/node-selector".
   std::vector<std::string> sources;
   // The pod names a RuntimeClass that neither the input nor the cluster
-  // facts hold (the facts do not list RuntimeClasses): what it adds is
-  // unknown, so a finding on a missing toleration or node selection says it
-  // may come from there. "" when known.
+  // facts hold (not yet watched, another file, the facts do not list
+  // RuntimeClasses; the GPU Operator's handler-only classes excepted): what
+  // it adds is unknown, so a finding on a missing toleration or node
+  // selection says it may come from there, as a warning. "" when known.
   std::string unknownRuntimeClass;
   // What the pod's nodeSelector conflicts with: the plugin rejects the pod.
   // Nothing more is merged then.

@@ -12,6 +12,7 @@
 #include "rules/support/gpu_taints.h"
 #include "rules/support/k8s_objects.h"
 #include "rules/support/platform_evidence.h"
+#include "rules/support/unknown_placement.h"
 #include "rules/support/toleration_near_miss.h"
 #include "rules/support/toleration_validation.h"
 #include "rules/k8s/go_strconv.h"
@@ -82,7 +83,10 @@ constexpr RuleDoc kDoc{
         "adds them to pods, is off by default; the finding says when they would tolerate the taint. "
         "A pod naming a RuntimeClass (spec.runtimeClassName) gets that class's scheduling.tolerations appended "
         "by the RuntimeClass admission plugin (on by default): they count when the input or the cluster facts "
-        "hold the class; when neither does, the finding says the class may supply the toleration. "
+        "hold the class; when neither does (not yet watched: helm install creates a Deployment before its "
+        "RuntimeClass), the finding is a warning that says the class may supply the toleration (the GPU Operator's "
+        "nvidia, nvidia-cdi and nvidia-legacy classes supply none). A Karpenter NodePool the pod's node selection "
+        "requires (karpenter.sh/nodepool) that the cluster facts do not hold yet makes it a warning likewise. "
         "The taints come from the policy "
         "(gpuTaints); with the cluster's node facts (gpuguard-lint --facts or --cluster, the webhook's watched "
         "cache) the nodes' own taints decide, as kube-scheduler's TaintToleration filter does (key, Equal value or "
@@ -455,7 +459,7 @@ class GpuMissingToleration final : public Rule {
         const std::optional<NamedPlatform> platform =
             demand == Demand::ByPolicy ? namedPlatform(ctx, site) : std::nullopt;
         const bool softer = judgedByNamesOnly(sources) || demand == Demand::Unconfirmed ||
-                            (platform && platform->toleratedThere);
+                            (platform && platform->toleratedThere) || !unknownPlacement(site, ctx.gpu()).empty();
         out.reportFixableWithDefault(
             site.tolerations.path,
             FieldError::required("no toleration for the GPU node taint " + describeTaint(taint) +
@@ -465,7 +469,8 @@ class GpuMissingToleration final : public Rule {
                                  std::string(site.placementHint) + guessNote(sources) +
                                  (demand == Demand::Unconfirmed ? unconfirmedNote(ctx) : std::string()) +
                                  unknownRuntimeClassNote(site, "scheduling.tolerations") +
-                                 namespaceDefaultsNote(ctx, taint) + (platform ? platform->note : std::string())),
+                                 unknownNodePoolNote(site, ctx.gpu()) + namespaceDefaultsNote(ctx, taint) +
+                                 (platform ? platform->note : std::string())),
             "", tolerationFix(ctx.object, site, taint), softer ? Severity::Warning : kDoc.defaultSeverity);
       }
       checkGpuTolerations(site, ctx.policy, out);
@@ -488,7 +493,8 @@ class GpuMissingToleration final : public Rule {
       return;
     }
     const std::optional<NamedPlatform> platform = platformOfGpuNodes(ctx, site, taint, demand.asked.nodes);
-    const bool softer = judgedByNamesOnly(sources) || (platform && platform->toleratedThere);
+    const bool softer = judgedByNamesOnly(sources) || (platform && platform->toleratedThere) ||
+                        !unknownPlacement(site, ctx.gpu()).empty();
     out.reportFixableWithDefault(
         site.tolerations.path,
         FieldError::required("no toleration for the taint " + describeTaint(taint) + " of the GPU nodes this pod "
@@ -501,8 +507,8 @@ class GpuMissingToleration final : public Rule {
                              "} to tolerations" + alternativesNote(demand.alternatives) + nearMissNote(site, taint) +
                              misplacedNote(site.misplaced.tolerations, site.tolerations) +
                              std::string(site.placementHint) + guessNote(sources) +
-                             unknownRuntimeClassNote(site, "scheduling.tolerations") + namespaceDefaultsNote(ctx, taint) +
-                             (platform ? platform->note : std::string())),
+                             unknownRuntimeClassNote(site, "scheduling.tolerations") + unknownNodePoolNote(site, ctx.gpu()) +
+                             namespaceDefaultsNote(ctx, taint) + (platform ? platform->note : std::string())),
         "", tolerationFix(ctx.object, site, taint), softer ? Severity::Warning : kDoc.defaultSeverity);
   }
 };

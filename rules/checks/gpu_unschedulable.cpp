@@ -13,6 +13,7 @@
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/taints.h"
 #include "rules/pod_constraints.h"
+#include "rules/support/unknown_placement.h"
 
 namespace gpuguard::checks {
 namespace {
@@ -262,8 +263,9 @@ class GpuUnschedulable final : public Rule {
     // A pod bound by spec.nodeName skips the scheduler: the kubelet checks
     // resources and NoExecute taints, not what the filters judge.
     if (!nodeName.empty()) return reportNodeWithoutTheGpus(ctx, site, nodeName, gpu, out);
-    // Tolerations or node selection decided where the input cannot show.
-    if (placementOpaque(site)) return;
+    // Tolerations or node selection decided where the input cannot show, or
+    // by a RuntimeClass or NodePool the facts do not hold (yet).
+    if (placementOpaque(site) || !unknownPlacement(site, gpu).empty()) return;
     const PodReach& reach = ctx.reach(site);
     if (!reach.notJudged.empty()) {
       out.report(site.affinity.path,

@@ -386,6 +386,42 @@ if kc apply -f "$W/vwc-deploy.yaml" >/dev/null &&
     else
         bad "RuntimeClass conflict: API server said '$api_words'; the webhook: $(head -c 600 "$W/rc.out")"
     fi
+    # Red team 35 D4: a RuntimeClass applied with its Deployment (one kubectl apply; helm install creates
+    # the Deployment first): the watch has not seen the class yet, so it is unknown, never absent: at
+    # most a warning. Three tries, each a new class.
+    admitted=0
+    for i in 1 2 3; do
+        kc apply -f - >"$W/rc-with.out" 2>&1 <<EOF && admitted=$((admitted + 1))
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: with-app-$i}
+handler: nvidia
+scheduling:
+  nodeSelector: {nvidia.com/cuda.driver.major: "570"}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: with-rc-$i, namespace: ml}
+spec:
+  selector: {matchLabels: {app: with-rc-$i}}
+  template:
+    metadata: {labels: {app: with-rc-$i}}
+    spec:
+      runtimeClassName: with-app-$i
+      containers:
+      - name: c
+        image: nvidia/cuda:12.8.1-runtime-ubuntu24.04
+        resources: {limits: {nvidia.com/gpu: "1"}}
+EOF
+        kc delete deployment -n ml "with-rc-$i" --wait=false >/dev/null 2>&1
+        kc delete runtimeclass "with-app-$i" --wait=false >/dev/null 2>&1
+    done
+    if ((admitted == 3)); then
+        ok "a RuntimeClass applied in one kubectl apply with its Deployment: 3 of 3 admitted (a class not watched yet is unknown, not absent)"
+    else
+        bad "RuntimeClass applied with its Deployment: $admitted of 3 admitted: $(head -c 600 "$W/rc-with.out")"
+    fi
 else
     bad "RuntimeClass case setup: without the class the Deployment is not denied as expected: $(head -c 600 "$W/rc.out"); $(metrics "$PORT" | grep runtimeclasses | tr '\n' ' ')"
 fi

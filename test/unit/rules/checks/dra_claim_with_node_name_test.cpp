@@ -103,5 +103,55 @@ TEST(DraClaimWithNodeName, APodTheSchedulerAlreadyBoundIsNotTheAuthorsNodeName) 
   EXPECT_THAT(rulesHit(judgeYaml(base + "status: {phase: Pending}\n", kRule)), ElementsAre("dra-claim-with-node-name"));
 }
 
+// Red team 35 D7: kube-controller-manager's resourceclaim controller reserves
+// an already allocated claim for a pod with spec.nodeName (syncPod,
+// reserveForPod), so such a pod starts when its claim by name is allocated on
+// that node. The facts decide; a claim they do not hold is a warning.
+std::string sharedClaim(const std::string& status) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared-gpu, namespace: default}\n"
+         "spec:\n  devices:\n    requests:\n    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}\n" + status +
+         "---\n";
+}
+std::string allocatedOn(const std::string& node) {
+  return "status:\n  allocation:\n    nodeSelector:\n      nodeSelectorTerms:\n"
+         "      - matchFields: [{key: metadata.name, operator: In, values: [" + node + "]}]\n";
+}
+const std::string kProfiler =
+    pod("  nodeName: gpu-1\n  resourceClaims: [{name: gpu, resourceClaimName: shared-gpu}]\n", "{claims: [{name: gpu}]}");
+
+TEST(DraClaimWithNodeName, AClaimByNameAllocatedOnThatNodeIsReservedForThePodWhichStarts) {
+  const auto cluster = testing::clusterOf(sharedClaim(allocatedOn("gpu-1")));
+  EXPECT_THAT(testing::judgeWithCluster(kProfiler, *cluster, kRule), IsEmpty());
+}
+
+TEST(DraClaimWithNodeName, AClaimByNameNotAllocatedOrAllocatedElsewhereNeverIs) {
+  const auto elsewhere = testing::clusterOf(sharedClaim(allocatedOn("gpu-2")));
+  const auto f = testing::judgeWithCluster(kProfiler, *elsewhere, kRule);
+  ASSERT_THAT(rulesHit(f), ElementsAre("dra-claim-with-node-name"));
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_THAT(f[0].message(), HasSubstr("ResourceClaim shared-gpu allocated on gpu-2"));
+  const auto unallocated = testing::clusterOf(sharedClaim(""));
+  const auto g = testing::judgeWithCluster(kProfiler, *unallocated, kRule);
+  ASSERT_THAT(rulesHit(g), ElementsAre("dra-claim-with-node-name"));
+  EXPECT_EQ(g[0].severity, Severity::Error);
+  EXPECT_THAT(g[0].message(), HasSubstr("ResourceClaim shared-gpu not allocated"));
+}
+
+TEST(DraClaimWithNodeName, AClaimByNameNeitherTheInputNorTheFactsHoldIsAWarning) {
+  const auto f = judgeYaml(kProfiler, kRule);
+  ASSERT_THAT(rulesHit(f), ElementsAre("dra-claim-with-node-name"));
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_THAT(f[0].message(), HasSubstr("must already be allocated on node gpu-1, which kube-controller-manager then "
+                                        "reserves for the pod"));
+  // Beside a template's claim, which nothing allocates, it is an error.
+  const auto both = judgeYaml(pod("  nodeName: gpu-1\n  resourceClaims: [{name: gpu, resourceClaimName: shared-gpu}, "
+                                  "{name: more, resourceClaimTemplateName: single-gpu}]\n",
+                                  "{claims: [{name: gpu}, {name: more}]}"),
+                              kRule);
+  ASSERT_THAT(rulesHit(both), ElementsAre("dra-claim-with-node-name"));
+  EXPECT_EQ(both[0].severity, Severity::Error);
+  EXPECT_THAT(both[0].message(), HasSubstr("claim \"more\""));
+}
+
 }  // namespace
 }  // namespace gpuguard

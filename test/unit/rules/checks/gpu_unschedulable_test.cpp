@@ -214,6 +214,15 @@ TEST(GpuMissingDriverPinWithFacts, MixedDriversThatAllRunTheImagesCudaAreAWarnin
   const auto unknown = judgeWithCluster(podOf("busybox:1.36"), *rollout, kPin);
   EXPECT_EQ(unknown.at(0).severity, Severity::Error);
   EXPECT_THAT(unknown.at(0).message(), HasSubstr("no container names its CUDA version"));
+  // Red team 35 D3: an image that runs on the oldest driver says so without a pin (a pin to one major
+  // would strand it when the rollout ends): env CUDA_VERSION on the container.
+  EXPECT_THAT(unknown.at(0).message(), HasSubstr("env CUDA_VERSION: \"<its CUDA version>\" on the container"));
+  const std::string declared =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: serve, namespace: ml}\nspec:\n"
+      "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n  containers:\n  - name: vllm\n"
+      "    image: vllm/vllm-openai:v0.11.0\n    env: [{name: CUDA_VERSION, value: \"12.4\"}]\n"
+      "    resources:\n      limits: {nvidia.com/gpu: 1}\n";
+  EXPECT_EQ(judgeWithCluster(declared, *rollout, kPin).at(0).severity, Severity::Warning);
 }
 
 // A DaemonSet runs one pod on every node it can reach: a GPU node agent
@@ -337,6 +346,29 @@ TEST(GpuMissingTolerationWithFacts, FactsWithoutAnyGpuNodeLeaveItToThePolicy) {
   // GPU nodes scaled to zero: the ones to come carry the policy's taint.
   const auto cluster = clusterOf(kCpuNode);
   EXPECT_THAT(rulesHit(judgeWithCluster(gpuPod(1, ""), *cluster, kToleration)), ElementsAre("gpu-missing-toleration"));
+}
+
+// Red team 35 D6: a NodePool applied with its workload (or before Karpenter's
+// CRD is watched) is not in the facts when the workload is judged. A pod whose
+// node selection requires a NodePool the facts do not hold may land on the
+// nodes it launches, untainted for all the facts tell: the policy's verdict
+// is a warning that names the pool, and nothing "can never schedule".
+TEST(GpuMissingTolerationWithFacts, ANodePoolTheFactsDoNotHoldYetMakesTheVerdictAWarningThatNamesIt) {
+  const auto cluster = clusterOf(kCpuNode);
+  const Policy rules = onlyRules({"gpu-missing-toleration", "gpu-unschedulable"});
+  const auto f = judgeWithCluster(gpuPod(8, "  nodeSelector: {karpenter.sh/nodepool: p5}\n"), *cluster, rules);
+  ASSERT_THAT(rulesHit(f), ElementsAre("gpu-missing-toleration"));
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_THAT(f[0].message(), HasSubstr("requires Karpenter NodePool p5 (karpenter.sh/nodepool), which the cluster facts "
+                                        "(snapshot test) do not hold (yet)"));
+  // Once the facts hold it, the pool decides: untainted, nothing to say.
+  const std::string pool =
+      "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p5}\nspec:\n  template:\n    spec:\n"
+      "      requirements:\n      - {key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"8\"]}\n---\n";
+  const auto withPool = clusterOf(kCpuNode + pool);
+  EXPECT_THAT(judgeWithCluster(gpuPod(8, "  nodeSelector: {karpenter.sh/nodepool: p5}\n"), *withPool, rules), IsEmpty());
+  // Without a NodePool in its selection the policy's error stands.
+  EXPECT_EQ(judgeWithCluster(gpuPod(8, ""), *cluster, rules).at(0).severity, Severity::Error);
 }
 
 }  // namespace
