@@ -206,7 +206,9 @@ void EventLoop::processInput(Connection* c) {
         if (!flush(c)) return;
       }
     }
+    if (!chargeReceivedBody(c)) continue;  // refused: its bytes are dropped as they come
     if (c->buffered() < c->headLen + c->bodyLen) break;
+    c->bodyBudgeted = false;  // all of it charged
     dispatch(c);
   }
 
@@ -228,11 +230,11 @@ void EventLoop::processInput(Connection* c) {
 }
 
 // Whether the body the head just parsed announces may be received. One over
-// maxBodyBytes (413), larger than the whole body budget (413) or than what
-// the budget has left (503) is refused; a client that waits for "100
-// Continue" is answered at once (it sends no body), any other has its body
-// read and dropped as it comes (discardBody), then the answer: a status
-// reaches it, never a reset on its write.
+// maxBodyBytes or larger than the whole body budget is refused (413), as is
+// one the budget cannot take as it arrives (503, chargeReceivedBody); a
+// client that waits for "100 Continue" is answered at once (it sends no
+// body), any other has its body read and dropped as it comes (discardBody),
+// then the answer: a status reaches it, never a reset on its write.
 bool EventLoop::admitBody(Connection* c, bool expectContinue) {
   using Refusal = Connection::Refusal;
   const ServerConfig& config = server_.config;
@@ -245,8 +247,9 @@ bool EventLoop::admitBody(Connection* c, bool expectContinue) {
     // can hold the budget the API server's reviews need.
     if (server_.clientCas && !c->clientVerified) refusal = Refusal::ClientCertificate;
     else if (c->bodyLen > config.bodyBudgetBytes) refusal = Refusal::OverBudget;
-    else if (server_.reserveBody(c->bodyLen)) c->reservedBody = c->bodyLen;
-    else refusal = Refusal::BudgetInUse;
+    // A client waiting for "100 Continue" is told at once when the body would not fit now.
+    else if (expectContinue && !server_.budgetHasRoomFor(c->bodyLen)) refusal = Refusal::BudgetInUse;
+    else c->bodyBudgeted = true;
   }
   if (refusal == Refusal::None) return true;
   c->inPos += c->headLen;  // the head is done with; the body is dropped
@@ -304,7 +307,32 @@ bool EventLoop::discardBody(Connection* c) {
   return true;
 }
 
+// A budgeted body is charged as its bytes arrive: charged on the length its
+// head announced, four connections that sent a head and one byte held the
+// whole budget for the request timeout, and every large review got 503 (red
+// team 35 D1). Now holding budget costs a client the bytes it holds. False,
+// the body turned into a refusal (503 once its bytes are in), when the
+// budget cannot take what has come.
+bool EventLoop::chargeReceivedBody(Connection* c) {
+  if (!c->bodyBudgeted) return true;
+  const std::size_t received = std::min(c->buffered() - c->headLen, c->bodyLen);
+  if (received <= c->reservedBody) return true;
+  const std::size_t more = received - c->reservedBody;
+  if (server_.reserveBody(more)) {
+    c->reservedBody += more;
+    return true;
+  }
+  releaseBody(c);
+  c->inPos += c->headLen;  // the head is done with; the body is dropped
+  c->scanPos = c->inPos;
+  c->headReady = false;
+  c->refusal = Connection::Refusal::BudgetInUse;
+  c->discardLeft = c->bodyLen;
+  return false;
+}
+
 void EventLoop::releaseBody(Connection* c) {
+  c->bodyBudgeted = false;
   if (c->reservedBody == 0) return;
   server_.releaseBody(c->reservedBody);
   c->reservedBody = 0;

@@ -123,6 +123,9 @@ struct Connection : TimerNode {
   enum class Refusal : std::uint8_t { None, OverLimit, OverBudget, BudgetInUse, ClientCertificate } refusal = Refusal::None;
   std::size_t discardLeft = 0;
   std::size_t reservedBody = 0;  // of the server's body budget, for the request being received or judged
+  // The body being received counts against the budget as its bytes arrive
+  // (EventLoop::chargeReceivedBody), not as its head announces them.
+  bool bodyBudgeted = false;
   // The judging pool has its request: the loop neither reads nor frees the
   // connection until the answer is back (closeNow only marks it closed).
   bool judging = false;
@@ -300,6 +303,11 @@ struct ServerState {
     return true;
   }
   void releaseBody(std::size_t bytes) { bodyBytesReserved.fetch_sub(bytes, std::memory_order_relaxed); }
+  // Whether `bytes` more would fit now (nothing reserved).
+  bool budgetHasRoomFor(std::size_t bytes) const {
+    const std::size_t held = bodyBytesReserved.load(std::memory_order_relaxed);
+    return bytes <= config.bodyBudgetBytes && held <= config.bodyBudgetBytes - bytes;
+  }
 
   // A body over maxBodyBytes is read and dropped before its 413 (so the
   // client reads a status, not a reset), up to twice that; a Content-Length
@@ -374,6 +382,7 @@ class EventLoop {
   void processInput(Connection* c);
   bool admitBody(Connection* c, bool expectContinue);
   bool discardBody(Connection* c);
+  bool chargeReceivedBody(Connection* c);
   void releaseBody(Connection* c);
   void dispatch(Connection* c);
   void judgeOffLoop(Connection* c, std::unique_ptr<Job> job, bool moreReceived);

@@ -1,8 +1,8 @@
 // Large request bodies (red team 34, D3): the API server sends reviews up to
 // 18 MiB, so the body limit is large, and the memory they take is bounded by
-// a budget instead: a body is reserved when its head announces it, freed when
-// its request ends; beyond the budget 503 with Retry-After, a body larger
-// than the whole budget 413. A refused body is read (and dropped) before the
+// a budget instead: a body is charged as its bytes arrive (not as its head
+// announces them: red team 35 D1), freed when its request ends; beyond the
+// budget 503 with Retry-After, a body larger than the whole budget 413. A refused body is read (and dropped) before the
 // answer, so the client's write completes and it reads a status, never a
 // reset or a "broken pipe".
 #include <gmock/gmock.h>
@@ -74,8 +74,9 @@ TEST(HttpsServerBodyBudget, BodiesOverTheBudgetGet503WithRetryAfterOnceReadWhile
   tls::TlsClient holder, refused, small;
   connect(holder, s);
   const std::string held(80 * kKi, 'h');
-  ASSERT_TRUE(holder.write(head(held.size()) + held.substr(0, 1000)));  // the rest later
-  ASSERT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == held.size(); }));
+  const std::size_t sent = held.size() - 1000;
+  ASSERT_TRUE(holder.write(head(held.size()) + held.substr(0, sent)));  // the last 1000 bytes later
+  ASSERT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == sent; }));
 
   connect(refused, s);
   ASSERT_TRUE(refused.write(tls::buildRequest("POST", "/validate", std::string(40 * kKi, 'r'))));
@@ -93,7 +94,7 @@ TEST(HttpsServerBodyBudget, BodiesOverTheBudgetGet503WithRetryAfterOnceReadWhile
   ASSERT_TRUE(served);
   EXPECT_EQ(served->status, 200);
 
-  ASSERT_TRUE(holder.write(held.substr(1000)));
+  ASSERT_TRUE(holder.write(held.substr(sent)));
   auto first = holder.readResponse();
   ASSERT_TRUE(first);
   EXPECT_EQ(first->status, 200);
@@ -103,6 +104,35 @@ TEST(HttpsServerBodyBudget, BodiesOverTheBudgetGet503WithRetryAfterOnceReadWhile
   ASSERT_TRUE(retried);
   EXPECT_EQ(retried->status, 200);
   EXPECT_EQ(s.stats().bodyBytesReserved, 0u);
+}
+
+// Red team 35 D1: four connections that sent a head announcing 5 MB and one
+// byte held the whole budget, and every large review got 503 until the
+// request timeout. A body is charged as it arrives: announced bytes hold
+// nothing, so the reviews of the API server are served beside them.
+TEST(HttpsServerBodyBudget, AnnouncedBytesThatNeverComeHoldNothing) {
+  TestServer s([](TestServer&, ServerConfig& cfg) { budget(100 * kKi, cfg); });
+  std::vector<tls::TlsClient> holders(4);
+  for (auto& h : holders) {
+    connect(h, s);
+    ASSERT_TRUE(h.write(head(90 * kKi) + "{"));
+  }
+  ASSERT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == 4; }));
+  tls::TlsClient review;
+  connect(review, s);
+  const std::string body(60 * kKi, 'r');
+  auto served = review.request("POST", "/validate", body);
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->status, 200);
+  EXPECT_EQ(s.stats().bodyBudgetRejected, 0u);
+  // A holder that does send its bytes is charged for them, and refused (503
+  // once they are in) when the budget cannot take them.
+  auto& sender = holders[0];
+  ASSERT_TRUE(sender.write(std::string(90 * kKi - 1, 'x')));
+  auto r = sender.readResponse();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << "the budget had room: the other holders hold one byte each";
+  EXPECT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == 3; }));
 }
 
 TEST(HttpsServerBodyBudget, ABodyLargerThanTheWholeBudgetGets413OnceRead) {
@@ -121,8 +151,9 @@ TEST(HttpsServerBodyBudget, TheBudgetIsFreedWhenTheClientLeavesMidBody) {
   TestServer s([](TestServer&, ServerConfig& cfg) { budget(100 * kKi, cfg); });
   tls::TlsClient c;
   connect(c, s);
-  ASSERT_TRUE(c.write(head(60 * kKi) + "{\"partial\":"));
-  ASSERT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == 60 * kKi; }));
+  const std::string part = "{\"partial\":" + std::string(30 * kKi, ' ');
+  ASSERT_TRUE(c.write(head(60 * kKi) + part));
+  ASSERT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == part.size(); }));
   c.close();
   EXPECT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == 0; }));
 }
@@ -164,31 +195,44 @@ TEST(HttpsServerBodyBudget, AJudgedBodyHoldsItsShareUntilItsAnswerIsBack) {
   EXPECT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == 0; }));
 }
 
-// 50 clients announce 100 KiB each against a 1 MiB budget: 10 are given
-// room (a client that asked to wait for it gets "100 Continue"), the other
-// 40 are turned away at once, and what is reserved never exceeds the budget.
-TEST(HttpsServerBodyBudget, ManyConnectionsAnnouncingLargeBodiesHoldNoMoreThanTheBudget) {
+// Twenty clients send 100 KiB bodies (all but the last byte) against a 1 MiB
+// budget: ten are held, the others are refused as their bytes come (503 once
+// they are in), and what is held never exceeds the budget. A client that
+// waits for "100 Continue" is told at once when its body would not fit.
+TEST(HttpsServerBodyBudget, ManyConnectionsSendingLargeBodiesHoldNoMoreThanTheBudget) {
   TestServer s([](TestServer&, ServerConfig& cfg) {
     budget(1024 * kKi, cfg);
-    cfg.requestTimeout = 60s;  // the admitted bodies stay announced until the end
+    cfg.requestTimeout = 60s;
   });
-  constexpr int kClients = 50;
-  std::vector<tls::TlsClient> clients(kClients);
-  for (auto& c : clients) {
+  const std::string body(100 * kKi, 'b');
+  std::vector<tls::TlsClient> held(10), refused(10);
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    connect(held[i], s);
+    ASSERT_TRUE(held[i].write(head(body.size()) + body.substr(1)));
+    ASSERT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == (i + 1) * (body.size() - 1); }));
+  }
+  tls::TlsClient waiting;
+  connect(waiting, s);
+  ASSERT_TRUE(waiting.write(head(body.size(), /*expectContinue=*/true)));
+  auto told = waiting.readResponse(/*skipInterim=*/false);
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->status, 503);
+  for (auto& c : refused) {
     connect(c, s);
-    ASSERT_TRUE(c.write(head(100 * kKi, /*expectContinue=*/true)));
-  }
-  int admitted = 0, refused = 0;
-  for (auto& c : clients) {
-    auto r = c.readResponse(/*skipInterim=*/false);
+    ASSERT_TRUE(c.write(head(body.size()) + body));
+    auto r = c.readResponse();
     ASSERT_TRUE(r);
-    if (r->status == 100) ++admitted;
-    if (r->status == 503) ++refused;
+    EXPECT_EQ(r->status, 503);
   }
-  EXPECT_EQ(admitted, 10);
-  EXPECT_EQ(refused, 40);
-  EXPECT_EQ(s.stats().bodyBytesReserved, 10 * 100 * kKi);
-  EXPECT_EQ(s.stats().bodyBudgetRejected, 40u);
+  EXPECT_EQ(s.stats().bodyBytesReserved, held.size() * (body.size() - 1));
+  EXPECT_EQ(s.stats().bodyBudgetRejected, 1u + refused.size());
+  for (auto& c : held) {
+    ASSERT_TRUE(c.write("b"));
+    auto r = c.readResponse();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+  EXPECT_TRUE(eventually([&] { return s.stats().bodyBytesReserved == 0; }));
 }
 
 // Under mutual TLS only the API server's certificate opens /validate: a
