@@ -412,6 +412,7 @@ ServerStats HttpsServer::stats() const {
     st.eventLoopWakeups += l->counters.wakeups.load(std::memory_order_relaxed);
     st.acceptDescriptorExhaustion += l->counters.acceptFailures.load(std::memory_order_relaxed);
     st.handshakesEvicted += l->counters.handshakesEvicted.load(std::memory_order_relaxed);
+    st.unverifiedEvicted += l->counters.unverifiedEvicted.load(std::memory_order_relaxed);
     st.connectionsAwaitingClientHello += l->inPhase(kHello);
     st.tlsHandshakesInProgress += l->inPhase(kHandshake);
     st.judgingRejected += l->counters.judgingRejected.load(std::memory_order_relaxed);

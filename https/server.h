@@ -187,6 +187,7 @@ struct ServerStats {
   // Connections closed in their handshake to make room for a newer one
   // (maxConnections or maxHandshakes reached).
   std::uint64_t handshakesEvicted = 0;
+  std::uint64_t unverifiedEvicted = 0;    // mutual TLS: closed at the cap, having no verified certificate
   std::uint64_t connectionsAwaitingClientHello = 0;  // accepted, no OpenSSL state yet (gauge)
   std::uint64_t tlsHandshakesInProgress = 0;         // OpenSSL handshakes under way (gauge)
   std::uint64_t eventLoopWakeups = 0;  // epoll_wait returns, all loops (a spinning loop shows here)

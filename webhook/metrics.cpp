@@ -62,6 +62,10 @@ void renderServerLoadMetrics(std::string& out, const ServerStats& s) {
   header(out, "gpuguard_https_handshakes_evicted_total", "counter",
          "Connections closed during their handshake to make room for a newer one (connection or handshake cap reached).");
   sample(out, "gpuguard_https_handshakes_evicted_total", "", s.handshakesEvicted);
+  header(out, "gpuguard_https_unverified_connections_evicted_total", "counter",
+         "With --client-ca-file: connections without a verified client certificate, between requests, closed at the "
+         "connection cap to make room for a newer one.");
+  sample(out, "gpuguard_https_unverified_connections_evicted_total", "", s.unverifiedEvicted);
   header(out, "gpuguard_https_event_loop_wakeups_total", "counter",
          "Returns from epoll_wait, all event loops: about 10 per second per loop when idle; a loop that spins shows here.");
   sample(out, "gpuguard_https_event_loop_wakeups_total", "", s.eventLoopWakeups);

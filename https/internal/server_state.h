@@ -156,6 +156,7 @@ struct alignas(64) LoopCounters {
   std::atomic<std::uint64_t> wakeups{0};  // epoll_wait returns
   std::atomic<std::uint64_t> acceptFailures{0};  // out of descriptors or memory (EMFILE...)
   std::atomic<std::uint64_t> handshakesEvicted{0};  // closed in their handshake to make room
+  std::atomic<std::uint64_t> unverifiedEvicted{0};  // mutual TLS: closed without a client certificate, to make room
   std::atomic<std::uint64_t> judgingRejected{0};  // queue full: 503
   std::atomic<std::uint64_t> bodyBudgetRejected{0};  // body budget in use: 503
   // Answers of the judging pool not wanted any more, by reason (Abandon - 1):
@@ -365,6 +366,7 @@ class EventLoop {
   // Closes the oldest connection still in its handshake (kHello first, then
   // kHandshake; `tlsOnly`: kHandshake only) to make room for a new one.
   bool evictOldestHandshake(bool tlsOnly);
+  bool evictOldestUnverified();
   void adopt(int fd, const sockaddr_storage& peer);
   void drainInbox();
   void drainAnswers();

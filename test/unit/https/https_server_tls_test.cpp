@@ -168,6 +168,35 @@ TEST(HttpsServer, WithAClientCaOnlyTheProbesAreServedWithoutACertificate) {
   EXPECT_EQ(s.stats().clientCertificateRequired, 4u);
 }
 
+// Red team 35 D5: connections that finished their handshake without a
+// certificate, then sent nothing, held every slot and kept the API server
+// out. At the cap the oldest of them, between requests, makes room.
+TEST(HttpsServer, WithAClientCaConnectionsWithoutACertificateMakeRoomAtTheCap) {
+  tls::TestCa clientCa("gpuguard test client CA");
+  TestServer s([&](TestServer& t, ServerConfig& cfg) {
+    cfg.clientCaFile = t.dir.write("client-ca.crt", clientCa.certPem());
+    cfg.maxConnections = 4;
+    cfg.workerThreads = 1;  // one event loop: the cap and the eviction see every connection
+  });
+  std::vector<tls::TlsClient> strangers(4);
+  for (auto& c : strangers) {
+    std::string error;
+    ASSERT_TRUE(c.connect(s.port(), s.client(), error)) << error;
+  }
+  ASSERT_TRUE(eventually([&] { return s.stats().connectionsOpen == 4; }));
+  const tls::ClientOptions apiserver = withCertificate(s.client(), clientCa.issueClient());
+  std::vector<tls::TlsClient> reviews(3);  // kept open: each new one needs a slot
+  for (auto& c : reviews) {
+    std::string error;
+    ASSERT_TRUE(c.connect(s.port(), apiserver, error)) << error;
+    auto r = c.request("POST", "/validate", "{}");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+  EXPECT_EQ(s.stats().unverifiedEvicted, 3u);
+  EXPECT_EQ(s.stats().connectionsRefused, 0u);
+}
+
 TEST(HttpsServer, WithAClientCaAPresentedCertificateMustVerify) {
   tls::TestCa clientCa("gpuguard test client CA");
   tls::TestCa strangerCa("someone else's CA");
