@@ -13,6 +13,7 @@
 #include "rules/k8s/field_error.h"
 #include "rules/k8s/taints.h"
 #include "rules/pod_constraints.h"
+#include "rules/support/platform_evidence.h"
 #include "rules/support/unknown_placement.h"
 
 namespace gpuguard::checks {
@@ -44,6 +45,9 @@ constexpr RuleDoc kDoc{
         "(KEP-5004) on a node that does not advertise it is left to the DRA allocator, as --nodes does. "
         "A pod bound by spec.nodeName to a node that offers none of the GPU resource it asks is reported too: "
         "the kubelet rejects it and it fails with reason OutOf<resource>. "
+        "Under the generic policy, GPU nodes that all carry one platform's own label (GKE's, EKS's) and hold the "
+        "pod off only by taints that platform's ExtendedResourceToleration tolerates for it are not called "
+        "unreachable: gpu-missing-toleration names the platform instead. "
         "A pod whose required node affinity has so many terms that name no host (kubernetes.io/hostname NotIn, "
         "labels) that trying them on every node would take more than 4,000,000 tries is not judged against the "
         "nodes: a warning says so, and the other cluster rules judge it as without facts (terms that name their "
@@ -248,6 +252,26 @@ class GpuUnschedulable final : public Rule {
     }
   }
 
+  // GPU nodes that all carry one platform's own label (GKE's, EKS's), held off
+  // only by taints that platform's ExtendedResourceToleration tolerates for
+  // this pod: under the generic policy gpu-missing-toleration names the
+  // platform, and whether the cluster is that platform the facts cannot say,
+  // so "never" is not said (red team 35 D2).
+  static bool nodesPlatformMayTolerate(const CheckContext& ctx, const PodSite& site, const PodReach& reach) {
+    if (ctx.policy.platform != "generic") return false;
+    for (const NodeReach& n : reach.nodes) {
+      if (!n.landsButForTaints) continue;
+      std::vector<std::string> names;
+      for (const NodeFacts* node : n.nodes) names.push_back(node->name);
+      const std::optional<PlatformEvidence> evidence = platformOfNodes(names, *ctx.cluster);
+      if (!evidence) continue;
+      Policy there = asOnPlatform(ctx.policy, evidence->platform);
+      there.gpuTaints = n.verdict->untoleratedTaints;
+      if (untoleratedGpuTaints(site, there).empty()) return true;
+    }
+    return false;
+  }
+
   static void checkSite(const CheckContext& ctx, const PodSite& site, const GpuFacts& gpu, Reporter& out) {
     const ClusterFacts& cluster = *ctx.cluster;
     const std::string nodeName = site.spec ? stringOr(*site.spec, "nodeName") : std::string();
@@ -274,7 +298,7 @@ class GpuUnschedulable final : public Rule {
                                   "name the hosts in one term (kubernetes.io/hostname In [...]) or use fewer terms"));
       return;
     }
-    if (reach.schedulableOnSomeNode()) return;
+    if (reach.schedulableOnSomeNode() || nodesPlatformMayTolerate(ctx, site, reach)) return;
     const long long gpus = podGpus(site, ctx.policy);
     for (const PoolReach& p : reach.pools) {
       if (p.reachable && (!p.maxGpus || *p.maxGpus >= gpus)) return;

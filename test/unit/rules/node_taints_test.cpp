@@ -159,6 +159,9 @@ TEST(NodeTaints, GpuNodesOfAPlatformWhosePluginToleratesTheTaintMakeItAWarningTh
   EXPECT_THAT(f[0].message(), HasSubstr("its GPU nodes are GKE's (node gke-gpu-1's label "
                                         "cloud.google.com/gke-nodepool=gpu-pool, which only GKE puts on its nodes)"));
   EXPECT_THAT(f[0].message(), HasSubstr("--platform gke"));
+  // Nor does gpu-unschedulable say no node can ever take it (red team 35 D2).
+  EXPECT_THAT(rulesHit(judgeWithCluster(pod("[]"), *gke, onlyRules({"gpu-missing-toleration", "gpu-unschedulable"}))),
+              ElementsAre("gpu-missing-toleration"));
   // With platform: gke the plugin is assumed: nothing to say.
   Policy onGke = checks::asOnPlatform(kToleration, "gke");
   EXPECT_THAT(judgeWithCluster(pod("[]"), *gke, onGke), IsEmpty());
@@ -169,6 +172,8 @@ TEST(NodeTaints, GpuNodesOfAPlatformWhosePluginToleratesTheTaintMakeItAWarningTh
   ASSERT_THAT(rulesHit(onAks), ElementsAre("gpu-missing-toleration"));
   EXPECT_EQ(onAks[0].severity, Severity::Error);
   EXPECT_THAT(onAks[0].message(), HasSubstr("judge it as on AKS with --platform aks"));
+  EXPECT_THAT(rulesHit(judgeWithCluster(pod("[]"), *aks, onlyRules({"gpu-missing-toleration", "gpu-unschedulable"}))),
+              ElementsAre("gpu-missing-toleration", "gpu-unschedulable"));
 
   // Nodes of no platform, or of two, name none.
   const auto mixed = clusterOf(gpuNode({.name = "gke-gpu-1", .driver = "570", .taints = kGpuPresentTaint,
