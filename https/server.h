@@ -15,9 +15,10 @@
 //  - request line + headers over maxHeaderBytes: 431; Transfer-Encoding
 //    (chunked): 411; malformed request: 400; not HTTP/1.0 or 1.1: 505.
 //    Each carries {"error": "..."} and closes.
-//  - a declared Content-Length over maxBodyBytes: 413, and over the body
+//  - a declared Content-Length over maxBodyBytes or over the whole body
 //    budget (bodyBudgetBytes: the bodies of kBudgetedBodyBytes or more
-//    held at once): 503 with Retry-After. Both are answered only once the
+//    held at once): 413; a body the budget cannot take as its bytes arrive
+//    (others hold it): 503 with Retry-After. Each is answered only once the
 //    body has been read (and dropped as it comes, never buffered), so the
 //    client's write completes and it reads a status, not a reset; the
 //    connection then stays open unless the request said to close. Only a
@@ -117,9 +118,9 @@ struct ServerConfig {
   // encoder may escape to six times their stored size (docs/webhook.md).
   std::size_t maxBodyBytes = 20 * 1024 * 1024;
   // Bytes of request bodies of kBudgetedBodyBytes or more that may be held
-  // at once (received, waiting for a judging thread, judged), reserved when
-  // a request's head announces its Content-Length and freed when the request
-  // ends (answered, client gone, timed out). Beyond, 503 with Retry-After
+  // at once (received, waiting for a judging thread, judged), charged as
+  // their bytes arrive (not as a head announces them) and freed when the
+  // request ends (answered, client gone, timed out). Beyond, 503 with Retry-After
   // (the API server retries within its timeout); a body larger than the
   // whole budget, 413. SIZE_MAX: no budget. See bodyBudgetFor
   // (https/memory_budget.h) for one that fits a memory limit.
