@@ -415,9 +415,7 @@ std::optional<NamedPlatform> platformOfGpuNodes(const CheckContext& ctx, const P
   if (ctx.policy.platform != "generic") return std::nullopt;
   const std::optional<PlatformEvidence> evidence = platformOfNodes(nodes, *ctx.cluster);
   if (!evidence) return std::nullopt;
-  Policy there = asOnPlatform(ctx.policy, evidence->platform);
-  there.gpuTaints = {taint};
-  return onPlatform(*evidence, untoleratedGpuTaints(site, there).empty(),
+  return onPlatform(*evidence, toleratedOnPlatform(site, ctx.policy, evidence->platform, {taint}),
                     "its GPU nodes are " + std::string(evidence->title) + "'s");
 }
 

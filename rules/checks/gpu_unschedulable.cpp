@@ -264,10 +264,9 @@ class GpuUnschedulable final : public Rule {
       std::vector<std::string> names;
       for (const NodeFacts* node : n.nodes) names.push_back(node->name);
       const std::optional<PlatformEvidence> evidence = platformOfNodes(names, *ctx.cluster);
-      if (!evidence) continue;
-      Policy there = asOnPlatform(ctx.policy, evidence->platform);
-      there.gpuTaints = n.verdict->untoleratedTaints;
-      if (untoleratedGpuTaints(site, there).empty()) return true;
+      if (evidence && toleratedOnPlatform(site, ctx.policy, evidence->platform, n.verdict->untoleratedTaints)) {
+        return true;
+      }
     }
     return false;
   }

@@ -1,6 +1,7 @@
 #include "rules/support/platform_evidence.h"
 
 #include <array>
+#include <utility>
 
 #include "rules/k8s/json_access.h"
 #include "rules/k8s/node_selection.h"
@@ -101,6 +102,13 @@ std::optional<PlatformEvidence> platformOfNodes(const std::vector<std::string>& 
     }
   }
   return found;
+}
+
+bool toleratedOnPlatform(const PodSite& site, const Policy& policy, std::string_view platform,
+                         std::vector<Taint> taints) {
+  Policy there = asOnPlatform(policy, platform);
+  there.gpuTaints = std::move(taints);
+  return untoleratedGpuTaints(site, there).empty();
 }
 
 Policy asOnPlatform(const Policy& policy, std::string_view platform) {

@@ -35,6 +35,13 @@ std::optional<PlatformEvidence> platformNamedBy(const PodSite& site);
 // not in `cluster` count as not carrying one.
 std::optional<PlatformEvidence> platformOfNodes(const std::vector<std::string>& nodes, const ClusterFacts& cluster);
 
+// Whether the pod at `site` tolerates every one of `taints` once the API
+// server of `platform` has admitted it (its preset: GKE's and EKS's
+// ExtendedResourceToleration adds {key: <resource>, Exists, NoSchedule} for
+// each extended resource the pod requests).
+bool toleratedOnPlatform(const PodSite& site, const Policy& policy, std::string_view platform,
+                         std::vector<Taint> taints);
+
 // `policy` as the platform's preset would make it (what `--platform NAME`
 // gives when the policy file sets none of the preset's keys).
 Policy asOnPlatform(const Policy& policy, std::string_view platform);
