@@ -152,20 +152,27 @@ fi
 # The driver pin enforced with facts: the API server sends pod creates in namespace ml to the
 # webhook; while the GPU nodes run drivers 550 and 570 an unpinned pod is denied, after gpu-c is
 # relabelled to 550 it is allowed (with a warning), without a restart.
-cat >"$W/vwc.yaml" <<EOF
+# facts_vwc NAME RESOURCE PORT NAMESPACE : a ValidatingWebhookConfiguration sending CREATEs of
+# RESOURCE ("pods" or "deployments") in NAMESPACE to the webhook on PORT
+facts_vwc() {
+    local group='""'
+    [[ $2 == deployments ]] && group='"apps"'
+    cat <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
-metadata: {name: gpuguard-facts-e2e}
+metadata: {name: $1}
 webhooks:
-- name: validate.facts.gpuguard.e2e
-  clientConfig: {url: "https://127.0.0.1:$PORT/validate", caBundle: "$(base64 -w0 "$W/ca.crt")"}
-  rules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"]}]
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ml}}
+- name: validate.$1.gpuguard.e2e
+  clientConfig: {url: "https://127.0.0.1:$3/validate", caBundle: "$(base64 -w0 "$W/ca.crt")"}
+  rules: [{apiGroups: [$group], apiVersions: ["v1"], operations: ["CREATE"], resources: ["$2"]}]
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $4}}
   failurePolicy: Fail
   sideEffects: None
   admissionReviewVersions: ["v1"]
   timeoutSeconds: 10
 EOF
+}
+facts_vwc gpuguard-facts-e2e pods "$PORT" ml >"$W/vwc.yaml"
 cat >"$W/unpinned.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -335,20 +342,7 @@ else
     bad "RuntimeClass plugin: merged=$merged; conflict=$(head -c 300 <<<"$conflict")"
 fi
 kc delete pod -n dra rc-merged --wait=false >/dev/null 2>&1
-cat >"$W/vwc-deploy.yaml" <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: gpuguard-facts-deploy-e2e}
-webhooks:
-- name: validate.deploy.facts.gpuguard.e2e
-  clientConfig: {url: "https://127.0.0.1:$PORT/validate", caBundle: "$(base64 -w0 "$W/ca.crt")"}
-  rules: [{apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"]}]
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ml}}
-  failurePolicy: Fail
-  sideEffects: None
-  admissionReviewVersions: ["v1"]
-  timeoutSeconds: 10
-EOF
+facts_vwc gpuguard-facts-deploy-e2e deployments "$PORT" ml >"$W/vwc-deploy.yaml"
 rc_deployment() {  # rc_deployment POD_SPEC_LINE -> kubectl's answer in $W/rc.out
     kc create --dry-run=server -f - >"$W/rc.out" 2>&1 <<EOF
 apiVersion: apps/v1
@@ -453,8 +447,7 @@ e2e_bg webhook-nssel "$WEBHOOK" --tls-cert-file="$W/serving.crt" --tls-private-k
     --port="$NSSEL_PORT" --bind-address=127.0.0.1 --kubeconfig="$W/webhook.kubeconfig" --cluster-facts=on \
     --policy="$W/nssel-policy.yaml"
 vwc_pinned() {  # vwc_pinned PORT : deployments of namespace pinned go to the webhook on PORT
-    sed -e "s|127.0.0.1:$PORT/|127.0.0.1:$1/|" -e "s|name: ml}|name: pinned}|" \
-        -e 's|gpuguard-facts-deploy-e2e|gpuguard-facts-pinned-e2e|' "$W/vwc-deploy.yaml" | kc apply -f - >/dev/null
+    facts_vwc gpuguard-facts-pinned-e2e deployments "$1" pinned | kc apply -f - >/dev/null
 }
 ns_deployment() {  # -> kubectl's answer in $W/ns.out
     kc create --dry-run=server -f - >"$W/ns.out" 2>&1 <<'EOF'
